@@ -1,0 +1,124 @@
+//! The MetaAllocator of KEP-1880 (`cidrallocator.go`): one family's ServiceCIDRs sharing one
+//! set of IPAddress objects.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use crate::allocation::ip_address::CidrGeometry;
+use crate::allocation::{AllocationError, Seeded};
+use crate::net::IpFamily;
+
+/// All ServiceCIDRs of one family.
+#[derive(Debug, Clone)]
+pub struct MetaAllocator {
+    family: IpFamily,
+    /// Invariant: distinct CIDRs, in ServiceCIDR object order.
+    cidrs: Vec<CidrGeometry>,
+    /// Numeric values of every allocated address (IPAddress objects are cluster-wide).
+    allocated: BTreeSet<u128>,
+    rng: Seeded,
+}
+
+impl MetaAllocator {
+    /// An allocator over CIDRs of one family, each with its band offset.
+    pub fn new(family: IpFamily, cidrs: &[(IpNet, u128)], seed: u64) -> Result<MetaAllocator, AllocationError> {
+        let mut geometries: Vec<CidrGeometry> = Vec::new();
+        for (net, offset) in cidrs {
+            let geometry = CidrGeometry::new(*net, *offset)?;
+            if !geometries.iter().any(|g| g.net == geometry.net) {
+                geometries.push(geometry);
+            }
+        }
+        let label = format!("servicecidrs/{}", family.as_str());
+        Ok(MetaAllocator { family, cidrs: geometries, allocated: BTreeSet::new(), rng: Seeded::new(seed, &label) })
+    }
+
+    /// The family.
+    pub fn family(&self) -> IpFamily {
+        self.family
+    }
+
+    /// CIDRs in object order.
+    pub fn cidrs(&self) -> Vec<IpNet> {
+        self.cidrs.iter().map(|g| g.net).collect()
+    }
+
+    /// Sum of free addresses over the CIDRs (overlaps counted per CIDR, like upstream metrics).
+    pub fn free(&self) -> u128 {
+        self.cidrs.iter().map(|g| g.size - g.used_in(&self.allocated)).sum()
+    }
+
+    /// Allocated addresses of this family.
+    pub fn used(&self) -> u128 {
+        self.allocated.len() as u128
+    }
+
+    /// Size, used count, static and dynamic band of one CIDR.
+    pub(crate) fn geometry(&self, net: &IpNet) -> Option<(CidrGeometry, u128)> {
+        self.cidrs.iter().find(|g| g.net == *net).map(|g| (*g, g.used_in(&self.allocated)))
+    }
+
+    /// The CIDR an address would be allocated from.
+    pub fn cidr_of(&self, ip: IpAddr) -> Option<IpNet> {
+        self.cidrs.iter().find(|g| g.prefix_contains(ip)).map(|g| g.net)
+    }
+
+    /// `AllocateService` with a specific IP.
+    pub fn allocate(&mut self, ip: IpAddr) -> Result<(), AllocationError> {
+        let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)) else {
+            return Err(AllocationError::MismatchedNetwork);
+        };
+        let Some(value) = geometry.value_of(ip).filter(|v| geometry.contains_value(*v)) else {
+            return Err(AllocationError::NotInRange { ip, range: geometry.net });
+        };
+        if !self.allocated.insert(value) {
+            return Err(AllocationError::Allocated);
+        }
+        Ok(())
+    }
+
+    /// `AllocateNextService`: the CIDRs are tried in an order Go takes from map iteration; we
+    /// draw that order from the seeded source, so it is random yet reproducible.
+    pub fn allocate_next(&mut self) -> Result<IpAddr, AllocationError> {
+        let n = self.cidrs.len();
+        if n == 0 {
+            return Err(AllocationError::Full);
+        }
+        let rotation = self.rng.below(n as u128) as usize;
+        for k in 0..n {
+            let geometry = self.cidrs[(rotation + k) % n];
+            if let Some(value) = geometry.pick(&self.allocated, &mut self.rng) {
+                self.allocated.insert(value);
+                return Ok(geometry.ip(value));
+            }
+        }
+        Err(AllocationError::Full)
+    }
+
+    /// `Release`: unlike the bitmap, an address outside every CIDR is an error.
+    pub fn release(&mut self, ip: IpAddr) -> Result<(), AllocationError> {
+        let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)) else {
+            return Err(AllocationError::MismatchedNetwork);
+        };
+        if let Some(v) = geometry.value_of(ip) {
+            self.allocated.remove(&v);
+        }
+        Ok(())
+    }
+
+    /// Whether the address is allocated.
+    pub fn has(&self, ip: IpAddr) -> bool {
+        self.cidrs
+            .first()
+            .and_then(|g| g.value_of(ip))
+            .is_some_and(|v| self.allocated.contains(&v))
+    }
+
+    /// Every allocated address of the family, ascending.
+    pub fn allocated(&self) -> Vec<IpAddr> {
+        let Some(g) = self.cidrs.first() else { return Vec::new() };
+        self.allocated.iter().map(|v| g.ip(*v)).collect()
+    }
+}

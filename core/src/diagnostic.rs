@@ -1,0 +1,49 @@
+//! Diagnostics: every error, warning and advisory svclab reports, with its object, field and
+//! source position.
+
+use serde::{Deserialize, Serialize};
+
+use crate::source::Source;
+
+/// How bad a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The apiserver (or the scenario reader) would reject the object.
+    Error,
+    /// The apiserver would accept it but warn, or svclab advises.
+    Warning,
+}
+
+/// The object a diagnostic is about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRef {
+    /// `kind`.
+    pub kind: String,
+    /// `metadata.namespace` (after defaulting).
+    #[serde(default)]
+    pub namespace: String,
+    /// `metadata.name`.
+    #[serde(default)]
+    pub name: String,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// `error` or `warning`.
+    pub severity: Severity,
+    /// The object it is about, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<ObjectRef>,
+    /// Field path (`spec.ports[0].port`), empty when about the whole object.
+    #[serde(default)]
+    pub field: String,
+    /// Kubernetes cause type (`FieldValueInvalid`, ...), `Warning`, or an svclab reason.
+    pub reason: String,
+    /// The full line kubectl prints after `is invalid: ` (or after `Warning: `).
+    pub message: String,
+    /// Where the field (or the object) was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<Source>,
+}

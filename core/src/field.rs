@@ -1,0 +1,244 @@
+//! Field errors as `k8s.io/apimachinery/pkg/util/validation/field` renders them: error types,
+//! Go-syntax value rendering (`%q`, `%#v`) and the `<path>: <Type>: <value>: <detail>` line.
+
+use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use crate::model::Positions;
+
+/// `field.ErrorType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ErrorType {
+    /// `Required value`.
+    Required,
+    /// `Invalid value`.
+    Invalid,
+    /// `Unsupported value`.
+    NotSupported,
+    /// `Duplicate value`.
+    Duplicate,
+    /// `Forbidden`.
+    Forbidden,
+    /// `Too long`.
+    TooLong,
+    /// `Too many`.
+    TooMany,
+    /// `Not found`.
+    NotFound,
+    /// `Internal error`.
+    Internal,
+    /// `Invalid value` from the decoder (wrong JSON type).
+    TypeInvalid,
+}
+
+impl ErrorType {
+    /// The word kubectl prints.
+    pub fn word(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid | ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::NotFound => "Not found",
+            ErrorType::Internal => "Internal error",
+        }
+    }
+
+    /// The `reason` of `Status.details.causes[]`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::NotFound => "FieldValueNotFound",
+            ErrorType::Internal => "InternalError",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+        }
+    }
+
+    fn shows_value(self) -> bool {
+        !matches!(
+            self,
+            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong | ErrorType::Internal
+        )
+    }
+}
+
+/// A bad value, kept with its Go type so it renders exactly like `fmt` would.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GoValue {
+    /// No value (Required, Forbidden, ...), or a nil pointer (`null`).
+    Null,
+    /// An integer of any width.
+    Int(i64),
+    /// A bool.
+    Bool(bool),
+    /// A `string` or named string type (renders with `%q`).
+    Str(String),
+    /// A slice of a string type: `[]string{"a", "b"}`; the type name is kept for `%#v`.
+    StrSlice {
+        /// Go type of the slice (`[]string`, `[]core.IPFamily`).
+        type_name: &'static str,
+        /// The items.
+        items: Vec<String>,
+    },
+    /// Anything already rendered (`core.ServicePort{...}`).
+    Raw(String),
+}
+
+impl GoValue {
+    /// `[]string{...}`.
+    pub fn strings(items: &[String]) -> GoValue {
+        GoValue::StrSlice { type_name: "[]string", items: items.to_vec() }
+    }
+
+    /// Renders like Go `fmt` (`json == false`) or as JSON (`json == true`, 1.34+ style).
+    pub fn render(&self, json: bool) -> String {
+        match self {
+            GoValue::Null => "null".to_owned(),
+            GoValue::Int(i) => i.to_string(),
+            GoValue::Bool(b) => b.to_string(),
+            GoValue::Str(s) if json => serde_json::Value::String(s.clone()).to_string(),
+            GoValue::Str(s) => go_quote(s),
+            GoValue::StrSlice { items, .. } if json => {
+                serde_json::Value::from(items.clone()).to_string()
+            }
+            GoValue::StrSlice { type_name, items } if items.is_empty() => {
+                format!("{type_name}(nil)")
+            }
+            GoValue::StrSlice { type_name, items } => {
+                let inner: Vec<String> = items.iter().map(|s| go_quote(s)).collect();
+                format!("{type_name}{{{}}}", inner.join(", "))
+            }
+            GoValue::Raw(s) => s.clone(),
+        }
+    }
+}
+
+/// Go `strconv.Quote`.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One `field.Error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Field path (`spec.ports[0].port`).
+    pub path: String,
+    /// Error type.
+    pub kind: ErrorType,
+    /// The bad value (ignored for types that do not show one).
+    pub value: GoValue,
+    /// Detail text.
+    pub detail: String,
+}
+
+impl FieldError {
+    /// `field.Invalid`.
+    pub fn invalid(path: impl Into<String>, value: GoValue, detail: impl Into<String>) -> FieldError {
+        FieldError { path: path.into(), kind: ErrorType::Invalid, value, detail: detail.into() }
+    }
+
+    /// `field.Required`.
+    pub fn required(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
+        FieldError { path: path.into(), kind: ErrorType::Required, value: GoValue::Null, detail: detail.into() }
+    }
+
+    /// `field.Forbidden`.
+    pub fn forbidden(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
+        FieldError { path: path.into(), kind: ErrorType::Forbidden, value: GoValue::Null, detail: detail.into() }
+    }
+
+    /// `field.Duplicate`.
+    pub fn duplicate(path: impl Into<String>, value: GoValue) -> FieldError {
+        FieldError { path: path.into(), kind: ErrorType::Duplicate, value, detail: String::new() }
+    }
+
+    /// `field.NotSupported` with its sorted, quoted list of valid values.
+    pub fn not_supported(path: impl Into<String>, value: GoValue, valid: &[&str]) -> FieldError {
+        let mut sorted: Vec<&str> = valid.to_vec();
+        sorted.sort_unstable();
+        let detail = if sorted.is_empty() {
+            String::new()
+        } else {
+            let quoted: Vec<String> = sorted.iter().map(|v| go_quote(v)).collect();
+            format!("supported values: {}", quoted.join(", "))
+        };
+        FieldError { path: path.into(), kind: ErrorType::NotSupported, value, detail }
+    }
+
+    /// `field.InternalError`.
+    pub fn internal(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
+        FieldError { path: path.into(), kind: ErrorType::Internal, value: GoValue::Null, detail: detail.into() }
+    }
+
+    /// `ErrorBody()`: the text after the path.
+    pub fn body(&self, json_values: bool) -> String {
+        let mut s = self.kind.word().to_owned();
+        if self.kind.shows_value() {
+            s.push_str(": ");
+            s.push_str(&self.value.render(json_values));
+        }
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+
+    /// `Error()`: `<path>: <body>`.
+    pub fn message(&self, json_values: bool) -> String {
+        if self.path.is_empty() {
+            self.body(json_values)
+        } else {
+            format!("{}: {}", self.path, self.body(json_values))
+        }
+    }
+
+    /// The report diagnostic for this error on an object.
+    pub fn to_diagnostic(&self, object: &ObjectRef, positions: &Positions, json_values: bool) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            object: Some(object.clone()),
+            field: self.path.clone(),
+            reason: self.kind.reason().to_owned(),
+            message: self.message(json_values),
+            source: Some(crate::pipeline::source_of(positions, &self.path)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,49 @@
+//! svclab's sans-I/O core: what a real cluster does to a Kubernetes Service.
+//!
+//! The pipeline is manifest → defaulting → allocation → report (validation and kube-proxy rules
+//! hang off the same [`World`]). Everything is deterministic: no clock, no global RNG, no hash
+//! iteration into outputs; the random seed is part of the scenario.
+//!
+//! ```
+//! use svclab_core::{check, CheckOptions, Input};
+//! let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: dns}\nspec:\n  clusterIP: 10.96.0.10\n  ports: [{port: 53}]\n";
+//! let report = check(&[Input::new("dns.yaml", yaml)], &CheckOptions::default());
+//! assert_eq!(report.services[0].cluster_ips, ["10.96.0.10"]);
+//! assert_eq!(report.services[0].allocations[0].band, "static");
+//!
+//! let twice = format!("{yaml}---\n{}", yaml.replace("name: dns", "name: dns2"));
+//! let report = check(&[Input::new("dns.yaml", &twice)], &CheckOptions::default());
+//! assert!(report.diagnostics[0].message.ends_with("provided IP is already allocated"));
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod allocation;
+mod defaulting;
+mod diagnostic;
+mod field;
+mod manifest;
+mod model;
+mod net;
+mod pipeline;
+mod profile;
+mod report;
+mod source;
+mod yaml;
+
+// The public surface: inputs, the pipeline, the report and the types it is built from.
+pub use diagnostic::{Diagnostic, ObjectRef, Severity};
+pub use field::{ErrorType, FieldError, GoValue, go_quote};
+pub use manifest::{Input, Located, Object, Scenario, parse};
+pub use model::{
+    ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
+    KubeProxyConfiguration, Node, ObjectMeta, Positions, Service, ServicePort, ServiceSpec,
+};
+pub use net::{IpFamily, PortRange, parse_cidr_sloppy, parse_ip_sloppy};
+pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, StoredService, World, check, evaluate};
+pub use profile::{HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version};
+pub use report::{
+    AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
+    ServiceReport,
+};
+pub use source::{Pos, Source};

@@ -1,0 +1,697 @@
+//! Decodes positioned YAML nodes into the typed model, recording Go-decoder type errors and
+//! unknown fields instead of stopping.
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    ClientIpConfig, ClusterProfile, Endpoint, EndpointAddress, EndpointHints, EndpointPort,
+    EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyConfiguration,
+    LoadBalancerIngress, Node as KubeNode, ObjectMeta, Service, ServiceCidr, ServicePort,
+    ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
+};
+use crate::source::Pos;
+use crate::yaml::{Entry, Node, Value};
+
+/// A value of the wrong JSON type, as Go's `encoding/json` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TypeError {
+    /// Field path with indices, for positions (`spec.ports[0].port`).
+    pub(crate) path: String,
+    pub(crate) pos: Pos,
+    /// `json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32`.
+    pub(crate) message: String,
+}
+
+/// A field the API type does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnknownField {
+    pub(crate) path: String,
+    pub(crate) pos: Pos,
+}
+
+#[derive(Default)]
+pub(crate) struct Ctx {
+    pub(crate) type_errors: Vec<TypeError>,
+    pub(crate) unknown_fields: Vec<UnknownField>,
+}
+
+/// Where a field lives: indexed path (for positions) and Go's view (struct name, JSON path).
+#[derive(Clone)]
+struct At<'a> {
+    path: String,
+    json: String,
+    strukt: &'a str,
+}
+
+impl<'a> At<'a> {
+    fn root(strukt: &'a str) -> Self {
+        At { path: String::new(), json: String::new(), strukt }
+    }
+
+    fn field(&self, name: &str) -> At<'a> {
+        At { path: join(&self.path, name), json: join(&self.json, name), strukt: self.strukt }
+    }
+
+    fn index(&self, i: usize) -> At<'a> {
+        At { path: format!("{}[{i}]", self.path), json: self.json.clone(), strukt: self.strukt }
+    }
+
+    fn within(&self, strukt: &'a str) -> At<'a> {
+        At { path: self.path.clone(), json: self.json.clone(), strukt }
+    }
+}
+
+fn join(parent: &str, name: &str) -> String {
+    if parent.is_empty() { name.to_owned() } else { format!("{parent}.{name}") }
+}
+
+impl Ctx {
+    fn type_error(&mut self, at: &At<'_>, node: &Node, go_type: &str) {
+        let found = match &node.value {
+            Value::Int(i) => format!("number {i}"),
+            Value::Float(f) => format!("number {f}"),
+            _ => node.json_type().to_owned(),
+        };
+        // Go reports a plain "number" when the target is not numeric.
+        let found = if matches!(node.value, Value::Int(_) | Value::Float(_))
+            && !go_type.starts_with("int")
+            && !go_type.starts_with("uint")
+        {
+            "number".to_owned()
+        } else {
+            found
+        };
+        let message = format!(
+            "json: cannot unmarshal {found} into Go struct field {}.{} of type {go_type}",
+            at.strukt, at.json
+        );
+        self.type_errors.push(TypeError { path: at.path.clone(), pos: node.pos, message });
+    }
+
+    fn map<'n>(
+        &mut self,
+        node: Option<&'n Node>,
+        at: &At<'_>,
+        go_type: &str,
+        known: &[&str],
+    ) -> Option<&'n [Entry]> {
+        let node = node?;
+        match &node.value {
+            Value::Null => None,
+            Value::Map(entries) => {
+                for e in entries {
+                    if !known.contains(&e.key.as_str()) {
+                        self.unknown_fields
+                            .push(UnknownField { path: join(&at.path, &e.key), pos: e.key_pos });
+                    }
+                }
+                Some(entries)
+            }
+            _ => {
+                self.type_error(at, node, go_type);
+                None
+            }
+        }
+    }
+
+    fn seq<'n>(&mut self, node: Option<&'n Node>, at: &At<'_>, go_type: &str) -> &'n [Node] {
+        let Some(node) = node else { return &[] };
+        match &node.value {
+            Value::Null => &[],
+            Value::Seq(items) => items,
+            _ => {
+                self.type_error(at, node, go_type);
+                &[]
+            }
+        }
+    }
+
+    fn string(&mut self, node: Option<&Node>, at: &At<'_>) -> String {
+        self.opt_string(node, at).unwrap_or_default()
+    }
+
+    fn opt_string(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<String> {
+        let node = node?;
+        match &node.value {
+            Value::Null => None,
+            Value::Str(s) => Some(s.clone()),
+            _ => {
+                self.type_error(at, node, "string");
+                None
+            }
+        }
+    }
+
+    fn int(&mut self, node: Option<&Node>, at: &At<'_>, go_type: &str) -> Option<i64> {
+        let node = node?;
+        let (min, max) = match go_type {
+            "int32" => (i64::from(i32::MIN), i64::from(i32::MAX)),
+            "uint64" => (0, i64::MAX),
+            _ => (i64::MIN, i64::MAX),
+        };
+        match &node.value {
+            Value::Null => None,
+            Value::Int(i) if (min..=max).contains(i) => Some(*i),
+            _ => {
+                self.type_error(at, node, go_type);
+                None
+            }
+        }
+    }
+
+    fn int32(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<i32> {
+        self.int(node, at, "int32").and_then(|i| i32::try_from(i).ok())
+    }
+
+    fn opt_bool(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<bool> {
+        let node = node?;
+        match &node.value {
+            Value::Null => None,
+            Value::Bool(b) => Some(*b),
+            _ => {
+                self.type_error(at, node, "bool");
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, node: Option<&Node>, at: &At<'_>) -> Vec<String> {
+        let items = self.seq(node, at, "[]string");
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at_i = at.index(i);
+            match &item.value {
+                Value::Str(s) => out.push(s.clone()),
+                Value::Null => out.push(String::new()),
+                _ => self.type_error(&at_i, item, "string"),
+            }
+        }
+        out
+    }
+
+    fn string_map(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<StringMap> {
+        let node = node?;
+        let entries = match &node.value {
+            Value::Null => return None,
+            Value::Map(entries) => entries,
+            _ => {
+                self.type_error(at, node, "map[string]string");
+                return None;
+            }
+        };
+        let mut out = BTreeMap::new();
+        for e in entries {
+            let at_k = At { path: format!("{}[{}]", at.path, e.key), ..at.clone() };
+            match &e.value.value {
+                Value::Str(s) => {
+                    out.insert(e.key.clone(), s.clone());
+                }
+                Value::Null => {
+                    out.insert(e.key.clone(), String::new());
+                }
+                _ => self.type_error(&at_k, &e.value, "string"),
+            }
+        }
+        Some(out)
+    }
+
+    fn bool_map(&mut self, node: Option<&Node>, at: &At<'_>) -> BTreeMap<String, bool> {
+        let mut out = BTreeMap::new();
+        let Some(node) = node else { return out };
+        let entries = match &node.value {
+            Value::Map(entries) => entries,
+            Value::Null => return out,
+            _ => {
+                self.type_error(at, node, "map[string]bool");
+                return out;
+            }
+        };
+        for e in entries {
+            let at_k = At { path: format!("{}[{}]", at.path, e.key), ..at.clone() };
+            match &e.value.value {
+                Value::Bool(b) => {
+                    out.insert(e.key.clone(), *b);
+                }
+                _ => self.type_error(&at_k, &e.value, "bool"),
+            }
+        }
+        out
+    }
+}
+
+fn get<'n>(entries: Option<&'n [Entry]>, key: &str) -> Option<&'n Node> {
+    entries?.iter().rev().find(|e| e.key == key).map(|e| &e.value)
+}
+
+const META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "labels",
+    "annotations",
+    "resourceVersion",
+    "generation",
+    "uid",
+    "finalizers",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "ownerReferences",
+    "managedFields",
+    "selfLink",
+];
+
+fn metadata(ctx: &mut Ctx, root: &Node, top: &At<'_>) -> ObjectMeta {
+    let at = top.field("metadata").within("ObjectMeta");
+    let m = ctx.map(root.get("metadata"), &top.field("metadata"), "v1.ObjectMeta", META_FIELDS);
+    ObjectMeta {
+        name: ctx.string(get(m, "name"), &at.field("name")),
+        generate_name: ctx.string(get(m, "generateName"), &at.field("generateName")),
+        namespace: ctx.string(get(m, "namespace"), &at.field("namespace")),
+        labels: ctx.string_map(get(m, "labels"), &at.field("labels")).unwrap_or_default(),
+        annotations: ctx
+            .string_map(get(m, "annotations"), &at.field("annotations"))
+            .unwrap_or_default(),
+        resource_version: ctx.string(get(m, "resourceVersion"), &at.field("resourceVersion")),
+        generation: ctx.int(get(m, "generation"), &at.field("generation"), "int64").unwrap_or(0),
+        uid: ctx.string(get(m, "uid"), &at.field("uid")),
+        finalizers: ctx.strings(get(m, "finalizers"), &at.field("finalizers")),
+    }
+}
+
+const TOP_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
+
+pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
+    let top = At::root("Service");
+    ctx.map(Some(root), &top, "v1.Service", TOP_FIELDS);
+    let metadata = metadata(ctx, root, &top);
+    let spec_at = top.field("spec").within("ServiceSpec");
+    let s = ctx.map(
+        root.get("spec"),
+        &top.field("spec"),
+        "v1.ServiceSpec",
+        &[
+            "type",
+            "ports",
+            "selector",
+            "clusterIP",
+            "clusterIPs",
+            "ipFamilies",
+            "ipFamilyPolicy",
+            "externalIPs",
+            "loadBalancerIP",
+            "loadBalancerSourceRanges",
+            "externalName",
+            "externalTrafficPolicy",
+            "internalTrafficPolicy",
+            "healthCheckNodePort",
+            "publishNotReadyAddresses",
+            "sessionAffinity",
+            "sessionAffinityConfig",
+            "allocateLoadBalancerNodePorts",
+            "loadBalancerClass",
+            "trafficDistribution",
+        ],
+    );
+    let f = |name: &str| spec_at.field(name);
+    let mut ports = Vec::new();
+    for (i, p) in ctx.seq(get(s, "ports"), &f("ports"), "[]v1.ServicePort").iter().enumerate() {
+        let at = f("ports").index(i).within("ServicePort");
+        let pm = ctx.map(
+            Some(p),
+            &at,
+            "v1.ServicePort",
+            &["name", "protocol", "appProtocol", "port", "targetPort", "nodePort"],
+        );
+        let target_port = match get(pm, "targetPort") {
+            None => IntOrString::Int(0),
+            Some(n) => match &n.value {
+                Value::Null => IntOrString::Int(0),
+                Value::Str(s) => IntOrString::String(s.clone()),
+                _ => IntOrString::Int(ctx.int32(Some(n), &at.field("targetPort")).unwrap_or(0)),
+            },
+        };
+        ports.push(ServicePort {
+            name: ctx.string(get(pm, "name"), &at.field("name")),
+            protocol: ctx.string(get(pm, "protocol"), &at.field("protocol")),
+            app_protocol: ctx.opt_string(get(pm, "appProtocol"), &at.field("appProtocol")),
+            port: ctx.int32(get(pm, "port"), &at.field("port")).unwrap_or(0),
+            target_port,
+            node_port: ctx.int32(get(pm, "nodePort"), &at.field("nodePort")).unwrap_or(0),
+        });
+    }
+    let session_affinity_config = {
+        let at = f("sessionAffinityConfig").within("SessionAffinityConfig");
+        let node = get(s, "sessionAffinityConfig");
+        let present = node.is_some_and(|n| n.value != Value::Null);
+        let sm = ctx.map(node, &f("sessionAffinityConfig"), "v1.SessionAffinityConfig", &["clientIP"]);
+        present.then(|| {
+            let client = get(sm, "clientIP");
+            let client_present = client.is_some_and(|n| n.value != Value::Null);
+            let cm = ctx.map(client, &at.field("clientIP"), "v1.ClientIPConfig", &["timeoutSeconds"]);
+            SessionAffinityConfig {
+                client_ip: client_present.then(|| ClientIpConfig {
+                    timeout_seconds: ctx.int32(
+                        get(cm, "timeoutSeconds"),
+                        &at.field("clientIP").within("ClientIPConfig").field("timeoutSeconds"),
+                    ),
+                }),
+            }
+        })
+    };
+    let spec = ServiceSpec {
+        type_: ctx.string(get(s, "type"), &f("type")),
+        ports,
+        selector: ctx.string_map(get(s, "selector"), &f("selector")),
+        cluster_ip: ctx.string(get(s, "clusterIP"), &f("clusterIP")),
+        cluster_ips: ctx.strings(get(s, "clusterIPs"), &f("clusterIPs")),
+        ip_families: ctx.strings(get(s, "ipFamilies"), &f("ipFamilies")),
+        ip_family_policy: ctx.opt_string(get(s, "ipFamilyPolicy"), &f("ipFamilyPolicy")),
+        external_ips: ctx.strings(get(s, "externalIPs"), &f("externalIPs")),
+        load_balancer_ip: ctx.string(get(s, "loadBalancerIP"), &f("loadBalancerIP")),
+        load_balancer_source_ranges: ctx
+            .strings(get(s, "loadBalancerSourceRanges"), &f("loadBalancerSourceRanges")),
+        external_name: ctx.string(get(s, "externalName"), &f("externalName")),
+        external_traffic_policy: ctx
+            .string(get(s, "externalTrafficPolicy"), &f("externalTrafficPolicy")),
+        internal_traffic_policy: ctx
+            .opt_string(get(s, "internalTrafficPolicy"), &f("internalTrafficPolicy")),
+        health_check_node_port: ctx
+            .int32(get(s, "healthCheckNodePort"), &f("healthCheckNodePort"))
+            .unwrap_or(0),
+        publish_not_ready_addresses: ctx
+            .opt_bool(get(s, "publishNotReadyAddresses"), &f("publishNotReadyAddresses"))
+            .unwrap_or(false),
+        session_affinity: ctx.string(get(s, "sessionAffinity"), &f("sessionAffinity")),
+        session_affinity_config,
+        allocate_load_balancer_node_ports: ctx.opt_bool(
+            get(s, "allocateLoadBalancerNodePorts"),
+            &f("allocateLoadBalancerNodePorts"),
+        ),
+        load_balancer_class: ctx.opt_string(get(s, "loadBalancerClass"), &f("loadBalancerClass")),
+        traffic_distribution: ctx
+            .opt_string(get(s, "trafficDistribution"), &f("trafficDistribution")),
+    };
+    let status = {
+        let at = top.field("status").within("ServiceStatus");
+        let st = ctx.map(root.get("status"), &top.field("status"), "v1.ServiceStatus", &[
+            "loadBalancer",
+            "conditions",
+        ]);
+        let lb_at = at.field("loadBalancer").within("LoadBalancerStatus");
+        let lb = ctx.map(get(st, "loadBalancer"), &at.field("loadBalancer"), "v1.LoadBalancerStatus", &[
+            "ingress",
+        ]);
+        let mut ingress = Vec::new();
+        for (i, n) in ctx
+            .seq(get(lb, "ingress"), &lb_at.field("ingress"), "[]v1.LoadBalancerIngress")
+            .iter()
+            .enumerate()
+        {
+            let at = lb_at.field("ingress").index(i).within("LoadBalancerIngress");
+            let im = ctx.map(Some(n), &at, "v1.LoadBalancerIngress", &["ip", "hostname", "ipMode", "ports"]);
+            ingress.push(LoadBalancerIngress {
+                ip: ctx.string(get(im, "ip"), &at.field("ip")),
+                hostname: ctx.string(get(im, "hostname"), &at.field("hostname")),
+                ip_mode: ctx.opt_string(get(im, "ipMode"), &at.field("ipMode")),
+            });
+        }
+        ServiceStatus { load_balancer_ingress: ingress }
+    };
+    Service { metadata, spec, status }
+}
+
+fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At<'_>) -> Vec<EndpointPort> {
+    let mut out = Vec::new();
+    for (i, p) in ctx.seq(node, at, "[]v1.EndpointPort").iter().enumerate() {
+        let at = at.index(i).within("EndpointPort");
+        let pm = ctx.map(Some(p), &at, "v1.EndpointPort", &["name", "protocol", "port", "appProtocol"]);
+        out.push(EndpointPort {
+            name: ctx.opt_string(get(pm, "name"), &at.field("name")),
+            protocol: ctx.opt_string(get(pm, "protocol"), &at.field("protocol")),
+            port: ctx.int32(get(pm, "port"), &at.field("port")),
+            app_protocol: ctx.opt_string(get(pm, "appProtocol"), &at.field("appProtocol")),
+        });
+    }
+    out
+}
+
+pub(crate) fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
+    let top = At::root("EndpointSlice");
+    ctx.map(Some(root), &top, "v1.EndpointSlice", &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "addressType",
+        "endpoints",
+        "ports",
+    ]);
+    let metadata = metadata(ctx, root, &top);
+    let mut endpoints = Vec::new();
+    for (i, n) in ctx.seq(root.get("endpoints"), &top.field("endpoints"), "[]v1.Endpoint").iter().enumerate() {
+        let at = top.field("endpoints").index(i).within("Endpoint");
+        let em = ctx.map(Some(n), &at, "v1.Endpoint", &[
+            "addresses",
+            "conditions",
+            "hostname",
+            "targetRef",
+            "nodeName",
+            "zone",
+            "hints",
+            "deprecatedTopology",
+        ]);
+        let cat = at.field("conditions").within("EndpointConditions");
+        let cm = ctx.map(get(em, "conditions"), &at.field("conditions"), "v1.EndpointConditions", &[
+            "ready",
+            "serving",
+            "terminating",
+        ]);
+        let hints_node = get(em, "hints");
+        let hat = at.field("hints").within("EndpointHints");
+        let hm = ctx.map(hints_node, &at.field("hints"), "v1.EndpointHints", &["forZones", "forNodes"]);
+        let hints = hints_node.filter(|n| n.value != Value::Null).map(|_| {
+            let mut names = |key: &str, strukt: &'static str| -> Vec<String> {
+                let mut out = Vec::new();
+                let items = ctx.seq(get(hm, key), &hat.field(key), "[]v1.ForZone");
+                for (k, z) in items.iter().enumerate() {
+                    let zat = hat.field(key).index(k).within(strukt);
+                    let zm = ctx.map(Some(z), &zat, strukt, &["name"]);
+                    out.push(ctx.string(get(zm, "name"), &zat.field("name")));
+                }
+                out
+            };
+            EndpointHints { for_zones: names("forZones", "ForZone"), for_nodes: names("forNodes", "ForNode") }
+        });
+        endpoints.push(Endpoint {
+            addresses: ctx.strings(get(em, "addresses"), &at.field("addresses")),
+            ready: ctx.opt_bool(get(cm, "ready"), &cat.field("ready")),
+            serving: ctx.opt_bool(get(cm, "serving"), &cat.field("serving")),
+            terminating: ctx.opt_bool(get(cm, "terminating"), &cat.field("terminating")),
+            hostname: ctx.opt_string(get(em, "hostname"), &at.field("hostname")),
+            node_name: ctx.opt_string(get(em, "nodeName"), &at.field("nodeName")),
+            zone: ctx.opt_string(get(em, "zone"), &at.field("zone")),
+            hints,
+        });
+    }
+    EndpointSlice {
+        metadata,
+        address_type: ctx.string(root.get("addressType"), &top.field("addressType")),
+        endpoints,
+        ports: endpoint_ports(ctx, root.get("ports"), &top.field("ports")),
+    }
+}
+
+pub(crate) fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
+    let top = At::root("Endpoints");
+    ctx.map(Some(root), &top, "v1.Endpoints", &["apiVersion", "kind", "metadata", "subsets"]);
+    let metadata = metadata(ctx, root, &top);
+    let mut subsets = Vec::new();
+    for (i, n) in ctx.seq(root.get("subsets"), &top.field("subsets"), "[]v1.EndpointSubset").iter().enumerate() {
+        let at = top.field("subsets").index(i).within("EndpointSubset");
+        let sm = ctx.map(Some(n), &at, "v1.EndpointSubset", &["addresses", "notReadyAddresses", "ports"]);
+        let mut addresses = |key: &str| -> Vec<EndpointAddress> {
+            let mut out = Vec::new();
+            for (k, a) in ctx.seq(get(sm, key), &at.field(key), "[]v1.EndpointAddress").iter().enumerate() {
+                let aat = at.field(key).index(k).within("EndpointAddress");
+                let am = ctx.map(Some(a), &aat, "v1.EndpointAddress", &["ip", "hostname", "nodeName", "targetRef"]);
+                out.push(EndpointAddress {
+                    ip: ctx.string(get(am, "ip"), &aat.field("ip")),
+                    hostname: ctx.string(get(am, "hostname"), &aat.field("hostname")),
+                    node_name: ctx.opt_string(get(am, "nodeName"), &aat.field("nodeName")),
+                });
+            }
+            out
+        };
+        let ready = addresses("addresses");
+        let not_ready = addresses("notReadyAddresses");
+        subsets.push(EndpointSubset {
+            addresses: ready,
+            not_ready_addresses: not_ready,
+            ports: endpoint_ports(ctx, get(sm, "ports"), &at.field("ports")),
+        });
+    }
+    Endpoints { metadata, subsets }
+}
+
+pub(crate) fn node(ctx: &mut Ctx, root: &Node) -> KubeNode {
+    let top = At::root("Node");
+    let metadata = metadata(ctx, root, &top);
+    let spec_at = top.field("spec").within("NodeSpec");
+    let spec = ctx.map(root.get("spec"), &top.field("spec"), "v1.NodeSpec", &[
+        "podCIDR",
+        "podCIDRs",
+        "providerID",
+        "taints",
+        "unschedulable",
+    ]);
+    let mut pod_cidrs = ctx.strings(get(spec, "podCIDRs"), &spec_at.field("podCIDRs"));
+    if pod_cidrs.is_empty() {
+        let single = ctx.string(get(spec, "podCIDR"), &spec_at.field("podCIDR"));
+        if !single.is_empty() {
+            pod_cidrs.push(single);
+        }
+    }
+    let status_at = top.field("status").within("NodeStatus");
+    let status = root.get("status");
+    let status_map = match status.map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let mut addresses = Vec::new();
+    for (i, a) in ctx
+        .seq(get(status_map, "addresses"), &status_at.field("addresses"), "[]v1.NodeAddress")
+        .iter()
+        .enumerate()
+    {
+        let at = status_at.field("addresses").index(i).within("NodeAddress");
+        let am = ctx.map(Some(a), &at, "v1.NodeAddress", &["type", "address"]);
+        addresses.push((
+            ctx.string(get(am, "type"), &at.field("type")),
+            ctx.string(get(am, "address"), &at.field("address")),
+        ));
+    }
+    // Nodes carry many fields svclab does not read; unknown-field warnings would only be noise.
+    ctx.unknown_fields.retain(|u| !u.path.starts_with("spec.") && !u.path.starts_with("status"));
+    KubeNode { metadata, pod_cidrs, addresses }
+}
+
+pub(crate) fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
+    let top = At::root("ServiceCIDR");
+    ctx.map(Some(root), &top, "v1.ServiceCIDR", TOP_FIELDS);
+    let metadata = metadata(ctx, root, &top);
+    let spec = ctx.map(root.get("spec"), &top.field("spec"), "v1.ServiceCIDRSpec", &["cidrs"]);
+    let cidrs = ctx.strings(get(spec, "cidrs"), &top.field("spec").within("ServiceCIDRSpec").field("cidrs"));
+    ServiceCidr { metadata, cidrs }
+}
+
+pub(crate) fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguration {
+    let top = At::root("KubeProxyConfiguration");
+    let f = |name: &str| top.field(name);
+    let detect = ctx.map(root.get("detectLocal"), &f("detectLocal"), "v1alpha1.DetectLocalConfiguration", &[
+        "bridgeInterface",
+        "interfaceNamePrefix",
+    ]);
+    let dat = f("detectLocal").within("DetectLocalConfiguration");
+    let ipt = ctx.map(root.get("iptables"), &f("iptables"), "v1alpha1.KubeProxyIPTablesConfiguration", &[
+        "masqueradeAll",
+        "masqueradeBit",
+        "localhostNodePorts",
+        "syncPeriod",
+        "minSyncPeriod",
+    ]);
+    let iat = f("iptables").within("KubeProxyIPTablesConfiguration");
+    let conntrack = match root.get("conntrack").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let cat = f("conntrack").within("KubeProxyConntrackConfiguration");
+    KubeProxyConfiguration {
+        mode: ctx.string(root.get("mode"), &f("mode")),
+        hostname_override: ctx.string(root.get("hostnameOverride"), &f("hostnameOverride")),
+        cluster_cidr: ctx.string(root.get("clusterCIDR"), &f("clusterCIDR")),
+        detect_local_mode: ctx.string(root.get("detectLocalMode"), &f("detectLocalMode")),
+        bridge_interface: ctx.string(get(detect, "bridgeInterface"), &dat.field("bridgeInterface")),
+        interface_name_prefix: ctx
+            .string(get(detect, "interfaceNamePrefix"), &dat.field("interfaceNamePrefix")),
+        masquerade_all: ctx
+            .opt_bool(get(ipt, "masqueradeAll"), &iat.field("masqueradeAll"))
+            .unwrap_or(false),
+        masquerade_bit: ctx.int32(get(ipt, "masqueradeBit"), &iat.field("masqueradeBit")),
+        localhost_node_ports: ctx
+            .opt_bool(get(ipt, "localhostNodePorts"), &iat.field("localhostNodePorts")),
+        node_port_addresses: ctx.strings(root.get("nodePortAddresses"), &f("nodePortAddresses")),
+        tcp_be_liberal: ctx
+            .opt_bool(get(conntrack, "tcpBeLiberal"), &cat.field("tcpBeLiberal"))
+            .unwrap_or(false),
+        feature_gates: ctx.bool_map(root.get("featureGates"), &f("featureGates")),
+    }
+}
+
+pub(crate) fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
+    let top = At::root("ClusterProfile");
+    ctx.map(Some(root), &top, "v1alpha1.ClusterProfile", &[
+        "apiVersion",
+        "kind",
+        "metadata",
+        "kubernetesVersion",
+        "featureGates",
+        "serviceClusterIPRanges",
+        "serviceNodePortRange",
+        "seed",
+        "host",
+    ]);
+    let f = |name: &str| top.field(name);
+    let host = ctx.map(root.get("host"), &f("host"), "v1alpha1.HostFacts", &[
+        "iptablesRandomFully",
+        "nfacct",
+        "interfaceAddresses",
+    ]);
+    let hat = f("host").within("HostFacts");
+    // `kubernetesVersion: 1.24` is a YAML float; accept it like a string the user meant.
+    let kubernetes_version = match root.get("kubernetesVersion").map(|n| &n.value) {
+        Some(Value::Float(_) | Value::Int(_)) => {
+            let node = root.get("kubernetesVersion");
+            node.map(|n| yaml_source_text(n))
+        }
+        _ => ctx.opt_string(root.get("kubernetesVersion"), &f("kubernetesVersion")),
+    };
+    // `serviceClusterIPRanges` may be a list or the flag's comma-separated string.
+    let ranges = match root.get("serviceClusterIPRanges").map(|n| &n.value) {
+        Some(Value::Str(s)) => {
+            s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+        }
+        _ => ctx.strings(root.get("serviceClusterIPRanges"), &f("serviceClusterIPRanges")),
+    };
+    ClusterProfile {
+        kubernetes_version,
+        feature_gates: ctx.bool_map(root.get("featureGates"), &f("featureGates")),
+        service_cluster_ip_ranges: ranges,
+        service_node_port_range: ctx
+            .opt_string(root.get("serviceNodePortRange"), &f("serviceNodePortRange")),
+        seed: ctx.int(root.get("seed"), &f("seed"), "uint64").and_then(|i| u64::try_from(i).ok()),
+        iptables_random_fully: ctx
+            .opt_bool(get(host, "iptablesRandomFully"), &hat.field("iptablesRandomFully")),
+        nfacct: ctx.opt_bool(get(host, "nfacct"), &hat.field("nfacct")),
+        interface_addresses: ctx
+            .strings(get(host, "interfaceAddresses"), &hat.field("interfaceAddresses")),
+    }
+}
+
+/// Best-effort text of a numeric scalar (`1.30` stays `1.30`, not `1.3`).
+fn yaml_source_text(node: &Node) -> String {
+    match node.value {
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => {
+            // Minor versions are written with two digits at most; 1.3 means 1.30.
+            let s = format!("{f}");
+            match s.split_once('.') {
+                Some((major, minor)) if minor.len() == 1 && minor != "0" => {
+                    // Ambiguous: `1.3` could be 1.3 or 1.30. Kubernetes has no 1.3 in range, so 1.30.
+                    format!("{major}.{minor}0")
+                }
+                _ => s,
+            }
+        }
+        _ => String::new(),
+    }
+}

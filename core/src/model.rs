@@ -1,0 +1,406 @@
+//! Typed Kubernetes objects, shaped like the Go API types (`pkg/apis/core`) they mirror.
+//!
+//! Absent strings are empty and absent pointers are `None`, exactly as Go decodes them, because
+//! validation messages distinguish "unset" from "empty" only where Go does.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::source::Pos;
+
+/// A string-to-string map (`labels`, `annotations`, `selector`). Iterates in key order.
+pub(crate) type StringMap = BTreeMap<String, String>;
+
+/// Field positions of one object, keyed by field path (`spec.ports[0].port`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Positions {
+    pub(crate) object: Pos,
+    pub(crate) document: usize,
+    pub(crate) file: String,
+    pub(crate) fields: BTreeMap<String, Pos>,
+}
+
+impl Positions {
+    /// Position of a field path, falling back to its nearest present parent and then the object.
+    ///
+    /// Paths are matched case-insensitively on their first letter per segment, because some
+    /// Kubernetes messages use Go field names (`spec.LoadBalancerSourceRanges`).
+    pub fn of(&self, path: &str) -> Pos {
+        let mut candidate = normalise_for_index(path);
+        loop {
+            if let Some(pos) = self.fields.get(&candidate) {
+                return *pos;
+            }
+            match parent_path(&candidate) {
+                Some(parent) => candidate = parent,
+                None => return self.object,
+            }
+        }
+    }
+
+    /// Position of the object itself (its first line).
+    pub fn object(&self) -> Pos {
+        self.object
+    }
+
+    /// 0-based document index in its file.
+    pub fn document(&self) -> usize {
+        self.document
+    }
+
+    /// File name the object came from.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Whether a field path was written in the input.
+    pub fn has(&self, path: &str) -> bool {
+        self.fields.contains_key(&normalise_for_index(path))
+    }
+}
+
+/// Lower-cases the first letter of each dotted segment and turns `[key]` map keys into `.key`.
+pub(crate) fn normalise_for_index(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut segment_start = true;
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '.' => {
+                out.push('.');
+                segment_start = true;
+            }
+            '[' => {
+                // Numeric index stays as `[n]`; a map key becomes `.key`.
+                let mut inner = String::new();
+                for c2 in chars.by_ref() {
+                    if c2 == ']' {
+                        break;
+                    }
+                    inner.push(c2);
+                }
+                if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
+                    out.push('[');
+                    out.push_str(&inner);
+                    out.push(']');
+                } else {
+                    out.push('.');
+                    out.push_str(&inner);
+                }
+                segment_start = false;
+            }
+            _ if segment_start => {
+                out.extend(c.to_lowercase());
+                segment_start = false;
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn parent_path(path: &str) -> Option<String> {
+    let cut = path.rfind(['.', '['])?;
+    Some(path[..cut].to_owned())
+}
+
+/// `metadata` of any object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectMeta {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.generateName`.
+    pub generate_name: String,
+    /// `metadata.namespace`.
+    pub namespace: String,
+    /// `metadata.labels`.
+    pub labels: StringMap,
+    /// `metadata.annotations`.
+    pub annotations: StringMap,
+    /// `metadata.resourceVersion`.
+    pub resource_version: String,
+    /// `metadata.generation`.
+    pub generation: i64,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+}
+
+/// `v1 Service`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Service {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `spec`.
+    pub spec: ServiceSpec,
+    /// `status`.
+    pub status: ServiceStatus,
+}
+
+/// `spec` of a Service.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServiceSpec {
+    /// `spec.type` (empty when absent).
+    pub type_: String,
+    /// `spec.ports`.
+    pub ports: Vec<ServicePort>,
+    /// `spec.selector` (`None` when absent, which differs from `{}` only in rendering).
+    pub selector: Option<StringMap>,
+    /// `spec.clusterIP`.
+    pub cluster_ip: String,
+    /// `spec.clusterIPs`.
+    pub cluster_ips: Vec<String>,
+    /// `spec.ipFamilies`.
+    pub ip_families: Vec<String>,
+    /// `spec.ipFamilyPolicy`.
+    pub ip_family_policy: Option<String>,
+    /// `spec.externalIPs`.
+    pub external_ips: Vec<String>,
+    /// `spec.loadBalancerIP`.
+    pub load_balancer_ip: String,
+    /// `spec.loadBalancerSourceRanges`.
+    pub load_balancer_source_ranges: Vec<String>,
+    /// `spec.externalName`.
+    pub external_name: String,
+    /// `spec.externalTrafficPolicy`.
+    pub external_traffic_policy: String,
+    /// `spec.internalTrafficPolicy`.
+    pub internal_traffic_policy: Option<String>,
+    /// `spec.healthCheckNodePort`.
+    pub health_check_node_port: i32,
+    /// `spec.publishNotReadyAddresses`.
+    pub publish_not_ready_addresses: bool,
+    /// `spec.sessionAffinity`.
+    pub session_affinity: String,
+    /// `spec.sessionAffinityConfig`.
+    pub session_affinity_config: Option<SessionAffinityConfig>,
+    /// `spec.allocateLoadBalancerNodePorts`.
+    pub allocate_load_balancer_node_ports: Option<bool>,
+    /// `spec.loadBalancerClass`.
+    pub load_balancer_class: Option<String>,
+    /// `spec.trafficDistribution`.
+    pub traffic_distribution: Option<String>,
+}
+
+/// `spec.sessionAffinityConfig`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionAffinityConfig {
+    /// `clientIP`.
+    pub client_ip: Option<ClientIpConfig>,
+}
+
+/// `spec.sessionAffinityConfig.clientIP`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientIpConfig {
+    /// `timeoutSeconds`.
+    pub timeout_seconds: Option<i32>,
+}
+
+/// One entry of `spec.ports`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServicePort {
+    /// `name`.
+    pub name: String,
+    /// `protocol` (empty when absent).
+    pub protocol: String,
+    /// `appProtocol`.
+    pub app_protocol: Option<String>,
+    /// `port`.
+    pub port: i32,
+    /// `targetPort`.
+    pub target_port: IntOrString,
+    /// `nodePort`.
+    pub node_port: i32,
+}
+
+/// `intstr.IntOrString`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IntOrString {
+    /// An integer (`Type: 0`).
+    Int(i32),
+    /// A string (`Type: 1`).
+    String(String),
+}
+
+impl Default for IntOrString {
+    fn default() -> Self {
+        IntOrString::Int(0)
+    }
+}
+
+/// `status` of a Service.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServiceStatus {
+    /// `status.loadBalancer.ingress`.
+    pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+}
+
+/// One entry of `status.loadBalancer.ingress`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadBalancerIngress {
+    /// `ip`.
+    pub ip: String,
+    /// `hostname`.
+    pub hostname: String,
+    /// `ipMode`.
+    pub ip_mode: Option<String>,
+}
+
+/// `discovery.k8s.io/v1 EndpointSlice`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointSlice {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `addressType`.
+    pub address_type: String,
+    /// `endpoints`.
+    pub endpoints: Vec<Endpoint>,
+    /// `ports`.
+    pub ports: Vec<EndpointPort>,
+}
+
+/// One entry of `endpoints`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Endpoint {
+    /// `addresses`.
+    pub addresses: Vec<String>,
+    /// `conditions.ready`.
+    pub ready: Option<bool>,
+    /// `conditions.serving`.
+    pub serving: Option<bool>,
+    /// `conditions.terminating`.
+    pub terminating: Option<bool>,
+    /// `hostname`.
+    pub hostname: Option<String>,
+    /// `nodeName`.
+    pub node_name: Option<String>,
+    /// `zone`.
+    pub zone: Option<String>,
+    /// `hints.forZones[].name` (`None` when `hints` is absent).
+    pub hints: Option<EndpointHints>,
+}
+
+/// `endpoints[].hints`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointHints {
+    /// `forZones[].name`.
+    pub for_zones: Vec<String>,
+    /// `forNodes[].name`.
+    pub for_nodes: Vec<String>,
+}
+
+/// One entry of `ports` of an EndpointSlice.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointPort {
+    /// `name`.
+    pub name: Option<String>,
+    /// `protocol`.
+    pub protocol: Option<String>,
+    /// `port`.
+    pub port: Option<i32>,
+    /// `appProtocol`.
+    pub app_protocol: Option<String>,
+}
+
+/// `v1 Endpoints` (the legacy API, mirrored into slices).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Endpoints {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `subsets`.
+    pub subsets: Vec<EndpointSubset>,
+}
+
+/// One entry of `subsets`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointSubset {
+    /// `addresses`.
+    pub addresses: Vec<EndpointAddress>,
+    /// `notReadyAddresses`.
+    pub not_ready_addresses: Vec<EndpointAddress>,
+    /// `ports`.
+    pub ports: Vec<EndpointPort>,
+}
+
+/// One address of an Endpoints subset.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EndpointAddress {
+    /// `ip`.
+    pub ip: String,
+    /// `hostname`.
+    pub hostname: String,
+    /// `nodeName`.
+    pub node_name: Option<String>,
+}
+
+/// `v1 Node`: what kube-proxy reads of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Node {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `spec.podCIDRs` (or `spec.podCIDR`).
+    pub pod_cidrs: Vec<String>,
+    /// `status.addresses` as (type, address).
+    pub addresses: Vec<(String, String)>,
+}
+
+/// `networking.k8s.io/v1 ServiceCIDR`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServiceCidr {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+    /// `spec.cidrs`.
+    pub cidrs: Vec<String>,
+}
+
+/// `kubeproxy.config.k8s.io/v1alpha1 KubeProxyConfiguration`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KubeProxyConfiguration {
+    /// `mode`.
+    pub mode: String,
+    /// `hostnameOverride`.
+    pub hostname_override: String,
+    /// `clusterCIDR` (comma-separated in the API).
+    pub cluster_cidr: String,
+    /// `detectLocalMode`.
+    pub detect_local_mode: String,
+    /// `detectLocal.bridgeInterface`.
+    pub bridge_interface: String,
+    /// `detectLocal.interfaceNamePrefix`.
+    pub interface_name_prefix: String,
+    /// `iptables.masqueradeAll`.
+    pub masquerade_all: bool,
+    /// `iptables.masqueradeBit`.
+    pub masquerade_bit: Option<i32>,
+    /// `iptables.localhostNodePorts`.
+    pub localhost_node_ports: Option<bool>,
+    /// `nodePortAddresses`.
+    pub node_port_addresses: Vec<String>,
+    /// `conntrack.tcpBeLiberal`.
+    pub tcp_be_liberal: bool,
+    /// `featureGates`.
+    pub feature_gates: BTreeMap<String, bool>,
+}
+
+/// `svclab.dev/v1alpha1 ClusterProfile`: facts no Kubernetes object carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterProfile {
+    /// `kubernetesVersion` (`1.24`, `v1.33.2`, ...).
+    pub kubernetes_version: Option<String>,
+    /// apiserver `featureGates`.
+    pub feature_gates: BTreeMap<String, bool>,
+    /// `serviceClusterIPRanges`.
+    pub service_cluster_ip_ranges: Vec<String>,
+    /// `serviceNodePortRange`.
+    pub service_node_port_range: Option<String>,
+    /// `seed`.
+    pub seed: Option<u64>,
+    /// `host.iptablesRandomFully`.
+    pub iptables_random_fully: Option<bool>,
+    /// `host.nfacct`.
+    pub nfacct: Option<bool>,
+    /// `host.interfaceAddresses`.
+    pub interface_addresses: Vec<String>,
+}

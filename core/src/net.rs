@@ -1,0 +1,248 @@
+//! Addresses, CIDRs and port ranges with Go's parsing rules where Kubernetes depends on them.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+use crate::profile::Profile;
+
+/// An IP family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum IpFamily {
+    /// `IPv4`.
+    #[serde(rename = "IPv4")]
+    V4,
+    /// `IPv6`.
+    #[serde(rename = "IPv6")]
+    V6,
+}
+
+impl IpFamily {
+    /// `IPv4` or `IPv6`, as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IpFamily::V4 => "IPv4",
+            IpFamily::V6 => "IPv6",
+        }
+    }
+
+    /// The other family.
+    pub fn other(self) -> IpFamily {
+        match self {
+            IpFamily::V4 => IpFamily::V6,
+            IpFamily::V6 => IpFamily::V4,
+        }
+    }
+
+    /// Parses the API spelling.
+    pub fn parse(text: &str) -> Option<IpFamily> {
+        match text {
+            "IPv4" => Some(IpFamily::V4),
+            "IPv6" => Some(IpFamily::V6),
+            _ => None,
+        }
+    }
+
+    /// Family of an address (IPv4-mapped IPv6 counts as IPv4, as in Go).
+    pub fn of(ip: IpAddr) -> IpFamily {
+        match ip {
+            IpAddr::V4(_) => IpFamily::V4,
+            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some() => IpFamily::V4,
+            IpAddr::V6(_) => IpFamily::V6,
+        }
+    }
+
+    /// Family of a CIDR.
+    pub fn of_net(net: &IpNet) -> IpFamily {
+        match net {
+            IpNet::V4(_) => IpFamily::V4,
+            IpNet::V6(_) => IpFamily::V6,
+        }
+    }
+}
+
+/// Go 1.16 `net.ParseIP` ("sloppy"): IPv4 octets may carry leading zeros and are decimal.
+pub fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
+    if text.contains(':') {
+        parse_ipv6_sloppy(text).map(IpAddr::V6)
+    } else {
+        parse_ipv4_sloppy(text).map(IpAddr::V4)
+    }
+}
+
+fn parse_ipv4_sloppy(text: &str) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut parts = text.split('.');
+    for octet in &mut octets {
+        let part = parts.next()?;
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        *octet = part.parse::<u16>().ok().and_then(|v| u8::try_from(v).ok())?;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(Ipv4Addr::from(octets))
+}
+
+fn parse_ipv6_sloppy(text: &str) -> Option<Ipv6Addr> {
+    if text.contains('%') {
+        return None;
+    }
+    // An embedded dotted IPv4 tail may carry leading zeros in Go's parser.
+    if let Some(idx) = text.rfind(':') {
+        let tail = &text[idx + 1..];
+        if tail.contains('.') {
+            let v4 = parse_ipv4_sloppy(tail)?;
+            let head = &text[..=idx];
+            let [a, b, c, d] = v4.octets();
+            let rewritten = format!(
+                "{head}{:x}:{:x}",
+                u16::from_be_bytes([a, b]),
+                u16::from_be_bytes([c, d])
+            );
+            return rewritten.parse().ok();
+        }
+    }
+    text.parse().ok()
+}
+
+/// Go `net.ParseCIDR` (sloppy for leading zeros, also in the prefix length).
+pub fn parse_cidr_sloppy(text: &str) -> Option<(IpAddr, IpNet)> {
+    let (addr, len) = text.split_once('/')?;
+    let ip = parse_ip_sloppy(addr)?;
+    if len.is_empty() || len.len() > 3 || !len.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let prefix: u8 = len.parse().ok()?;
+    let ip_for_net = match ip {
+        IpAddr::V6(v6) if !addr.contains('.') || v6.to_ipv4_mapped().is_none() => IpAddr::V6(v6),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    let net = IpNet::new(ip_for_net, prefix).ok()?.trunc();
+    Some((ip, net))
+}
+
+/// Go `net.IP.String()`: IPv4-mapped addresses print as dotted IPv4.
+pub(crate) fn go_ip_string(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => v6.to_string(),
+        },
+        IpAddr::V4(v4) => v4.to_string(),
+    }
+}
+
+/// The address as an unsigned 128-bit number (IPv4 in the low 32 bits).
+pub(crate) fn ip_to_u128(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(v4) => u128::from(u32::from(v4)),
+        IpAddr::V6(v6) => u128::from(v6),
+    }
+}
+
+/// The address of the given family for a number.
+pub(crate) fn u128_to_ip(family: IpFamily, value: u128) -> IpAddr {
+    match family {
+        IpFamily::V4 => IpAddr::V4(Ipv4Addr::from(u32::try_from(value & 0xffff_ffff).unwrap_or(0))),
+        IpFamily::V6 => IpAddr::V6(Ipv6Addr::from(value)),
+    }
+}
+
+/// `k8s.io/apimachinery` `net.PortRange`: `Base` and `Size`, inclusive at both ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortRange {
+    /// First port.
+    pub base: u32,
+    /// Number of ports.
+    pub size: u32,
+}
+
+impl PortRange {
+    /// Parses `min-max`, `N` or `min+offset` like apimachinery.
+    pub fn parse(text: &str) -> Option<PortRange> {
+        let text = text.trim();
+        let (base, size) = if let Some((lo, hi)) = text.split_once('-') {
+            let lo: u32 = lo.trim().parse().ok()?;
+            let hi: u32 = hi.trim().parse().ok()?;
+            if hi < lo {
+                return None;
+            }
+            (lo, hi - lo + 1)
+        } else if let Some((lo, off)) = text.split_once('+') {
+            let lo: u32 = lo.trim().parse().ok()?;
+            let off: u32 = off.trim().parse().ok()?;
+            (lo, off + 1)
+        } else {
+            (text.parse().ok()?, 1)
+        };
+        if base > 65535 || base + size - 1 > 65535 {
+            return None;
+        }
+        Some(PortRange { base, size })
+    }
+
+    /// Whether the port lies in the range.
+    pub fn contains(&self, port: u32) -> bool {
+        port >= self.base && port - self.base < self.size
+    }
+
+    /// Last port.
+    pub fn last(&self) -> u32 {
+        self.base + self.size.saturating_sub(1)
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.base, self.last())
+    }
+}
+
+/// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.
+pub(crate) fn parse_service_ranges(texts: &[String], profile: &Profile) -> Result<Vec<IpNet>, String> {
+    if texts.is_empty() {
+        return Err("--service-cluster-ip-range must contain at least one valid cidr".into());
+    }
+    if texts.len() > 2 {
+        return Err("--service-cluster-ip-range must not contain more than two entries".into());
+    }
+    let mut nets = Vec::new();
+    for text in texts {
+        let Some((_, net)) = parse_cidr_sloppy(text.trim()) else {
+            return Err(format!("invalid CIDR address: {text}"));
+        };
+        nets.push(net);
+    }
+    if nets.len() == 2 && IpFamily::of_net(&nets[0]) == IpFamily::of_net(&nets[1]) {
+        return Err(
+            "--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family"
+                .into(),
+        );
+    }
+    // The bitmap allocator caps ranges at 20 host bits, unless it is no longer written at all.
+    let bitmap_unused = profile.multi_cidr() && profile.gate("DisableAllocatorDualWrite");
+    if !bitmap_unused {
+        for (i, net) in nets.iter().enumerate() {
+            let bits = u32::from(net.max_prefix_len() - net.prefix_len());
+            if bits > 20 {
+                let suffix = if i == 0 { String::new() } else { format!("[{i}]") };
+                let (width, min) = match net {
+                    IpNet::V4(_) => (32, 12),
+                    IpNet::V6(_) => (128, 108),
+                };
+                return Err(format!(
+                    "specified --service-cluster-ip-range{suffix} is too large; for {width}-bit addresses, the mask must be >= {min}"
+                ));
+            }
+        }
+    }
+    Ok(nets)
+}
+
+#[cfg(test)]
+mod tests;

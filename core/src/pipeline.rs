@@ -1,0 +1,410 @@
+//! The whole pipeline over a scenario: parse → profile → (per Service, in stream order)
+//! defaulting → allocation → report. Later stages (validation, proxy rules) hang off [`World`].
+
+use std::collections::BTreeMap;
+
+use crate::allocation::{AllocFailure, Cluster, ServiceAllocation};
+use crate::defaulting::default_service;
+use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use crate::manifest::{self, Input, Located, Object};
+use crate::model::{EndpointSlice, Endpoints, KubeProxyConfiguration, Node, Positions, Service};
+use crate::profile::Profile;
+use crate::report::{
+    AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, ServiceReport,
+};
+use crate::source::Source;
+
+/// Annotation that turns a Service document into a delete of that Service.
+pub const OPERATION_ANNOTATION: &str = "svclab.dev/operation";
+
+/// How `check` treats the objects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Validate objects exactly as written: no defaulting, no allocation (`--no-defaults`).
+    pub no_defaults: bool,
+}
+
+/// A Service as the cluster stores it after the stream, with what it holds.
+#[derive(Debug, Clone)]
+pub struct StoredService {
+    /// The defaulted, allocated object.
+    pub service: Service,
+    /// Field positions of the document that last wrote it.
+    pub positions: Positions,
+    pub(crate) allocation: ServiceAllocation,
+}
+
+/// The cluster state after a scenario: what rendering and tracing read.
+#[derive(Debug, Clone)]
+pub struct World {
+    /// The profile in force.
+    pub profile: Profile,
+    pub(crate) cluster: Option<Cluster>,
+    /// Live Services by (namespace, name).
+    pub services: BTreeMap<(String, String), StoredService>,
+    /// EndpointSlices in stream order.
+    pub endpoint_slices: Vec<Located<EndpointSlice>>,
+    /// v1 Endpoints in stream order.
+    pub endpoints: Vec<Located<Endpoints>>,
+    /// Nodes in stream order.
+    pub nodes: Vec<Located<Node>>,
+    /// The last KubeProxyConfiguration.
+    pub kube_proxy: Option<Located<KubeProxyConfiguration>>,
+    /// Pasted iptables-save dumps.
+    pub iptables_dumps: Vec<(String, Source)>,
+}
+
+/// Runs the pipeline and returns the report.
+pub fn check(inputs: &[Input], options: &CheckOptions) -> Report {
+    evaluate(inputs, options).1
+}
+
+/// Runs the pipeline and returns the resulting cluster state with the report.
+pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
+    let scenario = manifest::parse(inputs);
+    let mut diagnostics = scenario.diagnostics;
+    let profile_object = scenario.objects.iter().rev().find_map(|o| match o {
+        Object::ClusterProfile(p) => Some(p),
+        _ => None,
+    });
+    let profile = Profile::from_scenario(profile_object, &mut diagnostics);
+    let service_cidrs = collect_service_cidrs(&scenario.objects, &profile, &mut diagnostics);
+    let cluster = match Cluster::new(&profile, &service_cidrs) {
+        Ok(c) => Some(c),
+        Err(err) => {
+            diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                object: Some(ObjectRef { kind: "ServiceCIDR".into(), ..ObjectRef::default() }),
+                field: "spec.cidrs".into(),
+                reason: "FieldValueInvalid".into(),
+                message: err.to_string(),
+                source: None,
+            });
+            None
+        }
+    };
+    let mut world = World {
+        profile,
+        cluster,
+        services: BTreeMap::new(),
+        endpoint_slices: Vec::new(),
+        endpoints: Vec::new(),
+        nodes: Vec::new(),
+        kube_proxy: None,
+        iptables_dumps: Vec::new(),
+    };
+    let mut service_reports = Vec::new();
+    for object in scenario.objects {
+        match object {
+            Object::Service(located) => {
+                let report = if options.no_defaults {
+                    validate_as_written(&world, located, &mut diagnostics)
+                } else {
+                    apply_service(&mut world, located, &mut diagnostics)
+                };
+                service_reports.push(report);
+            }
+            Object::EndpointSlice(slice) => world.endpoint_slices.push(slice),
+            Object::Endpoints(e) => world.endpoints.push(e),
+            Object::Node(n) => world.nodes.push(n),
+            Object::KubeProxyConfiguration(k) => world.kube_proxy = Some(k),
+            Object::IptablesSave { text, source } => world.iptables_dumps.push((text, source)),
+            Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}
+        }
+    }
+    let (ranges, node_port_range) = range_reports(&world);
+    let report = Report {
+        api_version: crate::report::REPORT_API_VERSION.to_owned(),
+        kind: "Report".to_owned(),
+        profile: world.profile.summary(),
+        services: service_reports,
+        ranges,
+        node_port_range,
+        diagnostics,
+        rules: None,
+    };
+    (world, report)
+}
+
+/// The source of a field of an object.
+pub(crate) fn source_of(positions: &Positions, field: &str) -> Source {
+    let pos = positions.of(field);
+    Source { file: positions.file().to_owned(), document: positions.document(), line: pos.line, column: pos.column }
+}
+
+fn collect_service_cidrs(objects: &[Object], profile: &Profile, diags: &mut Vec<Diagnostic>) -> Vec<ipnet::IpNet> {
+    let mut nets = Vec::new();
+    for object in objects {
+        let Object::ServiceCidr(located) = object else { continue };
+        let object_ref = ObjectRef {
+            kind: "ServiceCIDR".into(),
+            namespace: String::new(),
+            name: located.value.metadata.name.clone(),
+        };
+        if !profile.multi_cidr() {
+            diags.push(Diagnostic {
+                severity: Severity::Warning,
+                object: Some(object_ref),
+                field: String::new(),
+                reason: "Ignored".into(),
+                message: format!(
+                    "ServiceCIDR objects are ignored: MultiCIDRServiceAllocator is off in Kubernetes {}",
+                    profile.version
+                ),
+                source: Some(source_of(&located.positions, "")),
+            });
+            continue;
+        }
+        for (i, text) in located.value.cidrs.iter().enumerate() {
+            match crate::net::parse_cidr_sloppy(text) {
+                Some((_, net)) => nets.push(net),
+                None => diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    object: Some(object_ref.clone()),
+                    field: format!("spec.cidrs[{i}]"),
+                    reason: "FieldValueInvalid".into(),
+                    message: format!(
+                        "spec.cidrs[{i}]: Invalid value: {}: must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+                        crate::field::go_quote(text)
+                    ),
+                    source: Some(source_of(&located.positions, &format!("spec.cidrs[{i}]"))),
+                }),
+            }
+        }
+    }
+    nets
+}
+
+fn object_ref(service: &Service) -> ObjectRef {
+    ObjectRef {
+        kind: "Service".into(),
+        namespace: service.metadata.namespace.clone(),
+        name: service.metadata.name.clone(),
+    }
+}
+
+/// Creates, updates or deletes one Service document against the cluster.
+fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<Diagnostic>) -> ServiceReport {
+    let json = world.profile.json_field_values();
+    let Located { value: mut service, positions, .. } = located;
+    default_service(&mut service);
+    let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
+    let document_source = source_of(&positions, "");
+    let is_delete = service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete");
+    let Some(cluster) = world.cluster.as_mut() else {
+        return service_report(None, &service, "rejected", &ServiceAllocation::default(), document_source);
+    };
+    if is_delete {
+        return match world.services.remove(&key) {
+            Some(stored) => {
+                cluster.release(&stored.allocation);
+                service_report(Some(cluster), &stored.service, "deleted", &ServiceAllocation::default(), document_source)
+            }
+            None => {
+                diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    object: Some(object_ref(&service)),
+                    field: String::new(),
+                    reason: "NotFound".into(),
+                    message: format!("services {:?} not found", service.metadata.name),
+                    source: Some(document_source.clone()),
+                });
+                service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source)
+            }
+        };
+    }
+    let previous = world.services.remove(&key);
+    if let Some(old) = &previous {
+        // Updates keep what the old object held unless the manifest says otherwise
+        // (`patchAllocatedValues`, `normalizeClusterIPs`): release, then re-take below.
+        carry_allocated_values(&old.service, &mut service);
+        cluster.release(&old.allocation);
+    }
+    let outcome = if previous.is_some() { "updated" } else { "created" };
+    match cluster.create(&mut service) {
+        Ok(mut allocation) => {
+            if let Some(old) = &previous {
+                allocation.keep_requested_flags(&old.allocation);
+            }
+            let report = service_report(Some(cluster), &service, outcome, &allocation, document_source);
+            world.services.insert(key, StoredService { service, positions, allocation });
+            report
+        }
+        Err(failure) => {
+            let object = object_ref(&service);
+            match failure {
+                AllocFailure::Invalid(errors) => {
+                    for e in errors {
+                        diags.push(e.to_diagnostic(&object, &positions, json));
+                    }
+                }
+                AllocFailure::Internal(message) => diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    object: Some(object.clone()),
+                    field: String::new(),
+                    reason: "InternalError".into(),
+                    message: format!("Internal error occurred: {message}"),
+                    source: Some(document_source.clone()),
+                }),
+            }
+            if let Some(old) = previous {
+                cluster.reclaim(&old.allocation);
+                world.services.insert(key, old);
+            }
+            service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source)
+        }
+    }
+}
+
+/// `patchAllocatedValues` and the update branch of `normalizeClusterIPs`.
+fn carry_allocated_values(old: &Service, new: &mut Service) {
+    let needs_ip = |s: &Service| s.spec.type_ != "ExternalName";
+    if needs_ip(old) && needs_ip(new) {
+        if new.spec.cluster_ip.is_empty() {
+            new.spec.cluster_ip = old.spec.cluster_ip.clone();
+        }
+        if new.spec.cluster_ips.is_empty() && new.spec.cluster_ip == old.spec.cluster_ip {
+            new.spec.cluster_ips = old.spec.cluster_ips.clone();
+        }
+        if new.spec.ip_family_policy.is_none() {
+            new.spec.ip_family_policy = old.spec.ip_family_policy.clone();
+        }
+        if new.spec.ip_families.is_empty() && new.spec.cluster_ips == old.spec.cluster_ips {
+            new.spec.ip_families = old.spec.ip_families.clone();
+        }
+    }
+    let node_port_types = |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
+    if node_port_types(old) && node_port_types(new) {
+        for port in &mut new.spec.ports {
+            if port.node_port == 0 {
+                if let Some(old_port) = old.spec.ports.iter().find(|p| p.name == port.name) {
+                    port.node_port = old_port.node_port;
+                }
+            }
+        }
+    }
+    let needs_hc = |s: &Service| s.spec.type_ == "LoadBalancer" && s.spec.external_traffic_policy == "Local";
+    if needs_hc(old) && needs_hc(new) && new.spec.health_check_node_port == 0 {
+        new.spec.health_check_node_port = old.spec.health_check_node_port;
+    }
+}
+
+/// `--no-defaults`: the object as written, nothing allocated.
+fn validate_as_written(world: &World, located: Located<Service>, diags: &mut Vec<Diagnostic>) -> ServiceReport {
+    let _ = (world, diags);
+    service_report(None, &located.value, "validated", &ServiceAllocation::default(), source_of(&located.positions, ""))
+}
+
+fn service_report(
+    cluster: Option<&Cluster>,
+    service: &Service,
+    outcome: &str,
+    allocation: &ServiceAllocation,
+    source: Source,
+) -> ServiceReport {
+    let allocations = allocation
+        .ips
+        .iter()
+        .map(|(_, ip, requested)| AllocationReport {
+            ip: ip.to_string(),
+            band: cluster.map_or("none", |c| c.ip_band(*ip).as_str()).to_owned(),
+            requested: *requested,
+        })
+        .collect();
+    let ports = service
+        .spec
+        .ports
+        .iter()
+        .map(|p| {
+            let node_port = u32::try_from(p.node_port).unwrap_or(0);
+            PortReport {
+                name: p.name.clone(),
+                port: p.port,
+                protocol: p.protocol.clone(),
+                target_port: match &p.target_port {
+                    crate::model::IntOrString::Int(i) => i.to_string(),
+                    crate::model::IntOrString::String(s) => s.clone(),
+                },
+                node_port,
+                node_port_band: if node_port == 0 {
+                    String::new()
+                } else {
+                    cluster.map_or("none", |c| c.port_band(node_port).as_str()).to_owned()
+                },
+            }
+        })
+        .collect();
+    ServiceReport {
+        namespace: service.metadata.namespace.clone(),
+        name: service.metadata.name.clone(),
+        type_: service.spec.type_.clone(),
+        outcome: outcome.to_owned(),
+        cluster_ips: service.spec.cluster_ips.clone(),
+        ip_families: service.spec.ip_families.clone(),
+        ip_family_policy: service.spec.ip_family_policy.clone().unwrap_or_default(),
+        allocations,
+        ports,
+        health_check_node_port: u32::try_from(service.spec.health_check_node_port).unwrap_or(0),
+        source,
+    }
+}
+
+fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
+    let band = |b: Option<(String, String)>| b.map(|(first, last)| BandReport { first, last });
+    let mut ranges = Vec::new();
+    let empty_ports = PortRangeReport {
+        range: world.profile.service_node_port_range.to_string(),
+        size: world.profile.service_node_port_range.size,
+        used: 0,
+        free: world.profile.service_node_port_range.size,
+        static_band: None,
+        dynamic_band: None,
+    };
+    let Some(cluster) = &world.cluster else { return (ranges, empty_ports) };
+    // Primary family first.
+    let mut families: Vec<_> = cluster.families().iter().collect();
+    families.sort_by_key(|(f, _)| **f != cluster.primary());
+    for (family, allocator) in families {
+        match allocator {
+            crate::allocation::FamilyAllocator::Bitmap(r) => ranges.push(RangeReport {
+                cidr: r.cidr().to_string(),
+                family: family.as_str().to_owned(),
+                allocator: "bitmap".into(),
+                size: u64::try_from(r.size()).unwrap_or(u64::MAX),
+                used: u64::try_from(r.used()).unwrap_or(u64::MAX),
+                free: u64::try_from(r.free()).unwrap_or(u64::MAX),
+                static_band: band(r.static_band().map(|(a, b)| (a.to_string(), b.to_string()))),
+                dynamic_band: band(r.dynamic_band().map(|(a, b)| (a.to_string(), b.to_string()))),
+            }),
+            crate::allocation::FamilyAllocator::Objects(m) => {
+                for net in m.cidrs() {
+                    let Some((g, used)) = m.geometry(&net) else { continue };
+                    let ip = |v: u128| g.ip(v).to_string();
+                    ranges.push(RangeReport {
+                        cidr: net.to_string(),
+                        family: family.as_str().to_owned(),
+                        allocator: "ipaddress".into(),
+                        size: u64::try_from(g.size).unwrap_or(u64::MAX),
+                        used: u64::try_from(used).unwrap_or(u64::MAX),
+                        free: u64::try_from(g.size - used).unwrap_or(u64::MAX),
+                        static_band: band((g.offset > 0).then(|| (ip(g.first), ip(g.first + g.offset - 1)))),
+                        dynamic_band: band(
+                            (g.offset < g.size).then(|| (ip(g.first + g.offset), ip(g.first + g.size - 1))),
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    let ports = &cluster.ports;
+    let port_band = |b: Option<(u32, u32)>| band(b.map(|(a, z)| (a.to_string(), z.to_string())));
+    let node_port_range = PortRangeReport {
+        range: ports.range().to_string(),
+        size: ports.range().size,
+        used: ports.used(),
+        free: ports.free(),
+        static_band: port_band(ports.static_band()),
+        dynamic_band: port_band(ports.dynamic_band()),
+    };
+    (ranges, node_port_range)
+}

@@ -1,0 +1,387 @@
+//! The cluster profile: Kubernetes version, feature gates, service ranges, seed and host facts.
+//!
+//! Every version-dependent behaviour of svclab reads this, never a hard-coded release.
+//! Gate tables follow `pkg/features/kube_features.go` as summarised in allocation.md §4.4 and
+//! validation.md §9.
+
+use std::collections::BTreeMap;
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use crate::manifest::Located;
+use crate::model::ClusterProfile;
+use crate::net::PortRange;
+
+/// Oldest minor release svclab models.
+pub const OLDEST_MINOR: u32 = 24;
+/// Newest Kubernetes minor release (1.37, August 2026).
+pub const NEWEST_MINOR: u32 = 37;
+
+/// Maturity of a feature gate in one release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Off by default, may be enabled.
+    Alpha,
+    /// On by default, may be disabled.
+    Beta,
+    /// Off by default although beta.
+    BetaOff,
+    /// On and locked.
+    Ga,
+}
+
+struct Gate {
+    name: &'static str,
+    /// (first minor, stage) in ascending order.
+    stages: &'static [(u32, Stage)],
+    /// First minor in which the gate no longer exists (the feature stays on).
+    removed: Option<u32>,
+}
+
+const GATES: &[Gate] = &[
+    Gate {
+        name: "ServiceIPStaticSubrange",
+        stages: &[(24, Stage::Alpha), (25, Stage::Beta), (26, Stage::Ga)],
+        removed: Some(28),
+    },
+    Gate {
+        name: "ServiceNodePortStaticSubrange",
+        stages: &[(27, Stage::Alpha), (28, Stage::Beta), (29, Stage::Ga)],
+        removed: Some(31),
+    },
+    Gate {
+        name: "MultiCIDRServiceAllocator",
+        stages: &[(27, Stage::Alpha), (31, Stage::BetaOff), (33, Stage::Beta), (34, Stage::Ga)],
+        removed: Some(37),
+    },
+    Gate {
+        name: "DisableAllocatorDualWrite",
+        stages: &[(31, Stage::Alpha), (33, Stage::BetaOff), (34, Stage::Beta), (35, Stage::Ga)],
+        removed: None,
+    },
+    Gate {
+        name: "MixedProtocolLBService",
+        stages: &[(20, Stage::Alpha), (24, Stage::Beta), (26, Stage::Ga)],
+        removed: Some(28),
+    },
+    Gate {
+        name: "TopologyAwareHints",
+        stages: &[(21, Stage::Alpha), (23, Stage::BetaOff), (24, Stage::Beta), (33, Stage::Ga)],
+        removed: Some(35),
+    },
+    Gate {
+        name: "ServiceTrafficDistribution",
+        stages: &[(30, Stage::Alpha), (31, Stage::Beta), (33, Stage::Ga)],
+        removed: Some(35),
+    },
+    Gate {
+        name: "PreferSameTrafficDistribution",
+        stages: &[(33, Stage::Alpha), (34, Stage::Beta), (35, Stage::Ga)],
+        removed: None,
+    },
+    Gate {
+        name: "StrictIPCIDRValidation",
+        stages: &[(33, Stage::Alpha), (36, Stage::Beta)],
+        removed: None,
+    },
+    Gate {
+        name: "RelaxedServiceNameValidation",
+        stages: &[(34, Stage::Alpha)],
+        removed: None,
+    },
+    Gate {
+        name: "LoadBalancerIPMode",
+        stages: &[(29, Stage::Alpha), (30, Stage::Beta), (32, Stage::Ga)],
+        removed: Some(34),
+    },
+    Gate {
+        name: "AllowServiceLBStatusOnNonLB",
+        stages: &[(29, Stage::BetaOff)],
+        removed: None,
+    },
+];
+
+/// A Kubernetes release: minor and, when given, patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Version {
+    /// Minor version (`24` for 1.24).
+    pub minor: u32,
+    /// Patch version, `None` for "the latest patch of that minor".
+    pub patch: Option<u32>,
+}
+
+impl Version {
+    /// The newest release svclab models.
+    pub const NEWEST: Version = Version { minor: NEWEST_MINOR, patch: None };
+
+    /// Parses `1.24`, `v1.24`, `1.26.3`, `v1.33.0-rc.1`.
+    pub fn parse(text: &str) -> Option<Version> {
+        let text = text.trim().trim_start_matches('v');
+        let text = text.split(['-', '+']).next()?;
+        let mut parts = text.split('.');
+        if parts.next()? != "1" {
+            return None;
+        }
+        let minor: u32 = parts.next()?.parse().ok()?;
+        let patch = match parts.next() {
+            Some(p) => Some(p.parse().ok()?),
+            None => None,
+        };
+        if parts.next().is_some() {
+            return None;
+        }
+        Some(Version { minor, patch })
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.patch {
+            Some(p) => write!(f, "1.{}.{p}", self.minor),
+            None => write!(f, "1.{}", self.minor),
+        }
+    }
+}
+
+/// How the static band offset treats a range of exactly 16 addresses (allocation.md §6.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SmallRangeRule {
+    /// `cidrSize < 16` → 0: 1.24 and unpatched 1.25/1.26. A /28 gets offset 16 and panics.
+    LessThan16,
+    /// `cidrSize <= 16` → 0: the fixed rule (#115322).
+    AtMost16,
+}
+
+/// Host facts kube-proxy sees but no Kubernetes object carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HostFacts {
+    /// iptables supports `--random-fully`.
+    pub iptables_random_fully: bool,
+    /// nfacct counters exist.
+    pub nfacct: bool,
+    /// Addresses on the node's interfaces (CIDR notation).
+    pub interface_addresses: Vec<String>,
+}
+
+/// The resolved profile every stage reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Kubernetes release.
+    pub version: Version,
+    gates: BTreeMap<&'static str, bool>,
+    /// `--service-cluster-ip-range` (primary first), or the ServiceCIDR objects' ranges.
+    pub service_cluster_ip_ranges: Vec<IpNet>,
+    /// `--service-node-port-range`.
+    pub service_node_port_range: PortRange,
+    /// Seed of every dynamic pick.
+    pub seed: u64,
+    /// Host facts for proxy rendering.
+    pub host: HostFacts,
+}
+
+impl Default for Profile {
+    fn default() -> Self {
+        Profile::for_version(Version::NEWEST)
+    }
+}
+
+/// The profile as the report shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileSummary {
+    /// `1.37`.
+    pub kubernetes_version: String,
+    /// Effective value of every gate svclab models.
+    pub feature_gates: BTreeMap<String, bool>,
+    /// Service ranges, primary first.
+    pub service_cluster_ip_ranges: Vec<String>,
+    /// Node port range.
+    pub service_node_port_range: String,
+    /// RNG seed.
+    pub seed: u64,
+    /// Host facts.
+    pub host: HostFacts,
+}
+
+impl Profile {
+    /// Defaults of a release: kubeadm's 10.96.0.0/12, 30000-32767, seed 0, default gates.
+    pub fn for_version(version: Version) -> Profile {
+        let mut gates = BTreeMap::new();
+        for gate in GATES {
+            if let Some(value) = default_of(gate, version.minor) {
+                gates.insert(gate.name, value);
+            }
+        }
+        Profile {
+            version,
+            gates,
+            service_cluster_ip_ranges: vec![IpNet::V4(
+                ipnet::Ipv4Net::new(std::net::Ipv4Addr::new(10, 96, 0, 0), 12).unwrap_or_default(),
+            )],
+            service_node_port_range: PortRange { base: 30000, size: 2768 },
+            seed: 0,
+            host: HostFacts::default(),
+        }
+    }
+
+    /// Effective value of a gate; removed gates report the feature's final state (on).
+    pub fn gate(&self, name: &str) -> bool {
+        if let Some(v) = self.gates.get(name) {
+            return *v;
+        }
+        GATES
+            .iter()
+            .find(|g| g.name == name)
+            .is_some_and(|g| g.removed.is_some_and(|r| self.version.minor >= r))
+    }
+
+    /// Sets a gate the way `--feature-gates` does, with kube-apiserver's errors.
+    pub fn set_gate(&mut self, name: &str, value: bool) -> Result<(), String> {
+        let Some(gate) = GATES.iter().find(|g| g.name == name) else {
+            return Err(format!("unrecognized feature gate: {name}"));
+        };
+        let Some(default) = default_of(gate, self.version.minor) else {
+            return Err(format!("unrecognized feature gate: {name}"));
+        };
+        if stage_of(gate, self.version.minor) == Some(Stage::Ga) && value != default {
+            return Err(format!(
+                "cannot set feature gate {name} to {value}, feature is locked to {default}"
+            ));
+        }
+        self.gates.insert(gate.name, value);
+        Ok(())
+    }
+
+    /// The band-offset rule for ranges of 16 addresses.
+    pub fn small_range_rule(&self) -> SmallRangeRule {
+        // Fixed in 1.27 and backported to 1.25.x / 1.26.x (#115334, #115333); the exact patch
+        // releases are unconfirmed, we take the first patches cut after the merge (1.25.7, 1.26.2).
+        match (self.version.minor, self.version.patch) {
+            (..=24, _) => SmallRangeRule::LessThan16,
+            (25, Some(p)) if p < 7 => SmallRangeRule::LessThan16,
+            (26, Some(p)) if p < 2 => SmallRangeRule::LessThan16,
+            _ => SmallRangeRule::AtMost16,
+        }
+    }
+
+    /// Whether ClusterIP ranges have a static band (ServiceIPStaticSubrange).
+    pub fn ip_static_subrange(&self) -> bool {
+        self.gate("ServiceIPStaticSubrange")
+    }
+
+    /// Whether NodePort ranges have a static band (ServiceNodePortStaticSubrange, from 1.27).
+    pub fn node_port_static_subrange(&self) -> bool {
+        self.version.minor >= 27 && self.gate("ServiceNodePortStaticSubrange")
+    }
+
+    /// Whether ClusterIPs come from ServiceCIDR/IPAddress objects (KEP-1880).
+    pub fn multi_cidr(&self) -> bool {
+        self.version.minor >= 27 && self.gate("MultiCIDRServiceAllocator")
+    }
+
+    /// Whether field-error values render as JSON (`["a"]`) rather than Go syntax
+    /// (`[]string{"a"}`), see validation.md §1.2 and allocation.md §6.7.
+    pub fn json_field_values(&self) -> bool {
+        false
+    }
+
+    /// The report's view of the profile.
+    pub fn summary(&self) -> ProfileSummary {
+        let mut feature_gates = BTreeMap::new();
+        for gate in GATES {
+            if default_of(gate, self.version.minor).is_some() {
+                feature_gates.insert(gate.name.to_owned(), self.gate(gate.name));
+            }
+        }
+        ProfileSummary {
+            kubernetes_version: self.version.to_string(),
+            feature_gates,
+            service_cluster_ip_ranges: self
+                .service_cluster_ip_ranges
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            service_node_port_range: self.service_node_port_range.to_string(),
+            seed: self.seed,
+            host: self.host.clone(),
+        }
+    }
+
+    /// Builds the profile from the scenario's `ClusterProfile` (the last one wins).
+    pub fn from_scenario(object: Option<&Located<ClusterProfile>>, diags: &mut Vec<Diagnostic>) -> Profile {
+        let Some(located) = object else { return Profile::default() };
+        let spec = &located.value;
+        let diag = |field: &str, message: String| Diagnostic {
+            severity: Severity::Error,
+            object: Some(ObjectRef { kind: "ClusterProfile".into(), ..ObjectRef::default() }),
+            field: field.to_owned(),
+            reason: "FieldValueInvalid".into(),
+            message,
+            source: Some(crate::pipeline::source_of(&located.positions, field)),
+        };
+        let version = match &spec.kubernetes_version {
+            None => Version::NEWEST,
+            Some(text) => match Version::parse(text) {
+                Some(v) if (OLDEST_MINOR..=NEWEST_MINOR).contains(&v.minor) => v,
+                _ => {
+                    diags.push(diag(
+                        "kubernetesVersion",
+                        format!(
+                            "kubernetesVersion: Invalid value: {text:?}: svclab models Kubernetes 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}; using 1.{NEWEST_MINOR}"
+                        ),
+                    ));
+                    Version::NEWEST
+                }
+            },
+        };
+        let mut profile = Profile::for_version(version);
+        for (name, value) in &spec.feature_gates {
+            if let Err(message) = profile.set_gate(name, *value) {
+                diags.push(diag(&format!("featureGates[{name}]"), format!("featureGates: {message}")));
+            }
+        }
+        if let Some(seed) = spec.seed {
+            profile.seed = seed;
+        }
+        if !spec.service_cluster_ip_ranges.is_empty() {
+            match crate::net::parse_service_ranges(&spec.service_cluster_ip_ranges, &profile) {
+                Ok(ranges) => profile.service_cluster_ip_ranges = ranges,
+                Err(message) => diags.push(diag("serviceClusterIPRanges", message)),
+            }
+        }
+        if let Some(text) = &spec.service_node_port_range {
+            match PortRange::parse(text) {
+                Some(range) => profile.service_node_port_range = range,
+                None => diags.push(diag(
+                    "serviceNodePortRange",
+                    format!(
+                        "invalid argument {text:?} for \"--service-node-port-range\" flag: invalid port range"
+                    ),
+                )),
+            }
+        }
+        profile.host = HostFacts {
+            iptables_random_fully: spec.iptables_random_fully.unwrap_or(false),
+            nfacct: spec.nfacct.unwrap_or(false),
+            interface_addresses: spec.interface_addresses.clone(),
+        };
+        profile
+    }
+}
+
+fn stage_of(gate: &Gate, minor: u32) -> Option<Stage> {
+    if gate.removed.is_some_and(|r| minor >= r) {
+        return None;
+    }
+    gate.stages.iter().rev().find(|(since, _)| minor >= *since).map(|(_, s)| *s)
+}
+
+fn default_of(gate: &Gate, minor: u32) -> Option<bool> {
+    stage_of(gate, minor).map(|s| matches!(s, Stage::Beta | Stage::Ga))
+}
+
+#[cfg(test)]
+mod tests;

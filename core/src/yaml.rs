@@ -1,0 +1,366 @@
+//! A YAML/JSON document tree that remembers the line and column of every node.
+//!
+//! Kubernetes decodes manifests with `sigs.k8s.io/yaml`, which resolves plain scalars with the
+//! YAML 1.1 rules of go-yaml v2 (`yes`, `on`, `0777`, ...). We parse with `saphyr-parser` and apply
+//! those rules ourselves, so `publishNotReadyAddresses: yes` means what kubectl thinks it means.
+
+use std::collections::BTreeMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+use crate::source::Pos;
+
+/// Upper bound on nodes per document (guards against alias expansion bombs).
+const MAX_NODES: usize = 2_000_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Node {
+    pub(crate) value: Value,
+    pub(crate) pos: Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Node>),
+    /// Invariant: keys keep document order; duplicates keep the last value (like encoding/json).
+    Map(Vec<Entry>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Entry {
+    pub(crate) key: String,
+    pub(crate) key_pos: Pos,
+    pub(crate) value: Node,
+}
+
+impl Node {
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(entries) => entries.iter().rev().find(|e| e.key == key).map(|e| &e.value),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The JSON type name Go's encoding/json uses in "cannot unmarshal X into ..." errors.
+    pub(crate) fn json_type(&self) -> &'static str {
+        match self.value {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::Float(_) => "number",
+            Value::Str(_) => "string",
+            Value::Seq(_) => "array",
+            Value::Map(_) => "object",
+        }
+    }
+
+    /// Renders the node as compact JSON (used for echoing values in diagnostics).
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        match &self.value {
+            Value::Null => serde_json::Value::Null,
+            Value::Bool(b) => serde_json::Value::Bool(*b),
+            Value::Int(i) => serde_json::Value::from(*i),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map_or(serde_json::Value::Null, serde_json::Value::Number),
+            Value::Str(s) => serde_json::Value::String(s.clone()),
+            Value::Seq(items) => items.iter().map(Node::to_json).collect(),
+            Value::Map(entries) => {
+                let mut map = serde_json::Map::new();
+                for e in entries {
+                    map.insert(e.key.clone(), e.value.to_json());
+                }
+                serde_json::Value::Object(map)
+            }
+        }
+    }
+}
+
+/// One document of a multi-document stream.
+#[derive(Debug)]
+pub(crate) struct Document {
+    /// Index of the document in its file (0-based).
+    pub(crate) index: usize,
+    /// 1-based line where the document's text starts.
+    pub(crate) first_line: u32,
+    pub(crate) text: String,
+    pub(crate) root: Result<Option<Node>, SyntaxError>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SyntaxError {
+    pub(crate) pos: Pos,
+    pub(crate) message: String,
+}
+
+/// Splits a stream on `---` lines and parses every document on its own, so one malformed
+/// document never hides the others.
+pub(crate) fn parse_stream(text: &str) -> Vec<Document> {
+    let mut docs = Vec::new();
+    let mut current = String::new();
+    let mut first_line = 1u32;
+    let mut line_no = 0u32;
+    let mut saw_content = false;
+    for line in text.split_inclusive('\n') {
+        line_no += 1;
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        let is_separator = trimmed == "---"
+            || trimmed.starts_with("--- ")
+            || trimmed.starts_with("---\t")
+            || trimmed == "...";
+        if is_separator {
+            if saw_content {
+                let index = docs.len();
+                docs.push(parse_document(index, first_line, std::mem::take(&mut current)));
+            }
+            current.clear();
+            saw_content = false;
+            // `--- {a: 1}` carries content on the separator line itself.
+            let rest = trimmed.strip_prefix("---").unwrap_or("").trim();
+            if !rest.is_empty() && trimmed != "..." {
+                current.push_str(&" ".repeat(4));
+                current.push_str(rest);
+                current.push('\n');
+                saw_content = true;
+                first_line = line_no;
+            } else {
+                first_line = line_no + 1;
+            }
+            continue;
+        }
+        if !saw_content && is_blank_or_comment(trimmed) {
+            current.push_str(line);
+            continue;
+        }
+        if !saw_content {
+            saw_content = true;
+        }
+        current.push_str(line);
+    }
+    if saw_content {
+        let index = docs.len();
+        docs.push(parse_document(index, first_line, current));
+    }
+    docs
+}
+
+fn is_blank_or_comment(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#') || t.starts_with('%')
+}
+
+fn parse_document(index: usize, first_line: u32, text: String) -> Document {
+    let root = Builder::new(first_line).run(&text);
+    Document { index, first_line, text, root }
+}
+
+struct Builder {
+    line_offset: u32,
+    anchors: BTreeMap<usize, Node>,
+    nodes: usize,
+}
+
+enum Frame {
+    Seq { anchor: usize, pos: Pos, items: Vec<Node> },
+    Map { anchor: usize, pos: Pos, entries: Vec<Entry>, pending_key: Option<(String, Pos)> },
+}
+
+impl Builder {
+    fn new(first_line: u32) -> Self {
+        Builder { line_offset: first_line.saturating_sub(1), anchors: BTreeMap::new(), nodes: 0 }
+    }
+
+    fn pos(&self, span: &Span) -> Pos {
+        let line = u32::try_from(span.start.line()).unwrap_or(u32::MAX);
+        let col = u32::try_from(span.start.col()).unwrap_or(u32::MAX);
+        Pos { line: line.saturating_add(self.line_offset), column: col.saturating_add(1) }
+    }
+
+    fn run(mut self, text: &str) -> Result<Option<Node>, SyntaxError> {
+        let mut parser = Parser::new_from_str(text);
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut root: Option<Node> = None;
+        while let Some(event) = parser.next_event() {
+            let (event, span) = event.map_err(|e| SyntaxError {
+                pos: Pos {
+                    line: u32::try_from(e.marker().line()).unwrap_or(u32::MAX) + self.line_offset,
+                    column: u32::try_from(e.marker().col()).unwrap_or(u32::MAX) + 1,
+                },
+                message: e.info().to_owned(),
+            })?;
+            let pos = self.pos(&span);
+            let complete: Option<(Node, usize)> = match event {
+                Event::Scalar(text, style, anchor, tag) => {
+                    let explicit_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
+                    let value = if style == ScalarStyle::Plain && !explicit_str {
+                        resolve_plain(&text)
+                    } else {
+                        Value::Str(text.into_owned())
+                    };
+                    Some((Node { value, pos }, anchor))
+                }
+                Event::Alias(id) => match self.anchors.get(&id) {
+                    Some(node) => {
+                        self.nodes += count_nodes(node);
+                        Some((Node { value: node.value.clone(), pos }, 0))
+                    }
+                    None => {
+                        return Err(SyntaxError { pos, message: "unknown anchor".to_owned() });
+                    }
+                },
+                Event::SequenceStart(anchor, _) => {
+                    stack.push(Frame::Seq { anchor, pos, items: Vec::new() });
+                    None
+                }
+                Event::MappingStart(anchor, _) => {
+                    stack.push(Frame::Map { anchor, pos, entries: Vec::new(), pending_key: None });
+                    None
+                }
+                Event::SequenceEnd => match stack.pop() {
+                    Some(Frame::Seq { anchor, pos, items }) => {
+                        Some((Node { value: Value::Seq(items), pos }, anchor))
+                    }
+                    _ => return Err(SyntaxError { pos, message: "unbalanced sequence".into() }),
+                },
+                Event::MappingEnd => match stack.pop() {
+                    Some(Frame::Map { anchor, pos, entries, .. }) => {
+                        Some((Node { value: Value::Map(entries), pos }, anchor))
+                    }
+                    _ => return Err(SyntaxError { pos, message: "unbalanced mapping".into() }),
+                },
+                Event::StreamStart
+                | Event::StreamEnd
+                | Event::DocumentStart(_)
+                | Event::DocumentEnd
+                | Event::Nothing => None,
+            };
+            let Some((node, anchor)) = complete else { continue };
+            self.nodes += 1;
+            if self.nodes > MAX_NODES {
+                return Err(SyntaxError {
+                    pos,
+                    message: format!("document has more than {MAX_NODES} nodes"),
+                });
+            }
+            if anchor != 0 {
+                self.anchors.insert(anchor, node.clone());
+            }
+            match stack.last_mut() {
+                None => {
+                    if root.is_none() {
+                        root = Some(node);
+                    }
+                }
+                Some(Frame::Seq { items, .. }) => items.push(node),
+                Some(Frame::Map { entries, pending_key, .. }) => match pending_key.take() {
+                    None => *pending_key = Some((key_text(&node), node.pos)),
+                    Some((key, key_pos)) => {
+                        entries.retain(|e| e.key != key);
+                        entries.push(Entry { key, key_pos, value: node });
+                    }
+                },
+            }
+        }
+        Ok(root)
+    }
+}
+
+fn count_nodes(node: &Node) -> usize {
+    match &node.value {
+        Value::Seq(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
+        Value::Map(entries) => 1 + entries.iter().map(|e| count_nodes(&e.value)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+fn key_text(node: &Node) -> String {
+    match &node.value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Str(s) => s.clone(),
+        Value::Seq(_) | Value::Map(_) => node.to_json().to_string(),
+    }
+}
+
+/// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does.
+fn resolve_plain(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Value::Bool(true);
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false);
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Value::Float(f64::INFINITY);
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
+        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        _ => {}
+    }
+    let first = text.as_bytes()[0];
+    if first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.' {
+        let plain = text.replace('_', "");
+        if let Some(i) = parse_go_int(&plain) {
+            return Value::Int(i);
+        }
+        if looks_like_float(&plain) {
+            if let Ok(f) = plain.parse::<f64>() {
+                return Value::Float(f);
+            }
+        }
+    }
+    Value::Str(text.to_owned())
+}
+
+/// `strconv.ParseInt(s, 0, 64)`: optional sign, then `0x`, `0o`, `0b` or a leading-zero octal.
+fn parse_go_int(s: &str) -> Option<i64> {
+    let (negative, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let (radix, body) = if let Some(rest) = digits.strip_prefix("0x").or(digits.strip_prefix("0X")) {
+        (16, rest)
+    } else if let Some(rest) = digits.strip_prefix("0o").or(digits.strip_prefix("0O")) {
+        (8, rest)
+    } else if let Some(rest) = digits.strip_prefix("0b").or(digits.strip_prefix("0B")) {
+        (2, rest)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(body, radix).ok()?;
+    let value = if negative { -magnitude } else { magnitude };
+    i64::try_from(value).ok()
+}
+
+fn looks_like_float(s: &str) -> bool {
+    let body = s.trim_start_matches(['-', '+']);
+    !body.is_empty()
+        && body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
+        && body.chars().any(|c| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,18 @@
+//! `cargo xtask`: build automation written in Rust.
+
+mod tidy;
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
+        None => anyhow::bail!("usage: cargo xtask <ci>"),
+    }
+}
+
+fn ci() -> anyhow::Result<()> {
+    let status = std::process::Command::new("bash").arg(".ci/run").status()?;
+    anyhow::ensure!(status.success(), ".ci/run failed");
+    Ok(())
+}

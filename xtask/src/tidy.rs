@@ -1,0 +1,1 @@
+//! Tidy checks of the workspace, run as tests.
