@@ -1,1 +1,260 @@
-//! Unit tests of `allocation`.
+//! Unit and property tests of the allocators: uniqueness, release, band preference, and the
+//! Service-level family rules through the pipeline.
+
+use std::collections::BTreeSet;
+
+use expect_test::{Expect, expect};
+use proptest::prelude::*;
+
+use super::{Bitmap, IpAddressAllocator, IpRange, MetaAllocator, PortAllocator, Seeded};
+use crate::net::{IpFamily, PortRange};
+use crate::{CheckOptions, Input, check};
+
+#[derive(Debug, Clone)]
+enum Op {
+    Next,
+    Take(usize),
+    Release(usize),
+}
+
+fn ops(max: usize) -> impl Strategy<Value = Vec<Op>> {
+    let op = prop_oneof![
+        4 => Just(Op::Next),
+        1 => (0..max + 2).prop_map(Op::Take),
+        2 => (0..max + 2).prop_map(Op::Release),
+    ];
+    proptest::collection::vec(op, 0..400)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// The bitmap never hands out a bit twice, release frees, and dynamic picks stay out of
+    /// the static band while the dynamic band has room.
+    #[test]
+    fn bitmap_matches_a_set_model(max in 1usize..200, offset_pick in 0usize..64, seed in any::<u64>(), ops in ops(200)) {
+        let offset = offset_pick.min(max - 1);
+        let mut bitmap = Bitmap::new(max, offset);
+        let mut rng = Seeded::new(seed, "prop");
+        let mut model = BTreeSet::new();
+        for op in ops {
+            match op {
+                Op::Next => {
+                    let dynamic_free = (offset..max).any(|i| !model.contains(&i));
+                    match bitmap.allocate_next(&mut rng) {
+                        Ok(i) => {
+                            prop_assert!(i < max);
+                            prop_assert!(model.insert(i), "bit {} handed out twice", i);
+                            if dynamic_free {
+                                prop_assert!(i >= offset, "pick {} in the static band while the dynamic band had room", i);
+                            }
+                        }
+                        Err(_) => prop_assert_eq!(model.len(), max),
+                    }
+                }
+                Op::Take(i) => {
+                    let ok = bitmap.allocate(i).is_ok();
+                    prop_assert_eq!(ok, i < max && !model.contains(&i));
+                    if ok { model.insert(i); }
+                }
+                Op::Release(i) => {
+                    bitmap.release(i);
+                    model.remove(&i);
+                    prop_assert!(!bitmap.has(i));
+                }
+            }
+            prop_assert_eq!(bitmap.used(), model.len());
+        }
+    }
+
+    /// Same properties for the IPAddress allocator on an uncapped IPv6 range.
+    #[test]
+    fn ip_address_allocator_never_duplicates(seed in any::<u64>(), n in 1usize..300) {
+        let net = "fd00::/120".parse().unwrap_or_default();
+        let mut a = IpAddressAllocator::new(net, 16, seed).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let mut seen = BTreeSet::new();
+        for k in 0..n {
+            match a.allocate_next() {
+                Ok(ip) => {
+                    prop_assert!(seen.insert(ip));
+                    let static_band_end: std::net::IpAddr = "fd00::10".parse().unwrap_or(ip);
+                    if k < 239 { prop_assert!(ip > static_band_end, "{} picked while the dynamic band had room", ip); }
+                }
+                Err(_) => prop_assert_eq!(seen.len(), 255),
+            }
+        }
+        if let Some(ip) = seen.iter().next().copied() {
+            a.release(ip);
+            prop_assert!(!a.has(ip));
+            prop_assert!(a.allocate(ip).is_ok());
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_picks_different_seed_different_picks() {
+    let net = "10.96.0.0/12".parse().unwrap_or_default();
+    let picks = |seed| {
+        let mut r = IpRange::new(net, 256, seed);
+        (0..5).map(|_| r.allocate_next().map(|ip| ip.to_string()).unwrap_or_default()).collect::<Vec<_>>()
+    };
+    assert_eq!(picks(1), picks(1));
+    assert_ne!(picks(1), picks(2));
+}
+
+#[test]
+fn the_1_24_offset_on_a_slash_28_is_the_upstream_panic() {
+    let net = "10.0.0.0/28".parse().unwrap_or_default();
+    let mut r = IpRange::new(net, 16, 0);
+    assert_eq!(r.allocate_next().map_err(|e| e.kind()), Err("Internal"));
+    assert!(r.allocate("10.0.0.5".parse().unwrap_or(net.network())).is_ok());
+}
+
+#[test]
+fn port_bands_follow_kep_3668() {
+    let range = PortRange { base: 30000, size: 2768 };
+    let p = PortAllocator::new(range, true, 0);
+    assert_eq!((p.static_band(), p.dynamic_band()), (Some((30000, 30085)), Some((30086, 32767))));
+}
+
+#[test]
+fn meta_allocator_reports_mismatched_network_outside_every_cidr() {
+    let nets = [("10.0.0.0/24".parse().unwrap_or_default(), 16)];
+    let mut m = MetaAllocator::new(IpFamily::V4, &nets, 0).unwrap_or_else(|e| panic!("{e}"));
+    let outside = "10.0.1.5".parse().unwrap_or(nets[0].0.network());
+    assert_eq!(m.allocate(outside).map_err(|e| e.to_string()), Err("the provided network does not match the current range".into()));
+    let network = "10.0.0.0".parse().unwrap_or(outside);
+    assert_eq!(m.allocate(network).map_err(|e| e.kind()), Err("MismatchedNetwork"));
+}
+
+/// Runs a scenario and prints each Service's outcome, IPs with bands, and the errors.
+#[track_caller]
+fn check_scenario(input: &str, expect: Expect) {
+    let report = check(&[Input::new("s.yaml", input)], &CheckOptions::default());
+    let mut out = String::new();
+    for s in &report.services {
+        let ips: Vec<String> = s.allocations.iter().map(|a| format!("{}({})", a.ip, a.band)).collect();
+        let ports: Vec<String> = s.ports.iter().map(|p| p.node_port.to_string()).collect();
+        out.push_str(&format!(
+            "{} {} {} {:?} {:?} [{}] ports={}\n",
+            s.name,
+            s.outcome,
+            s.ip_family_policy,
+            s.ip_families,
+            s.cluster_ips,
+            ips.join(" "),
+            ports.join(",")
+        ));
+    }
+    for d in &report.diagnostics {
+        out.push_str(&format!("{} {}\n", d.reason, d.message));
+    }
+    expect.assert_eq(&out);
+}
+
+const DUAL: &str = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '1.32'\nserviceClusterIPRanges: [10.96.0.0/16, fd00::/112]\n";
+
+#[test]
+fn dual_stack_policies_and_families() {
+    check_scenario(
+        &format!(
+            "{DUAL}---
+apiVersion: v1
+kind: Service
+metadata: {{name: prefer}}
+spec: {{selector: {{a: b}}, ipFamilyPolicy: PreferDualStack, ipFamilies: [IPv6], ports: [{{port: 80}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: require}}
+spec: {{selector: {{a: b}}, ipFamilyPolicy: RequireDualStack, clusterIPs: [10.96.0.20, 'fd00::20'], clusterIP: 10.96.0.20, ports: [{{port: 80}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: headless}}
+spec: {{clusterIP: None, ports: [{{port: 80}}]}}
+"
+        ),
+        expect![[r#"
+            prefer created PreferDualStack ["IPv6", "IPv4"] ["fd00::a537", "10.96.243.213"] [fd00::a537(dynamic) 10.96.243.213(dynamic)] ports=0
+            require created RequireDualStack ["IPv4", "IPv6"] ["10.96.0.20", "fd00::20"] [10.96.0.20(static) fd00::20(static)] ports=0
+            headless created RequireDualStack ["IPv4", "IPv6"] ["None"] [] ports=0
+        "#]],
+    );
+}
+
+#[test]
+fn delete_releases_and_updates_keep_their_addresses() {
+    check_scenario(
+        "apiVersion: v1
+kind: Service
+metadata: {name: a}
+spec: {type: NodePort, clusterIP: 10.96.0.10, ports: [{port: 53, protocol: UDP, nodePort: 30053}, {name: t, port: 53, protocol: TCP}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: a}
+spec: {type: NodePort, ports: [{port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: a, annotations: {svclab.dev/operation: delete}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b}
+spec: {type: NodePort, clusterIP: 10.96.0.10, ports: [{port: 53, nodePort: 30053}]}
+",
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.0.10"] [10.96.0.10(static)] ports=30053,30053
+            a updated SingleStack ["IPv4"] ["10.96.0.10"] [10.96.0.10(static)] ports=30053,30053
+            a deleted SingleStack ["IPv4"] ["10.96.0.10"] [] ports=30053,30053
+            b created SingleStack ["IPv4"] ["10.96.0.10"] [10.96.0.10(static)] ports=30053
+        "#]],
+    );
+}
+
+#[test]
+fn multi_cidr_profiles_use_service_cidr_objects() {
+    check_scenario(
+        "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '1.33'
+serviceClusterIPRanges: [10.96.0.0/28]
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: extra}
+spec: {cidrs: [10.100.0.0/24]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: out}
+spec: {clusterIP: 10.200.0.1, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: in-extra}
+spec: {clusterIP: 10.100.0.5, ports: [{port: 80}]}
+",
+        expect![[r#"
+            out rejected SingleStack ["IPv4"] ["10.200.0.1"] [] ports=0
+            in-extra created SingleStack ["IPv4"] ["10.100.0.5"] [10.100.0.5(static)] ports=0
+            FieldValueInvalid spec.clusterIPs: Invalid value: []string{"10.200.0.1"}: failed to allocate IP 10.200.0.1: the provided network does not match the current range
+        "#]],
+    );
+}
+
+#[test]
+fn a_full_range_is_an_internal_error() {
+    let mut input = String::from(
+        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '1.32'\nserviceClusterIPRanges: [10.0.0.0/30]\n",
+    );
+    for name in ["a", "b", "c"] {
+        input.push_str(&format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec: {{ports: [{{port: 80}}]}}\n"));
+    }
+    let report = check(&[Input::new("s.yaml", input)], &CheckOptions::default());
+    let outcomes: Vec<&str> = report.services.iter().map(|s| s.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["created", "created", "rejected"]);
+    assert_eq!(report.diagnostics[0].message, "Internal error occurred: failed to allocate a serviceIP: range is full");
+}
