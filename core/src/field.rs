@@ -91,6 +91,14 @@ pub enum GoValue {
     },
     /// Anything already rendered (`core.ServicePort{...}`).
     Raw(String),
+    /// A composite value pre-rendered both ways: Go `%#v` (before 1.34) and `json.Marshal`
+    /// (1.34+, kubernetes/kubernetes#132314).
+    Composite {
+        /// Go `%#v` rendering.
+        go: String,
+        /// JSON rendering.
+        json: String,
+    },
 }
 
 impl GoValue {
@@ -105,10 +113,13 @@ impl GoValue {
             GoValue::Null => "null".to_owned(),
             GoValue::Int(i) => i.to_string(),
             GoValue::Bool(b) => b.to_string(),
-            GoValue::Str(s) if json => serde_json::Value::String(s.clone()).to_string(),
+            // Plain strings keep the `%q` type-switch branch even after #132314, which only
+            // routes composite values (slices, structs) through JSON.
             GoValue::Str(s) => go_quote(s),
+            GoValue::StrSlice { items, .. } if json && items.is_empty() => "null".to_owned(),
             GoValue::StrSlice { items, .. } if json => {
-                serde_json::Value::from(items.clone()).to_string()
+                let inner: Vec<String> = items.iter().map(|s| go_json_quote(s)).collect();
+                format!("[{}]", inner.join(","))
             }
             GoValue::StrSlice { type_name, items } if items.is_empty() => {
                 format!("{type_name}(nil)")
@@ -118,8 +129,82 @@ impl GoValue {
                 format!("{type_name}{{{}}}", inner.join(", "))
             }
             GoValue::Raw(s) => s.clone(),
+            GoValue::Composite { json: j, .. } if json => j.clone(),
+            GoValue::Composite { go, .. } => go.clone(),
         }
     }
+}
+
+/// A `core.ServicePort` as `%#v` and as JSON renders it (internal types carry no JSON tags, so
+/// JSON uses the Go field names; `IntOrString` marshals to its bare value).
+pub(crate) fn service_port_value(port: &crate::model::ServicePort) -> GoValue {
+    GoValue::Composite { go: service_port_go(port), json: service_port_json(port) }
+}
+
+/// `%#v` of a `core.ServicePort`. A non-nil `AppProtocol` prints a memory address in Go; we print
+/// a fixed placeholder so output stays deterministic.
+pub(crate) fn service_port_go(port: &crate::model::ServicePort) -> String {
+    let app = if port.app_protocol.is_some() { "(*string)(0xc000000000)" } else { "(*string)(nil)" };
+    let target = match &port.target_port {
+        crate::model::IntOrString::Int(i) => format!("intstr.IntOrString{{Type:0, IntVal:{i}, StrVal:\"\"}}"),
+        crate::model::IntOrString::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}", go_quote(s)),
+    };
+    format!(
+        "core.ServicePort{{Name:{}, Protocol:{}, AppProtocol:{app}, Port:{}, TargetPort:{target}, NodePort:{}}}",
+        go_quote(&port.name),
+        go_quote(&port.protocol),
+        port.port,
+        port.node_port
+    )
+}
+
+/// `json.Marshal` of a `core.ServicePort`.
+pub(crate) fn service_port_json(port: &crate::model::ServicePort) -> String {
+    let app = port.app_protocol.as_deref().map_or("null".to_owned(), go_json_quote);
+    let target = match &port.target_port {
+        crate::model::IntOrString::Int(i) => i.to_string(),
+        crate::model::IntOrString::String(s) => go_json_quote(s),
+    };
+    format!(
+        "{{\"Name\":{},\"Protocol\":{},\"AppProtocol\":{app},\"Port\":{},\"TargetPort\":{target},\"NodePort\":{}}}",
+        go_json_quote(&port.name),
+        go_json_quote(&port.protocol),
+        port.port,
+        port.node_port
+    )
+}
+
+/// The distinct `<path>: <body>` lines of an error list, in order: what `ToAggregate` and kubectl
+/// print (the Status causes keep every error).
+pub(crate) fn distinct_messages(errors: &[FieldError], json_values: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(errors.len());
+    for e in errors {
+        let m = e.message(json_values);
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// Go `encoding/json` string encoding (`json.Marshal` with its default HTML escaping).
+pub(crate) fn go_json_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Go `strconv.Quote`.
@@ -138,7 +223,12 @@ pub fn go_quote(s: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
             c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() => {
+            // Go escapes what `unicode.IsPrint` rejects: controls, spaces other than U+0020 and
+            // the common format characters (soft hyphen, zero-width and bidi marks, BOM).
+            c if c.is_control()
+                || (c.is_whitespace() && c != ' ')
+                || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}') =>
+            {
                 if (c as u32) < 0x10000 {
                     out.push_str(&format!("\\u{:04x}", c as u32));
                 } else {

@@ -29,6 +29,7 @@ mod pipeline;
 mod profile;
 mod report;
 mod source;
+mod validation;
 mod yaml;
 
 // The public surface: inputs, the pipeline, the report and the types it is built from.
@@ -47,3 +48,7 @@ pub use report::{
     ServiceReport,
 };
 pub use source::{Pos, Source};
+pub use validation::{
+    validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
+    validate_service_update,
+};

@@ -1,0 +1,276 @@
+//! Name and label checks of `k8s.io/apimachinery/pkg/util/validation` and object metadata
+//! (`ValidateObjectMeta`, `ValidateObjectMetaUpdate`), with their exact messages.
+
+use crate::field::{FieldError, GoValue};
+use crate::model::{ObjectMeta, StringMap};
+
+/// DNS-1035 label text (`RegexError`: note the two spaces before `or`).
+pub(crate) const MSG_DNS1035: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
+/// DNS-1123 label text.
+pub(crate) const MSG_DNS1123_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+/// DNS-1123 subdomain text.
+pub(crate) const MSG_DNS1123_SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+/// Qualified-name name part text.
+const MSG_QN_NAME: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+/// Label value text.
+pub(crate) const MSG_LABEL_VALUE: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/// Total annotation size limit (`TotalAnnotationSizeLimitB`).
+const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
+
+fn max_len(n: usize) -> String {
+    format!("must be no more than {n} characters")
+}
+
+fn is_lower_alnum(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit()
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`
+fn matches_dns1123_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && is_lower_alnum(b[0])
+        && is_lower_alnum(b[b.len() - 1])
+        && b.iter().all(|c| is_lower_alnum(*c) || *c == b'-')
+}
+
+/// DNS-1123 subdomain regex (labels joined by dots).
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns1123_label)
+}
+
+/// `IsDNS1123Label`.
+pub(crate) fn dns1123_label(s: &str) -> Vec<String> {
+    let mut msgs = Vec::new();
+    if s.len() > 63 {
+        msgs.push(max_len(63));
+    }
+    if !matches_dns1123_label(s) {
+        // A valid subdomain that is not a label can only have failed on its dots.
+        if matches_dns1123_subdomain(s) {
+            msgs.push("must not contain dots".to_owned());
+        } else {
+            msgs.push(MSG_DNS1123_LABEL.to_owned());
+        }
+    }
+    msgs
+}
+
+/// `IsDNS1123Subdomain`.
+pub(crate) fn dns1123_subdomain(s: &str) -> Vec<String> {
+    let mut msgs = Vec::new();
+    if s.len() > 253 {
+        msgs.push(max_len(253));
+    }
+    if !matches_dns1123_subdomain(s) {
+        msgs.push(MSG_DNS1123_SUBDOMAIN.to_owned());
+    }
+    msgs
+}
+
+/// `IsDNS1035Label`.
+pub(crate) fn dns1035_label(s: &str) -> Vec<String> {
+    let mut msgs = Vec::new();
+    if s.len() > 63 {
+        msgs.push(max_len(63));
+    }
+    let b = s.as_bytes();
+    let ok = !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && is_lower_alnum(b[b.len() - 1])
+        && b.iter().all(|c| is_lower_alnum(*c) || *c == b'-');
+    if !ok {
+        msgs.push(MSG_DNS1035.to_owned());
+    }
+    msgs
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
+fn matches_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// `IsQualifiedName` (label keys, annotation keys, `appProtocol`, `loadBalancerClass`), in the
+/// wording of the 2025 `content` package.
+pub(crate) fn qualified_name(value: &str) -> Vec<String> {
+    let parts: Vec<&str> = value.split('/').collect();
+    let mut msgs = Vec::new();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                msgs.push("prefix part must be non-empty".to_owned());
+            } else {
+                msgs.extend(dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")));
+            }
+            *name
+        }
+        _ => {
+            let without = MSG_QN_NAME.trim_start_matches("name part ");
+            return vec![format!(
+                "a valid label key {without} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )];
+        }
+    };
+    if name.is_empty() {
+        msgs.push("name part must be non-empty".to_owned());
+    } else if name.len() > 63 {
+        msgs.push(format!("name part {}", max_len(63)));
+    }
+    if !matches_qualified_name_part(name) {
+        msgs.push(MSG_QN_NAME.to_owned());
+    }
+    msgs
+}
+
+/// `IsValidLabelValue`.
+pub(crate) fn label_value(value: &str) -> Vec<String> {
+    let mut msgs = Vec::new();
+    if value.len() > 63 {
+        msgs.push(max_len(63));
+    }
+    if !value.is_empty() && !matches_qualified_name_part(value) {
+        msgs.push(MSG_LABEL_VALUE.to_owned());
+    }
+    msgs
+}
+
+/// `IsValidPortName` (IANA_SVC_NAME): every failing check, in Go's order.
+pub(crate) fn port_name(port: &str) -> Vec<String> {
+    let mut msgs = Vec::new();
+    if port.len() > 15 {
+        msgs.push(max_len(15));
+    }
+    if port.is_empty() || !port.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        msgs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned());
+    }
+    if !port.bytes().any(|b| b.is_ascii_lowercase()) {
+        msgs.push("must contain at least one letter (a-z)".to_owned());
+    }
+    if port.contains("--") {
+        msgs.push("must not contain consecutive hyphens".to_owned());
+    }
+    if port.starts_with('-') || port.ends_with('-') {
+        msgs.push("must not begin or end with a hyphen".to_owned());
+    }
+    msgs
+}
+
+/// Appends one `Invalid` error per message.
+pub(crate) fn push_invalid(errors: &mut Vec<FieldError>, path: &str, value: &str, msgs: Vec<String>) {
+    for msg in msgs {
+        errors.push(FieldError::invalid(path, GoValue::Str(value.to_owned()), msg));
+    }
+}
+
+/// `ValidateLabels`: key errors carry the key, value errors the value; path has no key suffix.
+pub(crate) fn validate_labels(errors: &mut Vec<FieldError>, labels: &StringMap, path: &str) {
+    // Go iterates the map in random order; we use key order so the output is stable.
+    for (k, v) in labels {
+        push_invalid(errors, path, k, qualified_name(k));
+        push_invalid(errors, path, v, label_value(v));
+    }
+}
+
+/// `ValidateAnnotations`: keys checked lower-cased, reported as written; total size limit.
+fn validate_annotations(errors: &mut Vec<FieldError>, annotations: &StringMap, path: &str) {
+    let mut total = 0usize;
+    for (k, v) in annotations {
+        push_invalid(errors, path, k, qualified_name(&k.to_lowercase()));
+        total += k.len() + v.len();
+    }
+    if total > ANNOTATIONS_MAX_BYTES {
+        errors.push(FieldError {
+            path: path.to_owned(),
+            kind: crate::field::ErrorType::TooLong,
+            value: GoValue::Null,
+            detail: format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes"),
+        });
+    }
+}
+
+/// How an object's `metadata.name` is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameRule {
+    /// Services: DNS-1035 label (`NameIsDNS1035Label`).
+    Dns1035,
+    /// Services with `RelaxedServiceNameValidation`: DNS-1123 label.
+    Dns1123Label,
+    /// EndpointSlices: DNS-1123 subdomain.
+    Dns1123Subdomain,
+}
+
+impl NameRule {
+    fn check(self, name: &str, prefix: bool) -> Vec<String> {
+        // `maskTrailingDash`: a generateName prefix may end with '-'.
+        let masked;
+        let name = if prefix && name.len() > 1 && name.ends_with('-') && name.is_char_boundary(name.len() - 2) {
+            masked = format!("{}a", &name[..name.len() - 2]);
+            masked.as_str()
+        } else {
+            name
+        };
+        match self {
+            NameRule::Dns1035 => dns1035_label(name),
+            NameRule::Dns1123Label => dns1123_label(name),
+            NameRule::Dns1123Subdomain => dns1123_subdomain(name),
+        }
+    }
+}
+
+/// `ValidateObjectMeta` for a namespaced object: generateName, name, namespace, generation,
+/// labels, annotations, in that order.
+pub(crate) fn validate_object_meta(errors: &mut Vec<FieldError>, meta: &ObjectMeta, rule: NameRule) {
+    if !meta.generate_name.is_empty() {
+        push_invalid(errors, "metadata.generateName", &meta.generate_name, rule.check(&meta.generate_name, true));
+    }
+    if meta.name.is_empty() {
+        errors.push(FieldError::required("metadata.name", "name or generateName is required"));
+    } else {
+        push_invalid(errors, "metadata.name", &meta.name, rule.check(&meta.name, false));
+    }
+    if meta.namespace.is_empty() {
+        errors.push(FieldError::required("metadata.namespace", ""));
+    } else {
+        push_invalid(errors, "metadata.namespace", &meta.namespace, dns1123_label(&meta.namespace));
+    }
+    if meta.generation < 0 {
+        errors.push(FieldError::invalid(
+            "metadata.generation",
+            GoValue::Int(meta.generation),
+            "must be greater than or equal to 0",
+        ));
+    }
+    validate_labels(errors, &meta.labels, "metadata.labels");
+    validate_annotations(errors, &meta.annotations, "metadata.annotations");
+}
+
+/// `ValidateObjectMetaUpdate`: resourceVersion, generation, immutable identity, then the new
+/// labels and annotations.
+pub(crate) fn validate_object_meta_update(errors: &mut Vec<FieldError>, new: &ObjectMeta, old: &ObjectMeta) {
+    if new.resource_version.is_empty() {
+        errors.push(FieldError::invalid(
+            "metadata.resourceVersion",
+            GoValue::Str(String::new()),
+            "must be specified for an update",
+        ));
+    }
+    if new.generation < old.generation {
+        errors.push(FieldError::invalid("metadata.generation", GoValue::Int(new.generation), "must not be decremented"));
+    }
+    let immutable = |errors: &mut Vec<FieldError>, path: &str, new: &str, old: &str| {
+        if new != old {
+            errors.push(FieldError::invalid(path, GoValue::Str(new.to_owned()), "field is immutable"));
+        }
+    };
+    immutable(errors, "metadata.name", &new.name, &old.name);
+    immutable(errors, "metadata.namespace", &new.namespace, &old.namespace);
+    immutable(errors, "metadata.uid", &new.uid, &old.uid);
+    validate_labels(errors, &new.labels, "metadata.labels");
+    validate_annotations(errors, &new.annotations, "metadata.annotations");
+}

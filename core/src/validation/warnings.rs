@@ -1,0 +1,243 @@
+//! Warnings kube-apiserver returns for accepted objects (validation.md §6.1, §6.2, §5.4), each
+//! only in the releases that emit it, and svclab's own advisories for deprecations the
+//! apiserver never warns about (§6.3).
+
+use std::net::IpAddr;
+
+use crate::field::go_quote;
+use crate::model::{EndpointSlice, Service};
+use crate::net::{go_ip_string, parse_cidr_sloppy, parse_ip_sloppy};
+use crate::profile::Profile;
+
+/// One warning line with the field it is about (for its source position).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Warning {
+    /// Field path for the source position (empty: the object).
+    pub(crate) path: String,
+    /// The full text kubectl prints after `Warning: `.
+    pub(crate) message: String,
+}
+
+fn warning(path: &str, message: String) -> Warning {
+    Warning { path: path.to_owned(), message }
+}
+
+const TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
+const TOLERATE_UNREADY: &str = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
+const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
+
+/// First release with the IP/CIDR format warnings on Services (KEP-4858's history).
+const IP_WARNINGS_SINCE: u32 = 27;
+/// First release with the topology-mode annotation and the hints deprecation warning.
+const TOPOLOGY_MODE_SINCE: u32 = 27;
+/// First release with the headless and ignored-field warnings (#132214). The ExternalName-related
+/// warnings' first release is unconfirmed; we take the same release.
+const IGNORED_FIELD_WARNINGS_SINCE: u32 = 34;
+/// First release with the externalIPs deprecation warning (KEP-5707; unconfirmed, assumed).
+const EXTERNAL_IPS_DEPRECATED_SINCE: u32 = 36;
+
+/// `GetWarningsForIP`: non-standard (leading zeros, IPv4-mapped) or non-RFC-5952 addresses.
+pub(crate) fn ip_warning(path: &str, value: &str) -> Option<String> {
+    let ip = parse_ip_sloppy(value)?;
+    let strict: Option<IpAddr> = value.parse().ok();
+    let mapped = matches!(strict, Some(IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_some());
+    match strict {
+        None => Some(non_standard_ip(path, value, ip)),
+        Some(_) if mapped => Some(non_standard_ip(path, value, ip)),
+        Some(IpAddr::V6(v6)) if v6.to_string() != value => Some(format!(
+            "{path}: IPv6 address {} should be in RFC 5952 canonical format ({})",
+            go_quote(value),
+            go_quote(&v6.to_string())
+        )),
+        Some(_) => None,
+    }
+}
+
+fn non_standard_ip(path: &str, value: &str, ip: IpAddr) -> String {
+    format!(
+        "{path}: non-standard IP address {} will be considered invalid in a future Kubernetes release: use {}",
+        go_quote(value),
+        go_quote(&go_ip_string(ip))
+    )
+}
+
+/// `GetWarningsForCIDR`: host bits set, non-standard form, then (only if neither) non-canonical
+/// IPv6.
+pub(crate) fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
+    let Some((ip, net)) = parse_cidr_sloppy(value) else { return Vec::new() };
+    let mut out = Vec::new();
+    let unmapped = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    };
+    if unmapped != net.network() {
+        let bits = if net.network().is_ipv4() { 32 } else { 128 };
+        out.push(format!(
+            "{path}: CIDR value {} is ambiguous in this context (should be {} or {}?)",
+            go_quote(value),
+            go_quote(&net.to_string()),
+            go_quote(&format!("{}/{bits}", go_ip_string(ip)))
+        ));
+    }
+    let strict = strict_prefix(value);
+    let mapped = matches!(strict, Some((IpAddr::V6(v6), _)) if v6.to_ipv4_mapped().is_some());
+    if strict.is_none() || mapped {
+        out.push(format!(
+            "{path}: non-standard CIDR value {} will be considered invalid in a future Kubernetes release: use {}",
+            go_quote(value),
+            go_quote(&net.to_string())
+        ));
+    }
+    if out.is_empty() {
+        if let Some((IpAddr::V6(v6), len)) = strict {
+            let canonical = format!("{v6}/{len}");
+            if canonical != value {
+                out.push(format!(
+                    "{path}: IPv6 CIDR value {} should be in RFC 5952 canonical format ({})",
+                    go_quote(value),
+                    go_quote(&canonical)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Go `netip.ParsePrefix`.
+fn strict_prefix(value: &str) -> Option<(IpAddr, u8)> {
+    let (addr, len) = value.split_once('/')?;
+    let ip: IpAddr = addr.parse().ok()?;
+    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || (len.len() > 1 && len.starts_with('0')) {
+        return None;
+    }
+    let len: u8 = len.parse().ok()?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    (len <= max).then_some((ip, len))
+}
+
+/// `GetWarningsForService`, in emission order, for the profile's release.
+pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning> {
+    let minor = profile.version.minor;
+    let spec = &svc.spec;
+    let mut out = Vec::new();
+    if minor >= TOPOLOGY_MODE_SINCE && svc.metadata.annotations.contains_key(TOPOLOGY_AWARE_HINTS) {
+        out.push(warning(
+            "metadata.annotations",
+            format!(
+                "annotation {TOPOLOGY_AWARE_HINTS} is deprecated, please use service.kubernetes.io/topology-mode instead"
+            ),
+        ));
+    }
+    let ip_warnings = minor >= IP_WARNINGS_SINCE;
+    if ip_warnings && !spec.cluster_ip.is_empty() && spec.cluster_ip != "None" {
+        for (i, ip) in spec.cluster_ips.iter().enumerate() {
+            let path = format!("spec.clusterIPs[{i}]");
+            out.extend(ip_warning(&path, ip).map(|m| warning(&path, m)));
+        }
+    }
+    // Headless as the warnings see it: type ClusterIP and clusterIP None.
+    let headless = spec.type_ == "ClusterIP" && spec.cluster_ip == "None";
+    if minor >= IGNORED_FIELD_WARNINGS_SINCE && headless {
+        if !spec.load_balancer_ip.is_empty() {
+            out.push(warning("spec.loadBalancerIP", "spec.loadBalancerIP is ignored for headless services".into()));
+        }
+        if !spec.external_ips.is_empty() {
+            out.push(warning("spec.externalIPs", "spec.externalIPs is ignored for headless services".into()));
+        }
+        // 1.34.0 warned for every headless Service (#134040); later patches only for ClientIP.
+        let always = minor == 34 && profile.version.patch == Some(0);
+        if always || spec.session_affinity != "None" {
+            out.push(warning("spec.sessionAffinity", "spec.SessionAffinity is ignored for headless services".into()));
+        }
+    }
+    if ip_warnings {
+        for (i, ip) in spec.external_ips.iter().enumerate() {
+            let path = format!("spec.externalIPs[{i}]");
+            out.extend(ip_warning(&path, ip).map(|m| warning(&path, m)));
+        }
+    }
+    if minor >= EXTERNAL_IPS_DEPRECATED_SINCE && !spec.external_ips.is_empty() && !headless && spec.type_ != "ExternalName"
+    {
+        out.push(warning(
+            "spec.externalIPs",
+            "spec.externalIPs is deprecated and may no longer be implemented in some clusters".into(),
+        ));
+    }
+    if ip_warnings && !spec.load_balancer_ip.is_empty() {
+        out.extend(ip_warning("spec.loadBalancerIP", &spec.load_balancer_ip).map(|m| warning("spec.loadBalancerIP", m)));
+    }
+    if ip_warnings {
+        for (i, cidr) in spec.load_balancer_source_ranges.iter().enumerate() {
+            // The warning path is lower-case, unlike the error path.
+            let path = format!("spec.loadBalancerSourceRanges[{i}]");
+            out.extend(cidr_warnings(&path, cidr).into_iter().map(|m| warning(&path, m)));
+        }
+    }
+    if minor >= IGNORED_FIELD_WARNINGS_SINCE {
+        if spec.type_ == "ExternalName" && !spec.external_ips.is_empty() {
+            out.push(warning(
+                "spec.externalIPs",
+                "spec.externalIPs is ignored when spec.type is \"ExternalName\"".into(),
+            ));
+        }
+        if spec.type_ != "ExternalName" && !spec.external_name.is_empty() {
+            out.push(warning(
+                "spec.externalName",
+                "spec.externalName is ignored when spec.type is not \"ExternalName\"".into(),
+            ));
+        }
+    }
+    // KEP-3015 deprecated PreferClose together with PreferSameTrafficDistribution going beta.
+    if spec.traffic_distribution.as_deref() == Some("PreferClose")
+        && profile.gate("PreferSameTrafficDistribution")
+        && minor >= IGNORED_FIELD_WARNINGS_SINCE
+    {
+        out.push(warning(
+            "spec.trafficDistribution",
+            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\"".into(),
+        ));
+    }
+    out
+}
+
+/// svclab advisories (never apiserver warnings): deprecations Kubernetes only documented.
+pub(crate) fn service_advisories(svc: &Service) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if svc.metadata.annotations.contains_key(TOLERATE_UNREADY) {
+        out.push(warning(
+            &format!("metadata.annotations[{TOLERATE_UNREADY}]"),
+            format!(
+                "annotation {TOLERATE_UNREADY} was deprecated in Kubernetes 1.11 and is no longer honoured; set spec.publishNotReadyAddresses: true instead"
+            ),
+        ));
+    }
+    if !svc.spec.load_balancer_ip.is_empty() {
+        out.push(warning(
+            "spec.loadBalancerIP",
+            "spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)".into(),
+        ));
+    }
+    out
+}
+
+/// EndpointSlice warnings (`warningsForEndpointSlice`): FQDN deprecation on create, and IP
+/// format warnings for slices not managed by the in-tree controllers.
+pub(crate) fn endpoint_slice_warnings(slice: &EndpointSlice, create: bool, profile: &Profile) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if create && slice.address_type == "FQDN" {
+        // Quirk kept on purpose: upstream writes a `spec.` prefix an EndpointSlice does not have.
+        out.push(warning("addressType", "spec.addressType: FQDN endpoints are deprecated".into()));
+    }
+    let managed = slice.metadata.labels.get(MANAGED_BY).is_some_and(|v| {
+        v == "endpointslice-controller.k8s.io" || v == "endpointslicemirroring-controller.k8s.io"
+    });
+    if !managed && profile.version.minor >= IP_WARNINGS_SINCE {
+        for (i, endpoint) in slice.endpoints.iter().enumerate() {
+            for (j, address) in endpoint.addresses.iter().enumerate() {
+                let path = format!("endpoints[{i}].addresses[{j}]");
+                out.extend(ip_warning(&path, address).map(|m| warning(&path, m)));
+            }
+        }
+    }
+    out
+}
