@@ -27,6 +27,7 @@ mod model;
 mod net;
 mod pipeline;
 mod profile;
+mod proxy;
 mod report;
 mod source;
 mod validation;
@@ -42,6 +43,10 @@ pub use model::{
 };
 pub use net::{IpFamily, PortRange, parse_cidr_sloppy, parse_ip_sloppy};
 pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, StoredService, World, check, evaluate};
+pub use proxy::{
+    DetectLocal, EndpointSelection, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, RuleStats,
+    render, render_objects, render_with_stats, select_endpoints,
+};
 pub use profile::{HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version};
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,

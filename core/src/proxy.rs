@@ -1,0 +1,203 @@
+//! kube-proxy rule rendering: what kube-proxy programs for the Services and endpoints of a
+//! scenario, in iptables mode (the `iptables-restore` payload) and nftables mode (the
+//! `kube-proxy` table transaction), plus the endpoint selection both modes share.
+//!
+//! The renderer is stateless: every call is one kube-proxy *full* sync on a fresh node, so no
+//! `-X` lines for stale chains appear. Output is in canonical order (proxy-rules.md §1.4 for
+//! iptables; nftables objects grouped as kube-proxy writes them), so it is deterministic and can
+//! be piped into `iptables-restore` / `nft -f` as it is.
+//!
+//! Dual-stack: kube-proxy runs one proxier per IP family, so there is one payload per family.
+//! [`RenderOptions::family`] picks it; `None` means the cluster's primary family (the first
+//! service CIDR of the profile). The IPv6 payload is meant for `ip6tables-restore`.
+//!
+//! ```
+//! use svclab_core::{Input, CheckOptions, evaluate, ProxyMode, RenderOptions, render};
+//! let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  clusterIP: 10.96.0.20\n  ports: [{port: 80}]\n";
+//! let (world, _) = evaluate(&[Input::new("web.yaml", yaml)], &CheckOptions::default());
+//! let rules = render(&world, &RenderOptions::new(ProxyMode::Iptables)).unwrap();
+//! assert!(rules.contains("\"default/web has no endpoints\""));
+//! let err = render(&world, &RenderOptions { node: Some("nope".into()), ..RenderOptions::new(ProxyMode::Iptables) });
+//! assert!(err.is_err());
+//! ```
+
+mod config;
+mod iptables;
+mod model;
+mod nftables;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{EndpointSlice, Endpoints, Service};
+use crate::net::IpFamily;
+use crate::pipeline::World;
+
+pub use config::{DetectLocal, ProxyConfig};
+pub(crate) use iptables::builtin_jumps;
+pub use model::EndpointSelection;
+
+/// Which kube-proxy backend to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProxyMode {
+    /// `--proxy-mode iptables` (kube-proxy's default on Linux).
+    Iptables,
+    /// `--proxy-mode nftables`.
+    Nftables,
+}
+
+impl ProxyMode {
+    /// `iptables` or `nftables`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProxyMode::Iptables => "iptables",
+            ProxyMode::Nftables => "nftables",
+        }
+    }
+
+    /// Parses `iptables` / `nftables`.
+    pub fn parse(text: &str) -> Option<ProxyMode> {
+        match text {
+            "iptables" => Some(ProxyMode::Iptables),
+            "nftables" => Some(ProxyMode::Nftables),
+            _ => None,
+        }
+    }
+}
+
+/// What to render.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Backend.
+    pub mode: ProxyMode,
+    /// IP family of the payload; `None` = the cluster's primary family.
+    pub family: Option<IpFamily>,
+    /// The node kube-proxy runs on; `None` = `hostnameOverride`, else the first `Node` of the
+    /// scenario, else a node that holds no endpoint.
+    pub node: Option<String>,
+    /// Also emit the jump rules from the built-in chains (proxy-rules.md §1.2), so the output
+    /// loaded into an empty network namespace is a complete dataplane. nftables output is
+    /// always complete (the table carries its own base chains).
+    pub standalone: bool,
+}
+
+impl RenderOptions {
+    /// Defaults for a mode: primary family, default node, not standalone.
+    pub fn new(mode: ProxyMode) -> RenderOptions {
+        RenderOptions { mode, family: None, node: None, standalone: false }
+    }
+}
+
+/// Why rendering failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RenderError {
+    /// `--node` names a node that is not in the scenario.
+    UnknownNode(String),
+}
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RenderError::UnknownNode(name) => write!(f, "node {name:?} is not in the scenario"),
+        }
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+/// Figures kube-proxy exposes for one sync (its metrics), for the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleStats {
+    /// `sync_proxy_rules_no_local_endpoints_total{traffic_policy="internal"}`.
+    pub no_local_endpoints_internal: u64,
+    /// `sync_proxy_rules_no_local_endpoints_total{traffic_policy="external"}`.
+    pub no_local_endpoints_external: u64,
+    /// Service ports rendered.
+    pub service_ports: u64,
+    /// Endpoints over all service ports (drives large-cluster mode above 1000).
+    pub endpoints: u64,
+    /// Rules per table (`filter`, `nat`) in iptables mode, or `rules` in nftables mode.
+    pub rules: BTreeMap<String, u64>,
+    /// Chains per table (`filter`, `nat`), or `chains` in nftables mode.
+    pub chains: BTreeMap<String, u64>,
+}
+
+/// A rendered ruleset with its figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The payload text.
+    pub text: String,
+    /// The figures.
+    pub stats: RuleStats,
+}
+
+/// Renders the ruleset kube-proxy programs on a node for the scenario's cluster state.
+pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderError> {
+    render_with_stats(world, options).map(|r| r.text)
+}
+
+/// [`render`] plus the figures kube-proxy exposes for the sync.
+pub fn render_with_stats(world: &World, options: &RenderOptions) -> Result<Rendered, RenderError> {
+    let config = ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
+    let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
+    let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
+    let endpoints: Vec<&Endpoints> = world.endpoints.iter().map(|e| &e.value).collect();
+    Ok(render_objects(&services, &slices, &endpoints, &config, options.mode, options.standalone))
+}
+
+/// Renders objects as written (no defaulting, no allocation) with an explicit configuration.
+/// This is the entry point of the golden tests and of the benchmark.
+pub fn render_objects(
+    services: &[&Service],
+    slices: &[&EndpointSlice],
+    endpoints: &[&Endpoints],
+    config: &ProxyConfig,
+    mode: ProxyMode,
+    standalone: bool,
+) -> Rendered {
+    let ports = model::build(services, slices, endpoints, config);
+    match mode {
+        ProxyMode::Iptables => iptables::render(&ports, config, standalone),
+        ProxyMode::Nftables => nftables::render(&ports, config),
+    }
+}
+
+/// Endpoint selection (kube-proxy's `CategorizeEndpoints`) for every service port, sorted by
+/// service port name.
+pub fn select_endpoints(
+    services: &[&Service],
+    slices: &[&EndpointSlice],
+    endpoints: &[&Endpoints],
+    config: &ProxyConfig,
+) -> Vec<EndpointSelection> {
+    model::build(services, slices, endpoints, config).into_iter().map(|p| p.selection()).collect()
+}
+
+/// Both rulesets of the scenario (for the report's `rules` field) and the iptables figures.
+/// Rendering problems leave the rules out rather than failing the check.
+pub(crate) fn report_rules(world: &World) -> Option<(crate::report::Rules, RuleStats)> {
+    let ipt = render_with_stats(world, &RenderOptions::new(ProxyMode::Iptables)).ok()?;
+    let nft = render_with_stats(world, &RenderOptions::new(ProxyMode::Nftables)).ok()?;
+    let mut stats = ipt.stats;
+    for (k, v) in nft.stats.rules {
+        stats.rules.insert(format!("nftables-{k}"), v);
+    }
+    for (k, v) in nft.stats.chains {
+        stats.chains.insert(format!("nftables-{k}"), v);
+    }
+    Some((crate::report::Rules { iptables: ipt.text, nftables: nft.text }, stats))
+}
+
+/// `base32(sha256(text))`, standard alphabet, upper case (kube-proxy's chain-name hash).
+pub(crate) fn hash_b32(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    data_encoding::BASE32.encode(digest.as_slice())
+}
+
+#[cfg(test)]
+mod tests;

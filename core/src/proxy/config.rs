@@ -1,0 +1,340 @@
+//! The proxier settings of one kube-proxy instance (one node, one IP family), resolved from
+//! the real objects: `KubeProxyConfiguration`, the `Node`, and the host facts of the profile.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use super::{ProxyMode, RenderError};
+use crate::model::{KubeProxyConfiguration, Node};
+use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
+use crate::pipeline::World;
+use crate::profile::HostFacts;
+
+/// kube-proxy's local-traffic detector (`--detect-local-mode`, localdetector.go).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DetectLocal {
+    /// No detector ("not implemented"): no ClusterIP masquerade rule, no pod short-circuit.
+    None,
+    /// `ClusterCIDR` or `NodeCIDR`: `-s CIDR` / `! -s CIDR`.
+    Cidr(IpNet),
+    /// `BridgeInterface`: `-i br0` / `! -i br0`.
+    BridgeInterface(String),
+    /// `InterfaceNamePrefix`: `-i veth+` / `! -i veth+`.
+    InterfaceNamePrefix(String),
+}
+
+impl DetectLocal {
+    /// iptables match for "traffic from a local pod".
+    pub(crate) fn if_local(&self) -> Option<String> {
+        match self {
+            DetectLocal::None => None,
+            DetectLocal::Cidr(net) => Some(format!("-s {net}")),
+            DetectLocal::BridgeInterface(name) => Some(format!("-i {name}")),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("-i {prefix}+")),
+        }
+    }
+
+    /// iptables match for "traffic not from a local pod".
+    pub(crate) fn if_not_local(&self) -> Option<String> {
+        self.if_local().map(|m| format!("! {m}"))
+    }
+
+    /// nftables match for "traffic from a local pod".
+    pub(crate) fn nft_if_local(&self, family: IpFamily) -> Option<String> {
+        match self {
+            DetectLocal::None => None,
+            DetectLocal::Cidr(net) => Some(format!("{} saddr {net}", nft_ip(family))),
+            DetectLocal::BridgeInterface(name) => Some(format!("iif {name}")),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iif {prefix}*")),
+        }
+    }
+
+    /// nftables match for "traffic not from a local pod".
+    pub(crate) fn nft_if_not_local(&self, family: IpFamily) -> Option<String> {
+        match self {
+            DetectLocal::None => None,
+            DetectLocal::Cidr(net) => Some(format!("{} saddr != {net}", nft_ip(family))),
+            DetectLocal::BridgeInterface(name) => Some(format!("iif != {name}")),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iif != {prefix}*")),
+        }
+    }
+}
+
+/// `ip` or `ip6`.
+pub(crate) fn nft_ip(family: IpFamily) -> &'static str {
+    match family {
+        IpFamily::V4 => "ip",
+        IpFamily::V6 => "ip6",
+    }
+}
+
+/// Everything one proxier instance knows. Fields are public: any combination is a valid
+/// kube-proxy, and tests override single settings (the golden fakes' mark string).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProxyConfig {
+    /// The proxier's IP family.
+    pub family: IpFamily,
+    /// Node name (`hostnameOverride` or the Node): endpoints with this `nodeName` are local.
+    pub node_name: String,
+    /// Node labels (topology zone).
+    pub node_labels: BTreeMap<String, String>,
+    /// The node's primary IP of the family (`proxier.nodeIP`).
+    pub node_ip: Option<IpAddr>,
+    /// Local-traffic detector.
+    pub detect_local: DetectLocal,
+    /// `iptables.masqueradeAll`.
+    pub masquerade_all: bool,
+    /// Mark string, `%#08x` of `1 << masqueradeBit` (`0x00004000`); the Go test fakes use `0x4000`.
+    pub masquerade_mark: String,
+    /// iptables supports `--random-fully`.
+    pub random_fully: bool,
+    /// `iptables.localhostNodePorts` as configured (default true); forced off where kube-proxy
+    /// forces it off (IPv6, nodePortAddresses without IPv4 loopback).
+    pub localhost_node_ports: bool,
+    /// `nodePortAddresses` as written (CIDRs or `primary`); empty = kube-proxy's default.
+    pub node_port_addresses: Vec<String>,
+    /// Addresses on the node's interfaces, of the family.
+    pub host_addresses: Vec<IpAddr>,
+    /// `conntrack.tcpBeLiberal`.
+    pub tcp_be_liberal: bool,
+    /// nfacct counter `ct_state_invalid_dropped_pkts` exists.
+    pub nfacct_invalid: bool,
+    /// nfacct counter `localhost_nps_accepted_pkts` exists.
+    pub nfacct_localhost: bool,
+    /// Above this many endpoints in total, per-endpoint comments are dropped (1000).
+    pub large_cluster_threshold: usize,
+    /// Service CIDRs of the family (nftables "Drop traffic to unallocated ClusterIPs").
+    pub service_cidrs: Vec<IpNet>,
+    /// Feature gate PreferSameTrafficDistribution (node hints).
+    pub prefer_same_node: bool,
+}
+
+/// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
+pub(crate) fn mark_string(bit: i32) -> String {
+    let bit = u32::try_from(bit.clamp(0, 31)).unwrap_or(14);
+    format!("0x{:08x}", 1u64 << bit)
+}
+
+impl ProxyConfig {
+    /// A proxier with kube-proxy's defaults and no node facts.
+    pub fn new(family: IpFamily) -> ProxyConfig {
+        ProxyConfig {
+            family,
+            node_name: String::new(),
+            node_labels: BTreeMap::new(),
+            node_ip: None,
+            detect_local: DetectLocal::None,
+            masquerade_all: false,
+            masquerade_mark: mark_string(14),
+            random_fully: false,
+            localhost_node_ports: true,
+            node_port_addresses: Vec::new(),
+            host_addresses: Vec::new(),
+            tcp_be_liberal: false,
+            nfacct_invalid: false,
+            nfacct_localhost: false,
+            large_cluster_threshold: 1000,
+            service_cidrs: Vec::new(),
+            prefer_same_node: false,
+        }
+    }
+
+    /// Builds the configuration from the real objects. `node_name` overrides
+    /// `hostnameOverride`; without both, the first Node is used.
+    pub fn from_objects(
+        family: IpFamily,
+        kube_proxy: Option<&KubeProxyConfiguration>,
+        nodes: &[&Node],
+        node_name: Option<&str>,
+        host: &HostFacts,
+        service_cidrs: &[IpNet],
+    ) -> Result<ProxyConfig, RenderError> {
+        let mut config = ProxyConfig::new(family);
+        let default_kpc = KubeProxyConfiguration::default();
+        let kpc = kube_proxy.unwrap_or(&default_kpc);
+        let wanted = node_name
+            .map(str::to_owned)
+            .or_else(|| (!kpc.hostname_override.trim().is_empty()).then(|| kpc.hostname_override.trim().to_owned()));
+        let node = match &wanted {
+            Some(name) => match nodes.iter().find(|n| n.metadata.name == *name) {
+                Some(n) => Some(*n),
+                // An explicit --node must exist when the scenario has Nodes at all.
+                None if node_name.is_some() && !nodes.is_empty() => {
+                    return Err(RenderError::UnknownNode(name.clone()));
+                }
+                None => None,
+            },
+            None => nodes.first().copied(),
+        };
+        config.node_name = wanted.or_else(|| node.map(|n| n.metadata.name.clone())).unwrap_or_default();
+        if let Some(node) = node {
+            config.node_labels = node.metadata.labels.clone();
+            // kube-proxy's node IP: the first InternalIP of the family, else the first ExternalIP.
+            let pick = |kind: &str| {
+                node.addresses
+                    .iter()
+                    .filter(|(t, _)| t == kind)
+                    .filter_map(|(_, a)| parse_ip_sloppy(a).map(canonical_ip))
+                    .find(|ip| IpFamily::of(*ip) == family)
+            };
+            config.node_ip = pick("InternalIP").or_else(|| pick("ExternalIP"));
+        }
+        config.host_addresses = host
+            .interface_addresses
+            .iter()
+            .filter_map(|a| parse_cidr_sloppy(a).map(|(ip, _)| canonical_ip(ip)).or_else(|| parse_ip_sloppy(a).map(canonical_ip)))
+            .filter(|ip| IpFamily::of(*ip) == family)
+            .collect();
+        if config.host_addresses.is_empty() {
+            // No interface facts: the node's addresses plus loopback.
+            config.host_addresses.push(match family {
+                IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+                IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            });
+            if let Some(node) = node {
+                for (_, a) in &node.addresses {
+                    if let Some(ip) = parse_ip_sloppy(a).map(canonical_ip) {
+                        if IpFamily::of(ip) == family && !config.host_addresses.contains(&ip) {
+                            config.host_addresses.push(ip);
+                        }
+                    }
+                }
+            }
+        }
+        if config.node_ip.is_none() {
+            config.node_ip = config.host_addresses.iter().copied().find(|ip| !ip.is_loopback());
+        }
+        config.detect_local = detect_local(kpc, node, family);
+        config.masquerade_all = kpc.masquerade_all;
+        config.masquerade_mark = mark_string(kpc.masquerade_bit.unwrap_or(14));
+        config.random_fully = host.iptables_random_fully;
+        config.localhost_node_ports = kpc.localhost_node_ports.unwrap_or(true);
+        config.node_port_addresses = kpc.node_port_addresses.clone();
+        config.tcp_be_liberal = kpc.tcp_be_liberal;
+        config.nfacct_invalid = host.nfacct;
+        config.nfacct_localhost = host.nfacct;
+        config.service_cidrs = service_cidrs.iter().copied().filter(|n| IpFamily::of_net(n) == family).collect();
+        config.prefer_same_node = kpc.feature_gates.get("PreferSameTrafficDistribution").copied().unwrap_or(false);
+        Ok(config)
+    }
+
+    /// Builds the configuration from a scenario's cluster state.
+    pub fn from_world(
+        world: &World,
+        family: Option<IpFamily>,
+        node_name: Option<&str>,
+        mode: ProxyMode,
+    ) -> Result<ProxyConfig, RenderError> {
+        let _ = mode;
+        let family = family.unwrap_or_else(|| {
+            world.profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net)
+        });
+        let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
+        let mut config = ProxyConfig::from_objects(
+            family,
+            world.kube_proxy.as_ref().map(|k| &k.value),
+            &nodes,
+            node_name,
+            &world.profile.host,
+            &world.profile.service_cluster_ip_ranges,
+        )?;
+        if !config.prefer_same_node {
+            config.prefer_same_node = world.profile.gate("PreferSameTrafficDistribution");
+        }
+        Ok(config)
+    }
+
+    /// `nodePortAddresses` resolved for a mode: CIDRs of the family; `None` = match all.
+    /// nftables mode defaults an empty list to `primary` (the node IP).
+    pub(crate) fn node_port_cidrs(&self, mode: ProxyMode) -> Option<Vec<IpNet>> {
+        let mut texts = self.node_port_addresses.clone();
+        if texts.is_empty() && mode == ProxyMode::Nftables {
+            texts.push("primary".to_owned());
+        }
+        let mut cidrs = Vec::new();
+        for text in &texts {
+            if text == "primary" {
+                if let Some(ip) = self.node_ip {
+                    if let Ok(net) = IpNet::new(ip, if ip.is_ipv4() { 32 } else { 128 }) {
+                        cidrs.push(net);
+                    }
+                }
+                continue;
+            }
+            if let Some((_, net)) = parse_cidr_sloppy(text.trim()) {
+                if IpFamily::of_net(&net) == self.family {
+                    cidrs.push(net);
+                }
+            }
+        }
+        // No CIDR of this family means "all" (0.0.0.0/0 resp. ::/0), as NewNodePortAddresses.
+        if cidrs.is_empty() || cidrs.iter().any(|c| c.prefix_len() == 0) {
+            return None;
+        }
+        Some(cidrs)
+    }
+
+    /// Whether localhost NodePorts are in effect (iptables mode, IPv4 only, and only when
+    /// nodePortAddresses includes an IPv4 loopback address).
+    pub(crate) fn localhost_node_ports_effective(&self) -> bool {
+        if self.family != IpFamily::V4 || !self.localhost_node_ports {
+            return false;
+        }
+        match self.node_port_cidrs(ProxyMode::Iptables) {
+            None => true,
+            Some(cidrs) => cidrs.iter().any(|c| c.contains(&IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))),
+        }
+    }
+
+    /// Host addresses that accept NodePorts when nodePortAddresses is not match-all, sorted.
+    pub(crate) fn node_port_ips(&self, cidrs: &[IpNet], skip_loopback: bool) -> Vec<IpAddr> {
+        let mut ips: Vec<IpAddr> = self
+            .host_addresses
+            .iter()
+            .copied()
+            .filter(|ip| cidrs.iter().any(|c| c.contains(ip)))
+            .filter(|ip| !(skip_loopback && ip.is_loopback()))
+            .collect();
+        ips.sort();
+        ips.dedup();
+        ips
+    }
+
+    /// Whether an address is one of this node's own (`-m addrtype --dst-type LOCAL`).
+    pub(crate) fn is_local_address(&self, ip: IpAddr) -> bool {
+        ip.is_loopback() || self.host_addresses.contains(&ip) || self.node_ip == Some(ip)
+    }
+}
+
+/// IPv4-mapped IPv6 addresses become IPv4, as Go's `net.IP` prints them.
+pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// cmd/kube-proxy's detector selection: ClusterCIDR is the default mode; a mode without its
+/// value (no CIDR of the family, no interface name) means no detector.
+fn detect_local(kpc: &KubeProxyConfiguration, node: Option<&Node>, family: IpFamily) -> DetectLocal {
+    let first_cidr = |texts: &mut dyn Iterator<Item = &str>| {
+        texts
+            .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
+            .find(|n| IpFamily::of_net(n) == family)
+    };
+    match kpc.detect_local_mode.as_str() {
+        "" | "ClusterCIDR" => first_cidr(&mut kpc.cluster_cidr.split(',')).map_or(DetectLocal::None, DetectLocal::Cidr),
+        "NodeCIDR" => node
+            .and_then(|n| first_cidr(&mut n.pod_cidrs.iter().map(String::as_str)))
+            .map_or(DetectLocal::None, DetectLocal::Cidr),
+        "BridgeInterface" if !kpc.bridge_interface.is_empty() => {
+            DetectLocal::BridgeInterface(kpc.bridge_interface.clone())
+        }
+        "InterfaceNamePrefix" if !kpc.interface_name_prefix.is_empty() => {
+            DetectLocal::InterfaceNamePrefix(kpc.interface_name_prefix.clone())
+        }
+        _ => DetectLocal::None,
+    }
+}

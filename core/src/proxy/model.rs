@@ -1,0 +1,435 @@
+//! kube-proxy's service-port and endpoint model (serviceport.go, endpointslicecache.go) and
+//! endpoint selection (`CategorizeEndpoints`, topology.go), for one IP family.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+use super::config::{ProxyConfig, canonical_ip};
+use crate::model::{EndpointSlice, Endpoints, Service};
+use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
+
+/// `v1.DefaultClientIPServiceAffinitySeconds`.
+const DEFAULT_AFFINITY_SECONDS: i32 = 10800;
+
+/// One endpoint of a service port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ep {
+    pub(crate) ip: IpAddr,
+    pub(crate) port: i32,
+    /// `ip:port` (IPv6 `[ip]:port`): the sort key and the SEP hash input.
+    pub(crate) text: String,
+    pub(crate) ready: bool,
+    pub(crate) serving: bool,
+    pub(crate) terminating: bool,
+    pub(crate) local: bool,
+    pub(crate) zone_hints: BTreeSet<String>,
+    pub(crate) node_hints: BTreeSet<String>,
+}
+
+/// One service port with everything the renderers need.
+#[derive(Debug, Clone)]
+pub(crate) struct SvcPort {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    pub(crate) port_name: String,
+    /// Lower-case protocol (`tcp`).
+    pub(crate) protocol: String,
+    /// `namespace/name[:portName]`.
+    pub(crate) svc_name: String,
+    pub(crate) cluster_ip: IpAddr,
+    pub(crate) port: i32,
+    pub(crate) node_port: i32,
+    pub(crate) external_ips: Vec<IpAddr>,
+    pub(crate) lb_vips: Vec<IpAddr>,
+    pub(crate) source_ranges: Vec<IpNet>,
+    pub(crate) etp_local: bool,
+    pub(crate) itp_local: bool,
+    pub(crate) affinity: Option<i32>,
+    pub(crate) health_check_node_port: i32,
+    /// All endpoints, sorted by `text`.
+    pub(crate) endpoints: Vec<Ep>,
+    pub(crate) cat: Categorized,
+}
+
+/// The result of `CategorizeEndpoints`.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Categorized {
+    pub(crate) cluster: Option<Vec<Ep>>,
+    pub(crate) local: Option<Vec<Ep>>,
+    pub(crate) reachable: Vec<Ep>,
+    pub(crate) has_any: bool,
+}
+
+/// Endpoint selection of one service port, as reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSelection {
+    /// `namespace/name[:portName]`.
+    pub service_port: String,
+    /// Lower-case protocol.
+    pub protocol: String,
+    /// Endpoints for Cluster policy (`None` = the service never uses Cluster policy).
+    pub cluster_endpoints: Option<Vec<String>>,
+    /// Endpoints for Local policy (`None` = the service never uses Local policy).
+    pub local_endpoints: Option<Vec<String>>,
+    /// Endpoints that get an endpoint chain.
+    pub all_reachable_endpoints: Vec<String>,
+    /// Whether any usable endpoint exists (false → REJECT).
+    pub has_any_endpoints: bool,
+}
+
+impl SvcPort {
+    pub(crate) fn external_accessible(&self) -> bool {
+        self.node_port != 0 || !self.lb_vips.is_empty() || !self.external_ips.is_empty()
+    }
+
+    pub(crate) fn uses_cluster(&self) -> bool {
+        !self.itp_local || self.external_accessible()
+    }
+
+    pub(crate) fn uses_local(&self) -> bool {
+        self.itp_local || (self.etp_local && self.external_accessible())
+    }
+
+    pub(crate) fn cluster_eps(&self) -> &[Ep] {
+        self.cat.cluster.as_deref().unwrap_or(&[])
+    }
+
+    pub(crate) fn local_eps(&self) -> &[Ep] {
+        self.cat.local.as_deref().unwrap_or(&[])
+    }
+
+    /// Internal traffic has endpoints (else REJECT or DROP).
+    pub(crate) fn has_internal(&self) -> bool {
+        self.cat.has_any && !(self.itp_local && self.local_eps().is_empty())
+    }
+
+    /// External traffic has endpoints (else REJECT or DROP).
+    pub(crate) fn has_external(&self) -> bool {
+        self.cat.has_any && !(self.etp_local && self.local_eps().is_empty())
+    }
+
+    pub(crate) fn selection(&self) -> EndpointSelection {
+        let texts = |eps: &[Ep]| eps.iter().map(|e| e.text.clone()).collect::<Vec<_>>();
+        EndpointSelection {
+            service_port: self.svc_name.clone(),
+            protocol: self.protocol.clone(),
+            cluster_endpoints: self.cat.cluster.as_deref().map(texts),
+            local_endpoints: self.cat.local.as_deref().map(texts),
+            all_reachable_endpoints: texts(&self.cat.reachable),
+            has_any_endpoints: self.cat.has_any,
+        }
+    }
+}
+
+/// `ip:port`, `[ip]:port` for IPv6.
+pub(crate) fn endpoint_text(ip: IpAddr, port: i32) -> String {
+    match ip {
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    }
+}
+
+fn protocol_of(text: Option<&str>) -> String {
+    match text {
+        None | Some("") => "tcp".to_owned(),
+        Some(p) => p.to_ascii_lowercase(),
+    }
+}
+
+fn parse_family_ip(text: &str, family: IpFamily) -> Option<IpAddr> {
+    let ip = canonical_ip(parse_ip_sloppy(text.trim())?);
+    (IpFamily::of(ip) == family).then_some(ip)
+}
+
+/// Endpoints of one (port name, protocol) of a service, before sorting.
+type PortEndpoints = BTreeMap<(String, String), Vec<Ep>>;
+
+/// Builds every service port of the family with its categorized endpoints, sorted by
+/// (namespace, name, port name, protocol).
+pub(crate) fn build(
+    services: &[&Service],
+    slices: &[&EndpointSlice],
+    legacy: &[&Endpoints],
+    config: &ProxyConfig,
+) -> Vec<SvcPort> {
+    let family = config.family;
+    // Endpoints grouped by (namespace, service name), then (port name, protocol).
+    let mut by_service: BTreeMap<(String, String), PortEndpoints> = BTreeMap::new();
+    let mut sliced: BTreeSet<(String, String)> = BTreeSet::new();
+    for slice in slices {
+        let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else { continue };
+        let key = (slice.metadata.namespace.clone(), service.clone());
+        sliced.insert(key.clone());
+        let wanted = match family {
+            IpFamily::V4 => "IPv4",
+            IpFamily::V6 => "IPv6",
+        };
+        // The proxier of a family only reads slices of its address type (FQDN slices never).
+        if !slice.address_type.is_empty() && slice.address_type != wanted {
+            continue;
+        }
+        let ports = by_service.entry(key).or_default();
+        for port in &slice.ports {
+            let (Some(name), Some(number)) = (&port.name, port.port) else { continue };
+            if number == 0 {
+                continue;
+            }
+            let list = ports.entry((name.clone(), protocol_of(port.protocol.as_deref()))).or_default();
+            for endpoint in &slice.endpoints {
+                // Only the first address is used (endpointslicecache.go).
+                let Some(ip) = endpoint.addresses.first().and_then(|a| parse_family_ip(a, family)) else {
+                    continue;
+                };
+                let hints = endpoint.hints.as_ref();
+                list.push(Ep {
+                    ip,
+                    port: number,
+                    text: endpoint_text(ip, number),
+                    ready: endpoint.ready.unwrap_or(true),
+                    serving: endpoint.serving.unwrap_or(true),
+                    terminating: endpoint.terminating.unwrap_or(false),
+                    local: !config.node_name.is_empty() && endpoint.node_name.as_deref() == Some(config.node_name.as_str()),
+                    zone_hints: hints.map(|h| h.for_zones.iter().cloned().collect()).unwrap_or_default(),
+                    node_hints: hints.map(|h| h.for_nodes.iter().cloned().collect()).unwrap_or_default(),
+                });
+            }
+        }
+    }
+    // v1 Endpoints are mirrored into slices by the EndpointSliceMirroring controller; mirror
+    // those of services that have no EndpointSlice in the scenario (a selector-less Service).
+    for e in legacy {
+        let key = (e.metadata.namespace.clone(), e.metadata.name.clone());
+        if sliced.contains(&key) {
+            continue;
+        }
+        let ports = by_service.entry(key).or_default();
+        for subset in &e.subsets {
+            for port in &subset.ports {
+                let number = port.port.unwrap_or(0);
+                if number == 0 {
+                    continue;
+                }
+                let name = port.name.clone().unwrap_or_default();
+                let list = ports.entry((name, protocol_of(port.protocol.as_deref()))).or_default();
+                let all = subset.addresses.iter().map(|a| (a, true)).chain(subset.not_ready_addresses.iter().map(|a| (a, false)));
+                for (address, ready) in all {
+                    let Some(ip) = parse_family_ip(&address.ip, family) else { continue };
+                    // Mirrored endpoints carry only `ready`; serving defaults to true.
+                    list.push(Ep {
+                        ip,
+                        port: number,
+                        text: endpoint_text(ip, number),
+                        ready,
+                        serving: true,
+                        terminating: false,
+                        local: !config.node_name.is_empty()
+                            && address.node_name.as_deref() == Some(config.node_name.as_str()),
+                        zone_hints: BTreeSet::new(),
+                        node_hints: BTreeSet::new(),
+                    });
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for service in services {
+        let spec = &service.spec;
+        if spec.type_ == "ExternalName" {
+            continue;
+        }
+        let cluster_ip = spec
+            .cluster_ips
+            .iter()
+            .chain(std::iter::once(&spec.cluster_ip))
+            .filter(|t| !t.is_empty() && t.as_str() != "None")
+            .find_map(|t| parse_family_ip(t, family));
+        let Some(cluster_ip) = cluster_ip else { continue };
+        let external_ips: Vec<IpAddr> = spec.external_ips.iter().filter_map(|t| parse_family_ip(t, family)).collect();
+        let source_ranges: Vec<IpNet> = spec
+            .load_balancer_source_ranges
+            .iter()
+            .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
+            .filter(|n| IpFamily::of_net(n) == family)
+            .collect();
+        let lb_vips: Vec<IpAddr> = service
+            .status
+            .load_balancer_ingress
+            .iter()
+            .filter(|i| i.ip_mode.as_deref() != Some("Proxy"))
+            .filter_map(|i| parse_family_ip(&i.ip, family))
+            .collect();
+        // apihelpers ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
+        let accessible = spec.type_ == "LoadBalancer"
+            || spec.type_ == "NodePort"
+            || (spec.type_ == "ClusterIP" && !spec.external_ips.is_empty());
+        let etp_local = accessible && spec.external_traffic_policy == "Local";
+        let needs_hc = spec.type_ == "LoadBalancer" && etp_local;
+        let itp_local = spec.internal_traffic_policy.as_deref() == Some("Local");
+        let affinity = (spec.session_affinity == "ClientIP").then(|| {
+            spec.session_affinity_config
+                .as_ref()
+                .and_then(|c| c.client_ip.as_ref())
+                .and_then(|c| c.timeout_seconds)
+                .unwrap_or(DEFAULT_AFFINITY_SECONDS)
+        });
+        let ns = service.metadata.namespace.clone();
+        let key = (ns.clone(), service.metadata.name.clone());
+        for port in &spec.ports {
+            let protocol = protocol_of(Some(&port.protocol));
+            let svc_name = if port.name.is_empty() {
+                format!("{}/{}", ns, service.metadata.name)
+            } else {
+                format!("{}/{}:{}", ns, service.metadata.name, port.name)
+            };
+            let mut endpoints = by_service
+                .get(&key)
+                .and_then(|p| p.get(&(port.name.clone(), protocol.clone())))
+                .cloned()
+                .unwrap_or_default();
+            endpoints = dedup(endpoints);
+            let mut sp = SvcPort {
+                namespace: ns.clone(),
+                name: service.metadata.name.clone(),
+                port_name: port.name.clone(),
+                protocol,
+                svc_name,
+                cluster_ip,
+                port: port.port,
+                node_port: port.node_port,
+                external_ips: external_ips.clone(),
+                lb_vips: lb_vips.clone(),
+                source_ranges: source_ranges.clone(),
+                etp_local,
+                itp_local,
+                affinity,
+                health_check_node_port: if needs_hc { spec.health_check_node_port } else { 0 },
+                endpoints,
+                cat: Categorized::default(),
+            };
+            sp.cat = categorize(&sp, config);
+            out.push(sp);
+        }
+    }
+    out.sort_by(|a, b| {
+        (&a.namespace, &a.name, &a.port_name, &a.protocol).cmp(&(&b.namespace, &b.name, &b.port_name, &b.protocol))
+    });
+    out
+}
+
+/// Collapses duplicates (same `ip:port` in several slices), a local copy winning, and sorts
+/// by the endpoint string byte-wise (`10.1.1.11:11` before `10.1.1.1:11`).
+fn dedup(endpoints: Vec<Ep>) -> Vec<Ep> {
+    let mut map: BTreeMap<String, Ep> = BTreeMap::new();
+    for ep in endpoints {
+        match map.get(&ep.text) {
+            Some(existing) if existing.local || !ep.local => {}
+            _ => {
+                map.insert(ep.text.clone(), ep);
+            }
+        }
+    }
+    map.into_values().collect()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Topology {
+    None,
+    SameZone,
+    SameNode,
+}
+
+/// `topologyModeFromHints`: only Ready endpoints count; node hints need the gate.
+fn topology_mode(eps: &[Ep], node: &str, zone: &str, prefer_same_node: bool) -> Topology {
+    let (mut all_node, mut for_node, mut all_zone, mut for_zone) = (true, false, true, false);
+    for ep in eps.iter().filter(|e| e.ready) {
+        if ep.node_hints.is_empty() {
+            all_node = false;
+        } else if ep.node_hints.contains(node) {
+            for_node = true;
+        }
+        if ep.zone_hints.is_empty() {
+            all_zone = false;
+        } else if ep.zone_hints.contains(zone) {
+            for_zone = true;
+        }
+    }
+    if prefer_same_node && all_node && for_node {
+        return Topology::SameNode;
+    }
+    if all_zone && for_zone {
+        return Topology::SameZone;
+    }
+    Topology::None
+}
+
+/// `CategorizeEndpoints` (pkg/proxy/topology.go).
+fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
+    let eps = &sp.endpoints;
+    let mut out = Categorized::default();
+    let mut topology = Topology::None;
+    if sp.uses_cluster() {
+        let zone = config.node_labels.get("topology.kubernetes.io/zone").map_or("", String::as_str);
+        topology = topology_mode(eps, &config.node_name, zone, config.prefer_same_node);
+        let mut cluster: Vec<Ep> = eps
+            .iter()
+            .filter(|e| {
+                e.ready
+                    && match topology {
+                        Topology::None => true,
+                        Topology::SameZone => e.zone_hints.contains(zone),
+                        Topology::SameNode => e.node_hints.contains(&config.node_name),
+                    }
+            })
+            .cloned()
+            .collect();
+        // No ready endpoint anywhere: fall back to serving-and-terminating ones.
+        if cluster.is_empty() {
+            cluster = eps.iter().filter(|e| e.serving && e.terminating).cloned().collect();
+        }
+        out.has_any = !cluster.is_empty();
+        out.cluster = Some(cluster);
+    }
+    if !sp.uses_local() {
+        out.reachable = out.cluster.clone().unwrap_or_default();
+        return out;
+    }
+    let (mut local_ready, mut local_terminating) = (false, false);
+    for e in eps {
+        if e.ready {
+            out.has_any = true;
+            local_ready |= e.local;
+        } else if e.serving && e.terminating {
+            out.has_any = true;
+            local_terminating |= e.local;
+        }
+    }
+    let mut fallback = false;
+    let local: Vec<Ep> = if local_ready {
+        eps.iter().filter(|e| e.local && e.ready).cloned().collect()
+    } else if local_terminating {
+        fallback = true;
+        eps.iter().filter(|e| e.local && e.serving && e.terminating).cloned().collect()
+    } else {
+        Vec::new()
+    };
+    out.local = Some(local.clone());
+    if !sp.uses_cluster() {
+        out.reachable = local;
+        return out;
+    }
+    if topology == Topology::None && !fallback {
+        // clusterEndpoints holds every Ready endpoint: a superset of the local ones.
+        out.reachable = out.cluster.clone().unwrap_or_default();
+        return out;
+    }
+    let mut union: BTreeMap<String, Ep> = BTreeMap::new();
+    for e in out.cluster.iter().flatten().chain(local.iter()) {
+        union.insert(e.text.clone(), e.clone());
+    }
+    out.reachable = union.into_values().collect();
+    out
+}
