@@ -174,19 +174,6 @@ pub(crate) fn service_port_json(port: &crate::model::ServicePort) -> String {
     )
 }
 
-/// The distinct `<path>: <body>` lines of an error list, in order: what `ToAggregate` and kubectl
-/// print (the Status causes keep every error).
-pub(crate) fn distinct_messages(errors: &[FieldError], json_values: bool) -> Vec<String> {
-    let mut out: Vec<String> = Vec::with_capacity(errors.len());
-    for e in errors {
-        let m = e.message(json_values);
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    out
-}
-
 /// Go `encoding/json` string encoding (`json.Marshal` with its default HTML escaping).
 pub(crate) fn go_json_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);

@@ -98,13 +98,13 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
         match object {
             Object::Service(located) => {
                 let report = if options.no_defaults {
-                    validate_as_written(&world, located, &mut diagnostics)
+                    validate_as_written(&mut world, located, &mut diagnostics)
                 } else {
                     apply_service(&mut world, located, &mut diagnostics)
                 };
                 service_reports.push(report);
             }
-            Object::EndpointSlice(slice) => world.endpoint_slices.push(slice),
+            Object::EndpointSlice(slice) => apply_endpoint_slice(&mut world, slice, options.no_defaults, &mut diagnostics),
             Object::Endpoints(e) => world.endpoints.push(e),
             Object::Node(n) => world.nodes.push(n),
             Object::KubeProxyConfiguration(k) => world.kube_proxy = Some(k),
@@ -221,8 +221,36 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
         cluster.release(&old.allocation);
     }
     let outcome = if previous.is_some() { "updated" } else { "created" };
+    crate::validation::prepare_service_for_create(&mut service, &world.profile);
     match cluster.create(&mut service) {
         Ok(mut allocation) => {
+            // Validation runs on the defaulted, allocated object (validation.md §2 steps 4–6).
+            let errors = match &previous {
+                Some(old) => {
+                    // `kubectl apply` patches the stored object, so the update carries its
+                    // resourceVersion.
+                    if service.metadata.resource_version.is_empty() {
+                        service.metadata.resource_version = if old.service.metadata.resource_version.is_empty() {
+                            "1".to_owned()
+                        } else {
+                            old.service.metadata.resource_version.clone()
+                        };
+                    }
+                    crate::validation::validate_service_update(&service, &old.service, &world.profile)
+                }
+                None => crate::validation::validate_service_create(&service, &world.profile),
+            };
+            if !errors.is_empty() {
+                cluster.release(&allocation);
+                let object = object_ref(&service);
+                diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &positions, json)));
+                if let Some(old) = previous {
+                    cluster.reclaim(&old.allocation);
+                    world.services.insert(key, old);
+                }
+                return service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source);
+            }
+            push_service_warnings(&world.profile, &service, &positions, diags);
             if let Some(old) = &previous {
                 allocation.keep_requested_flags(&old.allocation);
             }
@@ -289,10 +317,87 @@ fn carry_allocated_values(old: &Service, new: &mut Service) {
     }
 }
 
-/// `--no-defaults`: the object as written, nothing allocated.
-fn validate_as_written(world: &World, located: Located<Service>, diags: &mut Vec<Diagnostic>) -> ServiceReport {
-    let _ = (world, diags);
-    service_report(None, &located.value, "validated", &ServiceAllocation::default(), source_of(&located.positions, ""))
+/// `--no-defaults`: the object as written (the vectors' `validate` mode), nothing allocated. A
+/// later document with the same namespace and name is validated as an update of the earlier one.
+fn validate_as_written(world: &mut World, located: Located<Service>, diags: &mut Vec<Diagnostic>) -> ServiceReport {
+    let json = world.profile.json_field_values();
+    let Located { value: service, positions, .. } = located;
+    let source = source_of(&positions, "");
+    let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
+    let previous = world.services.get(&key);
+    let errors = match previous {
+        Some(old) => crate::validation::validate_service_update(&service, &old.service, &world.profile),
+        None => crate::validation::validate_service_create(&service, &world.profile),
+    };
+    let outcome = if previous.is_some() { "updated" } else { "validated" };
+    if !errors.is_empty() {
+        let object = object_ref(&service);
+        diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &positions, json)));
+        return service_report(None, &service, "rejected", &ServiceAllocation::default(), source);
+    }
+    push_service_warnings(&world.profile, &service, &positions, diags);
+    let report = service_report(None, &service, outcome, &ServiceAllocation::default(), source);
+    world.services.insert(key, StoredService { service, positions, allocation: ServiceAllocation::default() });
+    report
+}
+
+/// Warnings of an accepted Service (`Warning`) and svclab's advisories (`SvclabAdvisory`).
+fn push_service_warnings(profile: &Profile, service: &Service, positions: &Positions, diags: &mut Vec<Diagnostic>) {
+    let object = object_ref(service);
+    let warnings = crate::validation::service_warnings(service, profile).into_iter().map(|w| (w, "Warning"));
+    let advisories = crate::validation::service_advisories(service).into_iter().map(|w| (w, "SvclabAdvisory"));
+    for (w, reason) in warnings.chain(advisories) {
+        diags.push(Diagnostic {
+            severity: Severity::Warning,
+            object: Some(object.clone()),
+            source: Some(source_of(positions, &w.path)),
+            field: w.path,
+            reason: reason.to_owned(),
+            message: w.message,
+        });
+    }
+}
+
+/// Creates or updates an EndpointSlice: v1 defaulting (unless `--no-defaults`), validation,
+/// warnings. A rejected slice is not stored.
+fn apply_endpoint_slice(world: &mut World, mut located: Located<EndpointSlice>, no_defaults: bool, diags: &mut Vec<Diagnostic>) {
+    if !no_defaults {
+        crate::validation::default_endpoint_slice(&mut located.value);
+    }
+    let slice = &located.value;
+    let object = ObjectRef {
+        kind: "EndpointSlice".into(),
+        namespace: slice.metadata.namespace.clone(),
+        name: slice.metadata.name.clone(),
+    };
+    let existing = world.endpoint_slices.iter().position(|s| {
+        !slice.metadata.name.is_empty()
+            && s.value.metadata.name == slice.metadata.name
+            && s.value.metadata.namespace == slice.metadata.namespace
+    });
+    let errors = match existing {
+        Some(i) => crate::validation::validate_endpoint_slice_update(slice, &world.endpoint_slices[i].value, &world.profile),
+        None => crate::validation::validate_endpoint_slice_create(slice, &world.profile),
+    };
+    if !errors.is_empty() {
+        let json = world.profile.json_field_values();
+        diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &located.positions, json)));
+        return;
+    }
+    for w in crate::validation::endpoint_slice_warnings(slice, existing.is_none(), &world.profile) {
+        diags.push(Diagnostic {
+            severity: Severity::Warning,
+            object: Some(object.clone()),
+            source: Some(source_of(&located.positions, &w.path)),
+            field: w.path,
+            reason: "Warning".to_owned(),
+            message: w.message,
+        });
+    }
+    match existing {
+        Some(i) => world.endpoint_slices[i] = located,
+        None => world.endpoint_slices.push(located),
+    }
 }
 
 fn service_report(

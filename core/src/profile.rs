@@ -284,8 +284,13 @@ impl Profile {
 
     /// Whether field-error values render as JSON (`["a"]`) rather than Go syntax
     /// (`[]string{"a"}`), see validation.md §1.2 and allocation.md §6.7.
+    ///
+    /// kubernetes/kubernetes#132314 ("Nicer value rendering in API errors", opened 2025-06-15,
+    /// merged for 1.34) switched the `%#v` fallback of `field.Error.ErrorBody` to `json.Marshal`;
+    /// plain strings and integers keep their `%q` / `%v` branches. Real 1.34+ messages read
+    /// `spec.clusterIPs: Invalid value: ["10.43.0.10"]: failed to allocate IP ...`.
     pub fn json_field_values(&self) -> bool {
-        false
+        self.version.minor >= 34
     }
 
     /// The report's view of the profile.

@@ -17,8 +17,8 @@ use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
 use crate::profile::Profile;
 
 pub(crate) use endpoint_slice::default_endpoint_slice;
-pub(crate) use service::prepare_service_for_create;
-pub(crate) use warnings::{Warning, endpoint_slice_warnings, service_advisories, service_warnings};
+pub(crate) use service::{cluster_ips_related_fields, prepare_service_for_create};
+pub(crate) use warnings::{endpoint_slice_warnings, service_advisories, service_warnings};
 
 /// `M_IP`: the message of an unparseable IP.
 pub(crate) const MSG_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
