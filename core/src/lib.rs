@@ -30,6 +30,7 @@ mod profile;
 mod proxy;
 mod report;
 mod source;
+mod trace;
 mod validation;
 mod yaml;
 
@@ -52,6 +53,7 @@ pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
     ServiceReport,
 };
+pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_text};
 pub use source::{Pos, Source};
 pub use validation::{
     validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,

@@ -142,7 +142,8 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
 
 /// [`render`] plus the figures kube-proxy exposes for the sync.
 pub fn render_with_stats(world: &World, options: &RenderOptions) -> Result<Rendered, RenderError> {
-    let config = ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
+    let config =
+        ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
     let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
     let endpoints: Vec<&Endpoints> = world.endpoints.iter().map(|e| &e.value).collect();

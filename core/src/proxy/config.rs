@@ -154,9 +154,10 @@ impl ProxyConfig {
         let mut config = ProxyConfig::new(family);
         let default_kpc = KubeProxyConfiguration::default();
         let kpc = kube_proxy.unwrap_or(&default_kpc);
-        let wanted = node_name
-            .map(str::to_owned)
-            .or_else(|| (!kpc.hostname_override.trim().is_empty()).then(|| kpc.hostname_override.trim().to_owned()));
+        let wanted = node_name.map(str::to_owned).or_else(|| {
+            (!kpc.hostname_override.trim().is_empty())
+                .then(|| kpc.hostname_override.trim().to_owned())
+        });
         let node = match &wanted {
             Some(name) => match nodes.iter().find(|n| n.metadata.name == *name) {
                 Some(n) => Some(*n),
@@ -168,7 +169,8 @@ impl ProxyConfig {
             },
             None => nodes.first().copied(),
         };
-        config.node_name = wanted.or_else(|| node.map(|n| n.metadata.name.clone())).unwrap_or_default();
+        config.node_name =
+            wanted.or_else(|| node.map(|n| n.metadata.name.clone())).unwrap_or_default();
         if let Some(node) = node {
             config.node_labels = node.metadata.labels.clone();
             // kube-proxy's node IP: the first InternalIP of the family, else the first ExternalIP.
@@ -184,7 +186,11 @@ impl ProxyConfig {
         config.host_addresses = host
             .interface_addresses
             .iter()
-            .filter_map(|a| parse_cidr_sloppy(a).map(|(ip, _)| canonical_ip(ip)).or_else(|| parse_ip_sloppy(a).map(canonical_ip)))
+            .filter_map(|a| {
+                parse_cidr_sloppy(a)
+                    .map(|(ip, _)| canonical_ip(ip))
+                    .or_else(|| parse_ip_sloppy(a).map(canonical_ip))
+            })
             .filter(|ip| IpFamily::of(*ip) == family)
             .collect();
         if config.host_addresses.is_empty() {
@@ -215,8 +221,10 @@ impl ProxyConfig {
         config.tcp_be_liberal = kpc.tcp_be_liberal;
         config.nfacct_invalid = host.nfacct;
         config.nfacct_localhost = host.nfacct;
-        config.service_cidrs = service_cidrs.iter().copied().filter(|n| IpFamily::of_net(n) == family).collect();
-        config.prefer_same_node = kpc.feature_gates.get("PreferSameTrafficDistribution").copied().unwrap_or(false);
+        config.service_cidrs =
+            service_cidrs.iter().copied().filter(|n| IpFamily::of_net(n) == family).collect();
+        config.prefer_same_node =
+            kpc.feature_gates.get("PreferSameTrafficDistribution").copied().unwrap_or(false);
         Ok(config)
     }
 
@@ -284,7 +292,9 @@ impl ProxyConfig {
         }
         match self.node_port_cidrs(ProxyMode::Iptables) {
             None => true,
-            Some(cidrs) => cidrs.iter().any(|c| c.contains(&IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))),
+            Some(cidrs) => {
+                cidrs.iter().any(|c| c.contains(&IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)))
+            }
         }
     }
 
@@ -318,14 +328,19 @@ pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
 
 /// cmd/kube-proxy's detector selection: ClusterCIDR is the default mode; a mode without its
 /// value (no CIDR of the family, no interface name) means no detector.
-fn detect_local(kpc: &KubeProxyConfiguration, node: Option<&Node>, family: IpFamily) -> DetectLocal {
+fn detect_local(
+    kpc: &KubeProxyConfiguration,
+    node: Option<&Node>,
+    family: IpFamily,
+) -> DetectLocal {
     let first_cidr = |texts: &mut dyn Iterator<Item = &str>| {
         texts
             .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
             .find(|n| IpFamily::of_net(n) == family)
     };
     match kpc.detect_local_mode.as_str() {
-        "" | "ClusterCIDR" => first_cidr(&mut kpc.cluster_cidr.split(',')).map_or(DetectLocal::None, DetectLocal::Cidr),
+        "" | "ClusterCIDR" => first_cidr(&mut kpc.cluster_cidr.split(','))
+            .map_or(DetectLocal::None, DetectLocal::Cidr),
         "NodeCIDR" => node
             .and_then(|n| first_cidr(&mut n.pod_cidrs.iter().map(String::as_str)))
             .map_or(DetectLocal::None, DetectLocal::Cidr),

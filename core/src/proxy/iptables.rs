@@ -9,7 +9,8 @@ use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats, hash_b32};
 use crate::net::IpFamily;
 
-const NODEPORTS_LAST: &str = "\"kubernetes service nodeports; NOTE: this must be the last rule in this chain\"";
+const NODEPORTS_LAST: &str =
+    "\"kubernetes service nodeports; NOTE: this must be the last rule in this chain\"";
 
 /// Rules of one table: declared chains with their rules in generation order.
 #[derive(Debug, Default)]
@@ -49,7 +50,11 @@ pub(crate) fn sep_chain(sp: &SvcPort, ep: &Ep) -> String {
 
 /// A `--comment` argument: kube-proxy quotes comments that contain spaces.
 fn comment(text: &str) -> String {
-    if text.contains(' ') { format!("-m comment --comment \"{text}\"") } else { format!("-m comment --comment {text}") }
+    if text.contains(' ') {
+        format!("-m comment --comment \"{text}\"")
+    } else {
+        format!("-m comment --comment {text}")
+    }
 }
 
 /// The jump rules kube-proxy installs in the built-in chains outside the payload
@@ -92,7 +97,13 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     let mark = &config.masquerade_mark;
     let v4 = config.family == IpFamily::V4;
     let localhost_nps = config.localhost_node_ports_effective();
-    for chain in ["KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL"] {
+    for chain in [
+        "KUBE-SERVICES",
+        "KUBE-EXTERNAL-SERVICES",
+        "KUBE-FORWARD",
+        "KUBE-NODEPORTS",
+        "KUBE-PROXY-FIREWALL",
+    ] {
         filter.declare(chain);
     }
     let kube_firewall = v4 && localhost_nps;
@@ -118,14 +129,22 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
 
     let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
     let large = total_endpoints > config.large_cluster_threshold;
-    let mut stats = RuleStats { service_ports: ports.len() as u64, endpoints: total_endpoints as u64, ..RuleStats::default() };
+    let mut stats = RuleStats {
+        service_ports: ports.len() as u64,
+        endpoints: total_endpoints as u64,
+        ..RuleStats::default()
+    };
     for sp in ports {
         service_rules(sp, config, large, localhost_nps, &mut filter, &mut nat, &mut stats);
     }
 
     // filter KUBE-FORWARD comes last among the filter rules.
     if !config.tcp_be_liberal {
-        let nfacct = if config.nfacct_invalid { " -m nfacct --nfacct-name ct_state_invalid_dropped_pkts" } else { "" };
+        let nfacct = if config.nfacct_invalid {
+            " -m nfacct --nfacct-name ct_state_invalid_dropped_pkts"
+        } else {
+            ""
+        };
         filter.add("KUBE-FORWARD", format!("-m conntrack --ctstate INVALID{nfacct} -j DROP"));
     }
     filter.add(
@@ -154,13 +173,21 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         }
         Some(cidrs) => {
             for ip in config.node_port_ips(&cidrs, !v4 || !localhost_nps) {
-                nat.add("KUBE-SERVICES", format!("-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"));
+                nat.add(
+                    "KUBE-SERVICES",
+                    format!("-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"),
+                );
             }
         }
     }
 
     let mut text = String::with_capacity(256 + ports.len() * 2048);
-    write_table(&mut text, "filter", &filter, standalone.then(|| builtins_for("filter", kube_firewall)));
+    write_table(
+        &mut text,
+        "filter",
+        &filter,
+        standalone.then(|| builtins_for("filter", kube_firewall)),
+    );
     write_table(&mut text, "nat", &nat, standalone.then(|| builtins_for("nat", kube_firewall)));
     for (name, table) in [("filter", &filter), ("nat", &nat)] {
         stats.chains.insert(name.to_owned(), table.chains.len() as u64);
@@ -229,16 +256,27 @@ fn service_rules(
         nat.add("KUBE-SERVICES", format!("-m comment --comment \"{n} cluster IP\" {mp} -d {cip} --dport {port} -j {internal_chain}"));
     } else {
         let (c, v) = &internal_verdict;
-        filter.add("KUBE-SERVICES", format!("-m comment --comment {c} {mp} -d {cip} --dport {port} -j {v}"));
+        filter.add(
+            "KUBE-SERVICES",
+            format!("-m comment --comment {c} {mp} -d {cip} --dport {port} -j {v}"),
+        );
     }
     // 2. externalIPs.
     for eip in &sp.external_ips {
         if has_endpoints {
-            nat.add("KUBE-SERVICES", format!("-m comment --comment \"{n} external IP\" {mp} -d {eip} --dport {port} -j {ext}"));
+            nat.add(
+                "KUBE-SERVICES",
+                format!(
+                    "-m comment --comment \"{n} external IP\" {mp} -d {eip} --dport {port} -j {ext}"
+                ),
+            );
         }
         if !has_external {
             let (c, v) = &external_verdict;
-            filter.add("KUBE-EXTERNAL-SERVICES", format!("-m comment --comment {c} {mp} -d {eip} --dport {port} -j {v}"));
+            filter.add(
+                "KUBE-EXTERNAL-SERVICES",
+                format!("-m comment --comment {c} {mp} -d {eip} --dport {port} -j {v}"),
+            );
         }
     }
     // 3. Load-balancer VIPs.
@@ -259,7 +297,10 @@ fn service_rules(
     if !has_external {
         let (c, v) = &external_verdict;
         for vip in &sp.lb_vips {
-            filter.add("KUBE-EXTERNAL-SERVICES", format!("-m comment --comment {c} {mp} -d {vip} --dport {port} -j {v}"));
+            filter.add(
+                "KUBE-EXTERNAL-SERVICES",
+                format!("-m comment --comment {c} {mp} -d {vip} --dport {port} -j {v}"),
+            );
         }
     }
     // 4. NodePort.
@@ -278,7 +319,9 @@ fn service_rules(
             let (c, v) = &external_verdict;
             filter.add(
                 "KUBE-EXTERNAL-SERVICES",
-                format!("-m comment --comment {c} -m addrtype --dst-type LOCAL {mp} --dport {np} -j {v}"),
+                format!(
+                    "-m comment --comment {c} -m addrtype --dst-type LOCAL {mp} --dport {np} -j {v}"
+                ),
             );
         }
     }
@@ -293,7 +336,11 @@ fn service_rules(
         );
     }
     // 7. Internal masquerade.
-    let masq_match = if config.masquerade_all { Some(String::new()) } else { config.detect_local.if_not_local().map(|m| format!(" {m}")) };
+    let masq_match = if config.masquerade_all {
+        Some(String::new())
+    } else {
+        config.detect_local.if_not_local().map(|m| format!(" {m}"))
+    };
     if has_internal {
         if let Some(extra) = &masq_match {
             nat.add(
@@ -328,12 +375,19 @@ fn service_rules(
     if use_fw {
         nat.declare(&fw);
         for cidr in &sp.source_ranges {
-            nat.add(&fw, format!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"));
+            nat.add(
+                &fw,
+                format!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"),
+            );
         }
-        let allow_node = config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
+        let allow_node =
+            config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
         if allow_node {
             for vip in &sp.lb_vips {
-                nat.add(&fw, format!("-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"));
+                nat.add(
+                    &fw,
+                    format!("-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"),
+                );
             }
         }
         nat.add(&fw, format!("-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""));
@@ -352,7 +406,11 @@ fn service_rules(
         let sep = sep_chain(sp, ep);
         let c = if large { String::new() } else { format!("{} ", comment(n)) };
         nat.add(&sep, format!("{c}-s {} -j KUBE-MARK-MASQ", ep.ip));
-        let recent = if sp.affinity.is_some() { format!("-m recent --name {sep} --set ") } else { String::new() };
+        let recent = if sp.affinity.is_some() {
+            format!("-m recent --name {sep} --set ")
+        } else {
+            String::new()
+        };
         nat.add(&sep, format!("{c}{recent}{mp} -j DNAT --to-destination {}", ep.text));
     }
 }
@@ -360,11 +418,19 @@ fn service_rules(
 /// Service-to-endpoint rules (proxy-rules.md §1.7).
 fn endpoint_jumps(nat: &mut Table, chain: &str, sp: &SvcPort, eps: &[Ep], large: bool) {
     let n = &sp.svc_name;
-    let c = |ep: &Ep| if large { String::new() } else { format!("-m comment --comment \"{n} -> {}\" ", ep.text) };
+    let c = |ep: &Ep| {
+        if large { String::new() } else { format!("-m comment --comment \"{n} -> {}\" ", ep.text) }
+    };
     if let Some(timeout) = sp.affinity {
         for ep in eps {
             let sep = sep_chain(sp, ep);
-            nat.add(chain, format!("{}-m recent --name {sep} --rcheck --seconds {timeout} --reap -j {sep}", c(ep)));
+            nat.add(
+                chain,
+                format!(
+                    "{}-m recent --name {sep} --rcheck --seconds {timeout} --reap -j {sep}",
+                    c(ep)
+                ),
+            );
         }
     }
     let count = eps.len();
@@ -372,7 +438,13 @@ fn endpoint_jumps(nat: &mut Table, chain: &str, sp: &SvcPort, eps: &[Ep], large:
         let sep = sep_chain(sp, ep);
         if i + 1 < count {
             let probability = 1.0f64 / (count - i) as f64;
-            nat.add(chain, format!("{}-m statistic --mode random --probability {probability:.10} -j {sep}", c(ep)));
+            nat.add(
+                chain,
+                format!(
+                    "{}-m statistic --mode random --probability {probability:.10} -j {sep}",
+                    c(ep)
+                ),
+            );
         } else {
             nat.add(chain, format!("{}-j {sep}", c(ep)));
         }
@@ -398,10 +470,16 @@ fn comment_service(rule: &str) -> &str {
     &rest[..end]
 }
 
-fn write_table(out: &mut String, name: &str, table: &Table, builtins: Option<BTreeMap<String, Vec<String>>>) {
+fn write_table(
+    out: &mut String,
+    name: &str,
+    table: &Table,
+    builtins: Option<BTreeMap<String, Vec<String>>>,
+) {
     let _ = writeln!(out, "*{name}");
     let builtins = builtins.unwrap_or_default();
-    let mut chains: Vec<(&str, &Vec<String>)> = table.chains.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    let mut chains: Vec<(&str, &Vec<String>)> =
+        table.chains.iter().map(|(k, v)| (k.as_str(), v)).collect();
     chains.extend(builtins.iter().map(|(k, v)| (k.as_str(), v)));
     chains.sort_by(|a, b| chain_rank(a.0).cmp(&chain_rank(b.0)));
     for (chain, _) in &chains {

@@ -161,7 +161,9 @@ pub(crate) fn build(
     let mut by_service: BTreeMap<(String, String), PortEndpoints> = BTreeMap::new();
     let mut sliced: BTreeSet<(String, String)> = BTreeSet::new();
     for slice in slices {
-        let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else { continue };
+        let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else {
+            continue;
+        };
         let key = (slice.metadata.namespace.clone(), service.clone());
         sliced.insert(key.clone());
         let wanted = match family {
@@ -178,10 +180,12 @@ pub(crate) fn build(
             if number == 0 {
                 continue;
             }
-            let list = ports.entry((name.clone(), protocol_of(port.protocol.as_deref()))).or_default();
+            let list =
+                ports.entry((name.clone(), protocol_of(port.protocol.as_deref()))).or_default();
             for endpoint in &slice.endpoints {
                 // Only the first address is used (endpointslicecache.go).
-                let Some(ip) = endpoint.addresses.first().and_then(|a| parse_family_ip(a, family)) else {
+                let Some(ip) = endpoint.addresses.first().and_then(|a| parse_family_ip(a, family))
+                else {
                     continue;
                 };
                 let hints = endpoint.hints.as_ref();
@@ -192,9 +196,14 @@ pub(crate) fn build(
                     ready: endpoint.ready.unwrap_or(true),
                     serving: endpoint.serving.unwrap_or(true),
                     terminating: endpoint.terminating.unwrap_or(false),
-                    local: !config.node_name.is_empty() && endpoint.node_name.as_deref() == Some(config.node_name.as_str()),
-                    zone_hints: hints.map(|h| h.for_zones.iter().cloned().collect()).unwrap_or_default(),
-                    node_hints: hints.map(|h| h.for_nodes.iter().cloned().collect()).unwrap_or_default(),
+                    local: !config.node_name.is_empty()
+                        && endpoint.node_name.as_deref() == Some(config.node_name.as_str()),
+                    zone_hints: hints
+                        .map(|h| h.for_zones.iter().cloned().collect())
+                        .unwrap_or_default(),
+                    node_hints: hints
+                        .map(|h| h.for_nodes.iter().cloned().collect())
+                        .unwrap_or_default(),
                 });
             }
         }
@@ -215,7 +224,11 @@ pub(crate) fn build(
                 }
                 let name = port.name.clone().unwrap_or_default();
                 let list = ports.entry((name, protocol_of(port.protocol.as_deref()))).or_default();
-                let all = subset.addresses.iter().map(|a| (a, true)).chain(subset.not_ready_addresses.iter().map(|a| (a, false)));
+                let all = subset
+                    .addresses
+                    .iter()
+                    .map(|a| (a, true))
+                    .chain(subset.not_ready_addresses.iter().map(|a| (a, false)));
                 for (address, ready) in all {
                     let Some(ip) = parse_family_ip(&address.ip, family) else { continue };
                     // Mirrored endpoints carry only `ready`; serving defaults to true.
@@ -248,7 +261,8 @@ pub(crate) fn build(
             .filter(|t| !t.is_empty() && t.as_str() != "None")
             .find_map(|t| parse_family_ip(t, family));
         let Some(cluster_ip) = cluster_ip else { continue };
-        let external_ips: Vec<IpAddr> = spec.external_ips.iter().filter_map(|t| parse_family_ip(t, family)).collect();
+        let external_ips: Vec<IpAddr> =
+            spec.external_ips.iter().filter_map(|t| parse_family_ip(t, family)).collect();
         let source_ranges: Vec<IpNet> = spec
             .load_balancer_source_ranges
             .iter()
@@ -315,7 +329,12 @@ pub(crate) fn build(
         }
     }
     out.sort_by(|a, b| {
-        (&a.namespace, &a.name, &a.port_name, &a.protocol).cmp(&(&b.namespace, &b.name, &b.port_name, &b.protocol))
+        (&a.namespace, &a.name, &a.port_name, &a.protocol).cmp(&(
+            &b.namespace,
+            &b.name,
+            &b.port_name,
+            &b.protocol,
+        ))
     });
     out
 }

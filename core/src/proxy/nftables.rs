@@ -81,10 +81,14 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         rules: 0,
         chains: 0,
     };
-    let _ = writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
+    let _ =
+        writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
     let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
 
-    tx.line("set", &format!("cluster-ips {{ type {addr_type} ; comment \"Active ClusterIPs\" ; }}"));
+    tx.line(
+        "set",
+        &format!("cluster-ips {{ type {addr_type} ; comment \"Active ClusterIPs\" ; }}"),
+    );
     if node_port_cidrs.is_some() {
         tx.line("set", &format!("nodeport-ips {{ type {addr_type} ; comment \"IPs that accept NodePort traffic\" ; }}"));
     }
@@ -131,7 +135,10 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         let cidrs: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
         tx.rule(
             "cluster-ips-check",
-            &format!("{ipx} daddr {{ {} }} drop comment \"Drop traffic to unallocated ClusterIPs\"", cidrs.join(" , ")),
+            &format!(
+                "{ipx} daddr {{ {} }} drop comment \"Drop traffic to unallocated ClusterIPs\"",
+                cidrs.join(" , ")
+            ),
         );
     }
     tx.rule("filter-prerouting-pre-dnat", "ct state new jump firewall-check");
@@ -158,19 +165,32 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         None => format!("fib daddr type local {ipx} daddr != {loopback}"),
         Some(_) => format!("{ipx} daddr @nodeport-ips"),
     };
-    tx.rule("nodeport-endpoints-check", &format!("{nodeport_match} meta l4proto . th dport vmap @no-endpoint-nodeports"));
+    tx.rule(
+        "nodeport-endpoints-check",
+        &format!("{nodeport_match} meta l4proto . th dport vmap @no-endpoint-nodeports"),
+    );
     tx.rule("reject-chain", "reject");
     tx.rule("services", &format!("{ipx} daddr . meta l4proto . th dport vmap @service-ips"));
-    tx.rule("services", &format!("{nodeport_match} meta l4proto . th dport vmap @service-nodeports"));
+    tx.rule(
+        "services",
+        &format!("{nodeport_match} meta l4proto . th dport vmap @service-nodeports"),
+    );
     if let Some(cidrs) = &node_port_cidrs {
         for ip in config.node_port_ips(cidrs, true) {
             tx.element("nodeport-ips", &ip.to_string());
         }
     }
-    tx.rule("service-endpoints-check", &format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services"));
+    tx.rule(
+        "service-endpoints-check",
+        &format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services"),
+    );
 
     let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    let mut stats = RuleStats { service_ports: ports.len() as u64, endpoints: total_endpoints as u64, ..RuleStats::default() };
+    let mut stats = RuleStats {
+        service_ports: ports.len() as u64,
+        endpoints: total_endpoints as u64,
+        ..RuleStats::default()
+    };
     for sp in ports {
         service(&mut tx, sp, config, &mut stats);
     }
@@ -213,15 +233,25 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         let addr_type = if family == IpFamily::V4 { "ipv4_addr" } else { "ipv6_addr" };
         for ep in &sp.cat.reachable {
             let set = hashed_name("affinity", &endpoint_base(sp, ep));
-            tx.line("set", &format!("{set} {{ type {addr_type} ; flags dynamic,timeout ; timeout {timeout}s ; }}"));
+            tx.line(
+                "set",
+                &format!(
+                    "{set} {{ type {addr_type} ; flags dynamic,timeout ; timeout {timeout}s ; }}"
+                ),
+            );
         }
     }
     let masq = if config.masquerade_all {
         Some(format!("{ipx} daddr {cip} jump mark-for-masquerade"))
     } else {
-        config.detect_local.nft_if_not_local(family).map(|m| format!("{ipx} daddr {cip} {m} jump mark-for-masquerade"))
+        config
+            .detect_local
+            .nft_if_not_local(family)
+            .map(|m| format!("{ipx} daddr {cip} {m} jump mark-for-masquerade"))
     };
-    for (use_chain, chain, eps) in [(use_svc, &svc, sp.cluster_eps()), (use_svl, &svl, sp.local_eps())] {
+    for (use_chain, chain, eps) in
+        [(use_svc, &svc, sp.cluster_eps()), (use_svl, &svl, sp.local_eps())]
+    {
         if !use_chain {
             continue;
         }
@@ -241,9 +271,14 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         let elements: Vec<String> = eps
             .iter()
             .enumerate()
-            .map(|(i, ep)| format!("{i} : goto {}", hashed_name("endpoint", &endpoint_base(sp, ep))))
+            .map(|(i, ep)| {
+                format!("{i} : goto {}", hashed_name("endpoint", &endpoint_base(sp, ep)))
+            })
             .collect();
-        tx.rule(chain, &format!("numgen random mod {} vmap {{ {} }}", eps.len(), elements.join(" , ")));
+        tx.rule(
+            chain,
+            &format!("numgen random mod {} vmap {{ {} }}", eps.len(), elements.join(" , ")),
+        );
     }
     if use_ext {
         tx.chain(&ext);
@@ -254,7 +289,10 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
                 tx.rule(&ext, &format!("{m} goto {svc} comment \"short-circuit pod traffic\""));
             }
             tx.rule(&ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
-            tx.rule(&ext, &format!("fib saddr type local goto {svc} comment \"short-circuit local traffic\""));
+            tx.rule(
+                &ext,
+                &format!("fib saddr type local goto {svc} comment \"short-circuit local traffic\""),
+            );
         }
         if has_external {
             tx.rule(&ext, &format!("goto {external_policy_chain}"));
@@ -277,7 +315,8 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     if use_fw {
         tx.chain(&fw);
         let mut sources: Vec<String> = sp.source_ranges.iter().map(ToString::to_string).collect();
-        let allow_node = config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
+        let allow_node =
+            config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
         if allow_node {
             sources.extend(sp.lb_vips.iter().map(ToString::to_string));
         }
@@ -306,10 +345,16 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     }
     if !has_external {
         if sp.node_port != 0 {
-            tx.element("no-endpoint-nodeports", &format!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port));
+            tx.element(
+                "no-endpoint-nodeports",
+                &format!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port),
+            );
         }
         for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
-            tx.element("no-endpoint-services", &format!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"));
+            tx.element(
+                "no-endpoint-services",
+                &format!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"),
+            );
         }
     }
 }

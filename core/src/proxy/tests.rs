@@ -50,16 +50,28 @@ fn no_endpoints_rejects() {
     check(
         SVC,
         ProxyMode::Iptables,
-        &["-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 has no endpoints\" -m tcp -p tcp -d 172.30.0.41 --dport 80 -j REJECT"],
+        &[
+            "-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 has no endpoints\" -m tcp -p tcp -d 172.30.0.41 --dport 80 -j REJECT",
+        ],
         &["KUBE-SVC-"],
     );
-    check(SVC, ProxyMode::Nftables, &["comment \"ns1/svc1:p80\" : goto reject-chain"], &["service-ULMVA6XW"]);
+    check(
+        SVC,
+        ProxyMode::Nftables,
+        &["comment \"ns1/svc1:p80\" : goto reject-chain"],
+        &["service-ULMVA6XW"],
+    );
 }
 
 #[test]
 fn probabilities_for_three_endpoints() {
     let slice = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.1.1]}, {addresses: [10.0.1.11]}, {addresses: [10.0.1.2]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
-    let text = check(&format!("{SVC}{slice}"), ProxyMode::Iptables, &["--probability 0.3333333333", "--probability 0.5000000000"], &[]);
+    let text = check(
+        &format!("{SVC}{slice}"),
+        ProxyMode::Iptables,
+        &["--probability 0.3333333333", "--probability 0.5000000000"],
+        &[],
+    );
     // Byte-wise endpoint order: 10.0.1.11:80 sorts before 10.0.1.1:80.
     let first = text.find("-> 10.0.1.11:80").unwrap();
     let second = text.find("-> 10.0.1.1:80").unwrap();

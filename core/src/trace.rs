@@ -1,0 +1,546 @@
+//! Packet trace: walks one new connection through iptables rules by interpreting the rules
+//! text (a rendered payload or a pasted `iptables-save` dump), and lists every rule matched,
+//! each DNAT choice with its probability, masquerade and the verdict.
+//!
+//! The packet takes the PREROUTING path (nat PREROUTING → routing → filter INPUT or FORWARD →
+//! nat POSTROUTING) unless its source is one of the node's own addresses, which means it is
+//! locally generated (nat OUTPUT → filter OUTPUT → nat POSTROUTING). Every random branch
+//! (`-m statistic`) is followed, so the outcomes carry probabilities that sum to 1. It is a
+//! first connection: no `-m recent` affinity entry exists yet.
+//!
+//! When the rules do not contain the built-in chains (kube-proxy's payload never does), the
+//! jump rules kube-proxy installs there (proxy-rules.md §1.2) are assumed.
+//!
+//! ```
+//! use svclab_core::{Input, CheckOptions, evaluate, trace, TraceRequest};
+//! let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  clusterIP: 10.96.0.20\n  ports: [{port: 80}]\n";
+//! let (world, _) = evaluate(&[Input::new("web.yaml", yaml)], &CheckOptions::default());
+//! let request = TraceRequest { src: "10.244.0.5".into(), dst: "10.96.0.20".into(), dport: 80, ..TraceRequest::default() };
+//! let report = trace(&world, &request);
+//! assert_eq!(report.outcomes[0].verdict, "REJECT");
+//! ```
+
+mod rules;
+
+use std::fmt::Write as _;
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::net::{IpFamily, parse_ip_sloppy};
+use crate::pipeline::World;
+use crate::proxy::{ProxyConfig, ProxyMode, RenderOptions, builtin_jumps, render};
+use rules::{Match, Rule, Ruleset, Target};
+
+/// The packet to trace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceRequest {
+    /// Source address.
+    pub src: String,
+    /// Destination address.
+    pub dst: String,
+    /// Destination port.
+    pub dport: u16,
+    /// `tcp`, `udp` or `sctp`.
+    pub protocol: String,
+    /// Node the packet arrives at (`None` = the renderer's default node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// Interface the packet arrives on (for `-i` matches such as the BridgeInterface
+    /// detector); `None` matches no `-i` rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_interface: Option<String>,
+}
+
+impl Default for TraceRequest {
+    fn default() -> Self {
+        TraceRequest {
+            src: String::new(),
+            dst: String::new(),
+            dport: 0,
+            protocol: "tcp".to_owned(),
+            node: None,
+            in_interface: None,
+        }
+    }
+}
+
+/// One matched rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceStep {
+    /// `nat` or `filter`.
+    pub table: String,
+    /// The chain.
+    pub chain: String,
+    /// The rule text (`-A CHAIN ...`); assumed built-in jumps are marked `(assumed)`.
+    pub rule: String,
+    /// What it did (`jump`, `DNAT to 10.0.0.1:80 (p=0.5000)`, `mark 0x4000`, ...).
+    pub effect: String,
+}
+
+/// One possible fate of the packet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceOutcome {
+    /// Probability of this path (random endpoint choice).
+    pub probability: f64,
+    /// `endpoint`, `DROP`, `REJECT`, `no service` or `ACCEPT` (local delivery, no DNAT).
+    pub verdict: String,
+    /// `ip:port` after DNAT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// Whether the source is masqueraded to the node's address.
+    pub masquerade: bool,
+    /// Every matched rule in order.
+    pub steps: Vec<TraceStep>,
+}
+
+/// The trace of one packet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceReport {
+    /// The packet.
+    pub request: TraceRequest,
+    /// What was interpreted (`rendered iptables (IPv4)` or `iptables-save dump <file>`).
+    pub ruleset: String,
+    /// `PREROUTING` or `OUTPUT`.
+    pub path: String,
+    /// Every outcome, in rule order.
+    pub outcomes: Vec<TraceOutcome>,
+    /// Problems reading the request or the rules.
+    pub warnings: Vec<String>,
+}
+
+impl TraceReport {
+    /// Human-readable trace.
+    pub fn to_text(&self) -> String {
+        let r = &self.request;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "packet: {} {} -> {}:{} (path {})",
+            r.protocol, r.src, r.dst, r.dport, self.path
+        );
+        let _ = writeln!(out, "rules: {}", self.ruleset);
+        for w in &self.warnings {
+            let _ = writeln!(out, "warning: {w}");
+        }
+        for (i, o) in self.outcomes.iter().enumerate() {
+            let target = o.endpoint.as_deref().map(|e| format!(" {e}")).unwrap_or_default();
+            let masq = if o.masquerade { ", masquerade" } else { "" };
+            let _ = writeln!(
+                out,
+                "outcome {} (p={:.4}): {}{target}{masq}",
+                i + 1,
+                o.probability,
+                o.verdict
+            );
+            for s in &o.steps {
+                let _ = writeln!(out, "  {}/{}: {}  => {}", s.table, s.chain, s.rule, s.effect);
+            }
+        }
+        out
+    }
+}
+
+/// Traces a packet through the scenario's rules: the last pasted `iptables-save` dump if
+/// there is one, else the iptables payload rendered for the destination's family.
+pub fn trace(world: &World, request: &TraceRequest) -> TraceReport {
+    let family = parse_ip_sloppy(&request.dst).map(IpFamily::of);
+    let config = match ProxyConfig::from_world(
+        world,
+        family,
+        request.node.as_deref(),
+        ProxyMode::Iptables,
+    ) {
+        Ok(c) => c,
+        Err(e) => return failed(request, &e.to_string()),
+    };
+    if let Some((text, source)) = world.iptables_dumps.last() {
+        let mut report = trace_text(text, &config, request);
+        report.ruleset = format!("iptables-save dump {}:{}", source.file, source.line);
+        return report;
+    }
+    let options = RenderOptions {
+        family,
+        node: request.node.clone(),
+        ..RenderOptions::new(ProxyMode::Iptables)
+    };
+    match render(world, &options) {
+        Ok(text) => trace_text(&text, &config, request),
+        Err(e) => failed(request, &e.to_string()),
+    }
+}
+
+fn failed(request: &TraceRequest, message: &str) -> TraceReport {
+    TraceReport {
+        request: request.clone(),
+        ruleset: String::new(),
+        path: String::new(),
+        outcomes: Vec::new(),
+        warnings: vec![message.to_owned()],
+    }
+}
+
+/// Traces a packet through iptables rules text, with the node facts of `config` (its
+/// addresses decide `--dst-type LOCAL` and the path).
+pub fn trace_text(rules_text: &str, config: &ProxyConfig, request: &TraceRequest) -> TraceReport {
+    let ruleset = rules::parse(rules_text);
+    let mut report = TraceReport {
+        request: request.clone(),
+        ruleset: format!("rendered iptables ({})", config.family.as_str()),
+        path: String::new(),
+        outcomes: Vec::new(),
+        warnings: ruleset.warnings.clone(),
+    };
+    let (Some(src), Some(dst)) = (parse_ip_sloppy(&request.src), parse_ip_sloppy(&request.dst))
+    else {
+        report.warnings.push("source and destination must be IP addresses".to_owned());
+        return report;
+    };
+    let local_source = config.is_local_address(src);
+    report.path = if local_source { "OUTPUT" } else { "PREROUTING" }.to_owned();
+    let tracer = Tracer { set: &ruleset, config, request };
+    let start = Packet {
+        src,
+        dst,
+        dport: request.dport,
+        mark: 0,
+        dnat: None,
+        masquerade: false,
+        probability: 1.0,
+        steps: Vec::new(),
+        forced: None,
+    };
+    let nat_hook = if local_source { "OUTPUT" } else { "PREROUTING" };
+    for (p, flow) in tracer.run("nat", nat_hook, start) {
+        if matches!(flow, Flow::Drop | Flow::Reject) {
+            report.outcomes.push(finish(p, flow));
+            continue;
+        }
+        let filter_hook = if local_source {
+            "OUTPUT"
+        } else if config.is_local_address(p.dst) {
+            "INPUT"
+        } else {
+            "FORWARD"
+        };
+        for (p, flow) in tracer.run("filter", filter_hook, p) {
+            if matches!(flow, Flow::Drop | Flow::Reject) {
+                report.outcomes.push(finish(p, flow));
+                continue;
+            }
+            if filter_hook == "INPUT" {
+                report.outcomes.push(finish(p, Flow::Accept));
+                continue;
+            }
+            for (p, flow) in tracer.run("nat", "POSTROUTING", p) {
+                report.outcomes.push(finish(p, flow));
+            }
+        }
+    }
+    report
+}
+
+#[derive(Debug, Clone)]
+struct Packet {
+    src: IpAddr,
+    dst: IpAddr,
+    dport: u16,
+    mark: u32,
+    dnat: Option<String>,
+    masquerade: bool,
+    probability: f64,
+    steps: Vec<TraceStep>,
+    /// Rule index whose random match is taken on this branch.
+    forced: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Fell off the end of the chain or returned.
+    Continue,
+    Accept,
+    Drop,
+    Reject,
+}
+
+fn finish(p: Packet, flow: Flow) -> TraceOutcome {
+    let verdict = match (flow, &p.dnat) {
+        (Flow::Drop, _) => "DROP",
+        (Flow::Reject, _) => "REJECT",
+        (_, Some(_)) => "endpoint",
+        _ => "no service",
+    };
+    TraceOutcome {
+        probability: p.probability,
+        verdict: verdict.to_owned(),
+        endpoint: if matches!(flow, Flow::Drop | Flow::Reject) { None } else { p.dnat.clone() },
+        masquerade: p.masquerade,
+        steps: p.steps,
+    }
+}
+
+struct Tracer<'a> {
+    set: &'a Ruleset,
+    config: &'a ProxyConfig,
+    request: &'a TraceRequest,
+}
+
+/// Result of matching one rule.
+enum Matched {
+    No,
+    Yes,
+    /// Matches with this probability.
+    Maybe(f64),
+}
+
+const MAX_DEPTH: usize = 32;
+
+impl Tracer<'_> {
+    /// Rules of a chain; built-in chains without rules get kube-proxy's assumed jumps.
+    fn rules(&self, table: &str, chain: &str) -> Vec<(Rule, bool)> {
+        if let Some(rules) = self.set.chain(table, chain) {
+            if !rules.is_empty() || !is_builtin(chain) {
+                return rules.iter().map(|r| (r.clone(), false)).collect();
+            }
+        }
+        if !is_builtin(chain) {
+            return Vec::new();
+        }
+        let with_firewall = self.set.has_chain("filter", "KUBE-FIREWALL");
+        builtin_jumps(with_firewall)
+            .into_iter()
+            .filter(|(t, c, _)| *t == table && *c == chain)
+            .filter_map(|(_, c, args)| {
+                let target = args.rsplit(' ').next().unwrap_or("");
+                self.set.has_chain(table, target).then(|| format!("-A {c} {args}"))
+            })
+            .map(|text| {
+                let parsed = rules::parse(&format!("*{table}\n{text}\n"));
+                let rule = parsed.chain(table, chain).and_then(|r| r.first().cloned());
+                (
+                    rule.unwrap_or(Rule {
+                        text,
+                        matches: Vec::new(),
+                        target: Target::None,
+                        recent_set: None,
+                    }),
+                    true,
+                )
+            })
+            .collect()
+    }
+
+    fn run(&self, table: &str, chain: &str, p: Packet) -> Vec<(Packet, Flow)> {
+        let rules = self.rules(table, chain);
+        let mut out = Vec::new();
+        self.run_from(table, chain, &rules, 0, p, 0, &mut out);
+        out
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one recursive walker state, kept flat for clarity"
+    )]
+    fn run_from(
+        &self,
+        table: &str,
+        chain: &str,
+        rules: &[(Rule, bool)],
+        start: usize,
+        mut p: Packet,
+        depth: usize,
+        out: &mut Vec<(Packet, Flow)>,
+    ) {
+        let mut idx = start;
+        while let Some((rule, assumed)) = rules.get(idx) {
+            idx += 1;
+            let mut note = String::new();
+            match self.matches(rule, &p) {
+                Matched::No => continue,
+                Matched::Yes => {}
+                Matched::Maybe(prob) => {
+                    if p.forced.take() == Some(idx - 1) {
+                        p.probability *= prob;
+                        note = format!(" (random, p={prob:.10})");
+                    } else {
+                        // First the branch where the rule fires, then the walk goes on
+                        // without it.
+                        let mut taken = p.clone();
+                        taken.forced = Some(idx - 1);
+                        self.run_from(table, chain, rules, idx - 1, taken, depth, out);
+                        p.probability *= 1.0 - prob;
+                        if p.probability <= 0.0 {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+            }
+            let text =
+                if *assumed { format!("{} (assumed)", rule.text) } else { rule.text.clone() };
+            let step = |p: &mut Packet, effect: String| {
+                p.steps.push(TraceStep {
+                    table: table.to_owned(),
+                    chain: chain.to_owned(),
+                    rule: text.clone(),
+                    effect,
+                });
+            };
+            if let Some(name) = &rule.recent_set {
+                note.push_str(&format!(" (records affinity in {name})"));
+            }
+            match &rule.target {
+                Target::None | Target::Other(_) => step(&mut p, format!("match, continue{note}")),
+                Target::Mark(value, mask) => {
+                    p.mark = (p.mark & !mask) ^ value;
+                    let effect = format!("mark now {:#x}{note}", p.mark);
+                    step(&mut p, effect);
+                }
+                Target::Accept => {
+                    step(&mut p, format!("ACCEPT{note}"));
+                    out.push((p, Flow::Accept));
+                    return;
+                }
+                Target::Drop => {
+                    step(&mut p, format!("DROP{note}"));
+                    out.push((p, Flow::Drop));
+                    return;
+                }
+                Target::Reject => {
+                    step(&mut p, format!("REJECT{note}"));
+                    out.push((p, Flow::Reject));
+                    return;
+                }
+                Target::Return => {
+                    step(&mut p, format!("RETURN{note}"));
+                    out.push((p, Flow::Continue));
+                    return;
+                }
+                Target::Masquerade => {
+                    p.masquerade = true;
+                    step(&mut p, format!("MASQUERADE (source becomes the node's address){note}"));
+                    out.push((p, Flow::Accept));
+                    return;
+                }
+                Target::Dnat(to) => {
+                    if let Some((ip, port)) = split_host_port(to) {
+                        p.dst = ip;
+                        p.dport = port;
+                    }
+                    p.dnat = Some(to.clone());
+                    step(&mut p, format!("DNAT to {to}{note}"));
+                    out.push((p, Flow::Accept));
+                    return;
+                }
+                Target::Jump(target) | Target::Goto(target) => {
+                    let is_goto = matches!(rule.target, Target::Goto(_));
+                    if !self.set.has_chain(table, target) || depth >= MAX_DEPTH {
+                        step(&mut p, format!("jump to unknown chain {target}, ignored{note}"));
+                        continue;
+                    }
+                    step(
+                        &mut p,
+                        format!("{} {target}{note}", if is_goto { "goto" } else { "jump" }),
+                    );
+                    for (q, flow) in self.run_sub(table, target, p, depth + 1) {
+                        if flow == Flow::Continue && !is_goto {
+                            self.run_from(table, chain, rules, idx, q, depth, out);
+                        } else {
+                            out.push((q, flow));
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+        out.push((p, Flow::Continue));
+    }
+
+    fn run_sub(&self, table: &str, chain: &str, p: Packet, depth: usize) -> Vec<(Packet, Flow)> {
+        let rules = self.rules(table, chain);
+        let mut out = Vec::new();
+        self.run_from(table, chain, &rules, 0, p, depth, &mut out);
+        out
+    }
+
+    fn matches(&self, rule: &Rule, p: &Packet) -> Matched {
+        let mut probability = None;
+        for m in &rule.matches {
+            let ok = match m {
+                Match::Source(net, neg) => net.contains(&p.src) != *neg,
+                Match::Destination(net, neg) => net.contains(&p.dst) != *neg,
+                Match::Protocol(proto, neg) => {
+                    (proto == "all" || *proto == self.request.protocol.to_ascii_lowercase()) != *neg
+                }
+                Match::InInterface(name, neg) => {
+                    let hit = self
+                        .request
+                        .in_interface
+                        .as_deref()
+                        .is_some_and(|i| iface_matches(name, i));
+                    hit != *neg
+                }
+                // Output interfaces are decided by routing, which svclab does not model.
+                Match::OutInterface(_, neg) => *neg,
+                Match::DestPort(a, b, neg) => (*a..=*b).contains(&p.dport) != *neg,
+                Match::SourcePort(_, _, neg) => !*neg,
+                Match::SrcType(kind, neg) => self.addr_type(kind, p.src) != *neg,
+                Match::DstType(kind, neg) => self.addr_type(kind, p.dst) != *neg,
+                Match::CtState(states, neg) => {
+                    // A first packet is NEW; once DNATed its conntrack entry also has DNAT.
+                    let hit =
+                        states.iter().any(|s| s == "NEW" || (s == "DNAT" && p.dnat.is_some()));
+                    hit != *neg
+                }
+                Match::Mark(value, mask, neg) => ((p.mark & mask) == *value) != *neg,
+                Match::Probability(prob) => {
+                    probability = Some(*prob);
+                    true
+                }
+                Match::RecentCheck(_) => false,
+                Match::Other(_) => true,
+            };
+            if !ok {
+                return Matched::No;
+            }
+        }
+        match probability {
+            Some(prob) if prob < 1.0 => Matched::Maybe(prob),
+            _ => Matched::Yes,
+        }
+    }
+
+    fn addr_type(&self, kind: &str, ip: IpAddr) -> bool {
+        match kind {
+            "LOCAL" => self.config.is_local_address(ip),
+            "UNICAST" => !ip.is_multicast(),
+            _ => false,
+        }
+    }
+}
+
+/// `-i veth+` matches any interface starting with `veth`.
+fn iface_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('+') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+fn is_builtin(chain: &str) -> bool {
+    matches!(chain, "PREROUTING" | "INPUT" | "FORWARD" | "OUTPUT" | "POSTROUTING")
+}
+
+/// `10.0.0.1:80` or `[2001:db8::1]:80`.
+fn split_host_port(text: &str) -> Option<(IpAddr, u16)> {
+    let (host, port) = text.rsplit_once(':')?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Some((parse_ip_sloppy(host)?, port.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests;
