@@ -1,0 +1,436 @@
+//! One dataplane case: a scenario's objects reduced to what the topology and the probes need,
+//! the probes themselves, what each one is expected to do, and the check of what happened.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+use svclab_core::{EndpointSlice, Service};
+
+use crate::topology::PodSpec;
+
+/// Connections per ClusterIP probe (from the node and from a pod).
+pub(crate) const CLUSTER_IP_CONNECTIONS: u32 = 200;
+/// Connections per NodePort / external IP / load-balancer IP probe.
+pub(crate) const EXTERNAL_CONNECTIONS: u32 = 100;
+/// Attempts for a probe that is expected to be refused or dropped.
+pub(crate) const NEGATIVE_ATTEMPTS: u32 = 3;
+
+/// Which proxy backend a case loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Mode {
+    /// `iptables-restore` payload.
+    Iptables,
+    /// `nft -f` transaction.
+    Nftables,
+}
+
+impl Mode {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Mode::Iptables => "iptables",
+            Mode::Nftables => "nftables",
+        }
+    }
+}
+
+/// Where a probe connects from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Role {
+    /// A process on the node itself (OUTPUT path).
+    Node,
+    /// A pod on the node that is not an endpoint (source inside the detect-local CIDR).
+    Pod,
+    /// An off-node client whose address is in no loadBalancerSourceRanges.
+    External,
+    /// An off-node client whose address is inside a loadBalancerSourceRanges entry.
+    Allowed,
+}
+
+impl Role {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Role::Node => "node",
+            Role::Pod => "pod",
+            Role::External => "client",
+            Role::Allowed => "allowed-client",
+        }
+    }
+}
+
+/// A TCP Service port as the probes see it.
+#[derive(Debug, Clone)]
+pub(crate) struct SvcPort {
+    /// `namespace/name:port` (kube-proxy's service-port name).
+    pub(crate) name: String,
+    pub(crate) cluster_ip: Option<Ipv4Addr>,
+    pub(crate) port: u16,
+    pub(crate) node_port: u16,
+    pub(crate) external_ips: Vec<Ipv4Addr>,
+    pub(crate) lb_ips: Vec<Ipv4Addr>,
+    pub(crate) source_ranges: Vec<(Ipv4Addr, u8)>,
+}
+
+/// The scenario reduced to addresses.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Model {
+    pub(crate) ports: Vec<SvcPort>,
+    pub(crate) pods: Vec<PodSpec>,
+    /// Endpoints with a TCP port but no IPv4 address, or UDP/SCTP ports: not probed.
+    pub(crate) skipped: Vec<String>,
+}
+
+/// Expected fate of the connections of one probe.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Expect {
+    /// Every connection reaches one of these endpoints, with these probabilities.
+    Land {
+        endpoints: Vec<(SocketAddrV4, f64)>,
+        /// The endpoint sees the node's address as source (else the client's).
+        masquerade: bool,
+        /// ClientIP session affinity: one client always reaches the same endpoint.
+        affinity: bool,
+    },
+    /// Connection refused (REJECT).
+    Refused,
+    /// No answer (DROP).
+    Dropped,
+}
+
+/// One probe: connections from a role to an address.
+#[derive(Debug, Clone)]
+pub(crate) struct Probe {
+    /// e.g. `ns1/svc1:p80 cluster IP`.
+    pub(crate) what: String,
+    pub(crate) role: Role,
+    pub(crate) src: Ipv4Addr,
+    pub(crate) dst: SocketAddrV4,
+    pub(crate) expect: Expect,
+}
+
+impl Probe {
+    /// How many connections to make.
+    pub(crate) fn count(&self) -> u32 {
+        match (&self.expect, self.role) {
+            (Expect::Land { .. }, Role::Node | Role::Pod) => CLUSTER_IP_CONNECTIONS,
+            (Expect::Land { .. }, _) => EXTERNAL_CONNECTIONS,
+            _ => NEGATIVE_ATTEMPTS,
+        }
+    }
+}
+
+/// A probe before its expectation is known.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub(crate) what: String,
+    pub(crate) role: Role,
+    pub(crate) dst: SocketAddrV4,
+}
+
+pub(crate) fn parse_v4(text: &str) -> Option<Ipv4Addr> {
+    text.trim().parse().ok()
+}
+
+pub(crate) fn parse_cidr_v4(text: &str) -> Option<(Ipv4Addr, u8)> {
+    let text = text.trim();
+    let (ip, len) = text.split_once('/').unwrap_or((text, "32"));
+    let len: u8 = len.parse().ok().filter(|l| *l <= 32)?;
+    Some((parse_v4(ip)?, len))
+}
+
+pub(crate) fn cidr_contains((net, len): (Ipv4Addr, u8), ip: Ipv4Addr) -> bool {
+    let mask = if len == 0 { 0 } else { u32::MAX << (32 - u32::from(len)) };
+    (u32::from(net) & mask) == (u32::from(ip) & mask)
+}
+
+impl Model {
+    /// Reduces Services and EndpointSlices to TCP/IPv4 service ports and endpoint pods.
+    pub(crate) fn new(services: &[&Service], slices: &[&EndpointSlice]) -> Model {
+        let mut model = Model::default();
+        for svc in services {
+            let meta = &svc.metadata;
+            let spec = &svc.spec;
+            if spec.type_ == "ExternalName" {
+                continue;
+            }
+            let cluster_ip = [spec.cluster_ip.as_str()]
+                .into_iter()
+                .chain(spec.cluster_ips.iter().map(String::as_str))
+                .find_map(parse_v4);
+            for port in &spec.ports {
+                let name = if port.name.is_empty() {
+                    format!("{}/{}", meta.namespace, meta.name)
+                } else {
+                    format!("{}/{}:{}", meta.namespace, meta.name, port.name)
+                };
+                if !(port.protocol.is_empty() || port.protocol == "TCP") {
+                    model.skipped.push(format!("{name} ({})", port.protocol));
+                    continue;
+                }
+                model.ports.push(SvcPort {
+                    name,
+                    cluster_ip,
+                    port: u16::try_from(port.port).unwrap_or(0),
+                    node_port: u16::try_from(port.node_port).unwrap_or(0),
+                    external_ips: spec.external_ips.iter().filter_map(|s| parse_v4(s)).collect(),
+                    lb_ips: svc
+                        .status
+                        .load_balancer_ingress
+                        .iter()
+                        .filter_map(|i| parse_v4(&i.ip))
+                        .collect(),
+                    source_ranges: spec
+                        .load_balancer_source_ranges
+                        .iter()
+                        .filter_map(|s| parse_cidr_v4(s))
+                        .collect(),
+                });
+            }
+        }
+        let mut pods: BTreeMap<Ipv4Addr, Vec<u16>> = BTreeMap::new();
+        for slice in slices {
+            if slice.address_type != "IPv4" {
+                continue;
+            }
+            let ports: Vec<u16> = slice
+                .ports
+                .iter()
+                .filter(|p| p.protocol.as_deref().is_none_or(|proto| proto == "TCP"))
+                .filter_map(|p| p.port.and_then(|n| u16::try_from(n).ok()))
+                .collect();
+            for endpoint in &slice.endpoints {
+                for address in &endpoint.addresses {
+                    let Some(ip) = parse_v4(address) else { continue };
+                    let entry = pods.entry(ip).or_default();
+                    for port in &ports {
+                        if !entry.contains(port) {
+                            entry.push(*port);
+                        }
+                    }
+                }
+            }
+        }
+        model.pods = pods
+            .into_iter()
+            .filter(|(_, ports)| !ports.is_empty())
+            .map(|(ip, mut ports)| {
+                ports.sort_unstable();
+                PodSpec { ip, ports }
+            })
+            .collect();
+        model
+    }
+
+    /// Every address a probe will target from each role.
+    pub(crate) fn targets(&self, node_ip: Ipv4Addr) -> Vec<Target> {
+        let mut out = Vec::new();
+        for sp in &self.ports {
+            if let Some(ip) = sp.cluster_ip {
+                for role in [Role::Node, Role::Pod] {
+                    out.push(Target {
+                        what: format!("{} cluster IP", sp.name),
+                        role,
+                        dst: SocketAddrV4::new(ip, sp.port),
+                    });
+                }
+            }
+            if sp.node_port != 0 {
+                out.push(Target {
+                    what: format!("{} node port", sp.name),
+                    role: Role::External,
+                    dst: SocketAddrV4::new(node_ip, sp.node_port),
+                });
+            }
+            for ip in &sp.external_ips {
+                out.push(Target {
+                    what: format!("{} external IP", sp.name),
+                    role: Role::External,
+                    dst: SocketAddrV4::new(*ip, sp.port),
+                });
+            }
+            for ip in &sp.lb_ips {
+                let what = format!("{} loadbalancer IP", sp.name);
+                if !sp.source_ranges.is_empty() {
+                    out.push(Target {
+                        what: what.clone(),
+                        role: Role::Allowed,
+                        dst: SocketAddrV4::new(*ip, sp.port),
+                    });
+                }
+                out.push(Target {
+                    what,
+                    role: Role::External,
+                    dst: SocketAddrV4::new(*ip, sp.port),
+                });
+            }
+        }
+        out
+    }
+
+    /// A client address inside the first loadBalancerSourceRanges entry of the scenario.
+    pub(crate) fn allowed_source(&self, taken: &[Ipv4Addr]) -> Option<Ipv4Addr> {
+        let range = self.ports.iter().find_map(|p| p.source_ranges.first().copied())?;
+        (1..=255u32)
+            .map(|i| Ipv4Addr::from(u32::from(range.0).wrapping_add(i)))
+            .find(|ip| cidr_contains(range, *ip) && !taken.contains(ip))
+    }
+
+    /// An off-node client address in no source range.
+    pub(crate) fn external_source(&self, taken: &[Ipv4Addr]) -> Ipv4Addr {
+        let ranges: Vec<(Ipv4Addr, u8)> =
+            self.ports.iter().flat_map(|p| p.source_ranges.iter().copied()).collect();
+        ["192.0.2.100", "198.51.100.100", "100.64.0.100", "203.0.113.250"]
+            .iter()
+            .filter_map(|s| parse_v4(s))
+            .find(|ip| !taken.contains(ip) && !ranges.iter().any(|r| cidr_contains(*r, *ip)))
+            .unwrap_or(Ipv4Addr::new(192, 0, 2, 101))
+    }
+
+    /// A pod address inside the detect-local CIDR that no endpoint uses.
+    pub(crate) fn pod_source(&self, local: Option<(Ipv4Addr, u8)>, taken: &[Ipv4Addr]) -> Ipv4Addr {
+        let (net, len) = local.unwrap_or((Ipv4Addr::new(10, 244, 0, 0), 16));
+        let size =
+            if len == 0 { u32::MAX } else { (1u32 << (32 - u32::from(len))).saturating_sub(1) };
+        let base = u32::from(net);
+        (2..size.min(4096))
+            .map(|i| Ipv4Addr::from(base.wrapping_add(size - i)))
+            .find(|ip| !taken.contains(ip) && !self.pods.iter().any(|p| p.ip == *ip))
+            .unwrap_or(Ipv4Addr::new(10, 244, 255, 250))
+    }
+}
+
+/// What one probe did: answers per endpoint (`ip:port` the server saw as local), sources seen,
+/// and failures by kind.
+#[derive(Debug, Default)]
+pub(crate) struct Observed {
+    pub(crate) landed: BTreeMap<SocketAddrV4, u32>,
+    pub(crate) peers: BTreeMap<Ipv4Addr, u32>,
+    pub(crate) other: BTreeMap<String, u32>,
+    pub(crate) total: u32,
+}
+
+impl Observed {
+    /// Parses the agent's probe output.
+    pub(crate) fn parse(output: &str) -> Observed {
+        let mut obs = Observed::default();
+        for line in output.lines() {
+            obs.total += 1;
+            let mut words = line.split_whitespace();
+            if words.next() == Some("ok") {
+                let _name = words.next();
+                let local = words.next().and_then(|s| s.parse::<SocketAddrV4>().ok());
+                let peer = words.next().and_then(|s| s.parse::<SocketAddrV4>().ok());
+                if let (Some(local), Some(peer)) = (local, peer) {
+                    *obs.landed.entry(local).or_default() += 1;
+                    *obs.peers.entry(*peer.ip()).or_default() += 1;
+                    continue;
+                }
+            }
+            *obs.other.entry(line.to_owned()).or_default() += 1;
+        }
+        obs
+    }
+
+    /// One line for the report.
+    pub(crate) fn describe(&self, expect: &Expect) -> String {
+        let mut text = format!("{} conns:", self.total);
+        let probs: BTreeMap<SocketAddrV4, f64> = match expect {
+            Expect::Land { endpoints, .. } => endpoints.iter().copied().collect(),
+            _ => BTreeMap::new(),
+        };
+        let mut keys: Vec<SocketAddrV4> = self.landed.keys().copied().collect();
+        keys.extend(probs.keys().copied().filter(|k| !self.landed.contains_key(k)));
+        keys.sort();
+        for ep in keys {
+            let n = self.landed.get(&ep).copied().unwrap_or(0);
+            let pct =
+                if self.total == 0 { 0.0 } else { 100.0 * f64::from(n) / f64::from(self.total) };
+            match probs.get(&ep) {
+                Some(p) => {
+                    let _ = write!(text, " {ep}={n} ({pct:.1}% vs {:.1}%)", 100.0 * p);
+                }
+                None => {
+                    let _ = write!(text, " {ep}={n} ({pct:.1}%, not in trace)");
+                }
+            }
+        }
+        for (kind, n) in &self.other {
+            let _ = write!(text, " {kind}={n}");
+        }
+        if !self.peers.is_empty() {
+            let peers: Vec<String> = self.peers.iter().map(|(ip, n)| format!("{ip}x{n}")).collect();
+            let _ = write!(text, " src-seen=[{}]", peers.join(","));
+        }
+        text
+    }
+
+    /// Compares with the expectation; `node_ip` is what a masqueraded connection shows.
+    pub(crate) fn check(&self, probe: &Probe, node_ip: Ipv4Addr) -> Result<(), String> {
+        let n = probe.count();
+        if self.total != n {
+            return Err(format!("{} of {n} attempts reported", self.total));
+        }
+        match &probe.expect {
+            Expect::Refused => self.all_other("refused"),
+            Expect::Dropped => self.all_other("timeout"),
+            Expect::Land { endpoints, masquerade, affinity } => {
+                if !self.other.is_empty() {
+                    return Err(format!("not every connection was answered: {:?}", self.other));
+                }
+                for ep in self.landed.keys() {
+                    if !endpoints.iter().any(|(e, p)| e == ep && *p > 0.0) {
+                        return Err(format!(
+                            "a connection landed on {ep}, which the trace does not list"
+                        ));
+                    }
+                }
+                if *affinity {
+                    if self.landed.len() != 1 {
+                        return Err(format!(
+                            "ClientIP affinity, yet {} endpoints answered",
+                            self.landed.len()
+                        ));
+                    }
+                } else {
+                    for (ep, p) in endpoints {
+                        let got = f64::from(self.landed.get(ep).copied().unwrap_or(0));
+                        let mean = f64::from(n) * p;
+                        // Binomial bound: 5 standard deviations (false alarm < 1e-6 per endpoint).
+                        let sd = (f64::from(n) * p * (1.0 - p)).sqrt();
+                        if (got - mean).abs() > 5.0 * sd + 1.0 {
+                            return Err(format!(
+                                "{ep}: {got} of {n}, expected about {mean:.1} (p={p:.4})"
+                            ));
+                        }
+                        if *p > 0.0 && got == 0.0 && mean >= 5.0 {
+                            return Err(format!("{ep} never answered (p={p:.4})"));
+                        }
+                    }
+                }
+                let want = if *masquerade { node_ip } else { probe.src };
+                let wrong: Vec<String> =
+                    self.peers.keys().filter(|ip| **ip != want).map(ToString::to_string).collect();
+                if !wrong.is_empty() {
+                    let kind =
+                        if *masquerade { "masqueraded to the node IP" } else { "kept its source" };
+                    return Err(format!(
+                        "expected the connection to arrive {kind} {want}, the endpoint saw {}",
+                        wrong.join(", ")
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn all_other(&self, kind: &str) -> Result<(), String> {
+        if self.landed.is_empty() && self.other.len() == 1 && self.other.contains_key(kind) {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected every attempt to be {kind}, got {}",
+                self.describe(&Expect::Dropped)
+            ))
+        }
+    }
+}

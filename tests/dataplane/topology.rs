@@ -1,0 +1,190 @@
+//! The test topology: one node namespace that holds the kube-proxy rules, and "leaf"
+//! namespaces routed through it (endpoint pods, client pods, off-node clients, and a sink that
+//! stands for the rest of the world).
+//!
+//! ```text
+//!             +------------------ node (rules, ip_forward) ------------------+
+//!  pod 10.x --| vethN 169.254.1.1/32 scope link, route 10.x/32               |
+//!  client  ---| vclN  169.254.1.1/32 scope link, route <client>/32           |
+//!  sink    ---| vsink 169.254.1.1/32 scope link, default via 169.254.2.2     |
+//!             |  lo: 127.0.0.1/8, <nodeIP>/32                                |
+//!             +--------------------------------------------------------------+
+//! ```
+//!
+//! Every leaf has `<ip>/32` on its `eth0` and a default route via 169.254.1.1. The node side
+//! addresses are link-scoped, so MASQUERADE picks the node IP (the only global address): a
+//! masqueraded packet reaches a pod with the node's address as source, as on a real node.
+//! The sink treats every address that arrives on its `eth0` as local (a policy rule into a
+//! table with `local 0.0.0.0/0`), so a packet that the rules should have dropped but did not
+//! is answered with a TCP reset ("refused") instead of vanishing: a "timeout" really means the
+//! rules dropped it.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::{Child, Stdio};
+
+use crate::agent::AGENT_ARG;
+use crate::netns::{Netns, PREFIX};
+
+/// Link-scoped address of the node side of every veth.
+const GATEWAY: &str = "169.254.1.1";
+/// Address of the sink.
+const SINK: &str = "169.254.2.2";
+
+/// One endpoint pod: its address, the ports it serves, and its name.
+#[derive(Debug, Clone)]
+pub(crate) struct PodSpec {
+    /// The pod IP (an endpoint address of the scenario).
+    pub(crate) ip: Ipv4Addr,
+    /// Target ports served.
+    pub(crate) ports: Vec<u16>,
+}
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub(crate) struct Spec {
+    /// Unique tag of this topology (`<pid>-<n>`), part of every namespace name.
+    pub(crate) tag: String,
+    /// The node's IP.
+    pub(crate) node_ip: Ipv4Addr,
+    /// Endpoint pods.
+    pub(crate) pods: Vec<PodSpec>,
+    /// Client namespaces (pod clients and off-node clients), by address.
+    pub(crate) clients: Vec<Ipv4Addr>,
+    /// Name prefix of the node-side pod interfaces (`veth`, or the scenario's
+    /// InterfaceNamePrefix detect-local value).
+    pub(crate) pod_if_prefix: String,
+    /// Set `net.ipv4.conf.all.route_localnet=1` on the node (kube-proxy does when localhost
+    /// NodePorts are on).
+    pub(crate) route_localnet: bool,
+}
+
+/// A running server process, killed when dropped.
+#[derive(Debug)]
+struct Server {
+    child: Child,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The built topology. Field order is drop order: servers stop before namespaces go.
+#[derive(Debug)]
+pub(crate) struct Topology {
+    servers: Vec<Server>,
+    /// Leaf namespaces by address (pods and clients).
+    leaves: BTreeMap<Ipv4Addr, Netns>,
+    sink: Netns,
+    /// The node namespace.
+    pub(crate) node: Netns,
+}
+
+fn ns_name(tag: &str, role: &str) -> String {
+    format!("{PREFIX}{tag}-{role}")
+}
+
+fn sysctl(ns: &Netns, exe: &Path, key: &str, value: &str) -> Result<(), String> {
+    let path = format!("/proc/sys/{}", key.replace('.', "/"));
+    crate::netns::run(ns.command(exe).args([AGENT_ARG, "write", &path, value])).map(drop)
+}
+
+/// Attaches a leaf namespace to the node with a veth pair (`node_if` on the node, `eth0` in
+/// the leaf) and routes `ip`/32 to it.
+fn attach(node: &Netns, leaf: &Netns, node_if: &str, ip: &str) -> Result<(), String> {
+    node.ip(&[
+        "link", "add", node_if, "type", "veth", "peer", "name", "eth0", "netns", &leaf.name,
+    ])?;
+    node.ip(&["addr", "add", &format!("{GATEWAY}/32"), "dev", node_if, "scope", "link"])?;
+    node.ip(&["link", "set", node_if, "up"])?;
+    node.ip(&["route", "add", &format!("{ip}/32"), "dev", node_if])?;
+    leaf.ip(&["addr", "add", &format!("{ip}/32"), "dev", "eth0"])?;
+    leaf.ip(&["link", "set", "eth0", "up"])?;
+    leaf.ip(&["route", "add", GATEWAY, "dev", "eth0", "scope", "link"])?;
+    leaf.ip(&["route", "add", "default", "via", GATEWAY, "dev", "eth0"])?;
+    Ok(())
+}
+
+/// Interface names are limited to 15 bytes.
+fn if_name(prefix: &str, index: usize) -> String {
+    let suffix = index.to_string();
+    let keep = 15usize.saturating_sub(suffix.len()).min(prefix.len());
+    format!("{}{suffix}", &prefix[..keep])
+}
+
+impl Topology {
+    /// Builds the namespaces, links and routes, and starts one server per pod. Everything
+    /// created so far is removed again if a step fails (the guards drop).
+    pub(crate) fn build(spec: &Spec, exe: &Path) -> Result<Topology, String> {
+        let node = Netns::create(ns_name(&spec.tag, "node"))?;
+        let sink = Netns::create(ns_name(&spec.tag, "sink"))?;
+        let mut topo = Topology { servers: Vec::new(), leaves: BTreeMap::new(), sink, node };
+        let node = &topo.node;
+        for key in ["net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"] {
+            sysctl(node, exe, key, "0")?;
+        }
+        sysctl(node, exe, "net.ipv4.ip_forward", "1")?;
+        if spec.route_localnet {
+            sysctl(node, exe, "net.ipv4.conf.all.route_localnet", "1")?;
+        }
+        // The node IP lives on lo (this needs no dummy-interface driver in the kernel).
+        node.ip(&["addr", "add", &format!("{}/32", spec.node_ip), "dev", "lo"])?;
+
+        // The sink: default route of the node; answers everything that reaches it with RST.
+        attach(node, &topo.sink, "vsink", SINK)?;
+        node.ip(&["route", "add", "default", "via", SINK, "dev", "vsink"])?;
+        topo.sink.ip(&["rule", "add", "iif", "eth0", "lookup", "100", "pref", "100"])?;
+        topo.sink.ip(&["route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", "100"])?;
+
+        for (i, pod) in spec.pods.iter().enumerate() {
+            let leaf = Netns::create(ns_name(&spec.tag, &format!("p{i}")))?;
+            attach(node, &leaf, &if_name(&spec.pod_if_prefix, i), &pod.ip.to_string())?;
+            topo.leaves.insert(pod.ip, leaf);
+        }
+        for (i, client) in spec.clients.iter().enumerate() {
+            let leaf = Netns::create(ns_name(&spec.tag, &format!("c{i}")))?;
+            attach(node, &leaf, &if_name("vcl", i), &client.to_string())?;
+            topo.leaves.insert(*client, leaf);
+        }
+        for pod in &spec.pods {
+            let Some(leaf) = topo.leaves.get(&pod.ip) else { continue };
+            let mut cmd = leaf.command(exe);
+            cmd.args([AGENT_ARG, "serve", &pod_name(pod.ip)]);
+            for port in &pod.ports {
+                cmd.arg(format!("{}:{port}", pod.ip));
+            }
+            let mut child = cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|err| format!("cannot start server for {}: {err}", pod.ip))?;
+            let stdout = child.stdout.take();
+            topo.servers.push(Server { child });
+            let mut line = String::new();
+            if let Some(stdout) = stdout {
+                let _ = BufReader::new(stdout).read_line(&mut line);
+            }
+            if line.trim() != "ready" {
+                return Err(format!("server for {} did not start", pod.ip));
+            }
+        }
+        Ok(topo)
+    }
+
+    /// The namespace of a leaf (pod or client) by address.
+    pub(crate) fn leaf(&self, ip: Ipv4Addr) -> Option<&Netns> {
+        self.leaves.get(&ip)
+    }
+}
+
+/// The name a pod's server answers with.
+pub(crate) fn pod_name(ip: Ipv4Addr) -> String {
+    format!("pod-{ip}")
+}
