@@ -3,6 +3,7 @@
 //! KEP-1880, and the dual-stack rules of the Service REST storage. See allocation.md.
 
 mod bitmap;
+mod interval_set;
 mod ip_address;
 mod ip_range;
 mod meta;

@@ -1,11 +1,11 @@
 //! The IPAddress-object allocator of KEP-1880 (`ipallocator.go`): one object per address, no
 //! 2^16 cap for IPv6, the same band offset as the bitmap. Objects are modelled as a sorted set.
 
-use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+use crate::allocation::interval_set::IntervalSet;
 use crate::allocation::{AllocationError, Seeded};
 use crate::net::{IpFamily, ip_to_u128, u128_to_ip};
 
@@ -74,15 +74,15 @@ impl CidrGeometry {
         value != network && !(matches!(self.net, IpNet::V4(_)) && value == broadcast)
     }
 
-    pub(crate) fn used_in(&self, allocated: &BTreeSet<u128>) -> u128 {
+    pub(crate) fn used_in(&self, allocated: &IntervalSet) -> u128 {
         if self.size == 0 {
             return 0;
         }
-        allocated.range(self.first..=self.first + (self.size - 1)).count() as u128
+        allocated.count_in(self.first, self.first + (self.size - 1))
     }
 
     /// Dynamic pick over a shared set of taken addresses: upper band then lower band.
-    pub(crate) fn pick(&self, allocated: &BTreeSet<u128>, rng: &mut Seeded) -> Option<u128> {
+    pub(crate) fn pick(&self, allocated: &IntervalSet, rng: &mut Seeded) -> Option<u128> {
         if self.size == 0 {
             return None;
         }
@@ -100,24 +100,10 @@ impl CidrGeometry {
         None
     }
 
-    fn first_free_wrapping(&self, set: &BTreeSet<u128>, lo: u128, hi: u128, start: u128) -> Option<u128> {
-        self.first_free(set, start, hi).or_else(|| self.first_free(set, lo, start))
-    }
-
-    /// First free index in `[from, to)` as an absolute address value.
-    fn first_free(&self, set: &BTreeSet<u128>, from: u128, to: u128) -> Option<u128> {
-        if from >= to {
-            return None;
-        }
-        let mut expected = self.first + from;
-        let end = self.first + to;
-        for &taken in set.range(expected..end) {
-            if taken != expected {
-                break;
-            }
-            expected += 1;
-        }
-        (expected < end).then_some(expected)
+    /// First free address at or after band index `start`, wrapping inside `[lo, hi)`.
+    fn first_free_wrapping(&self, set: &IntervalSet, lo: u128, hi: u128, start: u128) -> Option<u128> {
+        let f = self.first;
+        set.first_absent(f + start, f + hi).or_else(|| set.first_absent(f + lo, f + start))
     }
 }
 
@@ -125,7 +111,7 @@ impl CidrGeometry {
 #[derive(Debug, Clone)]
 pub struct IpAddressAllocator {
     geometry: CidrGeometry,
-    allocated: BTreeSet<u128>,
+    allocated: IntervalSet,
     rng: Seeded,
 }
 
@@ -135,7 +121,7 @@ impl IpAddressAllocator {
         let geometry = CidrGeometry::new(net, offset)?;
         Ok(IpAddressAllocator {
             geometry,
-            allocated: BTreeSet::new(),
+            allocated: IntervalSet::default(),
             rng: Seeded::new(seed, &geometry.net.to_string()),
         })
     }
@@ -162,7 +148,7 @@ impl IpAddressAllocator {
 
     /// Used addresses.
     pub fn used(&self) -> u128 {
-        self.allocated.len() as u128
+        self.allocated.len()
     }
 
     /// First allocatable address.
@@ -209,12 +195,12 @@ impl IpAddressAllocator {
     /// Deletes the IPAddress; errors are ignored like upstream.
     pub fn release(&mut self, ip: IpAddr) {
         if let Some(v) = self.geometry.value_of(ip) {
-            self.allocated.remove(&v);
+            self.allocated.remove(v);
         }
     }
 
     /// Whether the address is allocated.
     pub fn has(&self, ip: IpAddr) -> bool {
-        self.geometry.value_of(ip).is_some_and(|v| self.allocated.contains(&v))
+        self.geometry.value_of(ip).is_some_and(|v| self.allocated.contains(v))
     }
 }

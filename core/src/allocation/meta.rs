@@ -1,11 +1,11 @@
 //! The MetaAllocator of KEP-1880 (`cidrallocator.go`): one family's ServiceCIDRs sharing one
 //! set of IPAddress objects.
 
-use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+use crate::allocation::interval_set::IntervalSet;
 use crate::allocation::ip_address::CidrGeometry;
 use crate::allocation::{AllocationError, Seeded};
 use crate::net::IpFamily;
@@ -17,7 +17,7 @@ pub struct MetaAllocator {
     /// Invariant: distinct CIDRs, in ServiceCIDR object order.
     cidrs: Vec<CidrGeometry>,
     /// Numeric values of every allocated address (IPAddress objects are cluster-wide).
-    allocated: BTreeSet<u128>,
+    allocated: IntervalSet,
     rng: Seeded,
 }
 
@@ -32,7 +32,7 @@ impl MetaAllocator {
             }
         }
         let label = format!("servicecidrs/{}", family.as_str());
-        Ok(MetaAllocator { family, cidrs: geometries, allocated: BTreeSet::new(), rng: Seeded::new(seed, &label) })
+        Ok(MetaAllocator { family, cidrs: geometries, allocated: IntervalSet::default(), rng: Seeded::new(seed, &label) })
     }
 
     /// The family.
@@ -52,7 +52,7 @@ impl MetaAllocator {
 
     /// Allocated addresses of this family.
     pub fn used(&self) -> u128 {
-        self.allocated.len() as u128
+        self.allocated.len()
     }
 
     /// Size, used count, static and dynamic band of one CIDR.
@@ -103,7 +103,7 @@ impl MetaAllocator {
             return Err(AllocationError::MismatchedNetwork);
         };
         if let Some(v) = geometry.value_of(ip) {
-            self.allocated.remove(&v);
+            self.allocated.remove(v);
         }
         Ok(())
     }
@@ -113,12 +113,12 @@ impl MetaAllocator {
         self.cidrs
             .first()
             .and_then(|g| g.value_of(ip))
-            .is_some_and(|v| self.allocated.contains(&v))
+            .is_some_and(|v| self.allocated.contains(v))
     }
 
     /// Every allocated address of the family, ascending.
     pub fn allocated(&self) -> Vec<IpAddr> {
         let Some(g) = self.cidrs.first() else { return Vec::new() };
-        self.allocated.iter().map(|v| g.ip(*v)).collect()
+        self.allocated.iter().map(|v| g.ip(v)).collect()
     }
 }

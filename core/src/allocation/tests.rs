@@ -67,6 +67,21 @@ proptest! {
         }
     }
 
+    /// The run-length set behaves like a plain ordered set.
+    #[test]
+    fn interval_set_matches_a_set_model(ops in proptest::collection::vec((any::<bool>(), 0u128..64), 0..300), lo in 0u128..64, span in 0u128..64) {
+        let mut set = super::interval_set::IntervalSet::default();
+        let mut model = BTreeSet::new();
+        for (add, v) in ops {
+            if add { prop_assert_eq!(set.insert(v), model.insert(v)); } else { prop_assert_eq!(set.remove(v), model.remove(&v)); }
+            prop_assert_eq!(set.len(), model.len() as u128);
+        }
+        let hi = lo + span;
+        prop_assert_eq!(set.count_in(lo, hi), model.range(lo..=hi).count() as u128);
+        prop_assert_eq!(set.first_absent(lo, hi), (lo..hi).find(|v| !model.contains(v)));
+        prop_assert_eq!(set.iter().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
+    }
+
     /// Same properties for the IPAddress allocator on an uncapped IPv6 range.
     #[test]
     fn ip_address_allocator_never_duplicates(seed in any::<u64>(), n in 1usize..300) {
@@ -189,12 +204,12 @@ fn delete_releases_and_updates_keep_their_addresses() {
         "apiVersion: v1
 kind: Service
 metadata: {name: a}
-spec: {type: NodePort, clusterIP: 10.96.0.10, ports: [{port: 53, protocol: UDP, nodePort: 30053}, {name: t, port: 53, protocol: TCP}]}
+spec: {type: NodePort, clusterIP: 10.96.0.10, ports: [{name: u, port: 53, protocol: UDP, nodePort: 30053}, {name: t, port: 53, protocol: TCP}]}
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: a}
-spec: {type: NodePort, ports: [{port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]}
+spec: {type: NodePort, ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]}
 ---
 apiVersion: v1
 kind: Service
