@@ -28,6 +28,14 @@ impl Positions {
     /// Kubernetes messages use Go field names (`spec.LoadBalancerSourceRanges`).
     pub fn of(&self, path: &str) -> Pos {
         let mut candidate = normalise_for_index(path);
+        // Allocation errors name `spec.clusterIPs` even when the user only wrote `clusterIP`
+        // (normalizeClusterIPs copied it); point at what was written.
+        if candidate.starts_with("spec.clusterIPs") && !self.fields.contains_key(&candidate) {
+            let written = if self.fields.contains_key("spec.clusterIPs") { "spec.clusterIPs" } else { "spec.clusterIP" };
+            if self.fields.contains_key(written) && !candidate.starts_with(&format!("{written}[")) {
+                candidate = written.to_owned();
+            }
+        }
         loop {
             if let Some(pos) = self.fields.get(&candidate) {
                 return *pos;

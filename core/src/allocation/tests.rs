@@ -261,6 +261,38 @@ spec: {clusterIP: 10.100.0.5, ports: [{port: 80}]}
 }
 
 #[test]
+fn service_cidr_objects_are_validated_and_short_ipv6_prefixes_skipped() {
+    check_scenario(
+        "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '1.34'
+serviceClusterIPRanges: [10.96.0.0/24]
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: two-v4}
+spec: {cidrs: [10.100.0.0/24, 10.101.0.0/24]}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: wide-v6}
+spec: {cidrs: ['fd00::/48']}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {clusterIP: 10.100.0.7, ports: [{port: 80}]}
+",
+        expect![[r#"
+            web rejected SingleStack ["IPv4"] ["10.100.0.7"] [] ports=0
+            FieldValueInvalid spec.cidrs: Invalid value: ["10.100.0.0/24","10.101.0.0/24"]: may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64
+            AllocatorNotReady ServiceCIDR "wide-v6" has no allocator: shortest allowed prefix length for service CIDR is 64, got 48
+            FieldValueInvalid spec.clusterIPs: Invalid value: ["10.100.0.7"]: failed to allocate IP 10.100.0.7: the provided network does not match the current range
+        "#]],
+    );
+}
+
+#[test]
 fn a_full_range_is_an_internal_error() {
     let mut input = String::from(
         "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '1.32'\nserviceClusterIPRanges: [10.0.0.0/30]\n",
