@@ -52,6 +52,10 @@ pub struct World {
     pub kube_proxy: Option<Located<KubeProxyConfiguration>>,
     /// Pasted iptables-save dumps.
     pub iptables_dumps: Vec<(String, Source)>,
+    /// `status` of live Services as the manifests wrote it: the apiserver drops status on
+    /// create, but a scenario uses it to play the load-balancer controller (kube-proxy reads
+    /// `status.loadBalancer.ingress`).
+    pub service_status: BTreeMap<(String, String), crate::model::ServiceStatus>,
 }
 
 /// Runs the pipeline and returns the report.
@@ -92,17 +96,29 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
         nodes: Vec::new(),
         kube_proxy: None,
         iptables_dumps: Vec::new(),
+        service_status: BTreeMap::new(),
     };
     let mut service_reports = Vec::new();
     for object in scenario.objects {
         match object {
             Object::Service(located) => {
+                let namespace = match located.value.metadata.namespace.as_str() {
+                    "" => "default".to_owned(),
+                    ns => ns.to_owned(),
+                };
+                let key = (namespace, located.value.metadata.name.clone());
+                let status = located.value.status.clone();
                 let report = if options.no_defaults {
                     validate_as_written(&mut world, located, &mut diagnostics)
                 } else {
                     apply_service(&mut world, located, &mut diagnostics)
                 };
                 service_reports.push(report);
+                if world.services.contains_key(&key) && !status.load_balancer_ingress.is_empty() {
+                    world.service_status.insert(key, status);
+                } else {
+                    world.service_status.remove(&key);
+                }
             }
             Object::EndpointSlice(slice) => apply_endpoint_slice(&mut world, slice, options.no_defaults, &mut diagnostics),
             Object::Endpoints(e) => world.endpoints.push(e),
@@ -123,6 +139,14 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
         diagnostics,
         rules: None,
     };
+    // kube-proxy rules are part of the report when the scenario says anything about the
+    // dataplane (endpoints, nodes, kube-proxy configuration or a pasted dump).
+    let proxy_related = !world.endpoint_slices.is_empty()
+        || !world.endpoints.is_empty()
+        || !world.nodes.is_empty()
+        || world.kube_proxy.is_some()
+        || !world.iptables_dumps.is_empty();
+    let report = Report { rules: if proxy_related { crate::proxy::report_rules(&world) } else { None }, ..report };
     (world, report)
 }
 

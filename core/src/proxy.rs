@@ -144,7 +144,20 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
 pub fn render_with_stats(world: &World, options: &RenderOptions) -> Result<Rendered, RenderError> {
     let config =
         ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
-    let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
+    // The apiserver drops `status` on create; the scenario's written status plays the
+    // load-balancer controller.
+    let with_status: Vec<Service> = world
+        .services
+        .iter()
+        .map(|(key, stored)| {
+            let mut service = stored.service.clone();
+            if let Some(status) = world.service_status.get(key) {
+                service.status = status.clone();
+            }
+            service
+        })
+        .collect();
+    let services: Vec<&Service> = with_status.iter().collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
     let endpoints: Vec<&Endpoints> = world.endpoints.iter().map(|e| &e.value).collect();
     Ok(render_objects(&services, &slices, &endpoints, &config, options.mode, options.standalone))
@@ -178,19 +191,20 @@ pub fn select_endpoints(
     model::build(services, slices, endpoints, config).into_iter().map(|p| p.selection()).collect()
 }
 
-/// Both rulesets of the scenario (for the report's `rules` field) and the iptables figures.
-/// Rendering problems leave the rules out rather than failing the check.
-pub(crate) fn report_rules(world: &World) -> Option<(crate::report::Rules, RuleStats)> {
+/// Both rulesets of the scenario (for the report's `rules` field) with the figures of the
+/// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
+/// out rather than failing the check.
+pub(crate) fn report_rules(world: &World) -> Option<crate::report::Rules> {
     let ipt = render_with_stats(world, &RenderOptions::new(ProxyMode::Iptables)).ok()?;
     let nft = render_with_stats(world, &RenderOptions::new(ProxyMode::Nftables)).ok()?;
-    let mut stats = ipt.stats;
+    let mut figures = ipt.stats;
     for (k, v) in nft.stats.rules {
-        stats.rules.insert(format!("nftables-{k}"), v);
+        figures.rules.insert(format!("nftables-{k}"), v);
     }
     for (k, v) in nft.stats.chains {
-        stats.chains.insert(format!("nftables-{k}"), v);
+        figures.chains.insert(format!("nftables-{k}"), v);
     }
-    Some((crate::report::Rules { iptables: ipt.text, nftables: nft.text }, stats))
+    Some(crate::report::Rules { iptables: ipt.text, nftables: nft.text, figures })
 }
 
 /// `base32(sha256(text))`, standard alphabet, upper case (kube-proxy's chain-name hash).

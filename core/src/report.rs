@@ -155,6 +155,9 @@ pub struct Rules {
     /// nft transaction.
     #[serde(default)]
     pub nftables: String,
+    /// Figures kube-proxy exposes for the sync (no-local-endpoint counts, rule and chain counts).
+    #[serde(default)]
+    pub figures: crate::proxy::RuleStats,
 }
 
 impl Report {

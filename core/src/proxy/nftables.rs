@@ -35,9 +35,15 @@ fn endpoint_base(sp: &SvcPort, ep: &Ep) -> String {
     format!("{}__{}/{}", service_base(sp), ip, ep.port)
 }
 
-/// The transaction text with counts.
+/// The transaction text with counts. Objects are grouped so that everything a line refers to
+/// is defined above it (`nft -f` rejects a `goto` to a chain added later in the file): sets
+/// and maps, then chains, then rules, then elements.
 struct Tx {
     text: String,
+    objects: String,
+    chain_lines: String,
+    rule_lines: String,
+    element_lines: String,
     prefix: String,
     rules: u64,
     chains: u64,
@@ -45,12 +51,26 @@ struct Tx {
 
 impl Tx {
     fn line(&mut self, kind: &str, rest: &str) {
-        let _ = writeln!(self.text, "add {kind} {} {rest}", self.prefix);
-        match kind {
-            "rule" => self.rules += 1,
-            "chain" => self.chains += 1,
-            _ => {}
+        let buffer = match kind {
+            "rule" => {
+                self.rules += 1;
+                &mut self.rule_lines
+            }
+            "chain" => {
+                self.chains += 1;
+                &mut self.chain_lines
+            }
+            "element" => &mut self.element_lines,
+            _ => &mut self.objects,
+        };
+        let _ = writeln!(buffer, "add {kind} {} {rest}", self.prefix);
+    }
+
+    fn finish(mut self) -> (String, u64, u64) {
+        for part in [&self.objects, &self.chain_lines, &self.rule_lines, &self.element_lines] {
+            self.text.push_str(part);
         }
+        (self.text, self.rules, self.chains)
     }
 
     fn chain(&mut self, name: &str) {
@@ -77,6 +97,10 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     let mark = &config.masquerade_mark;
     let mut tx = Tx {
         text: String::with_capacity(4096 + ports.len() * 2048),
+        objects: String::new(),
+        chain_lines: String::new(),
+        rule_lines: String::with_capacity(ports.len() * 1024),
+        element_lines: String::new(),
         prefix: format!("{ipx} kube-proxy"),
         rules: 0,
         chains: 0,
@@ -194,9 +218,10 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     for sp in ports {
         service(&mut tx, sp, config, &mut stats);
     }
-    stats.rules.insert("rules".to_owned(), tx.rules);
-    stats.chains.insert("chains".to_owned(), tx.chains);
-    Rendered { text: tx.text, stats }
+    let (text, rules, chains) = tx.finish();
+    stats.rules.insert("rules".to_owned(), rules);
+    stats.chains.insert("chains".to_owned(), chains);
+    Rendered { text, stats }
 }
 
 fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStats) {
