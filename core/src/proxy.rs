@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use svclab_core::{Input, CheckOptions, evaluate, ProxyMode, RenderOptions, render};
-//! let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  clusterIP: 10.96.0.20\n  ports: [{port: 80}]\n";
+//! let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec:\n  clusterIP: 10.96.0.20\n  ports: [{port: 80}]\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\n";
 //! let (world, _) = evaluate(&[Input::new("web.yaml", yaml)], &CheckOptions::default());
 //! let rules = render(&world, &RenderOptions::new(ProxyMode::Iptables)).unwrap();
 //! assert!(rules.contains("\"default/web has no endpoints\""));
@@ -67,7 +67,8 @@ impl ProxyMode {
     }
 }
 
-/// What to render.
+/// What to render. A `node` that is not among the scenario's Nodes is an error only when the
+/// scenario has Nodes; otherwise the name just decides which endpoints are local.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RenderOptions {
     /// Backend.
