@@ -25,9 +25,9 @@ fn main() {
             .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
             .unwrap_or_default();
         extra.retain(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("validation") && (n.ends_with(".yaml") || n.ends_with(".yml")))
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                n.starts_with("validation") && (n.ends_with(".yaml") || n.ends_with(".yml"))
+            })
         });
         extra.sort();
         files.extend(extra);
@@ -37,7 +37,8 @@ fn main() {
             Ok(t) => t,
             Err(err) => {
                 let msg = err.to_string();
-                trials.push(Trial::test(format!("read {}", file.display()), move || Err(msg.into())));
+                trials
+                    .push(Trial::test(format!("read {}", file.display()), move || Err(msg.into())));
                 continue;
             }
         };
@@ -45,14 +46,18 @@ fn main() {
             Ok(v) => v,
             Err(err) => {
                 let msg = format!("{}: {err}", file.display());
-                trials.push(Trial::test(format!("parse {}", file.display()), move || Err(msg.into())));
+                trials.push(Trial::test(format!("parse {}", file.display()), move || {
+                    Err(msg.into())
+                }));
                 continue;
             }
         };
         let bases = doc["bases"].clone();
         let messages: BTreeMap<String, String> = doc["messages"]
             .as_object()
-            .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect())
+            .map(|m| {
+                m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect()
+            })
             .unwrap_or_default();
         for vector in doc["vectors"].as_array().cloned().unwrap_or_default() {
             let id = vector["id"].as_str().unwrap_or("?").to_owned();
@@ -106,9 +111,10 @@ fn expand(text: &str, messages: &BTreeMap<String, String>) -> String {
 fn profile_for(vector: &Value, texts: &[String]) -> Result<Profile, Failed> {
     let expects_warnings = vector["expect"]["warnings"].as_array().is_some_and(|w| !w.is_empty());
     // `[]string{...}` starts with `[]`; a JSON array or object does not.
-    let json_values = texts
-        .iter()
-        .any(|t| t.match_indices("value: [").any(|(i, m)| !t[i + m.len()..].starts_with(']')) || t.contains("value: {"));
+    let json_values = texts.iter().any(|t| {
+        t.match_indices("value: [").any(|(i, m)| !t[i + m.len()..].starts_with(']'))
+            || t.contains("value: {")
+    });
     if expects_warnings || json_values {
         let mut profile = Profile::for_version(Version::NEWEST);
         profile.set_gate("StrictIPCIDRValidation", false)?;
@@ -165,9 +171,14 @@ fn reason_word(reason: &str) -> &'static str {
 /// (path, type, text) triples.
 type Lines = Vec<(String, String, String)>;
 
-fn run_vector(vector: &Value, bases: &Value, messages: &BTreeMap<String, String>) -> Result<(), Failed> {
+fn run_vector(
+    vector: &Value,
+    bases: &Value,
+    messages: &BTreeMap<String, String>,
+) -> Result<(), Failed> {
     let base_name = vector["base"].as_str().ok_or("vector has no base")?;
-    let mut object = bases.get(base_name).cloned().ok_or_else(|| format!("unknown base {base_name:?}"))?;
+    let mut object =
+        bases.get(base_name).cloned().ok_or_else(|| format!("unknown base {base_name:?}"))?;
     let mut old = object.clone();
     merge_patch(&mut object, &vector["patch"]);
     let update = vector["op"].as_str() == Some("update");
@@ -191,7 +202,8 @@ fn run_vector(vector: &Value, bases: &Value, messages: &BTreeMap<String, String>
         .as_array()
         .map(|w| w.iter().filter_map(Value::as_str).map(|t| expand(t, messages)).collect())
         .unwrap_or_default();
-    let texts: Vec<String> = expected.iter().map(|(_, _, t)| t.clone()).chain(expected_warnings.clone()).collect();
+    let texts: Vec<String> =
+        expected.iter().map(|(_, _, t)| t.clone()).chain(expected_warnings.clone()).collect();
     let profile = profile_for(vector, &texts)?;
     let valid = expect["valid"].as_bool().ok_or("expect.valid missing")?;
     if valid != expected.is_empty() {
@@ -209,7 +221,8 @@ fn run_vector(vector: &Value, bases: &Value, messages: &BTreeMap<String, String>
             (lines, None, kubectl)
         }
         Some("api") => {
-            let (text, lines, warnings) = run_check(&object, update.then_some(&old), &profile, false)?;
+            let (text, lines, warnings) =
+                run_check(&object, update.then_some(&old), &profile, false)?;
             (lines, Some(warnings), Some(kubectl_block(&text)))
         }
         other => return Err(format!("unknown mode {other:?}").into()),
@@ -220,13 +233,16 @@ fn run_vector(vector: &Value, bases: &Value, messages: &BTreeMap<String, String>
     }
     if let Some(warnings) = warnings {
         if warnings != expected_warnings {
-            problems.push(format!("warnings differ\n  expected: {expected_warnings:#?}\n  actual:   {warnings:#?}"));
+            problems.push(format!(
+                "warnings differ\n  expected: {expected_warnings:#?}\n  actual:   {warnings:#?}"
+            ));
         }
     }
     if let (Some(want), Some(got)) = (vector["kubectl"].as_str(), kubectl) {
         let want = expand(want, messages);
         if want.trim_end_matches('\n') != got {
-            problems.push(format!("kubectl text differs\n  expected: {want:?}\n  actual:   {got:?}"));
+            problems
+                .push(format!("kubectl text differs\n  expected: {want:?}\n  actual:   {got:?}"));
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n").into()) }
@@ -246,14 +262,23 @@ fn lines_of(errors: &[FieldError], json: bool) -> Lines {
     errors.iter().map(|e| (e.path.clone(), type_word(e.kind).to_owned(), e.message(json))).collect()
 }
 
-fn validate_mode(kind: &str, object: &Value, old: Option<&Value>, profile: &Profile) -> Result<Lines, Failed> {
+fn validate_mode(
+    kind: &str,
+    object: &Value,
+    old: Option<&Value>,
+    profile: &Profile,
+) -> Result<Lines, Failed> {
     let json = profile.json_field_values();
     let new = decode(object, "new.yaml")?;
     let old = old.map(|o| decode(o, "old.yaml")).transpose()?;
     let errors = match (kind, new, old) {
         ("Service", Object::Service(n), None) => validate_service_create(&n.value, profile),
-        ("Service", Object::Service(n), Some(Object::Service(o))) => validate_service_update(&n.value, &o.value, profile),
-        ("EndpointSlice", Object::EndpointSlice(n), None) => validate_endpoint_slice_create(&n.value, profile),
+        ("Service", Object::Service(n), Some(Object::Service(o))) => {
+            validate_service_update(&n.value, &o.value, profile)
+        }
+        ("EndpointSlice", Object::EndpointSlice(n), None) => {
+            validate_endpoint_slice_create(&n.value, profile)
+        }
         ("EndpointSlice", Object::EndpointSlice(n), Some(Object::EndpointSlice(o))) => {
             validate_endpoint_slice_update(&n.value, &o.value, profile)
         }
@@ -264,26 +289,38 @@ fn validate_mode(kind: &str, object: &Value, old: Option<&Value>, profile: &Prof
 
 /// Runs `check` on [profile, old?, new]; returns the text report, the new object's errors and its
 /// apiserver warnings (svclab advisories are not apiserver warnings and are left out).
-fn run_check(object: &Value, old: Option<&Value>, profile: &Profile, no_defaults: bool) -> Result<(String, Lines, Vec<String>), Failed> {
+fn run_check(
+    object: &Value,
+    old: Option<&Value>,
+    profile: &Profile,
+    no_defaults: bool,
+) -> Result<(String, Lines, Vec<String>), Failed> {
     let mut docs = vec![profile_document(profile)];
     if let Some(old) = old {
         docs.push(serde_json::to_string(old).map_err(|e| e.to_string())?);
     }
     docs.push(serde_json::to_string(object).map_err(|e| e.to_string())?);
     let new_doc = docs.len() - 1;
-    let report = check(&[Input::new("vector.yaml", docs.join("\n---\n"))], &CheckOptions { no_defaults });
+    let report =
+        check(&[Input::new("vector.yaml", docs.join("\n---\n"))], &CheckOptions { no_defaults });
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     for d in &report.diagnostics {
         let document = d.source.as_ref().map(|s| s.document);
         if document != Some(new_doc) {
             if d.severity == Severity::Error {
-                return Err(format!("unexpected diagnostic outside the vector's object: {}", d.message).into());
+                return Err(format!(
+                    "unexpected diagnostic outside the vector's object: {}",
+                    d.message
+                )
+                .into());
             }
             continue;
         }
         match d.severity {
-            Severity::Error => lines.push((d.field.clone(), reason_word(&d.reason).to_owned(), d.message.clone())),
+            Severity::Error => {
+                lines.push((d.field.clone(), reason_word(&d.reason).to_owned(), d.message.clone()))
+            }
             Severity::Warning if d.reason == "Warning" => warnings.push(d.message.clone()),
             Severity::Warning => {}
         }

@@ -144,10 +144,15 @@ pub(crate) fn service_port_value(port: &crate::model::ServicePort) -> GoValue {
 /// `%#v` of a `core.ServicePort`. A non-nil `AppProtocol` prints a memory address in Go; we print
 /// a fixed placeholder so output stays deterministic.
 pub(crate) fn service_port_go(port: &crate::model::ServicePort) -> String {
-    let app = if port.app_protocol.is_some() { "(*string)(0xc000000000)" } else { "(*string)(nil)" };
+    let app =
+        if port.app_protocol.is_some() { "(*string)(0xc000000000)" } else { "(*string)(nil)" };
     let target = match &port.target_port {
-        crate::model::IntOrString::Int(i) => format!("intstr.IntOrString{{Type:0, IntVal:{i}, StrVal:\"\"}}"),
-        crate::model::IntOrString::String(s) => format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}", go_quote(s)),
+        crate::model::IntOrString::Int(i) => {
+            format!("intstr.IntOrString{{Type:0, IntVal:{i}, StrVal:\"\"}}")
+        }
+        crate::model::IntOrString::String(s) => {
+            format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}", go_quote(s))
+        }
     };
     format!(
         "core.ServicePort{{Name:{}, Protocol:{}, AppProtocol:{app}, Port:{}, TargetPort:{target}, NodePort:{}}}",
@@ -185,7 +190,9 @@ pub(crate) fn go_json_quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
@@ -209,7 +216,9 @@ pub fn go_quote(s: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             // Go escapes what `unicode.IsPrint` rejects: controls, spaces other than U+0020 and
             // the common format characters (soft hyphen, zero-width and bidi marks, BOM).
             c if c.is_control()
@@ -244,18 +253,32 @@ pub struct FieldError {
 
 impl FieldError {
     /// `field.Invalid`.
-    pub fn invalid(path: impl Into<String>, value: GoValue, detail: impl Into<String>) -> FieldError {
+    pub fn invalid(
+        path: impl Into<String>,
+        value: GoValue,
+        detail: impl Into<String>,
+    ) -> FieldError {
         FieldError { path: path.into(), kind: ErrorType::Invalid, value, detail: detail.into() }
     }
 
     /// `field.Required`.
     pub fn required(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
-        FieldError { path: path.into(), kind: ErrorType::Required, value: GoValue::Null, detail: detail.into() }
+        FieldError {
+            path: path.into(),
+            kind: ErrorType::Required,
+            value: GoValue::Null,
+            detail: detail.into(),
+        }
     }
 
     /// `field.Forbidden`.
     pub fn forbidden(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
-        FieldError { path: path.into(), kind: ErrorType::Forbidden, value: GoValue::Null, detail: detail.into() }
+        FieldError {
+            path: path.into(),
+            kind: ErrorType::Forbidden,
+            value: GoValue::Null,
+            detail: detail.into(),
+        }
     }
 
     /// `field.Duplicate`.
@@ -278,7 +301,12 @@ impl FieldError {
 
     /// `field.InternalError`.
     pub fn internal(path: impl Into<String>, detail: impl Into<String>) -> FieldError {
-        FieldError { path: path.into(), kind: ErrorType::Internal, value: GoValue::Null, detail: detail.into() }
+        FieldError {
+            path: path.into(),
+            kind: ErrorType::Internal,
+            value: GoValue::Null,
+            detail: detail.into(),
+        }
     }
 
     /// `ErrorBody()`: the text after the path.
@@ -305,7 +333,12 @@ impl FieldError {
     }
 
     /// The report diagnostic for this error on an object.
-    pub fn to_diagnostic(&self, object: &ObjectRef, positions: &Positions, json_values: bool) -> Diagnostic {
+    pub fn to_diagnostic(
+        &self,
+        object: &ObjectRef,
+        positions: &Positions,
+        json_values: bool,
+    ) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             object: Some(object.clone()),

@@ -43,7 +43,11 @@ pub fn validate_endpoint_slice_create(slice: &EndpointSlice, profile: &Profile) 
 }
 
 /// `ValidateEndpointSliceUpdate`: every create rule, then `addressType` immutability.
-pub fn validate_endpoint_slice_update(new: &EndpointSlice, old: &EndpointSlice, profile: &Profile) -> Vec<FieldError> {
+pub fn validate_endpoint_slice_update(
+    new: &EndpointSlice,
+    old: &EndpointSlice,
+    profile: &Profile,
+) -> Vec<FieldError> {
     endpoint_slice::validate(new, Some(old), profile)
 }
 
@@ -96,7 +100,10 @@ pub(crate) fn cidr_messages(text: &str, strict: bool) -> Vec<&'static str> {
 fn strict_prefix(text: &str) -> bool {
     let Some((addr, len)) = text.split_once('/') else { return false };
     let Some(ip) = strict_ip(addr) else { return false };
-    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || (len.len() > 1 && len.starts_with('0')) {
+    if len.is_empty()
+        || !len.bytes().all(|b| b.is_ascii_digit())
+        || (len.len() > 1 && len.starts_with('0'))
+    {
         return false;
     }
     let max = if ip.is_ipv4() { 32 } else { 128 };
@@ -114,7 +121,11 @@ fn unmap(ip: IpAddr) -> IpAddr {
 /// `ValidateNonSpecialIP` (validation.md §5.3) on an address that already parsed.
 pub(crate) fn non_special_ip_errors(path: &str, text: &str) -> Vec<FieldError> {
     let Some(parsed) = parse_ip_sloppy(text) else {
-        return vec![FieldError::invalid(path, GoValue::Str(text.to_owned()), "must be a valid IP address")];
+        return vec![FieldError::invalid(
+            path,
+            GoValue::Str(text.to_owned()),
+            "must be a valid IP address",
+        )];
     };
     let ip = unmap(parsed);
     let mut errors = Vec::new();
@@ -123,14 +134,22 @@ pub(crate) fn non_special_ip_errors(path: &str, text: &str) -> Vec<FieldError> {
         errors.push(FieldError::invalid(path, value(), format!("may not be unspecified ({text})")));
     }
     if ip.is_loopback() {
-        errors.push(FieldError::invalid(path, value(), "may not be in the loopback range (127.0.0.0/8, ::1/128)"));
+        errors.push(FieldError::invalid(
+            path,
+            value(),
+            "may not be in the loopback range (127.0.0.0/8, ::1/128)",
+        ));
     }
     let link_local_unicast = match ip {
         IpAddr::V4(v4) => v4.is_link_local(),
         IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
     };
     if link_local_unicast {
-        errors.push(FieldError::invalid(path, value(), "may not be in the link-local range (169.254.0.0/16, fe80::/10)"));
+        errors.push(FieldError::invalid(
+            path,
+            value(),
+            "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+        ));
     }
     // Go's IsLinkLocalMulticast: 224.0.0.0/24, or ff?2::/16 (scope 2), despite the text.
     let link_local_multicast = match ip {

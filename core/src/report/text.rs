@@ -76,7 +76,9 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
         let (kind, name) = first
             .object
             .as_ref()
-            .map(|o| (group_kind(&o.kind), o.name.clone()))
+            // kubectl prints `details.kind`, the bare kind (`EndpointSlice`), not the
+            // group-qualified kind of `Status.message`.
+            .map(|o| (o.kind.clone(), o.name.clone()))
             .unwrap_or_default();
         let mut lines: Vec<&str> = Vec::new();
         for d in &field_errors {
@@ -85,9 +87,10 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
             }
         }
         if lines.len() == 1 {
-            let _ = writeln!(out, "The {kind} {name:?} is invalid: {}", lines[0]);
+            let _ = writeln!(out, "The {kind} {} is invalid: {}", crate::field::go_quote(&name), lines[0]);
         } else {
-            let _ = writeln!(out, "The {kind} {name:?} is invalid: ");
+            // kubectl ends the header with ": " before the newline (a trailing space).
+            let _ = writeln!(out, "The {kind} {} is invalid: ", crate::field::go_quote(&name));
             for line in &lines {
                 let _ = writeln!(out, "* {line}");
             }
@@ -105,14 +108,6 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
         if let Some(src) = &d.source {
             let _ = writeln!(out, "  --> {}: {}", location(src), d.field_or_object());
         }
-    }
-}
-
-fn group_kind(kind: &str) -> String {
-    match kind {
-        "EndpointSlice" => "EndpointSlice.discovery.k8s.io".to_owned(),
-        "ServiceCIDR" => "ServiceCIDR.networking.k8s.io".to_owned(),
-        other => other.to_owned(),
     }
 }
 

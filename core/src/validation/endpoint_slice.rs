@@ -6,7 +6,8 @@ use crate::model::EndpointSlice;
 use crate::net::parse_ip_sloppy;
 use crate::profile::Profile;
 use crate::validation::names::{
-    NameRule, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name, validate_object_meta,
+    NameRule, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
+    validate_object_meta,
 };
 use crate::validation::{ip_messages, non_special_ip_errors};
 
@@ -41,7 +42,11 @@ fn max_ports(profile: &Profile) -> usize {
     if profile.version.minor >= 26 { 20000 } else { 100 }
 }
 
-pub(super) fn validate(slice: &EndpointSlice, old: Option<&EndpointSlice>, profile: &Profile) -> Vec<FieldError> {
+pub(super) fn validate(
+    slice: &EndpointSlice,
+    old: Option<&EndpointSlice>,
+    profile: &Profile,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     validate_object_meta(&mut errors, &slice.metadata, NameRule::Dns1123Subdomain);
     let address_type = slice.address_type.as_str();
@@ -65,7 +70,10 @@ pub(super) fn validate(slice: &EndpointSlice, old: Option<&EndpointSlice>, profi
             let path = format!("endpoints[{i}]");
             let addresses_path = format!("{path}.addresses");
             if endpoint.addresses.is_empty() {
-                errors.push(FieldError::required(addresses_path.clone(), "must contain at least 1 address"));
+                errors.push(FieldError::required(
+                    addresses_path.clone(),
+                    "must contain at least 1 address",
+                ));
             } else if endpoint.addresses.len() > MAX_ADDRESSES {
                 errors.push(too_many(&addresses_path, endpoint.addresses.len(), MAX_ADDRESSES));
             }
@@ -80,12 +88,20 @@ pub(super) fn validate(slice: &EndpointSlice, old: Option<&EndpointSlice>, profi
                         } == want_v4);
                         if !ok {
                             let msg = format!("must be a valid {address_type} address");
-                            errors.push(FieldError::invalid(apath, GoValue::Str(address.clone()), msg));
+                            errors.push(FieldError::invalid(
+                                apath,
+                                GoValue::Str(address.clone()),
+                                msg,
+                            ));
                             continue;
                         }
                         let strict_msgs = ip_messages(address, strict && !endpoints_unchanged);
                         for msg in &strict_msgs {
-                            errors.push(FieldError::invalid(apath.clone(), GoValue::Str(address.clone()), *msg));
+                            errors.push(FieldError::invalid(
+                                apath.clone(),
+                                GoValue::Str(address.clone()),
+                                *msg,
+                            ));
                         }
                         errors.extend(non_special_ip_errors(&apath, address));
                     }
@@ -94,16 +110,36 @@ pub(super) fn validate(slice: &EndpointSlice, old: Option<&EndpointSlice>, profi
                 }
             }
             if let Some(node_name) = &endpoint.node_name {
-                push_invalid(&mut errors, &format!("{path}.nodeName"), node_name, dns1123_subdomain(node_name));
+                push_invalid(
+                    &mut errors,
+                    &format!("{path}.nodeName"),
+                    node_name,
+                    dns1123_subdomain(node_name),
+                );
             }
             if let Some(hostname) = &endpoint.hostname {
-                push_invalid(&mut errors, &format!("{path}.hostname"), hostname, dns1123_label(hostname));
+                push_invalid(
+                    &mut errors,
+                    &format!("{path}.hostname"),
+                    hostname,
+                    dns1123_label(hostname),
+                );
             }
             if let Some(hints) = &endpoint.hints {
-                hint_names(&mut errors, &format!("{path}.hints.forZones"), &hints.for_zones, label_value);
+                hint_names(
+                    &mut errors,
+                    &format!("{path}.hints.forZones"),
+                    &hints.for_zones,
+                    label_value,
+                );
                 // forNodes rules are unconfirmed (validation.md §11.3); modelled on forZones with
                 // node-name checks.
-                hint_names(&mut errors, &format!("{path}.hints.forNodes"), &hints.for_nodes, dns1123_subdomain);
+                hint_names(
+                    &mut errors,
+                    &format!("{path}.hints.forNodes"),
+                    &hints.for_nodes,
+                    dns1123_subdomain,
+                );
             }
         }
     }
@@ -120,7 +156,10 @@ pub(super) fn validate(slice: &EndpointSlice, old: Option<&EndpointSlice>, profi
             }
             // Names must be unique, the empty name included.
             if names.contains(&name) {
-                errors.push(FieldError::duplicate(format!("{path}.name"), GoValue::Str(name.to_owned())));
+                errors.push(FieldError::duplicate(
+                    format!("{path}.name"),
+                    GoValue::Str(name.to_owned()),
+                ));
             } else {
                 names.push(name);
             }
@@ -140,14 +179,23 @@ pub(super) fn validate(slice: &EndpointSlice, old: Option<&EndpointSlice>, profi
     }
     if let Some(old) = old {
         if old.address_type != slice.address_type {
-            errors.push(FieldError::invalid("addressType", GoValue::Str(slice.address_type.clone()), "field is immutable"));
+            errors.push(FieldError::invalid(
+                "addressType",
+                GoValue::Str(slice.address_type.clone()),
+                "field is immutable",
+            ));
         }
     }
     errors
 }
 
 /// `hints.forZones` / `hints.forNodes`: at most 8 (then stop), unique, each name checked.
-fn hint_names(errors: &mut Vec<FieldError>, path: &str, names: &[String], check: fn(&str) -> Vec<String>) {
+fn hint_names(
+    errors: &mut Vec<FieldError>,
+    path: &str,
+    names: &[String],
+    check: fn(&str) -> Vec<String>,
+) {
     if names.len() > MAX_HINTS {
         errors.push(too_many(path, names.len(), MAX_HINTS));
         return;

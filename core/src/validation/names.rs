@@ -106,7 +106,9 @@ pub(crate) fn qualified_name(value: &str) -> Vec<String> {
             if prefix.is_empty() {
                 msgs.push("prefix part must be non-empty".to_owned());
             } else {
-                msgs.extend(dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")));
+                msgs.extend(
+                    dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")),
+                );
             }
             *name
         }
@@ -146,8 +148,12 @@ pub(crate) fn port_name(port: &str) -> Vec<String> {
     if port.len() > 15 {
         msgs.push(max_len(15));
     }
-    if port.is_empty() || !port.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
-        msgs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned());
+    if port.is_empty()
+        || !port.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        msgs.push(
+            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned(),
+        );
     }
     if !port.bytes().any(|b| b.is_ascii_lowercase()) {
         msgs.push("must contain at least one letter (a-z)".to_owned());
@@ -162,7 +168,12 @@ pub(crate) fn port_name(port: &str) -> Vec<String> {
 }
 
 /// Appends one `Invalid` error per message.
-pub(crate) fn push_invalid(errors: &mut Vec<FieldError>, path: &str, value: &str, msgs: Vec<String>) {
+pub(crate) fn push_invalid(
+    errors: &mut Vec<FieldError>,
+    path: &str,
+    value: &str,
+    msgs: Vec<String>,
+) {
     for msg in msgs {
         errors.push(FieldError::invalid(path, GoValue::Str(value.to_owned()), msg));
     }
@@ -209,7 +220,11 @@ impl NameRule {
     fn check(self, name: &str, prefix: bool) -> Vec<String> {
         // `maskTrailingDash`: a generateName prefix may end with '-'.
         let masked;
-        let name = if prefix && name.len() > 1 && name.ends_with('-') && name.is_char_boundary(name.len() - 2) {
+        let name = if prefix
+            && name.len() > 1
+            && name.ends_with('-')
+            && name.is_char_boundary(name.len() - 2)
+        {
             masked = format!("{}a", &name[..name.len() - 2]);
             masked.as_str()
         } else {
@@ -225,9 +240,18 @@ impl NameRule {
 
 /// `ValidateObjectMeta` for a namespaced object: generateName, name, namespace, generation,
 /// labels, annotations, in that order.
-pub(crate) fn validate_object_meta(errors: &mut Vec<FieldError>, meta: &ObjectMeta, rule: NameRule) {
+pub(crate) fn validate_object_meta(
+    errors: &mut Vec<FieldError>,
+    meta: &ObjectMeta,
+    rule: NameRule,
+) {
     if !meta.generate_name.is_empty() {
-        push_invalid(errors, "metadata.generateName", &meta.generate_name, rule.check(&meta.generate_name, true));
+        push_invalid(
+            errors,
+            "metadata.generateName",
+            &meta.generate_name,
+            rule.check(&meta.generate_name, true),
+        );
     }
     if meta.name.is_empty() {
         errors.push(FieldError::required("metadata.name", "name or generateName is required"));
@@ -252,7 +276,11 @@ pub(crate) fn validate_object_meta(errors: &mut Vec<FieldError>, meta: &ObjectMe
 
 /// `ValidateObjectMetaUpdate`: resourceVersion, generation, immutable identity, then the new
 /// labels and annotations.
-pub(crate) fn validate_object_meta_update(errors: &mut Vec<FieldError>, new: &ObjectMeta, old: &ObjectMeta) {
+pub(crate) fn validate_object_meta_update(
+    errors: &mut Vec<FieldError>,
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+) {
     if new.resource_version.is_empty() {
         errors.push(FieldError::invalid(
             "metadata.resourceVersion",
@@ -261,11 +289,19 @@ pub(crate) fn validate_object_meta_update(errors: &mut Vec<FieldError>, new: &Ob
         ));
     }
     if new.generation < old.generation {
-        errors.push(FieldError::invalid("metadata.generation", GoValue::Int(new.generation), "must not be decremented"));
+        errors.push(FieldError::invalid(
+            "metadata.generation",
+            GoValue::Int(new.generation),
+            "must not be decremented",
+        ));
     }
     let immutable = |errors: &mut Vec<FieldError>, path: &str, new: &str, old: &str| {
         if new != old {
-            errors.push(FieldError::invalid(path, GoValue::Str(new.to_owned()), "field is immutable"));
+            errors.push(FieldError::invalid(
+                path,
+                GoValue::Str(new.to_owned()),
+                "field is immutable",
+            ));
         }
     };
     immutable(errors, "metadata.name", &new.name, &old.name);

@@ -6,8 +6,8 @@ use crate::model::{IntOrString, Service};
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::validation::names::{
-    NameRule, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name, validate_labels,
-    validate_object_meta, validate_object_meta_update,
+    NameRule, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name,
+    validate_labels, validate_object_meta, validate_object_meta_update,
 };
 use crate::validation::{MSG_CIDR, MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
 
@@ -25,7 +25,9 @@ fn is_headless(svc: &Service) -> bool {
 
 fn externally_accessible(svc: &Service) -> bool {
     let t = svc.spec.type_.as_str();
-    t == "LoadBalancer" || t == "NodePort" || (t == "ClusterIP" && !svc.spec.external_ips.is_empty())
+    t == "LoadBalancer"
+        || t == "NodePort"
+        || (t == "ClusterIP" && !svc.spec.external_ips.is_empty())
 }
 
 fn needs_health_check(svc: &Service) -> bool {
@@ -68,7 +70,10 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
             "may not change once set",
         ));
     }
-    if needs_health_check(new) && needs_health_check(old) && new.spec.health_check_node_port != old.spec.health_check_node_port {
+    if needs_health_check(new)
+        && needs_health_check(old)
+        && new.spec.health_check_node_port != old.spec.health_check_node_port
+    {
         errors.push(FieldError::forbidden("spec.healthCheckNodePort", "field is immutable"));
     }
     errors.extend(validate_service(new, Some(old), profile));
@@ -79,12 +84,18 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
 fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> Vec<FieldError> {
     let spec = &svc.spec;
     let mut errors = Vec::new();
-    let rule = if profile.gate("RelaxedServiceNameValidation") { NameRule::Dns1123Label } else { NameRule::Dns1035 };
+    let rule = if profile.gate("RelaxedServiceNameValidation") {
+        NameRule::Dns1123Label
+    } else {
+        NameRule::Dns1035
+    };
     validate_object_meta(&mut errors, &svc.metadata, rule);
 
     // §3.2 topology annotations.
     let annotations = &svc.metadata.annotations;
-    if let (Some(hints), Some(mode)) = (annotations.get(TOPOLOGY_AWARE_HINTS), annotations.get(TOPOLOGY_MODE)) {
+    if let (Some(hints), Some(mode)) =
+        (annotations.get(TOPOLOGY_AWARE_HINTS), annotations.get(TOPOLOGY_MODE))
+    {
         if hints != mode {
             errors.push(FieldError::invalid(
                 format!("metadata.annotations[{TOPOLOGY_MODE}]"),
@@ -139,15 +150,27 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         if multi && port.name.is_empty() {
             errors.push(FieldError::required(format!("{path}.name"), ""));
         } else if !port.name.is_empty() {
-            push_invalid(&mut errors, &format!("{path}.name"), &port.name, dns1123_label(&port.name));
+            push_invalid(
+                &mut errors,
+                &format!("{path}.name"),
+                &port.name,
+                dns1123_label(&port.name),
+            );
             if names.contains(&port.name.as_str()) {
-                errors.push(FieldError::duplicate(format!("{path}.name"), GoValue::Str(port.name.clone())));
+                errors.push(FieldError::duplicate(
+                    format!("{path}.name"),
+                    GoValue::Str(port.name.clone()),
+                ));
             } else {
                 names.push(&port.name);
             }
         }
         if !(1..=65535).contains(&port.port) {
-            errors.push(FieldError::invalid(format!("{path}.port"), GoValue::Int(i64::from(port.port)), MSG_PORT));
+            errors.push(FieldError::invalid(
+                format!("{path}.port"),
+                GoValue::Int(i64::from(port.port)),
+                MSG_PORT,
+            ));
         }
         if port.protocol.is_empty() {
             errors.push(FieldError::required(format!("{path}.protocol"), ""));
@@ -161,10 +184,16 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         match &port.target_port {
             IntOrString::Int(n) => {
                 if !(1..=65535).contains(n) {
-                    errors.push(FieldError::invalid(format!("{path}.targetPort"), GoValue::Int(i64::from(*n)), MSG_PORT));
+                    errors.push(FieldError::invalid(
+                        format!("{path}.targetPort"),
+                        GoValue::Int(i64::from(*n)),
+                        MSG_PORT,
+                    ));
                 }
             }
-            IntOrString::String(s) => push_invalid(&mut errors, &format!("{path}.targetPort"), s, port_name(s)),
+            IntOrString::String(s) => {
+                push_invalid(&mut errors, &format!("{path}.targetPort"), s, port_name(s))
+            }
         }
         if let Some(app) = &port.app_protocol {
             push_invalid(&mut errors, &format!("{path}.appProtocol"), app, qualified_name(app));
@@ -191,21 +220,31 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         match &spec.session_affinity_config {
             None => errors.push(FieldError::required("spec.sessionAffinityConfig", when)),
             Some(config) => match &config.client_ip {
-                None => errors.push(FieldError::required("spec.sessionAffinityConfig.clientIP", when)),
+                None => {
+                    errors.push(FieldError::required("spec.sessionAffinityConfig.clientIP", when))
+                }
                 Some(client) => match client.timeout_seconds {
-                    None => errors.push(FieldError::required("spec.sessionAffinityConfig.clientIP.timeoutSeconds", when)),
-                    // 86400 itself passes although the message says "less than".
-                    Some(t) if t <= 0 || t > MAX_AFFINITY_SECONDS => errors.push(FieldError::invalid(
+                    None => errors.push(FieldError::required(
                         "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
-                        GoValue::Int(i64::from(t)),
-                        format!("must be greater than 0 and less than {MAX_AFFINITY_SECONDS}"),
+                        when,
                     )),
+                    // 86400 itself passes although the message says "less than".
+                    Some(t) if t <= 0 || t > MAX_AFFINITY_SECONDS => {
+                        errors.push(FieldError::invalid(
+                            "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+                            GoValue::Int(i64::from(t)),
+                            format!("must be greater than 0 and less than {MAX_AFFINITY_SECONDS}"),
+                        ))
+                    }
                     Some(_) => {}
                 },
             },
         }
     } else if spec.session_affinity == "None" && spec.session_affinity_config.is_some() {
-        errors.push(FieldError::forbidden("spec.sessionAffinityConfig", "must not be set when session affinity is None"));
+        errors.push(FieldError::forbidden(
+            "spec.sessionAffinityConfig",
+            "must not be set when session affinity is None",
+        ));
     }
 
     // §3.8 clusterIP(s), ipFamilies, ipFamilyPolicy.
@@ -274,7 +313,10 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
                 port: port.port,
                 ..crate::model::ServicePort::default()
             };
-            errors.push(FieldError::duplicate(format!("spec.ports[{i}]"), service_port_value(&key_port)));
+            errors.push(FieldError::duplicate(
+                format!("spec.ports[{i}]"),
+                service_port_value(&key_port),
+            ));
         }
         port_keys.push(key);
     }
@@ -287,12 +329,17 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         if spec.type_ != "LoadBalancer" {
             errors.push(FieldError::forbidden(path, lb_only));
         }
-        let old_ranges: &[String] = old.map_or(&[], |o| o.spec.load_balancer_source_ranges.as_slice());
+        let old_ranges: &[String] =
+            old.map_or(&[], |o| o.spec.load_balancer_source_ranges.as_slice());
         for (i, range) in spec.load_balancer_source_ranges.iter().enumerate() {
             let trimmed = range.trim();
             let ratcheted = old_ranges.iter().any(|r| r.trim() == trimmed);
             for msg in cidr_messages(trimmed, strict && !ratcheted) {
-                errors.push(FieldError::invalid(format!("{path}[{i}]"), GoValue::Str(trimmed.to_owned()), msg));
+                errors.push(FieldError::invalid(
+                    format!("{path}[{i}]"),
+                    GoValue::Str(trimmed.to_owned()),
+                    msg,
+                ));
             }
         }
     } else if let Some(value) = annotations.get(LB_SOURCE_RANGES_ANNOTATION) {
@@ -305,7 +352,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             for entry in value.split(',') {
                 let entry = entry.trim();
                 if crate::net::parse_cidr_sloppy(entry).is_none() {
-                    errors.push(FieldError::invalid(path.clone(), GoValue::Str(entry.to_owned()), MSG_CIDR));
+                    errors.push(FieldError::invalid(
+                        path.clone(),
+                        GoValue::Str(entry.to_owned()),
+                        MSG_CIDR,
+                    ));
                 }
             }
         }
@@ -361,7 +412,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     } else if hcnp == 0 {
         errors.push(FieldError::required("spec.healthCheckNodePort", ""));
     } else if !(1..=65535).contains(&hcnp) {
-        errors.push(FieldError::invalid("spec.healthCheckNodePort", GoValue::Int(i64::from(hcnp)), MSG_PORT));
+        errors.push(FieldError::invalid(
+            "spec.healthCheckNodePort",
+            GoValue::Int(i64::from(hcnp)),
+            MSG_PORT,
+        ));
     }
 
     // §3.16 internalTrafficPolicy.
@@ -385,7 +440,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             &["PreferClose"]
         };
         if !supported.contains(&td.as_str()) {
-            errors.push(FieldError::not_supported("spec.trafficDistribution", GoValue::Str(td.clone()), supported));
+            errors.push(FieldError::not_supported(
+                "spec.trafficDistribution",
+                GoValue::Str(td.clone()),
+                supported,
+            ));
         }
     }
 
@@ -417,7 +476,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
 /// `ValidateServiceClusterIPsRelatedFields` (validation.md §3.8), skipped for ExternalName.
 /// With `strict` (StrictIPCIDRValidation), IPs also fail on leading zeros and IPv4-mapped
 /// forms, except values the old object already held (ratcheting).
-pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &[String]) -> Vec<FieldError> {
+pub(crate) fn cluster_ips_related_fields(
+    svc: &Service,
+    strict: bool,
+    old_ips: &[String],
+) -> Vec<FieldError> {
     let spec = &svc.spec;
     let mut errors = Vec::new();
     if spec.type_ == "ExternalName" {
@@ -428,10 +491,18 @@ pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &
         if spec.cluster_ips.is_empty() {
             errors.push(FieldError::required("spec.clusterIPs", ""));
         } else if spec.cluster_ips[0] != spec.cluster_ip {
-            errors.push(FieldError::invalid("spec.clusterIPs", ips(), "first value must match `clusterIP`"));
+            errors.push(FieldError::invalid(
+                "spec.clusterIPs",
+                ips(),
+                "first value must match `clusterIP`",
+            ));
         }
     } else if !spec.cluster_ips.is_empty() {
-        errors.push(FieldError::invalid("spec.clusterIPs", ips(), "must be empty when `clusterIP` is not specified"));
+        errors.push(FieldError::invalid(
+            "spec.clusterIPs",
+            ips(),
+            "must be empty when `clusterIP` is not specified",
+        ));
     }
     let mut seen: Vec<&str> = Vec::new();
     for (i, family) in spec.ip_families.iter().enumerate() {
@@ -443,7 +514,10 @@ pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &
             ));
         }
         if seen.contains(&family.as_str()) {
-            errors.push(FieldError::duplicate(format!("spec.ipFamilies[{i}]"), GoValue::Str(family.clone())));
+            errors.push(FieldError::duplicate(
+                format!("spec.ipFamilies[{i}]"),
+                GoValue::Str(family.clone()),
+            ));
         }
         seen.push(family);
     }
@@ -460,7 +534,11 @@ pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &
     for (i, ip) in spec.cluster_ips.iter().enumerate() {
         if i == 0 && ip == "None" {
             if spec.cluster_ips.len() > 1 {
-                errors.push(FieldError::invalid("spec.clusterIPs", ips(), "'None' must be the first and only value"));
+                errors.push(FieldError::invalid(
+                    "spec.clusterIPs",
+                    ips(),
+                    "'None' must be the first and only value",
+                ));
                 has_invalid_ips = true;
             }
             continue;
@@ -470,7 +548,11 @@ pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &
             has_invalid_ips = true;
         }
         for msg in msgs {
-            errors.push(FieldError::invalid(format!("spec.clusterIPs[{i}]"), GoValue::Str(ip.clone()), msg));
+            errors.push(FieldError::invalid(
+                format!("spec.clusterIPs[{i}]"),
+                GoValue::Str(ip.clone()),
+                msg,
+            ));
         }
     }
     if spec.cluster_ips.len() > 2 {
@@ -484,7 +566,11 @@ pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &
             spec.cluster_ips.iter().map(|ip| parse_ip_sloppy(ip).map(IpFamily::of)).collect();
         let dual = fams.len() == 2 && fams[0].is_some() && fams[0] != fams[1];
         if !dual {
-            errors.push(FieldError::invalid("spec.clusterIPs", ips(), "may specify no more than one IP for each IP family"));
+            errors.push(FieldError::invalid(
+                "spec.clusterIPs",
+                ips(),
+                "may specify no more than one IP for each IP family",
+            ));
         }
     }
     let headless = is_headless(svc);
@@ -501,7 +587,10 @@ pub(crate) fn cluster_ips_related_fields(svc: &Service, strict: bool, old_ips: &
                 errors.push(FieldError::invalid(
                     format!("spec.clusterIPs[{i}]"),
                     GoValue::Str(ip.clone()),
-                    format!("expected an {} value as indicated by `ipFamilies[{i}]`", expected.as_str()),
+                    format!(
+                        "expected an {} value as indicated by `ipFamilies[{i}]`",
+                        expected.as_str()
+                    ),
                 ));
             }
         }
@@ -530,7 +619,11 @@ fn cluster_ips_update(errors: &mut Vec<FieldError>, new: &Service, old: &Service
     }
     if o.len() > n.len() {
         if n.is_empty() {
-            errors.push(FieldError::invalid("spec.clusterIPs[0]", value(), "primary clusterIP can not be unset"));
+            errors.push(FieldError::invalid(
+                "spec.clusterIPs[0]",
+                value(),
+                "primary clusterIP can not be unset",
+            ));
             return;
         }
         if n[0] != o[0] {
@@ -575,7 +668,11 @@ fn ip_families_update(errors: &mut Vec<FieldError>, new: &Service, old: &Service
     if o.len() > n.len() {
         // Quirk kept on purpose: upstream tests the new clusterIPs here, not the families.
         if new.spec.cluster_ips.is_empty() {
-            errors.push(FieldError::invalid("spec.ipFamilies[0]", families(n), "primary ipFamily can not be unset"));
+            errors.push(FieldError::invalid(
+                "spec.ipFamilies[0]",
+                families(n),
+                "primary ipFamily can not be unset",
+            ));
             return;
         }
         if n.first() != o.first() {

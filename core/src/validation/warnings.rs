@@ -107,7 +107,10 @@ pub(crate) fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
 fn strict_prefix(value: &str) -> Option<(IpAddr, u8)> {
     let (addr, len) = value.split_once('/')?;
     let ip: IpAddr = addr.parse().ok()?;
-    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || (len.len() > 1 && len.starts_with('0')) {
+    if len.is_empty()
+        || !len.bytes().all(|b| b.is_ascii_digit())
+        || (len.len() > 1 && len.starts_with('0'))
+    {
         return None;
     }
     let len: u8 = len.parse().ok()?;
@@ -139,15 +142,24 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
     let headless = spec.type_ == "ClusterIP" && spec.cluster_ip == "None";
     if minor >= IGNORED_FIELD_WARNINGS_SINCE && headless {
         if !spec.load_balancer_ip.is_empty() {
-            out.push(warning("spec.loadBalancerIP", "spec.loadBalancerIP is ignored for headless services".into()));
+            out.push(warning(
+                "spec.loadBalancerIP",
+                "spec.loadBalancerIP is ignored for headless services".into(),
+            ));
         }
         if !spec.external_ips.is_empty() {
-            out.push(warning("spec.externalIPs", "spec.externalIPs is ignored for headless services".into()));
+            out.push(warning(
+                "spec.externalIPs",
+                "spec.externalIPs is ignored for headless services".into(),
+            ));
         }
         // 1.34.0 warned for every headless Service (#134040); later patches only for ClientIP.
         let always = minor == 34 && profile.version.patch == Some(0);
         if always || spec.session_affinity != "None" {
-            out.push(warning("spec.sessionAffinity", "spec.SessionAffinity is ignored for headless services".into()));
+            out.push(warning(
+                "spec.sessionAffinity",
+                "spec.SessionAffinity is ignored for headless services".into(),
+            ));
         }
     }
     if ip_warnings {
@@ -156,15 +168,22 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
             out.extend(ip_warning(&path, ip).map(|m| warning(&path, m)));
         }
     }
-    if minor >= EXTERNAL_IPS_DEPRECATED_SINCE && !spec.external_ips.is_empty() && !headless && spec.type_ != "ExternalName"
+    if minor >= EXTERNAL_IPS_DEPRECATED_SINCE
+        && !spec.external_ips.is_empty()
+        && !headless
+        && spec.type_ != "ExternalName"
     {
         out.push(warning(
             "spec.externalIPs",
-            "spec.externalIPs is deprecated and may no longer be implemented in some clusters".into(),
+            "spec.externalIPs is deprecated and may no longer be implemented in some clusters"
+                .into(),
         ));
     }
     if ip_warnings && !spec.load_balancer_ip.is_empty() {
-        out.extend(ip_warning("spec.loadBalancerIP", &spec.load_balancer_ip).map(|m| warning("spec.loadBalancerIP", m)));
+        out.extend(
+            ip_warning("spec.loadBalancerIP", &spec.load_balancer_ip)
+                .map(|m| warning("spec.loadBalancerIP", m)),
+        );
     }
     if ip_warnings {
         for (i, cidr) in spec.load_balancer_source_ranges.iter().enumerate() {
@@ -194,7 +213,8 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
     {
         out.push(warning(
             "spec.trafficDistribution",
-            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\"".into(),
+            "spec.trafficDistribution: \"PreferClose\" is deprecated; use \"PreferSameZone\""
+                .into(),
         ));
     }
     out
@@ -222,7 +242,11 @@ pub(crate) fn service_advisories(svc: &Service) -> Vec<Warning> {
 
 /// EndpointSlice warnings (`warningsForEndpointSlice`): FQDN deprecation on create, and IP
 /// format warnings for slices not managed by the in-tree controllers.
-pub(crate) fn endpoint_slice_warnings(slice: &EndpointSlice, create: bool, profile: &Profile) -> Vec<Warning> {
+pub(crate) fn endpoint_slice_warnings(
+    slice: &EndpointSlice,
+    create: bool,
+    profile: &Profile,
+) -> Vec<Warning> {
     let mut out = Vec::new();
     if create && slice.address_type == "FQDN" {
         // Quirk kept on purpose: upstream writes a `spec.` prefix an EndpointSlice does not have.
