@@ -52,7 +52,81 @@ fn main() {
             trials.push(Trial::test(format!("trace::{name}"), move || run_traces(&d)));
         }
     }
+    let dump_dir = svclab_tests::data_dir().join("proxy").join("trace-iptables-save");
+    trials.push(Trial::test("trace::iptables-save-dump", move || run_dump_traces(&dump_dir)));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// A real `iptables-save` dump (taken after loading the standalone payload of scenario.yaml
+/// into a network namespace) traced as a pasted scenario document: the outcomes must match
+/// the trace of the rendered payload and the expected fates.
+fn run_dump_traces(dir: &Path) -> Result<(), Failed> {
+    use svclab_core::{CheckOptions, evaluate, trace};
+    let scenario = Input::new("scenario.yaml", read(&dir.join("scenario.yaml"))?);
+    let dump = Input::new("iptables-save.txt", read(&dir.join("iptables-save.txt"))?);
+    let (with_dump, _) = evaluate(&[scenario.clone(), dump], &CheckOptions::default());
+    let (rendered, _) = evaluate(&[scenario], &CheckOptions::default());
+    let cases: [(&str, &str, u16, Want); 6] = [
+        (
+            "10.0.0.2",
+            "172.30.0.41",
+            80,
+            Want::Endpoints(vec!["10.180.0.1:8080".into(), "10.180.0.2:8080".into()], false),
+        ),
+        (
+            "192.168.0.2",
+            "172.30.0.41",
+            80,
+            Want::Endpoints(vec!["10.180.0.1:8080".into(), "10.180.0.2:8080".into()], true),
+        ),
+        (
+            "203.0.113.5",
+            "5.6.7.8",
+            80,
+            Want::Endpoints(vec!["10.180.0.1:8080".into(), "10.180.0.2:8080".into()], true),
+        ),
+        ("198.51.100.7", "5.6.7.8", 80, Want::Verdict("DROP")),
+        (
+            "198.51.100.7",
+            "192.168.0.2",
+            30080,
+            Want::Endpoints(vec!["10.180.0.1:8080".into(), "10.180.0.2:8080".into()], true),
+        ),
+        ("10.0.0.2", "172.30.0.42", 80, Want::Verdict("REJECT")),
+    ];
+    let mut failures = Vec::new();
+    for (src, dst, dport, want) in &cases {
+        let request = req(src, dst, *dport);
+        let a = trace(&with_dump, &request);
+        let b = trace(&rendered, &request);
+        if !a.ruleset.starts_with("iptables-save dump") || !a.warnings.is_empty() {
+            failures
+                .push(format!("{src}->{dst}: ruleset {:?}, warnings {:?}", a.ruleset, a.warnings));
+        }
+        expect(&mut failures, &format!("dump {src}->{dst}:{dport}"), &a, want);
+        expect(&mut failures, &format!("rendered {src}->{dst}:{dport}"), &b, want);
+        let fates = |r: &svclab_core::TraceReport| {
+            r.outcomes
+                .iter()
+                .map(|o| {
+                    (
+                        o.verdict.clone(),
+                        o.endpoint.clone(),
+                        o.masquerade,
+                        format!("{:.6}", o.probability),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        if fates(&a) != fates(&b) {
+            failures.push(format!(
+                "{src}->{dst}: dump {:?} vs rendered {:?}",
+                fates(&a),
+                fates(&b)
+            ));
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n").into()) }
 }
 
 fn read(path: &Path) -> Result<String, Failed> {
