@@ -1,11 +1,14 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod playground;
 mod tidy;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("playground") => playground::build(),
+        Some("serve") => playground::serve(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
         None => anyhow::bail!("usage: cargo xtask <ci>"),
     }

@@ -1,0 +1,134 @@
+// The playground's CodeMirror 6 editor and the few browser calls the Rust app makes through
+// wasm-bindgen (`#[wasm_bindgen(module = "/js/editor.js")]` in src/editor.rs).
+//
+// `cargo xtask playground` bundles this file with esbuild into one ES module and puts the bundle
+// where wasm-bindgen placed this snippet, so the page loads nothing from other origins.
+
+import { basicSetup } from "codemirror";
+import { EditorView, keymap } from "@codemirror/view";
+import { EditorState, Compartment } from "@codemirror/state";
+import { indentWithTab } from "@codemirror/commands";
+import { yaml } from "@codemirror/lang-yaml";
+import { lintGutter, setDiagnostics as setLintDiagnostics } from "@codemirror/lint";
+import { oneDark } from "@codemirror/theme-one-dark";
+
+const lightTheme = EditorView.theme({}, { dark: false });
+
+/// Creates an editor in `parent`; `onChange(text)` is called (debounced by `debounceMs`) after
+/// every user edit.
+export function createEditor(parent, text, dark, readOnly, debounceMs, onChange) {
+  const theme = new Compartment();
+  const editable = new Compartment();
+  let timer = null;
+  let silent = false;
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: text,
+      extensions: [
+        basicSetup,
+        // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's
+        // documented keyboard escape hatch), so the page stays keyboard usable.
+        keymap.of([indentWithTab]),
+        yaml(),
+        lintGutter(),
+        theme.of(dark ? oneDark : lightTheme),
+        editable.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
+        EditorView.contentAttributes.of({ "aria-label": "Scenario (Kubernetes YAML)" }),
+        EditorView.updateListener.of((update) => {
+          if (!update.docChanged || silent) return;
+          if (timer !== null) clearTimeout(timer);
+          timer = setTimeout(() => {
+            timer = null;
+            onChange(view.state.doc.toString());
+          }, debounceMs);
+        }),
+      ],
+    }),
+  });
+  return { view, theme, editable, setSilent: (v) => { silent = v; } };
+}
+
+/// The editor's text.
+export function getText(handle) {
+  return handle.view.state.doc.toString();
+}
+
+/// Replaces the whole text without calling `onChange` (the app already knows it).
+export function setText(handle, text) {
+  const view = handle.view;
+  if (view.state.doc.toString() === text) return;
+  handle.setSilent(true);
+  try {
+    view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+  } finally {
+    handle.setSilent(false);
+  }
+}
+
+/// Shows lint markers. `json` is `[{line, column, severity, message}]`, 1-based.
+export function setDiagnostics(handle, json) {
+  const view = handle.view;
+  const doc = view.state.doc;
+  const items = JSON.parse(json);
+  const diagnostics = [];
+  for (const d of items) {
+    if (!(d.line >= 1)) continue;
+    const line = doc.line(Math.min(d.line, doc.lines));
+    let from = Math.min(line.from + Math.max(d.column, 1) - 1, line.to);
+    let to = line.to;
+    if (from === to) {
+      from = line.from;
+    }
+    diagnostics.push({ from, to, severity: d.severity, message: d.message, source: "svclab" });
+  }
+  view.dispatch(setLintDiagnostics(view.state, diagnostics));
+}
+
+/// Moves the cursor to a 1-based line and column, scrolls there and focuses the editor.
+export function jumpTo(handle, lineNumber, column) {
+  const view = handle.view;
+  const doc = view.state.doc;
+  const line = doc.line(Math.max(1, Math.min(lineNumber, doc.lines)));
+  const pos = Math.min(line.from + Math.max(column, 1) - 1, line.to);
+  view.dispatch({ selection: { anchor: pos }, effects: EditorView.scrollIntoView(pos, { y: "center" }) });
+  view.focus();
+}
+
+/// Switches between the light and the One Dark theme.
+export function setDark(handle, dark) {
+  handle.view.dispatch({ effects: handle.theme.reconfigure(dark ? oneDark : lightTheme) });
+}
+
+/// Copies text to the clipboard; resolves to true when it worked.
+export async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch (_) {
+    const area = document.createElement("textarea");
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
+  }
+}
+
+/// Saves text as a file through a temporary object URL (never leaves the page).
+export function downloadText(fileName, text, mime) {
+  const url = URL.createObjectURL(new Blob([text], { type: mime }));
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = fileName;
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/// Whether the system prefers a dark colour scheme.
+export function systemPrefersDark() {
+  return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
+}

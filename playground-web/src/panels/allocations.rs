@@ -1,0 +1,292 @@
+//! Allocations panel: a table of what every Service got, and a map of each service range (and
+//! the NodePort range) drawing the static and dynamic bands and every allocated address.
+//!
+//! A band smaller than a fifth of its range is drawn wider than to scale (the static band of a
+//! /12 is 256 of a million addresses); the map says so.
+
+use std::net::IpAddr;
+use std::rc::Rc;
+
+use svclab_core::{BandReport, Report, ServiceReport, Severity};
+use yew::prelude::*;
+
+/// Props of [`AllocationsPanel`].
+#[derive(Properties, Clone, PartialEq)]
+pub(crate) struct AllocationsProps {
+    /// The report.
+    pub(crate) report: Rc<Report>,
+}
+
+/// Least share of the map width a non-empty static band gets.
+const MIN_STATIC_SHARE: f64 = 0.2;
+
+/// One address or port drawn on a map.
+struct Mark {
+    /// Offset from the range's first value.
+    offset: f64,
+    /// `requested`, `dynamic` or `failed`.
+    kind: &'static str,
+    /// Tooltip.
+    title: String,
+}
+
+/// A range drawn as a bar.
+struct RangeMap {
+    title: String,
+    /// Number of values along the axis (first..=last).
+    span: f64,
+    first_label: String,
+    last_label: String,
+    /// Static band as (offset of first, offset after last).
+    static_band: Option<(f64, f64)>,
+    dynamic_band: Option<(f64, f64)>,
+    marks: Vec<Mark>,
+}
+
+impl RangeMap {
+    /// Map position in [0, 1] of an offset, with the static band widened when tiny.
+    fn position(&self, offset: f64) -> f64 {
+        let Some((_, static_end)) = self.static_band else { return offset / self.span };
+        let real_share = static_end / self.span;
+        if real_share >= MIN_STATIC_SHARE || static_end <= 0.0 {
+            return offset / self.span;
+        }
+        if offset <= static_end {
+            offset / static_end * MIN_STATIC_SHARE
+        } else {
+            MIN_STATIC_SHARE + (offset - static_end) / (self.span - static_end) * (1.0 - MIN_STATIC_SHARE)
+        }
+    }
+
+    fn widened(&self) -> bool {
+        self.static_band.is_some_and(|(_, end)| end > 0.0 && end / self.span < MIN_STATIC_SHARE)
+    }
+}
+
+fn ip_value(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(v4) => u128::from(u32::from(v4)),
+        IpAddr::V6(v6) => u128::from(v6),
+    }
+}
+
+/// (network value, number of addresses) of a CIDR.
+fn cidr_bounds(cidr: &str) -> Option<(u128, u128, bool)> {
+    let (addr, prefix) = cidr.split_once('/')?;
+    let ip: IpAddr = addr.parse().ok()?;
+    let prefix: u32 = prefix.parse().ok()?;
+    let bits: u32 = if ip.is_ipv4() { 32 } else { 128 };
+    let host_bits = bits.checked_sub(prefix)?;
+    let size = if host_bits >= 127 { u128::MAX / 2 } else { 1u128 << host_bits };
+    Some((ip_value(ip) & !(size - 1), size, ip.is_ipv4()))
+}
+
+fn ip_offset(ip: &str, network: u128, size: u128) -> Option<f64> {
+    let value = ip_value(ip.parse().ok()?);
+    let offset = value.checked_sub(network)?;
+    #[expect(clippy::cast_precision_loss, reason = "map positions need no exact offsets")]
+    (offset < size).then_some(offset as f64)
+}
+
+/// Failure reasons of a rejected Service (its error diagnostics).
+fn failure_reasons(report: &Report, service: &ServiceReport) -> Vec<String> {
+    report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .filter(|d| {
+            d.object.as_ref().is_some_and(|o| {
+                o.kind == "Service" && o.name == service.name && o.namespace == service.namespace
+            })
+        })
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+fn band_offsets(band: Option<&BandReport>, origin: impl Fn(&str) -> Option<f64>) -> Option<(f64, f64)> {
+    let band = band?;
+    Some((origin(&band.first)?, origin(&band.last)? + 1.0))
+}
+
+fn ip_maps(report: &Report) -> Vec<RangeMap> {
+    let mut maps = Vec::new();
+    for range in &report.ranges {
+        let Some((network, size, _)) = cidr_bounds(&range.cidr) else { continue };
+        let offset = |ip: &str| ip_offset(ip, network, size);
+        let mut marks = Vec::new();
+        for service in &report.services {
+            let key = format!("{}/{}", service.namespace, service.name);
+            if service.outcome == "rejected" {
+                let reasons = failure_reasons(report, service).join("; ");
+                for ip in &service.cluster_ips {
+                    if let Some(o) = offset(ip) {
+                        marks.push(Mark { offset: o, kind: "failed", title: format!("{key}: {ip} failed: {reasons}") });
+                    }
+                }
+                continue;
+            }
+            if service.outcome == "deleted" {
+                continue;
+            }
+            for allocation in &service.allocations {
+                let Some(o) = offset(&allocation.ip) else { continue };
+                let (kind, how) = if allocation.requested { ("requested", "requested") } else { ("dynamic", "picked dynamically") };
+                marks.push(Mark {
+                    offset: o,
+                    kind,
+                    title: format!("{key}: {} ({how}, {} band)", allocation.ip, allocation.band),
+                });
+            }
+        }
+        #[expect(clippy::cast_precision_loss, reason = "map positions need no exact offsets")]
+        let span = size as f64;
+        let last = network + size - 1;
+        let last_label = if range.family == "IPv4" {
+            u32::try_from(last).map(|v| std::net::Ipv4Addr::from(v).to_string()).unwrap_or_default()
+        } else {
+            std::net::Ipv6Addr::from(last).to_string()
+        };
+        maps.push(RangeMap {
+            title: format!("{} ({}, {} allocator): {} used of {}", range.cidr, range.family, range.allocator, range.used, range.size),
+            span,
+            first_label: range.cidr.split('/').next().unwrap_or_default().to_owned(),
+            last_label,
+            static_band: band_offsets(range.static_band.as_ref(), offset),
+            dynamic_band: band_offsets(range.dynamic_band.as_ref(), offset),
+            marks,
+        });
+    }
+    maps
+}
+
+fn port_map(report: &Report) -> Option<RangeMap> {
+    let range = &report.node_port_range;
+    let (first, last) = range.range.split_once('-')?;
+    let (first, last): (u32, u32) = (first.parse().ok()?, last.parse().ok()?);
+    let offset = |port: &str| port.parse::<u32>().ok().and_then(|p| p.checked_sub(first)).map(f64::from);
+    let mut marks = Vec::new();
+    for service in report.services.iter().filter(|s| s.outcome != "deleted" && s.outcome != "rejected") {
+        for port in service.ports.iter().filter(|p| p.node_port != 0) {
+            let Some(o) = port.node_port.checked_sub(first).map(f64::from) else { continue };
+            marks.push(Mark {
+                offset: o,
+                kind: "dynamic",
+                title: format!("{}/{}: nodePort {} ({} band)", service.namespace, service.name, port.node_port, port.node_port_band),
+            });
+        }
+    }
+    Some(RangeMap {
+        title: format!("NodePorts {}: {} used of {}", range.range, range.used, range.size),
+        span: f64::from(last - first + 1),
+        first_label: first.to_string(),
+        last_label: last.to_string(),
+        static_band: band_offsets(range.static_band.as_ref(), offset),
+        dynamic_band: band_offsets(range.dynamic_band.as_ref(), offset),
+        marks,
+    })
+}
+
+fn percent(value: f64) -> String {
+    format!("{:.3}%", (value * 100.0).clamp(0.0, 100.0))
+}
+
+fn draw(map: &RangeMap, index: usize) -> Html {
+    let band = |b: Option<(f64, f64)>, class: &'static str, label: &'static str| match b {
+        Some((start, end)) => {
+            let left = map.position(start);
+            let right = map.position(end);
+            html! {
+                <div class={classes!("band", class)} style={format!("left:{};width:{}", percent(left), percent(right - left))}>
+                    <span>{label}</span>
+                </div>
+            }
+        }
+        None => html! {},
+    };
+    html! {
+        <figure class="range-map" id={format!("range-map-{index}")}>
+            <figcaption>{map.title.clone()}</figcaption>
+            <div class="bar" role="img" aria-label={format!("{}: {} addresses marked", map.title, map.marks.len())}
+                data-static-band={map.static_band.is_some().to_string()}>
+                { band(map.static_band, "static", "static") }
+                { band(map.dynamic_band, "dynamic", "dynamic") }
+                if map.static_band.is_none() && map.dynamic_band.is_none() {
+                    <div class="band none" style="left:0;width:100%"><span>{"one band (no static/dynamic split)"}</span></div>
+                }
+                { for map.marks.iter().map(|m| html! {
+                    <div class={classes!("mark", m.kind)} style={format!("left:{}", percent(map.position(m.offset)))} title={m.title.clone()}></div>
+                }) }
+            </div>
+            <div class="axis"><span>{map.first_label.clone()}</span><span>{map.last_label.clone()}</span></div>
+            if map.widened() {
+                <p class="note">{"The static band is drawn wider than to scale."}</p>
+            }
+        </figure>
+    }
+}
+
+fn node_ports(service: &ServiceReport) -> String {
+    let ports: Vec<String> = service
+        .ports
+        .iter()
+        .map(|p| {
+            if p.node_port == 0 {
+                format!("{}/{}", p.port, p.protocol)
+            } else {
+                format!("{}:{}/{}", p.port, p.node_port, p.protocol)
+            }
+        })
+        .collect();
+    ports.join(", ")
+}
+
+/// The panel.
+#[component]
+pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
+    let report = &props.report;
+    let maps = ip_maps(report);
+    html! {
+        <div class="allocations">
+            <div class="legend" aria-hidden="true">
+                <span class="key static"></span>{"static band "}
+                <span class="key dynamic"></span>{"dynamic band "}
+                <span class="mark-key requested"></span>{"requested "}
+                <span class="mark-key dynamic"></span>{"dynamic pick "}
+                <span class="mark-key failed"></span>{"failed request"}
+            </div>
+            { for maps.iter().enumerate().map(|(i, m)| draw(m, i)) }
+            { port_map(report).map(|m| draw(&m, maps.len())).unwrap_or_default() }
+            <div class="table-wrap">
+            <table id="allocation-table">
+                <thead><tr><th>{"Service"}</th><th>{"type"}</th><th>{"outcome"}</th><th>{"ClusterIPs"}</th><th>{"ports"}</th></tr></thead>
+                <tbody>
+                { for report.services.iter().map(|s| {
+                    let reasons = failure_reasons(report, s);
+                    html! {
+                        <tr class={s.outcome.clone()}>
+                            <td>{format!("{}/{}", s.namespace, s.name)}</td>
+                            <td>{s.type_.clone()}</td>
+                            <td>{s.outcome.clone()}</td>
+                            <td>
+                                { for s.allocations.iter().map(|a| html! {
+                                    <div class="alloc">
+                                        <code>{a.ip.clone()}</code>
+                                        <span class={classes!("pill", a.band.clone())}>{a.band.clone()}</span>
+                                        <span class="how">{if a.requested { "requested" } else { "dynamic" }}</span>
+                                    </div>
+                                }) }
+                                if s.allocations.is_empty() && s.outcome == "rejected" {
+                                    { for s.cluster_ips.iter().map(|ip| html! { <div class="alloc"><code>{ip.clone()}</code>{" requested"}</div> }) }
+                                }
+                                { for reasons.iter().map(|r| html! { <div class="reason">{r.clone()}</div> }) }
+                            </td>
+                            <td>{node_ports(s)}</td>
+                        </tr>
+                    }
+                }) }
+                </tbody>
+            </table>
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,91 @@
+//! Diagnostics panel: errors in kubectl's wording (grouped per object like `kubectl apply`
+//! prints them), then warnings apart; clicking one moves the editor to its line.
+
+use std::rc::Rc;
+
+use svclab_core::{Diagnostic, ObjectRef, Report, Severity};
+use yew::prelude::*;
+
+/// Props of [`DiagnosticsPanel`].
+#[derive(Properties, Clone, PartialEq)]
+pub(crate) struct DiagnosticsProps {
+    /// The report.
+    pub(crate) report: Rc<Report>,
+    /// Move the editor to (line, column).
+    pub(crate) on_jump: Callback<(u32, u32)>,
+}
+
+/// `The Service "web" is invalid:` (what kubectl prints before the causes).
+fn headline(object: Option<&ObjectRef>) -> String {
+    match object {
+        Some(o) if !o.name.is_empty() => format!("The {} {:?} is invalid:", o.kind, o.name),
+        Some(o) => format!("The {} is invalid:", o.kind),
+        None => "The scenario is invalid:".to_owned(),
+    }
+}
+
+fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -> Html {
+    let class = match diagnostic.severity {
+        Severity::Error => "diag error",
+        Severity::Warning => "diag warning",
+    };
+    match &diagnostic.source {
+        Some(source) => {
+            let (line, column) = (source.line, source.column);
+            let on_jump = on_jump.clone();
+            let onclick = Callback::from(move |_: MouseEvent| on_jump.emit((line, column)));
+            html! {
+                <li>
+                    <button class={class} {onclick} data-line={line.to_string()}
+                        title={format!("Go to line {line}, column {column}")}>
+                        <span class="loc">{format!("{line}:{column}")}</span>
+                        <span class="msg">{text}</span>
+                    </button>
+                </li>
+            }
+        }
+        None => html! { <li><div class={class}><span class="loc">{"–"}</span><span class="msg">{text}</span></div></li> },
+    }
+}
+
+/// The panel.
+#[component]
+pub(crate) fn DiagnosticsPanel(props: &DiagnosticsProps) -> Html {
+    let report = &props.report;
+    // Errors grouped by object, in the order their first error appears.
+    let mut groups: Vec<(Option<&ObjectRef>, Vec<&Diagnostic>)> = Vec::new();
+    for d in report.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+        match groups.iter_mut().find(|(o, _)| *o == d.object.as_ref()) {
+            Some((_, list)) => list.push(d),
+            None => groups.push((d.object.as_ref(), vec![d])),
+        }
+    }
+    let warnings: Vec<&Diagnostic> = report.diagnostics.iter().filter(|d| d.severity == Severity::Warning).collect();
+    let n_errors: usize = groups.iter().map(|(_, l)| l.len()).sum();
+    html! {
+        <div class="diagnostics">
+            <h3 id="errors-heading">{format!("Errors ({n_errors})")}</h3>
+            if groups.is_empty() {
+                <p class="ok" id="no-errors">{"No errors: kube-apiserver would accept every object."}</p>
+            }
+            { for groups.iter().map(|(object, list)| html! {
+                <div class="diag-group">
+                    <p class="headline">{headline(*object)}</p>
+                    <ul class="diag-list" aria-labelledby="errors-heading">
+                        { for list.iter().map(|d| {
+                            let text = if list.len() == 1 { d.message.clone() } else { format!("* {}", d.message) };
+                            item(d, text, &props.on_jump)
+                        }) }
+                    </ul>
+                </div>
+            }) }
+            <h3 id="warnings-heading">{format!("Warnings ({})", warnings.len())}</h3>
+            if warnings.is_empty() {
+                <p class="ok">{"No warnings."}</p>
+            }
+            <ul class="diag-list" aria-labelledby="warnings-heading">
+                { for warnings.iter().map(|d| item(d, format!("Warning: {}", d.message), &props.on_jump)) }
+            </ul>
+        </div>
+    }
+}

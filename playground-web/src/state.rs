@@ -1,0 +1,367 @@
+//! The playground's state: one [`Reducible`] with an [`Action`] enum. Every change of the
+//! scenario text re-runs the core pipeline here, so the panels only read.
+
+use std::rc::Rc;
+
+use svclab_core::{CheckOptions, Input, Report, World};
+use yew::Reducible;
+
+use crate::profile_document::{self, CLUSTER_PROFILE, KUBE_PROXY_CONFIGURATION};
+use crate::proxy_view::{self, TraceOutcome};
+use crate::share::{SharedState, SharedTrace};
+
+/// Name given to the editor text in diagnostics.
+pub(crate) const SCENARIO_NAME: &str = "scenario.yaml";
+
+/// The panels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tab {
+    /// Errors and warnings.
+    Diagnostics,
+    /// Allocation table and range maps.
+    Allocations,
+    /// iptables and nftables rulesets.
+    Rules,
+    /// Packet trace.
+    Trace,
+}
+
+impl Tab {
+    /// Every tab in display order.
+    pub(crate) const ALL: [Tab; 4] = [Tab::Diagnostics, Tab::Allocations, Tab::Rules, Tab::Trace];
+
+    /// Identifier used in share links and element ids.
+    pub(crate) fn id(self) -> &'static str {
+        match self {
+            Tab::Diagnostics => "diagnostics",
+            Tab::Allocations => "allocations",
+            Tab::Rules => "rules",
+            Tab::Trace => "trace",
+        }
+    }
+
+    /// Label of the tab.
+    pub(crate) fn title(self) -> &'static str {
+        match self {
+            Tab::Diagnostics => "Diagnostics",
+            Tab::Allocations => "Allocations",
+            Tab::Rules => "Rules",
+            Tab::Trace => "Trace",
+        }
+    }
+
+    fn from_id(id: &str) -> Option<Tab> {
+        Tab::ALL.into_iter().find(|t| t.id() == id)
+    }
+}
+
+/// A change the profile bar makes to the scenario text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProfileChange {
+    /// `kubernetesVersion`.
+    Version(String),
+    /// One apiserver feature gate.
+    Gate(String, bool),
+    /// `serviceClusterIPRanges`, comma separated.
+    ServiceCidrs(String),
+    /// `serviceNodePortRange`.
+    NodePortRange(String),
+    /// `seed`.
+    Seed(String),
+    /// KubeProxyConfiguration `hostnameOverride`.
+    Node(String),
+    /// KubeProxyConfiguration `mode`.
+    ProxyMode(String),
+}
+
+/// Everything the page shows.
+#[derive(Clone)]
+pub(crate) struct State {
+    /// The editor text.
+    pub(crate) scenario: Rc<str>,
+    /// Bumped when the text changes from outside the editor (examples, profile bar, links).
+    pub(crate) revision: u64,
+    /// The pipeline's report for `scenario`.
+    pub(crate) report: Rc<Report>,
+    /// The cluster state behind the report (for rules and traces).
+    pub(crate) world: Rc<World>,
+    /// Milliseconds the last evaluation took (0 when no clock).
+    pub(crate) eval_ms: f64,
+    /// Number of evaluations so far.
+    pub(crate) evaluations: u64,
+    /// The open panel.
+    pub(crate) tab: Tab,
+    /// Dark theme on.
+    pub(crate) dark: bool,
+    /// `?embed`: read-only compact view.
+    pub(crate) embed: bool,
+    /// A message above the panels (e.g. a malformed share link).
+    pub(crate) notice: Option<String>,
+    /// Rules panel filter (`namespace/name`, empty for all).
+    pub(crate) rules_filter: String,
+    /// The Trace panel's packet.
+    pub(crate) trace: SharedTrace,
+    /// The last trace.
+    pub(crate) trace_outcome: Option<Rc<TraceOutcome>>,
+    /// Editor jump request: (line, column, nonce).
+    pub(crate) jump: Option<(u32, u32, u64)>,
+}
+
+impl PartialEq for State {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.scenario, &other.scenario)
+            && self.revision == other.revision
+            && self.evaluations == other.evaluations
+            && self.tab == other.tab
+            && self.dark == other.dark
+            && self.notice == other.notice
+            && self.rules_filter == other.rules_filter
+            && self.trace == other.trace
+            && self.jump == other.jump
+    }
+}
+
+/// What can happen.
+pub(crate) enum Action {
+    /// The user edited the text (debounced by the editor).
+    Edited(String),
+    /// Open an example.
+    LoadExample(String),
+    /// A profile bar control changed.
+    Profile(ProfileChange),
+    /// Open a panel.
+    SetTab(Tab),
+    /// Switch light/dark.
+    ToggleTheme,
+    /// Show or clear the notice.
+    Notice(Option<String>),
+    /// Rules panel filter.
+    SetRulesFilter(String),
+    /// Trace form changed.
+    SetTrace(SharedTrace),
+    /// Run the trace.
+    RunTrace,
+    /// Move the editor cursor to a line and column.
+    Jump(u32, u32),
+}
+
+impl State {
+    /// The first state: a scenario, the panel and options from a share link, theme, embed.
+    pub(crate) fn new(shared: SharedState, dark: bool, embed: bool, notice: Option<String>) -> State {
+        let (world, report, eval_ms) = evaluate(&shared.scenario);
+        let mut state = State {
+            scenario: Rc::from(shared.scenario.as_str()),
+            revision: 0,
+            report,
+            world,
+            eval_ms,
+            evaluations: 1,
+            tab: Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations),
+            dark,
+            embed,
+            notice,
+            rules_filter: shared.rules_filter,
+            trace: shared.trace.unwrap_or_else(default_trace),
+            trace_outcome: None,
+            jump: None,
+        };
+        if state.tab == Tab::Trace {
+            state.run_trace();
+        }
+        state
+    }
+
+    /// What a share link carries.
+    pub(crate) fn shared(&self) -> SharedState {
+        SharedState {
+            scenario: self.scenario.to_string(),
+            tab: self.tab.id().to_owned(),
+            rules_filter: self.rules_filter.clone(),
+            trace: Some(self.trace.clone()),
+        }
+    }
+
+    /// The proxy mode the scenario asks for (`iptables` unless a KubeProxyConfiguration says).
+    pub(crate) fn proxy_mode(&self) -> String {
+        self.world
+            .kube_proxy
+            .as_ref()
+            .map(|k| k.value.mode.clone())
+            .filter(|m| !m.is_empty())
+            .unwrap_or_else(|| "iptables".to_owned())
+    }
+
+    /// The node kube-proxy renders for (KubeProxyConfiguration `hostnameOverride`).
+    pub(crate) fn node(&self) -> String {
+        self.world.kube_proxy.as_ref().map(|k| k.value.hostname_override.clone()).unwrap_or_default()
+    }
+
+    fn set_scenario(&mut self, text: String, from_editor: bool) {
+        let (world, report, eval_ms) = evaluate(&text);
+        self.scenario = Rc::from(text.as_str());
+        self.world = world;
+        self.report = report;
+        self.eval_ms = eval_ms;
+        self.evaluations += 1;
+        if !from_editor {
+            self.revision += 1;
+        }
+        if self.trace_outcome.is_some() {
+            self.run_trace();
+        }
+    }
+
+    fn run_trace(&mut self) {
+        let outcome = proxy_view::trace(&self.world, &self.report, &self.trace, &self.proxy_mode(), &self.node());
+        self.trace_outcome = Some(Rc::new(outcome));
+    }
+
+    fn apply_profile(&self, change: ProfileChange) -> String {
+        let text = &*self.scenario;
+        match change {
+            ProfileChange::Version(v) => {
+                profile_document::set_field(text, CLUSTER_PROFILE, "kubernetesVersion", &profile_document::quoted(&v))
+            }
+            ProfileChange::Gate(name, value) => {
+                let mut gates = explicit_gates(text);
+                gates.insert(name, value);
+                let map = profile_document::bool_map(gates.iter().map(|(k, v)| (k.as_str(), *v)));
+                profile_document::set_field(text, CLUSTER_PROFILE, "featureGates", &map)
+            }
+            ProfileChange::ServiceCidrs(list) => {
+                let items: Vec<&str> = list.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()).collect();
+                profile_document::set_field(
+                    text,
+                    CLUSTER_PROFILE,
+                    "serviceClusterIPRanges",
+                    &profile_document::quoted_list(items),
+                )
+            }
+            ProfileChange::NodePortRange(range) => profile_document::set_field(
+                text,
+                CLUSTER_PROFILE,
+                "serviceNodePortRange",
+                &profile_document::quoted(range.trim()),
+            ),
+            ProfileChange::Seed(seed) => {
+                let seed = seed.trim();
+                let value = if seed.parse::<u64>().is_ok() { seed.to_owned() } else { profile_document::quoted(seed) };
+                profile_document::set_field(text, CLUSTER_PROFILE, "seed", &value)
+            }
+            ProfileChange::Node(node) => profile_document::set_field(
+                text,
+                KUBE_PROXY_CONFIGURATION,
+                "hostnameOverride",
+                &profile_document::quoted(&node),
+            ),
+            ProfileChange::ProxyMode(mode) => {
+                profile_document::set_field(text, KUBE_PROXY_CONFIGURATION, "mode", &profile_document::quoted(&mode))
+            }
+        }
+    }
+}
+
+impl Reducible for State {
+    type Action = Action;
+
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut next = (*self).clone();
+        match action {
+            Action::Edited(text) => {
+                if *text == *self.scenario {
+                    return self;
+                }
+                next.set_scenario(text, true);
+            }
+            Action::LoadExample(id) => {
+                let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else { return self };
+                next.notice = None;
+                next.trace_outcome = None;
+                next.set_scenario(example.text.to_owned(), false);
+            }
+            Action::Profile(change) => {
+                let text = self.apply_profile(change);
+                next.set_scenario(text, false);
+            }
+            Action::SetTab(tab) => next.tab = tab,
+            Action::ToggleTheme => next.dark = !next.dark,
+            Action::Notice(notice) => next.notice = notice,
+            Action::SetRulesFilter(filter) => next.rules_filter = filter,
+            Action::SetTrace(trace) => next.trace = trace,
+            Action::RunTrace => next.run_trace(),
+            Action::Jump(line, column) => {
+                let nonce = self.jump.map_or(1, |(_, _, n)| n + 1);
+                next.jump = Some((line, column, nonce));
+            }
+        }
+        Rc::new(next)
+    }
+}
+
+fn default_trace() -> SharedTrace {
+    SharedTrace {
+        src: "10.244.0.5".to_owned(),
+        dst: String::new(),
+        port: String::new(),
+        protocol: "TCP".to_owned(),
+    }
+}
+
+/// Gates written in the scenario's ClusterProfile (not the defaults).
+fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
+    let scenario = svclab_core::parse(&[Input::new(SCENARIO_NAME, text)]);
+    scenario
+        .objects
+        .iter()
+        .rev()
+        .find_map(|o| match o {
+            svclab_core::Object::ClusterProfile(p) => Some(p.value.feature_gates.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Runs the pipeline and times it.
+fn evaluate(text: &str) -> (Rc<World>, Rc<Report>, f64) {
+    let started = now_ms();
+    let (world, mut report) = svclab_core::evaluate(&[Input::new(SCENARIO_NAME, text)], &CheckOptions::default());
+    proxy_view::complete_report(&world, &mut report);
+    let elapsed = now_ms() - started;
+    (Rc::new(world), Rc::new(report), elapsed)
+}
+
+/// `performance.now()` in the browser, 0 elsewhere (native unit tests).
+pub(crate) fn now_ms() -> f64 {
+    if cfg!(target_arch = "wasm32") {
+        web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(state: &State, change: ProfileChange, expected_line: &str) {
+        let text = state.apply_profile(change);
+        assert!(text.lines().any(|l| l == expected_line), "{expected_line:?} not in\n{text}");
+        let (_, report, _) = evaluate(&text);
+        assert!(!report.has_errors() || report.diagnostics.iter().all(|d| d.object.as_ref().is_some_and(|o| o.kind == "Service")));
+    }
+
+    #[test]
+    fn profile_bar_changes_are_written_into_the_text() {
+        let state = State::new(
+            SharedState { scenario: crate::examples::default_example().text.to_owned(), ..SharedState::default() },
+            false,
+            false,
+            None,
+        );
+        check(&state, ProfileChange::Version("1.24".into()), "kubernetesVersion: \"1.24\"");
+        check(&state, ProfileChange::Gate("ServiceIPStaticSubrange".into(), true), "featureGates: {ServiceIPStaticSubrange: true}");
+        check(&state, ProfileChange::ServiceCidrs("10.0.0.0/16, fd00::/108".into()), "serviceClusterIPRanges: [\"10.0.0.0/16\", \"fd00::/108\"]");
+        check(&state, ProfileChange::Seed("9".into()), "seed: 9");
+        check(&state, ProfileChange::ProxyMode("nftables".into()), "mode: \"nftables\"");
+    }
+}
