@@ -16,6 +16,8 @@ mod case;
 mod netns;
 #[path = "dataplane/runner.rs"]
 mod runner;
+#[path = "dataplane/svclab.rs"]
+mod svclab;
 #[path = "dataplane/topology.rs"]
 mod topology;
 

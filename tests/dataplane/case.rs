@@ -63,12 +63,16 @@ impl Role {
 pub(crate) struct SvcPort {
     /// `namespace/name:port` (kube-proxy's service-port name).
     pub(crate) name: String,
+    /// The Service's (namespace, name), namespace defaulted.
+    pub(crate) service: (String, String),
     pub(crate) cluster_ip: Option<Ipv4Addr>,
     pub(crate) port: u16,
     pub(crate) node_port: u16,
     pub(crate) external_ips: Vec<Ipv4Addr>,
     pub(crate) lb_ips: Vec<Ipv4Addr>,
     pub(crate) source_ranges: Vec<(Ipv4Addr, u8)>,
+    /// `sessionAffinity: ClientIP`.
+    pub(crate) affinity: bool,
 }
 
 /// The scenario reduced to addresses.
@@ -93,6 +97,9 @@ pub(crate) enum Expect {
     },
     /// Connection refused (REJECT).
     Refused,
+    /// No rule handles it (trace verdict `no service`, or local delivery without DNAT): the
+    /// node or the topology's sink answers with a reset, so the connection is refused too.
+    Unhandled,
     /// No answer (DROP).
     Dropped,
 }
@@ -125,6 +132,8 @@ pub(crate) struct Target {
     pub(crate) what: String,
     pub(crate) role: Role,
     pub(crate) dst: SocketAddrV4,
+    /// The Service has ClientIP session affinity.
+    pub(crate) affinity: bool,
 }
 
 pub(crate) fn parse_v4(text: &str) -> Option<Ipv4Addr> {
@@ -164,11 +173,15 @@ impl Model {
                     format!("{}/{}:{}", meta.namespace, meta.name, port.name)
                 };
                 if !(port.protocol.is_empty() || port.protocol == "TCP") {
-                    model.skipped.push(format!("{name} ({})", port.protocol));
+                    model
+                        .skipped
+                        .push(format!("{name}: protocol {}, only TCP is probed", port.protocol));
                     continue;
                 }
+                let namespace = if meta.namespace.is_empty() { "default" } else { &meta.namespace };
                 model.ports.push(SvcPort {
                     name,
+                    service: (namespace.to_owned(), meta.name.clone()),
                     cluster_ip,
                     port: u16::try_from(port.port).unwrap_or(0),
                     node_port: u16::try_from(port.node_port).unwrap_or(0),
@@ -184,6 +197,7 @@ impl Model {
                         .iter()
                         .filter_map(|s| parse_cidr_v4(s))
                         .collect(),
+                    affinity: spec.session_affinity == "ClientIP",
                 });
             }
         }
@@ -231,6 +245,7 @@ impl Model {
                         what: format!("{} cluster IP", sp.name),
                         role,
                         dst: SocketAddrV4::new(ip, sp.port),
+                        affinity: sp.affinity,
                     });
                 }
             }
@@ -239,6 +254,7 @@ impl Model {
                     what: format!("{} node port", sp.name),
                     role: Role::External,
                     dst: SocketAddrV4::new(node_ip, sp.node_port),
+                    affinity: sp.affinity,
                 });
             }
             for ip in &sp.external_ips {
@@ -246,6 +262,7 @@ impl Model {
                     what: format!("{} external IP", sp.name),
                     role: Role::External,
                     dst: SocketAddrV4::new(*ip, sp.port),
+                    affinity: sp.affinity,
                 });
             }
             for ip in &sp.lb_ips {
@@ -255,12 +272,14 @@ impl Model {
                         what: what.clone(),
                         role: Role::Allowed,
                         dst: SocketAddrV4::new(*ip, sp.port),
+                        affinity: sp.affinity,
                     });
                 }
                 out.push(Target {
                     what,
                     role: Role::External,
                     dst: SocketAddrV4::new(*ip, sp.port),
+                    affinity: sp.affinity,
                 });
             }
         }
@@ -371,7 +390,7 @@ impl Observed {
             return Err(format!("{} of {n} attempts reported", self.total));
         }
         match &probe.expect {
-            Expect::Refused => self.all_other("refused"),
+            Expect::Refused | Expect::Unhandled => self.all_other("refused"),
             Expect::Dropped => self.all_other("timeout"),
             Expect::Land { endpoints, masquerade, affinity } => {
                 if !self.other.is_empty() {

@@ -6,22 +6,35 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use svclab_core::{EndpointSlice, Input, Object, Service};
+use svclab_core::{EndpointSlice, Input, Object, Service, World};
 
 use crate::bootstrap;
 use crate::case::{Expect, Mode, Model, Observed, Probe, Role, Target, parse_cidr_v4, parse_v4};
 use crate::netns::{self, Netns};
-use crate::topology::{Spec, Topology};
+use crate::svclab::{self, read};
+use crate::topology::{Spec, Topology, if_name};
 
 /// Connect timeout of one attempt; a dropped SYN shows up as a timeout after this long.
 const ATTEMPT_TIMEOUT_MS: &str = "1000";
 
-/// Where a case's rules come from.
-#[derive(Debug, Clone)]
+/// Where a case's rules and expectations come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RulesFrom {
     /// The golden's own expected text (`expected.iptables`, or golden 17's transaction for
-    /// nftables) plus the hand-written jump rules: proves the harness without svclab.
+    /// nftables) plus the hand-written jump rules, checked against hand-worked expectations:
+    /// proves the harness without svclab.
     GoldenText,
+    /// `svclab render --standalone`, checked against `svclab trace`.
+    Svclab,
+}
+
+/// What a case is built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A folder of the shared proxy goldens (input.yaml + config.yaml).
+    Golden,
+    /// A scenario file of `examples/` (or of the suite's own scenarios).
+    Example,
 }
 
 /// One case: a scenario in one proxy mode.
@@ -31,44 +44,94 @@ pub(crate) struct CaseDef {
     pub(crate) id: String,
     /// The golden folder or example file.
     pub(crate) path: PathBuf,
+    pub(crate) kind: Kind,
     pub(crate) mode: Mode,
     pub(crate) rules: RulesFrom,
 }
 
 impl CaseDef {
     pub(crate) fn name(&self) -> String {
-        let kind = match self.rules {
-            RulesFrom::GoldenText => "golden-text",
+        let source = match (self.rules, self.kind) {
+            (RulesFrom::GoldenText, _) => "golden-text",
+            (RulesFrom::Svclab, Kind::Golden) => "svclab-golden",
+            (RulesFrom::Svclab, Kind::Example) => "svclab-example",
         };
-        format!("{kind}/{}/{}", self.id, self.mode.as_str())
+        format!("{source}/{}/{}", self.id, self.mode.as_str())
     }
 }
 
-/// Every case of the suite.
+/// Golden cases the suite runs (the issue names 04, 05 and 06; 01 exercises every kind of
+/// rule: NodePorts, external and load-balancer IPs, source ranges, REJECT and DROP).
+const GOLDENS: [&str; 4] = [
+    "01-overall-current",
+    "04-clusterip-two-services",
+    "05-itp-cluster-three-endpoints",
+    "06-itp-local-with-local-endpoint",
+];
+
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    files.sort();
+    files
+}
+
+/// Every case of the suite: the goldens from their own text and through svclab, and every
+/// example (and suite scenario) that has endpoints, in both modes.
 pub(crate) fn cases() -> Vec<CaseDef> {
     let mut out = Vec::new();
-    let Some(conformance) = svclab_tests::conformance_dir() else { return out };
-    let proxy = conformance.join("proxy");
-    for id in [
-        "01-overall-current",
-        "04-clusterip-two-services",
-        "05-itp-cluster-three-endpoints",
-        "06-itp-local-with-local-endpoint",
-    ] {
-        let path = proxy.join(id);
-        out.push(CaseDef {
-            id: id.to_owned(),
-            path: path.clone(),
-            mode: Mode::Iptables,
-            rules: RulesFrom::GoldenText,
-        });
-        if id == "01-overall-current" {
-            // Golden 17 is the nftables rendering of the same objects.
+    let modes = [Mode::Iptables, Mode::Nftables];
+    if let Some(conformance) = svclab_tests::conformance_dir() {
+        let proxy = conformance.join("proxy");
+        for id in GOLDENS {
+            let path = proxy.join(id);
+            let text_modes: &[Mode] = if id == "01-overall-current" { &modes } else { &modes[..1] };
+            for mode in text_modes {
+                out.push(CaseDef {
+                    id: id.to_owned(),
+                    path: path.clone(),
+                    kind: Kind::Golden,
+                    mode: *mode,
+                    rules: RulesFrom::GoldenText,
+                });
+            }
+            for mode in modes {
+                out.push(CaseDef {
+                    id: id.to_owned(),
+                    path: path.clone(),
+                    kind: Kind::Golden,
+                    mode,
+                    rules: RulesFrom::Svclab,
+                });
+            }
+        }
+    }
+    let root = svclab_tests::workspace_root();
+    let mut files = yaml_files(&root.join("examples"));
+    files.extend(yaml_files(&root.join("tests").join("dataplane").join("scenarios")));
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(evaluated) = svclab::evaluate(&[(path.display().to_string(), text)]) else {
+            continue;
+        };
+        if !svclab::has_endpoints(&evaluated.world) {
+            continue;
+        }
+        let dir = path
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        for mode in modes {
             out.push(CaseDef {
-                id: id.to_owned(),
-                path,
-                mode: Mode::Nftables,
-                rules: RulesFrom::GoldenText,
+                id: format!("{dir}/{file}"),
+                path: path.clone(),
+                kind: Kind::Example,
+                mode,
+                rules: RulesFrom::Svclab,
             });
         }
     }
@@ -146,20 +209,25 @@ fn report(text: &str) {
     }
 }
 
+/// Where expectations come from.
+enum Oracle {
+    /// The hand-worked table of a golden.
+    Table(String),
+    /// `svclab trace` on the scenario; for a golden, also cross-checked with its hand table.
+    Trace(Box<World>, Option<String>),
+}
+
 /// Everything a case needs before touching the kernel.
 struct Prepared {
     rules: String,
     /// iptables-restore input loaded after `rules` (the built-in jumps), if any.
     jumps: Option<String>,
     node_ip: Ipv4Addr,
+    node_addresses: Vec<Ipv4Addr>,
     local_cidr: Option<(Ipv4Addr, u8)>,
     pod_if_prefix: String,
     model: Model,
-    golden: String,
-}
-
-fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|err| format!("{}: {err}", path.display()))
+    oracle: Oracle,
 }
 
 /// Services and EndpointSlices as written in a scenario file.
@@ -178,9 +246,13 @@ fn objects(path: &Path) -> Result<(Vec<Service>, Vec<EndpointSlice>), String> {
     Ok((services, slices))
 }
 
-fn prepare(case: &CaseDef) -> Result<Prepared, String> {
-    let config: serde_json::Value = serde_norway::from_str(&read(&case.path.join("config.yaml"))?)
-        .map_err(|err| format!("config.yaml: {err}"))?;
+fn golden_config(case: &CaseDef) -> Result<serde_json::Value, String> {
+    serde_norway::from_str(&read(&case.path.join("config.yaml"))?)
+        .map_err(|err| format!("config.yaml: {err}"))
+}
+
+fn prepare_golden_text(case: &CaseDef) -> Result<Prepared, String> {
+    let config = golden_config(case)?;
     let node_ip = config["nodeIP"].as_str().and_then(parse_v4).unwrap_or(bootstrap::GOLDEN_NODE_IP);
     let local_cidr = config["detectLocal"]["clusterCIDRs"][0]
         .as_str()
@@ -191,13 +263,13 @@ fn prepare(case: &CaseDef) -> Result<Prepared, String> {
     let (services, slices) = objects(&case.path.join("input.yaml"))?;
     let model =
         Model::new(&services.iter().collect::<Vec<_>>(), &slices.iter().collect::<Vec<_>>());
-    let (rules, jumps) = match (&case.rules, case.mode) {
-        (RulesFrom::GoldenText, Mode::Iptables) => {
+    let (rules, jumps) = match case.mode {
+        Mode::Iptables => {
             let rules = read(&case.path.join("expected.iptables"))?;
             let kube_firewall = rules.contains(":KUBE-FIREWALL ");
             (rules, Some(bootstrap::builtin_jumps(kube_firewall)))
         }
-        (RulesFrom::GoldenText, Mode::Nftables) => {
+        Mode::Nftables => {
             let dir = case.path.parent().map(|p| p.join("17-nftables-overall")).unwrap_or_default();
             (bootstrap::loadable_nft(&read(&dir.join("expected.nft"))?), None)
         }
@@ -206,11 +278,78 @@ fn prepare(case: &CaseDef) -> Result<Prepared, String> {
         rules,
         jumps,
         node_ip,
+        node_addresses: Vec::new(),
         local_cidr,
         pod_if_prefix,
         model,
-        golden: case.id.clone(),
+        oracle: Oracle::Table(case.id.clone()),
     })
+}
+
+fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
+    let inputs = match case.kind {
+        Kind::Golden => {
+            let config = golden_config(case)?;
+            vec![
+                ("input.yaml".to_owned(), read(&case.path.join("input.yaml"))?),
+                ("config.yaml (as objects)".to_owned(), svclab::golden_config_docs(&config)),
+            ]
+        }
+        Kind::Example => vec![(case.path.display().to_string(), read(&case.path)?)],
+    };
+    let svclab::Evaluated { world, ingress, rejected } = svclab::evaluate(&inputs)?;
+    let facts = svclab::node_facts(&world, case.mode)?;
+    if let Some(bridge) = &facts.bridge {
+        return Err(format!(
+            "detect-local BridgeInterface ({bridge}) is not modelled by the topology"
+        ));
+    }
+    let rules = svclab::render(&world, case.mode)?;
+    let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
+    let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
+    let mut model = Model::new(&services, &slices);
+    for port in &mut model.ports {
+        if port.lb_ips.is_empty()
+            && let Some(ips) = ingress.get(&port.service)
+        {
+            port.lb_ips.clone_from(ips);
+        }
+    }
+    model.skipped.extend(rejected.into_iter().map(|r| format!("rejected by the cluster: {r}")));
+    let table = (case.kind == Kind::Golden).then(|| case.id.clone());
+    Ok(Prepared {
+        rules,
+        jumps: None,
+        node_ip: facts.node_ip,
+        node_addresses: facts.other_addresses,
+        local_cidr: facts.local_cidr,
+        pod_if_prefix: facts.interface_prefix.unwrap_or_else(|| "veth".to_owned()),
+        model,
+        oracle: Oracle::Trace(Box::new(world), table),
+    })
+}
+
+fn prepare(case: &CaseDef) -> Result<Prepared, String> {
+    match case.rules {
+        RulesFrom::GoldenText => prepare_golden_text(case),
+        RulesFrom::Svclab => prepare_svclab(case),
+    }
+}
+
+/// Whether two expectations agree (probabilities to 1e-6).
+fn same_expectation(a: &Expect, b: &Expect) -> bool {
+    match (a, b) {
+        (
+            Expect::Land { endpoints: ea, masquerade: ma, affinity: aa },
+            Expect::Land { endpoints: eb, masquerade: mb, affinity: ab },
+        ) => {
+            ma == mb
+                && aa == ab
+                && ea.len() == eb.len()
+                && ea.iter().zip(eb).all(|((x, p), (y, q))| x == y && (p - q).abs() < 1e-6)
+        }
+        _ => a == b,
+    }
 }
 
 static NEXT_TAG: AtomicUsize = AtomicUsize::new(0);
@@ -273,19 +412,50 @@ pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
         Role::Allowed => allowed_src,
     };
 
+    // Node-side interface names (for `-i` matches of the InterfaceNamePrefix detector).
+    let pod_if = if_name(&prepared.pod_if_prefix, model.pods.len());
+    let interface = |role: Role| match role {
+        Role::Node => None,
+        Role::Pod => Some(pod_if.clone()),
+        Role::External => Some(if_name("vcl", 0)),
+        Role::Allowed => Some(if_name("vcl", 1)),
+    };
     let mut probes = Vec::new();
-    for Target { what, role, dst } in model.targets(node_ip) {
+    let mut disagreements = Vec::new();
+    for Target { what, role, dst, affinity } in model.targets(node_ip) {
         let Some(src) = source(role) else { continue };
-        let expect = bootstrap::expect(&prepared.golden, role, dst)?;
+        let expect = match &prepared.oracle {
+            Oracle::Table(id) => bootstrap::expect(id, role, dst)?,
+            Oracle::Trace(world, table) => {
+                let report = svclab::trace(world, src, dst, interface(role).as_deref());
+                let expect = svclab::expectation(&report, affinity).map_err(|err| {
+                    format!("{what} from {}: {err}\n{}", role.as_str(), report.to_text())
+                })?;
+                if let Some(id) = table
+                    && let Ok(hand) = bootstrap::expect(id, role, dst)
+                    && !same_expectation(&hand, &expect)
+                {
+                    disagreements.push(format!(
+                        "{what} from {}: svclab trace says {}, the hand-worked golden expectation says {}",
+                        role.as_str(),
+                        describe_expect(&expect),
+                        describe_expect(&hand)
+                    ));
+                }
+                expect
+            }
+        };
         probes.push(Probe { what, role, src, dst, expect });
     }
 
-    let mut clients = vec![pod_src, ext_src];
+    let mut clients = vec![ext_src];
     clients.extend(allowed_src);
     let spec = Spec {
         tag: format!("{}-{}", std::process::id(), NEXT_TAG.fetch_add(1, Ordering::SeqCst)),
         node_ip,
+        node_addresses: prepared.node_addresses.clone(),
         pods: model.pods.clone(),
+        pod_clients: vec![pod_src],
         clients,
         pod_if_prefix: prepared.pod_if_prefix.clone(),
         route_localnet: prepared.rules.contains("block incoming localnet connections"),
@@ -335,16 +505,23 @@ pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
     }
     let _ = write!(text, "\n  total {total} connections in {} probes", probes.len());
     if !model.skipped.is_empty() {
-        let _ = write!(text, "\n  not probed (not TCP): {}", model.skipped.join(", "));
+        for skipped in &model.skipped {
+            let _ = write!(text, "\n  not probed: {skipped}");
+        }
+    }
+    for d in &disagreements {
+        let _ = write!(text, "\n  DISAGREE {d}");
     }
     report(&text);
     drop(topo);
+    failures.extend(disagreements);
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
 }
 
 fn describe_expect(expect: &Expect) -> String {
     match expect {
         Expect::Refused => "refused (REJECT)".into(),
+        Expect::Unhandled => "not handled (reset by node or sink)".into(),
         Expect::Dropped => "dropped (timeout)".into(),
         Expect::Land { endpoints, masquerade, affinity } => {
             let eps: Vec<String> = endpoints.iter().map(|(e, p)| format!("{e}@{p:.3}")).collect();

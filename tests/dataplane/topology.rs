@@ -49,9 +49,13 @@ pub(crate) struct Spec {
     pub(crate) tag: String,
     /// The node's IP.
     pub(crate) node_ip: Ipv4Addr,
+    /// Further addresses of the node (they only need to be local: `--dst-type LOCAL`).
+    pub(crate) node_addresses: Vec<Ipv4Addr>,
     /// Endpoint pods.
     pub(crate) pods: Vec<PodSpec>,
-    /// Client namespaces (pod clients and off-node clients), by address.
+    /// Pods that are not endpoints (clients), attached like endpoint pods.
+    pub(crate) pod_clients: Vec<Ipv4Addr>,
+    /// Off-node client namespaces, by address.
     pub(crate) clients: Vec<Ipv4Addr>,
     /// Name prefix of the node-side pod interfaces (`veth`, or the scenario's
     /// InterfaceNamePrefix detect-local value).
@@ -79,8 +83,8 @@ impl Drop for Server {
 #[derive(Debug)]
 pub(crate) struct Topology {
     servers: Vec<Server>,
-    /// Leaf namespaces by address (pods and clients).
-    leaves: BTreeMap<Ipv4Addr, Netns>,
+    /// Leaf namespaces by address (pods and clients), with the node-side interface name.
+    leaves: BTreeMap<Ipv4Addr, (Netns, String)>,
     sink: Netns,
     /// The node namespace.
     pub(crate) node: Netns,
@@ -112,7 +116,7 @@ fn attach(node: &Netns, leaf: &Netns, node_if: &str, ip: &str) -> Result<(), Str
 }
 
 /// Interface names are limited to 15 bytes.
-fn if_name(prefix: &str, index: usize) -> String {
+pub(crate) fn if_name(prefix: &str, index: usize) -> String {
     let suffix = index.to_string();
     let keep = 15usize.saturating_sub(suffix.len()).min(prefix.len());
     format!("{}{suffix}", &prefix[..keep])
@@ -135,6 +139,9 @@ impl Topology {
         }
         // The node IP lives on lo (this needs no dummy-interface driver in the kernel).
         node.ip(&["addr", "add", &format!("{}/32", spec.node_ip), "dev", "lo"])?;
+        for ip in &spec.node_addresses {
+            node.ip(&["addr", "add", &format!("{ip}/32"), "dev", "lo"])?;
+        }
 
         // The sink: default route of the node; answers everything that reaches it with RST.
         attach(node, &topo.sink, "vsink", SINK)?;
@@ -142,18 +149,21 @@ impl Topology {
         topo.sink.ip(&["rule", "add", "iif", "eth0", "lookup", "100", "pref", "100"])?;
         topo.sink.ip(&["route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", "100"])?;
 
-        for (i, pod) in spec.pods.iter().enumerate() {
+        let pods = spec.pods.iter().map(|p| p.ip).chain(spec.pod_clients.iter().copied());
+        for (i, ip) in pods.enumerate() {
             let leaf = Netns::create(ns_name(&spec.tag, &format!("p{i}")))?;
-            attach(node, &leaf, &if_name(&spec.pod_if_prefix, i), &pod.ip.to_string())?;
-            topo.leaves.insert(pod.ip, leaf);
+            let if_name = if_name(&spec.pod_if_prefix, i);
+            attach(node, &leaf, &if_name, &ip.to_string())?;
+            topo.leaves.insert(ip, (leaf, if_name));
         }
         for (i, client) in spec.clients.iter().enumerate() {
             let leaf = Netns::create(ns_name(&spec.tag, &format!("c{i}")))?;
-            attach(node, &leaf, &if_name("vcl", i), &client.to_string())?;
-            topo.leaves.insert(*client, leaf);
+            let if_name = if_name("vcl", i);
+            attach(node, &leaf, &if_name, &client.to_string())?;
+            topo.leaves.insert(*client, (leaf, if_name));
         }
         for pod in &spec.pods {
-            let Some(leaf) = topo.leaves.get(&pod.ip) else { continue };
+            let Some((leaf, _)) = topo.leaves.get(&pod.ip) else { continue };
             let mut cmd = leaf.command(exe);
             cmd.args([AGENT_ARG, "serve", &pod_name(pod.ip)]);
             for port in &pod.ports {
@@ -180,7 +190,7 @@ impl Topology {
 
     /// The namespace of a leaf (pod or client) by address.
     pub(crate) fn leaf(&self, ip: Ipv4Addr) -> Option<&Netns> {
-        self.leaves.get(&ip)
+        self.leaves.get(&ip).map(|(ns, _)| ns)
     }
 }
 
