@@ -19,7 +19,10 @@ fn main() {
     let args = Arguments::from_args();
     let mut seen = BTreeSet::new();
     let mut trials = Vec::new();
-    let mut files = vec![svclab_tests::data_dir().join("validation").join("vectors.yaml")];
+    // The in-repo copy of the shared set first, then svclab's own vectors, then the shared
+    // directory (identical ids are run once).
+    let local = svclab_tests::data_dir().join("validation");
+    let mut files = vec![local.join("vectors.yaml"), local.join("svclab-vectors.yaml")];
     if let Some(dir) = svclab_tests::conformance_dir() {
         let mut extra: Vec<_> = std::fs::read_dir(&dir)
             .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
