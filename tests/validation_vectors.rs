@@ -234,12 +234,12 @@ fn run_vector(
     if actual != expected {
         problems.push(format!("errors differ\n  expected: {expected:#?}\n  actual:   {actual:#?}"));
     }
-    if let Some(warnings) = warnings {
-        if warnings != expected_warnings {
-            problems.push(format!(
-                "warnings differ\n  expected: {expected_warnings:#?}\n  actual:   {warnings:#?}"
-            ));
-        }
+    if let Some(warnings) = warnings
+        && warnings != expected_warnings
+    {
+        problems.push(format!(
+            "warnings differ\n  expected: {expected_warnings:#?}\n  actual:   {warnings:#?}"
+        ));
     }
     if let (Some(want), Some(got)) = (vector["kubectl"].as_str(), kubectl) {
         let want = expand(want, messages);

@@ -177,14 +177,14 @@ pub(super) fn validate(
             }
         }
     }
-    if let Some(old) = old {
-        if old.address_type != slice.address_type {
-            errors.push(FieldError::invalid(
-                "addressType",
-                GoValue::Str(slice.address_type.clone()),
-                "field is immutable",
-            ));
-        }
+    if let Some(old) = old
+        && old.address_type != slice.address_type
+    {
+        errors.push(FieldError::invalid(
+            "addressType",
+            GoValue::Str(slice.address_type.clone()),
+            "field is immutable",
+        ));
     }
     errors
 }

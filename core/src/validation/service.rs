@@ -95,14 +95,13 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     let annotations = &svc.metadata.annotations;
     if let (Some(hints), Some(mode)) =
         (annotations.get(TOPOLOGY_AWARE_HINTS), annotations.get(TOPOLOGY_MODE))
+        && hints != mode
     {
-        if hints != mode {
-            errors.push(FieldError::invalid(
-                format!("metadata.annotations[{TOPOLOGY_MODE}]"),
-                GoValue::Str(mode.clone()),
-                format!("must match annotations[{TOPOLOGY_AWARE_HINTS}] when both are specified"),
-            ));
-        }
+        errors.push(FieldError::invalid(
+            format!("metadata.annotations[{TOPOLOGY_MODE}]"),
+            GoValue::Str(mode.clone()),
+            format!("must match annotations[{TOPOLOGY_AWARE_HINTS}] when both are specified"),
+        ));
     }
 
     // §3.3 ports presence.
@@ -521,14 +520,14 @@ pub(crate) fn cluster_ips_related_fields(
         }
         seen.push(family);
     }
-    if let Some(policy) = &spec.ip_family_policy {
-        if !matches!(policy.as_str(), "SingleStack" | "PreferDualStack" | "RequireDualStack") {
-            errors.push(FieldError::not_supported(
-                "spec.ipFamilyPolicy",
-                GoValue::Str(policy.clone()),
-                &["SingleStack", "PreferDualStack", "RequireDualStack"],
-            ));
-        }
+    if let Some(policy) = &spec.ip_family_policy
+        && !matches!(policy.as_str(), "SingleStack" | "PreferDualStack" | "RequireDualStack")
+    {
+        errors.push(FieldError::not_supported(
+            "spec.ipFamilyPolicy",
+            GoValue::Str(policy.clone()),
+            &["SingleStack", "PreferDualStack", "RequireDualStack"],
+        ));
     }
     let mut has_invalid_ips = false;
     for (i, ip) in spec.cluster_ips.iter().enumerate() {

@@ -88,16 +88,16 @@ pub(crate) fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
             go_quote(&net.to_string())
         ));
     }
-    if out.is_empty() {
-        if let Some((IpAddr::V6(v6), len)) = strict {
-            let canonical = format!("{v6}/{len}");
-            if canonical != value {
-                out.push(format!(
-                    "{path}: IPv6 CIDR value {} should be in RFC 5952 canonical format ({})",
-                    go_quote(value),
-                    go_quote(&canonical)
-                ));
-            }
+    if out.is_empty()
+        && let Some((IpAddr::V6(v6), len)) = strict
+    {
+        let canonical = format!("{v6}/{len}");
+        if canonical != value {
+            out.push(format!(
+                "{path}: IPv6 CIDR value {} should be in RFC 5952 canonical format ({})",
+                go_quote(value),
+                go_quote(&canonical)
+            ));
         }
     }
     out
