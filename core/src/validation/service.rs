@@ -60,16 +60,9 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
     validate_object_meta_update(&mut errors, &new.metadata, &old.metadata);
     cluster_ips_update(&mut errors, new, old);
     ip_families_update(&mut errors, new, old);
-    if new.spec.type_ == "LoadBalancer"
-        && old.spec.type_ == "LoadBalancer"
-        && new.spec.load_balancer_class != old.spec.load_balancer_class
-    {
-        errors.push(FieldError::invalid(
-            "spec.loadBalancerClass",
-            opt_str(new.spec.load_balancer_class.as_ref()),
-            "may not change once set",
-        ));
-    }
+    // validateLoadBalancerClassField(old, new): immutability and the format checks, which
+    // ValidateService(new) repeats below (so a bad class is reported twice on update).
+    load_balancer_class(&mut errors, new, Some(old));
     if needs_health_check(new)
         && needs_health_check(old)
         && new.spec.health_check_node_port != old.spec.health_check_node_port
@@ -372,13 +365,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     }
 
     // §3.14 loadBalancerClass.
-    if let Some(class) = &spec.load_balancer_class {
-        if spec.type_ == "LoadBalancer" {
-            push_invalid(&mut errors, "spec.loadBalancerClass", class, qualified_name(class));
-        } else {
-            errors.push(FieldError::forbidden("spec.loadBalancerClass", lb_only));
-        }
-    }
+    load_balancer_class(&mut errors, svc, None);
 
     // §3.15 externalTrafficPolicy and healthCheckNodePort.
     let etp = spec.external_traffic_policy.as_str();
@@ -472,6 +459,32 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     errors
 }
 
+/// `validateLoadBalancerClassField`: on update a LoadBalancer may not change its class; a class
+/// must be a qualified name on LoadBalancers and is forbidden on other types.
+fn load_balancer_class(errors: &mut Vec<FieldError>, svc: &Service, old: Option<&Service>) {
+    if let Some(old) = old
+        && old.spec.type_ == "LoadBalancer"
+        && svc.spec.type_ == "LoadBalancer"
+        && old.spec.load_balancer_class != svc.spec.load_balancer_class
+    {
+        errors.push(FieldError::invalid(
+            "spec.loadBalancerClass",
+            opt_str(svc.spec.load_balancer_class.as_ref()),
+            "may not change once set",
+        ));
+    }
+    if let Some(class) = &svc.spec.load_balancer_class {
+        if svc.spec.type_ == "LoadBalancer" {
+            push_invalid(errors, "spec.loadBalancerClass", class, qualified_name(class));
+        } else {
+            errors.push(FieldError::forbidden(
+                "spec.loadBalancerClass",
+                "may only be used when `type` is 'LoadBalancer'",
+            ));
+        }
+    }
+}
+
 /// `ValidateServiceClusterIPsRelatedFields` (validation.md §3.8), skipped for ExternalName.
 /// With `strict` (StrictIPCIDRValidation), IPs also fail on leading zeros and IPv4-mapped
 /// forms, except values the old object already held (ratcheting).
@@ -563,7 +576,8 @@ pub(crate) fn cluster_ips_related_fields(
     if spec.cluster_ips.len() >= 2 {
         let fams: Vec<Option<IpFamily>> =
             spec.cluster_ips.iter().map(|ip| parse_ip_sloppy(ip).map(IpFamily::of)).collect();
-        let dual = fams.len() == 2 && fams[0].is_some() && fams[0] != fams[1];
+        // `IsDualStackIPStrings`: at least one of each family (a third IP is caught above).
+        let dual = fams.contains(&Some(IpFamily::V4)) && fams.contains(&Some(IpFamily::V6));
         if !dual {
             errors.push(FieldError::invalid(
                 "spec.clusterIPs",
@@ -672,9 +686,8 @@ fn ip_families_update(errors: &mut Vec<FieldError>, new: &Service, old: &Service
                 families(n),
                 "primary ipFamily can not be unset",
             ));
-            return;
         }
-        if n.first() != o.first() {
+        if !n.is_empty() && n.first() != o.first() {
             errors.push(FieldError::invalid("spec.ipFamilies[0]", clusters(), changed));
         }
         if n.len() == 1 && new.spec.ip_family_policy.as_deref() != Some("SingleStack") {

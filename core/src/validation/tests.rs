@@ -497,3 +497,49 @@ spec: {ports: [{port: 80}]}
         "#]],
     );
 }
+
+#[test]
+fn load_balancer_class_format_errors_repeat_on_update() {
+    // ValidateServiceUpdate calls validateLoadBalancerClassField(old, new) and ValidateService(new)
+    // calls it again with no old object: a bad class is a cause twice, kubectl prints it once.
+    let lb = |class: &str| {
+        AS_WRITTEN.replace(
+            "type: ClusterIP",
+            &format!("type: LoadBalancer\n  externalTrafficPolicy: Cluster\n  allocateLoadBalancerNodePorts: true\n  loadBalancerClass: {class}"),
+        )
+    };
+    check(
+        true,
+        &format!("{}{}---\n{}", profile("1.33"), lb("example.com/a"), lb("Bad/Class")),
+        expect![[r#"
+        Error FieldValueInvalid spec.loadBalancerClass: Invalid value: "Bad/Class": may not change once set @25:3
+        Error FieldValueInvalid spec.loadBalancerClass: Invalid value: "Bad/Class": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') @25:3
+        Error FieldValueInvalid spec.loadBalancerClass: Invalid value: "Bad/Class": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') @25:3
+        service s validated
+        service s rejected
+        --- text
+        The Service "s" is invalid: 
+        * spec.loadBalancerClass: Invalid value: "Bad/Class": may not change once set
+        * spec.loadBalancerClass: Invalid value: "Bad/Class": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+    "#]],
+    );
+}
+
+#[test]
+fn three_cluster_ips_only_say_up_to_two() {
+    // IsDualStackIPStrings only asks for one IP of each family, so [v4, v6, v4] passes it and the
+    // only complaint is the length.
+    check(
+        true,
+        &AS_WRITTEN.replace(
+            "type: ClusterIP",
+            "type: ClusterIP\n  clusterIP: 10.0.0.1\n  clusterIPs: [10.0.0.1, 'fd00::1', 10.0.0.2]\n  ipFamilyPolicy: RequireDualStack",
+        ),
+        expect![[r#"
+            Error FieldValueInvalid spec.clusterIPs: Invalid value: ["10.0.0.1","fd00::1","10.0.0.2"]: may only hold up to 2 values @7:3
+            service s rejected
+            --- text
+            The Service "s" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.1","fd00::1","10.0.0.2"]: may only hold up to 2 values
+        "#]],
+    );
+}
