@@ -26,6 +26,10 @@ pub(crate) enum RulesFrom {
     GoldenText,
     /// `svclab render --standalone`, checked against `svclab trace`.
     Svclab,
+    /// Negative control: the golden's topology with no rules at all. Every probe must be
+    /// refused (nothing listens on service addresses), which shows that the traffic of the
+    /// other cases is carried by the loaded rules and by nothing else in the topology.
+    Nothing,
 }
 
 /// What a case is built from.
@@ -53,6 +57,7 @@ impl CaseDef {
     pub(crate) fn name(&self) -> String {
         let source = match (self.rules, self.kind) {
             (RulesFrom::GoldenText, _) => "golden-text",
+            (RulesFrom::Nothing, _) => "control-no-rules",
             (RulesFrom::Svclab, Kind::Golden) => "svclab-golden",
             (RulesFrom::Svclab, Kind::Example) => "svclab-example",
         };
@@ -83,28 +88,22 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 pub(crate) fn cases() -> Vec<CaseDef> {
     let mut out = Vec::new();
     let modes = [Mode::Iptables, Mode::Nftables];
+    let mut add = |id: &str, path: &Path, kind: Kind, mode: Mode, rules: RulesFrom| {
+        out.push(CaseDef { id: id.to_owned(), path: path.to_path_buf(), kind, mode, rules });
+    };
     if let Some(conformance) = svclab_tests::conformance_dir() {
         let proxy = conformance.join("proxy");
         for id in GOLDENS {
             let path = proxy.join(id);
-            let text_modes: &[Mode] = if id == "01-overall-current" { &modes } else { &modes[..1] };
-            for mode in text_modes {
-                out.push(CaseDef {
-                    id: id.to_owned(),
-                    path: path.clone(),
-                    kind: Kind::Golden,
-                    mode: *mode,
-                    rules: RulesFrom::GoldenText,
-                });
+            let overall = id == "01-overall-current";
+            add(id, &path, Kind::Golden, Mode::Iptables, RulesFrom::GoldenText);
+            if overall {
+                // Golden 17 is the nftables rendering of the same objects.
+                add(id, &path, Kind::Golden, Mode::Nftables, RulesFrom::GoldenText);
+                add(id, &path, Kind::Golden, Mode::Iptables, RulesFrom::Nothing);
             }
             for mode in modes {
-                out.push(CaseDef {
-                    id: id.to_owned(),
-                    path: path.clone(),
-                    kind: Kind::Golden,
-                    mode,
-                    rules: RulesFrom::Svclab,
-                });
+                add(id, &path, Kind::Golden, mode, RulesFrom::Svclab);
             }
         }
     }
@@ -215,6 +214,8 @@ enum Oracle {
     Table(String),
     /// `svclab trace` on the scenario; for a golden, also cross-checked with its hand table.
     Trace(Box<World>, Option<String>),
+    /// No rules: nothing is handled.
+    Control,
 }
 
 /// Everything a case needs before touching the kernel.
@@ -223,6 +224,9 @@ struct Prepared {
     /// iptables-restore input loaded after `rules` (the built-in jumps), if any.
     jumps: Option<String>,
     node_ip: Ipv4Addr,
+    /// The scenario names the node's address; without it the node's own connections and
+    /// NodePorts cannot be traced (the tracer would not know the address is local).
+    node_known: bool,
     node_addresses: Vec<Ipv4Addr>,
     local_cidr: Option<(Ipv4Addr, u8)>,
     pod_if_prefix: String,
@@ -278,6 +282,7 @@ fn prepare_golden_text(case: &CaseDef) -> Result<Prepared, String> {
         rules,
         jumps,
         node_ip,
+        node_known: true,
         node_addresses: Vec::new(),
         local_cidr,
         pod_if_prefix,
@@ -320,7 +325,8 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
     Ok(Prepared {
         rules,
         jumps: None,
-        node_ip: facts.node_ip,
+        node_ip: facts.node_ip.unwrap_or(bootstrap::GOLDEN_NODE_IP),
+        node_known: facts.node_ip.is_some(),
         node_addresses: facts.other_addresses,
         local_cidr: facts.local_cidr,
         pod_if_prefix: facts.interface_prefix.unwrap_or_else(|| "veth".to_owned()),
@@ -333,6 +339,12 @@ fn prepare(case: &CaseDef) -> Result<Prepared, String> {
     match case.rules {
         RulesFrom::GoldenText => prepare_golden_text(case),
         RulesFrom::Svclab => prepare_svclab(case),
+        RulesFrom::Nothing => Ok(Prepared {
+            rules: String::new(),
+            jumps: None,
+            oracle: Oracle::Control,
+            ..prepare_golden_text(case)?
+        }),
     }
 }
 
@@ -371,6 +383,9 @@ fn nfacct_names(rules: &str) -> Vec<String> {
 
 fn load(topo: &Topology, mode: Mode, prepared: &Prepared) -> Result<(), String> {
     let node = &topo.node;
+    if prepared.rules.is_empty() {
+        return Ok(());
+    }
     match mode {
         Mode::Iptables => {
             for name in nfacct_names(&prepared.rules) {
@@ -422,10 +437,17 @@ pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
     };
     let mut probes = Vec::new();
     let mut disagreements = Vec::new();
+    let mut skipped = Vec::new();
     for Target { what, role, dst, affinity } in model.targets(node_ip) {
         let Some(src) = source(role) else { continue };
+        if !prepared.node_known && (role == Role::Node || dst.ip() == &node_ip) {
+            skipped
+                .push(format!("{what} from {}: the scenario names no node address", role.as_str()));
+            continue;
+        }
         let expect = match &prepared.oracle {
             Oracle::Table(id) => bootstrap::expect(id, role, dst)?,
+            Oracle::Control => Expect::Unhandled,
             Oracle::Trace(world, table) => {
                 let report = svclab::trace(world, src, dst, interface(role).as_deref());
                 let expect = svclab::expectation(&report, affinity).map_err(|err| {
@@ -504,9 +526,9 @@ pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
         }
     }
     let _ = write!(text, "\n  total {total} connections in {} probes", probes.len());
-    if !model.skipped.is_empty() {
-        for skipped in &model.skipped {
-            let _ = write!(text, "\n  not probed: {skipped}");
+    if !model.skipped.is_empty() || !skipped.is_empty() {
+        for note in model.skipped.iter().chain(&skipped) {
+            let _ = write!(text, "\n  not probed: {note}");
         }
     }
     for d in &disagreements {

@@ -146,7 +146,9 @@ pub(crate) fn evaluate(inputs: &[(String, String)]) -> Result<Evaluated, String>
 /// The node facts the topology needs, read through svclab's own proxier configuration.
 #[derive(Debug, Clone)]
 pub(crate) struct NodeFacts {
-    pub(crate) node_ip: Ipv4Addr,
+    /// The node's IPv4 address, if the scenario gives one (a Node's InternalIP/ExternalIP or
+    /// the profile's interface addresses).
+    pub(crate) node_ip: Option<Ipv4Addr>,
     /// Further IPv4 addresses of the node (besides the node IP and loopback).
     pub(crate) other_addresses: Vec<Ipv4Addr>,
     pub(crate) local_cidr: Option<(Ipv4Addr, u8)>,
@@ -163,16 +165,12 @@ pub(crate) fn node_facts(world: &World, mode: Mode) -> Result<NodeFacts, String>
         std::net::IpAddr::V4(v4) => Some(*v4),
         std::net::IpAddr::V6(_) => None,
     };
-    let node_ip = config
-        .node_ip
-        .as_ref()
-        .and_then(v4)
-        .ok_or("the scenario gives the node no IPv4 address")?;
+    let node_ip = config.node_ip.as_ref().and_then(v4);
     let other_addresses = config
         .host_addresses
         .iter()
         .filter_map(v4)
-        .filter(|ip| !ip.is_loopback() && *ip != node_ip)
+        .filter(|ip| !ip.is_loopback() && Some(*ip) != node_ip)
         .collect();
     let (mut local_cidr, mut interface_prefix, mut bridge) = (None, None, None);
     match &config.detect_local {

@@ -14,11 +14,11 @@
 //! Every leaf has `<ip>/32` on its `eth0` and a default route via 169.254.1.1. The node side
 //! addresses are link-scoped, so MASQUERADE picks the node IP (the only global address): a
 //! masqueraded packet reaches a pod with the node's address as source, as on a real node.
-//! The sink treats every address that arrives on its `eth0` as local (a policy rule into a
-//! table with `local 0.0.0.0/0`), so a packet that the rules should have dropped but did not
-//! is answered with a TCP reset ("refused") instead of vanishing: a "timeout" really means the
-//! rules dropped it.
-
+//! The sink forwards and rejects every TCP connection with a reset (an nftables forward
+//! chain; a reset from a non-local source needs the forward path, AnyIP routes outside the
+//! `local` table fail the reply's source check), so a packet that the rules should have dropped
+//! but did not is "refused" instead of vanishing: a "timeout" really means the rules dropped
+//! it. The negative-control case (no rules loaded: everything refused) proves this.
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::net::Ipv4Addr;
@@ -32,6 +32,8 @@ use crate::netns::{Netns, PREFIX};
 const GATEWAY: &str = "169.254.1.1";
 /// Address of the sink.
 const SINK: &str = "169.254.2.2";
+/// The sink's ruleset: reset every TCP connection that reaches it, drop the rest.
+const SINK_RULES: &str = "table ip sink {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n    meta l4proto tcp reject with tcp reset\n  }\n}\n";
 
 /// One endpoint pod: its address, the ports it serves, and its name.
 #[derive(Debug, Clone)]
@@ -143,11 +145,13 @@ impl Topology {
             node.ip(&["addr", "add", &format!("{ip}/32"), "dev", "lo"])?;
         }
 
-        // The sink: default route of the node; answers everything that reaches it with RST.
+        // The sink: default route of the node; answers every TCP connection with a reset.
         attach(node, &topo.sink, "vsink", SINK)?;
         node.ip(&["route", "add", "default", "via", SINK, "dev", "vsink"])?;
-        topo.sink.ip(&["rule", "add", "iif", "eth0", "lookup", "100", "pref", "100"])?;
-        topo.sink.ip(&["route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", "100"])?;
+        sysctl(&topo.sink, exe, "net.ipv4.ip_forward", "1")?;
+        sysctl(&topo.sink, exe, "net.ipv4.conf.all.send_redirects", "0")?;
+        sysctl(&topo.sink, exe, "net.ipv4.conf.eth0.send_redirects", "0")?;
+        topo.sink.exec_with_input("nft", &["-f", "-"], SINK_RULES)?;
 
         let pods = spec.pods.iter().map(|p| p.ip).chain(spec.pod_clients.iter().copied());
         for (i, ip) in pods.enumerate() {
