@@ -208,12 +208,5 @@ pub(crate) fn report_rules(world: &World) -> Option<crate::report::Rules> {
     Some(crate::report::Rules { iptables: ipt.text, nftables: nft.text, figures })
 }
 
-/// `base32(sha256(text))`, standard alphabet, upper case (kube-proxy's chain-name hash).
-pub(crate) fn hash_b32(text: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(text.as_bytes());
-    data_encoding::BASE32.encode(digest.as_slice())
-}
-
 #[cfg(test)]
 mod tests;

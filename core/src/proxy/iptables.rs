@@ -6,46 +6,130 @@ use std::fmt::Write as _;
 
 use super::config::ProxyConfig;
 use super::model::{Ep, SvcPort};
-use super::{ProxyMode, Rendered, RuleStats, hash_b32};
+use super::{ProxyMode, Rendered, RuleStats};
 use crate::net::IpFamily;
 
 const NODEPORTS_LAST: &str =
     "\"kubernetes service nodeports; NOTE: this must be the last rule in this chain\"";
 
-/// Rules of one table: declared chains with their rules in generation order.
+/// One chain: its name and its rule lines (`-A NAME ...\n`), written in generation order.
 #[derive(Debug, Default)]
-struct Table {
-    /// Chain name → rule arguments (without `-A CHAIN `).
-    chains: BTreeMap<String, Vec<String>>,
+struct Chain {
+    name: String,
+    body: String,
+    rules: u64,
 }
 
-impl Table {
-    fn declare(&mut self, chain: &str) {
-        self.chains.entry(chain.to_owned()).or_default();
+impl Chain {
+    fn new(name: impl Into<String>) -> Chain {
+        Chain { name: name.into(), body: String::new(), rules: 0 }
     }
 
-    fn add(&mut self, chain: &str, rule: String) {
-        match self.chains.get_mut(chain) {
-            Some(rules) => rules.push(rule),
-            None => {
-                self.chains.insert(chain.to_owned(), vec![rule]);
-            }
+    fn rule(&mut self, args: std::fmt::Arguments<'_>) {
+        self.body.push_str("-A ");
+        self.body.push_str(&self.name);
+        self.body.push(' ');
+        let _ = self.body.write_fmt(args);
+        self.body.push('\n');
+        self.rules += 1;
+    }
+}
+
+/// The chains kube-proxy always writes, plus the per-service nat chains.
+#[derive(Debug)]
+struct Tables {
+    f_services: Chain,
+    f_external: Chain,
+    f_forward: Chain,
+    f_nodeports: Chain,
+    f_proxy_firewall: Chain,
+    f_firewall: Option<Chain>,
+    n_services: Chain,
+    n_nodeports: Chain,
+    n_postrouting: Chain,
+    n_mark_masq: Chain,
+    /// Per-service nat chains (SVC, SVL, EXT, FW, SEP).
+    arena: Arena,
+}
+
+/// Per-service nat chains written back to back into one buffer (each chain's rules are
+/// generated together), then emitted in name order: no allocation per chain.
+#[derive(Debug, Default)]
+struct Arena {
+    names: String,
+    bodies: String,
+    chains: Vec<ArenaChain>,
+    open: Option<ArenaChain>,
+}
+
+#[derive(Debug, Clone)]
+struct ArenaChain {
+    /// First 16 bytes of the name, big-endian: sorts like the name except for ties.
+    key: u128,
+    name: std::ops::Range<usize>,
+    body: std::ops::Range<usize>,
+    rules: u64,
+}
+
+impl Arena {
+    fn begin(&mut self, name: &str) {
+        self.end();
+        let start = self.names.len();
+        self.names.push_str(name);
+        let mut key = [0u8; 16];
+        for (k, b) in key.iter_mut().zip(name.bytes()) {
+            *k = b;
         }
+        let body = self.bodies.len();
+        self.open = Some(ArenaChain {
+            key: u128::from_be_bytes(key),
+            name: start..self.names.len(),
+            body: body..body,
+            rules: 0,
+        });
+    }
+
+    fn rule(&mut self, args: std::fmt::Arguments<'_>) {
+        let Some(open) = &mut self.open else { return };
+        self.bodies.push_str("-A ");
+        self.bodies.push_str(&self.names[open.name.clone()]);
+        self.bodies.push(' ');
+        let _ = self.bodies.write_fmt(args);
+        self.bodies.push('\n');
+        open.rules += 1;
+    }
+
+    fn end(&mut self) {
+        if let Some(mut open) = self.open.take() {
+            open.body.end = self.bodies.len();
+            self.chains.push(open);
+        }
+    }
+
+    fn name(&self, c: &ArenaChain) -> &str {
+        &self.names[c.name.clone()]
     }
 }
 
 /// `portProtoHash`: the 16-character suffix of SVC/SVL/EXT/FW chains.
 fn port_proto_hash(sp: &SvcPort) -> String {
-    let mut h = hash_b32(&format!("{}{}", sp.svc_name, sp.protocol));
-    h.truncate(16);
-    h
+    hash16(&[&sp.svc_name, &sp.protocol])
+}
+
+/// First 16 characters of base32(sha256(concatenation)): 10 bytes encode to exactly 16.
+pub(crate) fn hash16(parts: &[&str]) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for p in parts {
+        hasher.update(p.as_bytes());
+    }
+    let digest = hasher.finalize();
+    data_encoding::BASE32.encode(&digest.as_slice()[..10])
 }
 
 /// `KUBE-SEP-` + hash of service port name, protocol and endpoint string.
 pub(crate) fn sep_chain(sp: &SvcPort, ep: &Ep) -> String {
-    let mut h = hash_b32(&format!("{}{}{}", sp.svc_name, sp.protocol, ep.text));
-    h.truncate(16);
-    format!("KUBE-SEP-{h}")
+    format!("KUBE-SEP-{}", hash16(&[&sp.svc_name, &sp.protocol, &ep.text]))
 }
 
 /// A `--comment` argument: kube-proxy quotes comments that contain spaces.
@@ -92,40 +176,37 @@ pub(crate) fn builtin_jumps(with_kube_firewall: bool) -> Vec<(&'static str, &'st
 
 /// Renders the payload for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Rendered {
-    let mut filter = Table::default();
-    let mut nat = Table::default();
     let mark = &config.masquerade_mark;
     let v4 = config.family == IpFamily::V4;
     let localhost_nps = config.localhost_node_ports_effective();
-    for chain in [
-        "KUBE-SERVICES",
-        "KUBE-EXTERNAL-SERVICES",
-        "KUBE-FORWARD",
-        "KUBE-NODEPORTS",
-        "KUBE-PROXY-FIREWALL",
-    ] {
-        filter.declare(chain);
-    }
     let kube_firewall = v4 && localhost_nps;
-    if kube_firewall {
-        filter.add(
-            "KUBE-FIREWALL",
-            "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP".to_owned(),
-        );
+    let mut t = Tables {
+        f_services: Chain::new("KUBE-SERVICES"),
+        f_external: Chain::new("KUBE-EXTERNAL-SERVICES"),
+        f_forward: Chain::new("KUBE-FORWARD"),
+        f_nodeports: Chain::new("KUBE-NODEPORTS"),
+        f_proxy_firewall: Chain::new("KUBE-PROXY-FIREWALL"),
+        f_firewall: kube_firewall.then(|| Chain::new("KUBE-FIREWALL")),
+        n_services: Chain::new("KUBE-SERVICES"),
+        n_nodeports: Chain::new("KUBE-NODEPORTS"),
+        n_postrouting: Chain::new("KUBE-POSTROUTING"),
+        n_mark_masq: Chain::new("KUBE-MARK-MASQ"),
+        arena: Arena::default(),
+    };
+    t.arena.bodies.reserve(ports.len() * 2048);
+    t.arena.chains.reserve(ports.len() * 4);
+    if let Some(fw) = &mut t.f_firewall {
+        fw.rule(format_args!(
+            "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
+        ));
     }
-    for chain in ["KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ"] {
-        nat.declare(chain);
-    }
-    nat.add("KUBE-POSTROUTING", format!("-m mark ! --mark {mark}/{mark} -j RETURN"));
-    nat.add("KUBE-POSTROUTING", format!("-j MARK --xor-mark {mark}"));
-    nat.add(
-        "KUBE-POSTROUTING",
-        format!(
-            "-m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE{}",
-            if config.random_fully { " --random-fully" } else { "" }
-        ),
-    );
-    nat.add("KUBE-MARK-MASQ", format!("-j MARK --or-mark {mark}"));
+    t.n_postrouting.rule(format_args!("-m mark ! --mark {mark}/{mark} -j RETURN"));
+    t.n_postrouting.rule(format_args!("-j MARK --xor-mark {mark}"));
+    t.n_postrouting.rule(format_args!(
+        "-m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE{}",
+        if config.random_fully { " --random-fully" } else { "" }
+    ));
+    t.n_mark_masq.rule(format_args!("-j MARK --or-mark {mark}"));
 
     let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
     let large = total_endpoints > config.large_cluster_threshold;
@@ -135,7 +216,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         ..RuleStats::default()
     };
     for sp in ports {
-        service_rules(sp, config, large, localhost_nps, &mut filter, &mut nat, &mut stats);
+        service_rules(sp, config, large, localhost_nps, &mut t, &mut stats);
     }
 
     // filter KUBE-FORWARD comes last among the filter rules.
@@ -145,16 +226,14 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         } else {
             ""
         };
-        filter.add("KUBE-FORWARD", format!("-m conntrack --ctstate INVALID{nfacct} -j DROP"));
+        t.f_forward.rule(format_args!("-m conntrack --ctstate INVALID{nfacct} -j DROP"));
     }
-    filter.add(
-        "KUBE-FORWARD",
-        format!("-m comment --comment \"kubernetes forwarding rules\" -m mark --mark {mark}/{mark} -j ACCEPT"),
-    );
-    filter.add(
-        "KUBE-FORWARD",
-        "-m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT".to_owned(),
-    );
+    t.f_forward.rule(format_args!(
+        "-m comment --comment \"kubernetes forwarding rules\" -m mark --mark {mark}/{mark} -j ACCEPT"
+    ));
+    t.f_forward.rule(format_args!(
+        "-m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"
+    ));
 
     // The last rule(s) of nat KUBE-SERVICES.
     match config.node_port_cidrs(ProxyMode::Iptables) {
@@ -166,44 +245,110 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             } else {
                 ""
             };
-            nat.add(
-                "KUBE-SERVICES",
-                format!("-m comment --comment {NODEPORTS_LAST} -m addrtype --dst-type LOCAL{exclude} -j KUBE-NODEPORTS"),
-            );
+            t.n_services.rule(format_args!(
+                "-m comment --comment {NODEPORTS_LAST} -m addrtype --dst-type LOCAL{exclude} -j KUBE-NODEPORTS"
+            ));
         }
         Some(cidrs) => {
             for ip in config.node_port_ips(&cidrs, !v4 || !localhost_nps) {
-                nat.add(
-                    "KUBE-SERVICES",
-                    format!("-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"),
-                );
+                t.n_services.rule(format_args!(
+                    "-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"
+                ));
             }
         }
     }
 
-    let mut text = String::with_capacity(256 + ports.len() * 2048);
-    write_table(
-        &mut text,
-        "filter",
-        &filter,
-        standalone.then(|| builtins_for("filter", kube_firewall)),
-    );
-    write_table(&mut text, "nat", &nat, standalone.then(|| builtins_for("nat", kube_firewall)));
-    for (name, table) in [("filter", &filter), ("nat", &nat)] {
-        stats.chains.insert(name.to_owned(), table.chains.len() as u64);
-        stats.rules.insert(name.to_owned(), table.chains.values().map(|r| r.len() as u64).sum());
+    // Canonical order (proxy-rules.md §1.4): KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by
+    // name, then the built-in chains. Service ports are iterated in the tests' sort order, so
+    // KUBE-SERVICES and KUBE-NODEPORTS need no re-sorting.
+    let mut arena = t.arena;
+    arena.end();
+    for fixed in [&t.n_mark_masq, &t.n_postrouting] {
+        arena.begin(&fixed.name);
+        arena.bodies.push_str(&fixed.body);
+        if let Some(open) = &mut arena.open {
+            open.rules = fixed.rules;
+        }
     }
+    arena.end();
+    let mut order: Vec<ArenaChain> = std::mem::take(&mut arena.chains);
+    order.sort_unstable_by(|a, b| a.key.cmp(&b.key).then_with(|| arena.name(a).cmp(arena.name(b))));
+    let mut filter: Vec<Chain> = vec![t.f_nodeports, t.f_services, t.f_external];
+    filter.extend(t.f_firewall);
+    filter.extend([t.f_forward, t.f_proxy_firewall]);
+    let nat_head = [t.n_nodeports, t.n_services];
+    stats.chains.insert("filter".to_owned(), filter.len() as u64);
+    stats.rules.insert("filter".to_owned(), filter.iter().map(|c| c.rules).sum());
+    stats.chains.insert("nat".to_owned(), (nat_head.len() + order.len()) as u64);
+    stats.rules.insert(
+        "nat".to_owned(),
+        nat_head.iter().map(|c| c.rules).sum::<u64>() + order.iter().map(|c| c.rules).sum::<u64>(),
+    );
+    let mut builtins: [Vec<Chain>; 2] = [Vec::new(), Vec::new()];
+    if standalone {
+        for (slot, table) in builtins.iter_mut().zip(["filter", "nat"]) {
+            let mut map: BTreeMap<&str, Chain> = BTreeMap::new();
+            for (t, chain, args) in builtin_jumps(kube_firewall) {
+                if t == table {
+                    map.entry(chain)
+                        .or_insert_with(|| Chain::new(chain))
+                        .rule(format_args!("{args}"));
+                }
+            }
+            *slot = map.into_values().collect();
+        }
+    }
+    let [filter_builtins, nat_builtins] = builtins;
+    filter.extend(filter_builtins);
+    let size = arena.bodies.len() + arena.names.len() + order.len() * 12 + 4096;
+    let mut text = String::with_capacity(size);
+    write_table(&mut text, "filter", &filter);
+    // nat: declarations, then bodies, in canonical order.
+    text.push_str("*nat\n");
+    let declare = |text: &mut String, name: &str| {
+        text.push(':');
+        text.push_str(name);
+        text.push_str(if is_builtin(name) { " ACCEPT [0:0]\n" } else { " - [0:0]\n" });
+    };
+    for c in &nat_head {
+        declare(&mut text, &c.name);
+    }
+    for c in &order {
+        declare(&mut text, arena.name(c));
+    }
+    for c in &nat_builtins {
+        declare(&mut text, &c.name);
+    }
+    for c in &nat_head {
+        text.push_str(&c.body);
+    }
+    for c in &order {
+        text.push_str(&arena.bodies[c.body.clone()]);
+    }
+    for c in &nat_builtins {
+        text.push_str(&c.body);
+    }
+    text.push_str("COMMIT\n");
     Rendered { text, stats }
 }
 
-fn builtins_for(table: &str, kube_firewall: bool) -> BTreeMap<String, Vec<String>> {
-    let mut map: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (t, chain, args) in builtin_jumps(kube_firewall) {
-        if t == table {
-            map.entry(chain.to_owned()).or_default().push(args);
-        }
+fn is_builtin(name: &str) -> bool {
+    matches!(name, "INPUT" | "FORWARD" | "OUTPUT" | "PREROUTING" | "POSTROUTING")
+}
+
+fn write_table(out: &mut String, name: &str, chains: &[Chain]) {
+    out.push('*');
+    out.push_str(name);
+    out.push('\n');
+    for chain in chains {
+        out.push(':');
+        out.push_str(&chain.name);
+        out.push_str(if is_builtin(&chain.name) { " ACCEPT [0:0]\n" } else { " - [0:0]\n" });
     }
-    map
+    for chain in chains {
+        out.push_str(&chain.body);
+    }
+    out.push_str("COMMIT\n");
 }
 
 /// Per service-port rules (proxy-rules.md §1.6).
@@ -212,13 +357,11 @@ fn service_rules(
     config: &ProxyConfig,
     large: bool,
     localhost_nps: bool,
-    filter: &mut Table,
-    nat: &mut Table,
+    t: &mut Tables,
     stats: &mut RuleStats,
 ) {
     let n = &sp.svc_name;
     let p = &sp.protocol;
-    let mp = format!("-m {p} -p {p}");
     let hash = port_proto_hash(sp);
     let svc = format!("KUBE-SVC-{hash}");
     let svl = format!("KUBE-SVL-{hash}");
@@ -235,12 +378,11 @@ fn service_rules(
     let use_ext = has_endpoints && ext_accessible;
     let use_fw = has_endpoints && !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty();
     let lb_target = if use_fw { &fw } else { &ext };
-    let (internal_verdict, external_verdict) = if !has_endpoints {
-        let c = format!("\"{n} has no endpoints\"");
-        ((c.clone(), "REJECT"), (c, "REJECT"))
+    // REJECT when nothing serves the service; DROP when only the local policy finds nothing.
+    let (why, verdict) = if has_endpoints {
+        ("has no local endpoints", "DROP")
     } else {
-        let c = format!("\"{n} has no local endpoints\"");
-        ((c.clone(), "DROP"), (c, "DROP"))
+        ("has no endpoints", "REJECT")
     };
     if sp.itp_local && has_endpoints && sp.local_eps().is_empty() {
         stats.no_local_endpoints_internal += 1;
@@ -248,59 +390,52 @@ fn service_rules(
     if sp.etp_local && has_endpoints && sp.local_eps().is_empty() {
         stats.no_local_endpoints_external += 1;
     }
+    // SEP chain names, computed once per endpoint.
+    let seps: Vec<String> = sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect();
 
     // 1. ClusterIP.
     let cip = sp.cluster_ip;
     let port = sp.port;
     if has_internal {
-        nat.add("KUBE-SERVICES", format!("-m comment --comment \"{n} cluster IP\" {mp} -d {cip} --dport {port} -j {internal_chain}"));
+        t.n_services.rule(format_args!(
+            "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port} -j {internal_chain}"
+        ));
     } else {
-        let (c, v) = &internal_verdict;
-        filter.add(
-            "KUBE-SERVICES",
-            format!("-m comment --comment {c} {mp} -d {cip} --dport {port} -j {v}"),
-        );
+        t.f_services.rule(format_args!(
+            "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {cip} --dport {port} -j {verdict}"
+        ));
     }
     // 2. externalIPs.
     for eip in &sp.external_ips {
         if has_endpoints {
-            nat.add(
-                "KUBE-SERVICES",
-                format!(
-                    "-m comment --comment \"{n} external IP\" {mp} -d {eip} --dport {port} -j {ext}"
-                ),
-            );
+            t.n_services.rule(format_args!(
+                "-m comment --comment \"{n} external IP\" -m {p} -p {p} -d {eip} --dport {port} -j {ext}"
+            ));
         }
         if !has_external {
-            let (c, v) = &external_verdict;
-            filter.add(
-                "KUBE-EXTERNAL-SERVICES",
-                format!("-m comment --comment {c} {mp} -d {eip} --dport {port} -j {v}"),
-            );
+            t.f_external.rule(format_args!(
+                "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {eip} --dport {port} -j {verdict}"
+            ));
         }
     }
     // 3. Load-balancer VIPs.
     for vip in &sp.lb_vips {
         if has_endpoints {
-            nat.add(
-                "KUBE-SERVICES",
-                format!("-m comment --comment \"{n} loadbalancer IP\" {mp} -d {vip} --dport {port} -j {lb_target}"),
-            );
+            t.n_services.rule(format_args!(
+                "-m comment --comment \"{n} loadbalancer IP\" -m {p} -p {p} -d {vip} --dport {port} -j {lb_target}"
+            ));
         }
         if use_fw {
-            filter.add(
-                "KUBE-PROXY-FIREWALL",
-                format!("-m comment --comment \"{n} traffic not accepted by {fw}\" {mp} -d {vip} --dport {port} -j DROP"),
-            );
+            t.f_proxy_firewall.rule(format_args!(
+                "-m comment --comment \"{n} traffic not accepted by {fw}\" -m {p} -p {p} -d {vip} --dport {port} -j DROP"
+            ));
         }
     }
     if !has_external {
-        let (c, v) = &external_verdict;
         for vip in &sp.lb_vips {
-            filter.add(
-                "KUBE-EXTERNAL-SERVICES",
-                format!("-m comment --comment {c} {mp} -d {vip} --dport {port} -j {v}"),
-            );
+            t.f_external.rule(format_args!(
+                "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {vip} --dport {port} -j {verdict}"
+            ));
         }
     }
     // 4. NodePort.
@@ -308,205 +443,142 @@ fn service_rules(
         let np = sp.node_port;
         if has_endpoints {
             if localhost_nps && config.nfacct_localhost {
-                nat.add(
-                    "KUBE-NODEPORTS",
-                    format!("{} {mp} -d 127.0.0.0/8 --dport {np} -m nfacct --nfacct-name localhost_nps_accepted_pkts -j {ext}", comment(n)),
-                );
+                t.n_nodeports.rule(format_args!(
+                    "{} -m {p} -p {p} -d 127.0.0.0/8 --dport {np} -m nfacct --nfacct-name localhost_nps_accepted_pkts -j {ext}",
+                    comment(n)
+                ));
             }
-            nat.add("KUBE-NODEPORTS", format!("{} {mp} --dport {np} -j {ext}", comment(n)));
+            t.n_nodeports.rule(format_args!("{} -m {p} -p {p} --dport {np} -j {ext}", comment(n)));
         }
         if !has_external {
-            let (c, v) = &external_verdict;
-            filter.add(
-                "KUBE-EXTERNAL-SERVICES",
-                format!(
-                    "-m comment --comment {c} -m addrtype --dst-type LOCAL {mp} --dport {np} -j {v}"
-                ),
-            );
+            t.f_external.rule(format_args!(
+                "-m comment --comment \"{n} {why}\" -m addrtype --dst-type LOCAL -m {p} -p {p} --dport {np} -j {verdict}"
+            ));
         }
     }
     // 5. healthCheckNodePort (always tcp).
     if sp.health_check_node_port != 0 {
-        filter.add(
-            "KUBE-NODEPORTS",
-            format!(
-                "-m comment --comment \"{n} health check node port\" -m tcp -p tcp --dport {} -j ACCEPT",
-                sp.health_check_node_port
-            ),
-        );
+        t.f_nodeports.rule(format_args!(
+            "-m comment --comment \"{n} health check node port\" -m tcp -p tcp --dport {} -j ACCEPT",
+            sp.health_check_node_port
+        ));
     }
-    // 7. Internal masquerade.
-    let masq_match = if config.masquerade_all {
-        Some(String::new())
-    } else {
-        config.detect_local.if_not_local().map(|m| format!(" {m}"))
-    };
-    if has_internal {
-        if let Some(extra) = &masq_match {
-            nat.add(
-                internal_chain,
-                format!("-m comment --comment \"{n} cluster IP\" {mp} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"),
-            );
-        }
-    }
+    let a = &mut t.arena;
     // 8. EXT chain.
     if use_ext {
-        nat.declare(&ext);
+        a.begin(&ext);
         if !sp.etp_local {
-            nat.add(&ext, format!("-m comment --comment \"masquerade traffic for {n} external destinations\" -j KUBE-MARK-MASQ"));
+            a.rule(format_args!(
+                "-m comment --comment \"masquerade traffic for {n} external destinations\" -j KUBE-MARK-MASQ"
+            ));
         } else {
             if let Some(if_local) = config.detect_local.if_local() {
-                nat.add(&ext, format!("-m comment --comment \"pod traffic for {n} external destinations\" {if_local} -j {svc}"));
+                a.rule(format_args!(
+                    "-m comment --comment \"pod traffic for {n} external destinations\" {if_local} -j {svc}"
+                ));
             }
-            nat.add(
-                &ext,
-                format!("-m comment --comment \"masquerade LOCAL traffic for {n} external destinations\" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ"),
-            );
-            nat.add(
-                &ext,
-                format!("-m comment --comment \"route LOCAL traffic for {n} external destinations\" -m addrtype --src-type LOCAL -j {svc}"),
-            );
+            a.rule(format_args!(
+                "-m comment --comment \"masquerade LOCAL traffic for {n} external destinations\" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ"
+            ));
+            a.rule(format_args!(
+                "-m comment --comment \"route LOCAL traffic for {n} external destinations\" -m addrtype --src-type LOCAL -j {svc}"
+            ));
         }
         if has_external {
-            nat.add(&ext, format!("-j {external_policy_chain}"));
+            a.rule(format_args!("-j {external_policy_chain}"));
         }
     }
     // 9. FW chain.
     if use_fw {
-        nat.declare(&fw);
+        a.begin(&fw);
         for cidr in &sp.source_ranges {
-            nat.add(
-                &fw,
-                format!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"),
-            );
+            a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"));
         }
         let allow_node =
             config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
         if allow_node {
             for vip in &sp.lb_vips {
-                nat.add(
-                    &fw,
-                    format!("-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"),
-                );
+                a.rule(format_args!(
+                    "-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"
+                ));
             }
         }
-        nat.add(&fw, format!("-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""));
+        a.rule(format_args!(
+            "-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""
+        ));
     }
-    // 10. SVC / SVL.
-    if use_svc {
-        nat.declare(&svc);
-        endpoint_jumps(nat, &svc, sp, sp.cluster_eps(), large);
-    }
-    if use_svl {
-        nat.declare(&svl);
-        endpoint_jumps(nat, &svl, sp, sp.local_eps(), large);
+    // 7 + 10. SVC / SVL: the internal chain starts with the masquerade rule, then the
+    // service-to-endpoint rules.
+    let masq_match = if config.masquerade_all {
+        Some(String::new())
+    } else {
+        config.detect_local.if_not_local().map(|m| format!(" {m}"))
+    };
+    for (used, chain, local_policy, eps) in
+        [(use_svc, &svc, false, sp.cluster_eps()), (use_svl, &svl, true, sp.local_eps())]
+    {
+        if !used {
+            continue;
+        }
+        a.begin(chain);
+        if has_internal && sp.itp_local == local_policy {
+            if let Some(extra) = &masq_match {
+                a.rule(format_args!(
+                    "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"
+                ));
+            }
+        }
+        endpoint_jumps(a, sp, eps, &seps, large);
     }
     // 11. SEP chains.
-    for ep in &sp.cat.reachable {
-        let sep = sep_chain(sp, ep);
-        let c = if large { String::new() } else { format!("{} ", comment(n)) };
-        nat.add(&sep, format!("{c}-s {} -j KUBE-MARK-MASQ", ep.ip));
-        let recent = if sp.affinity.is_some() {
-            format!("-m recent --name {sep} --set ")
+    let c = if large { String::new() } else { format!("{} ", comment(n)) };
+    for &i in &sp.cat.reachable {
+        let ep = &sp.endpoints[i];
+        let sep = &seps[i];
+        a.begin(sep);
+        a.rule(format_args!("{c}-s {} -j KUBE-MARK-MASQ", ep.ip));
+        if sp.affinity.is_some() {
+            a.rule(format_args!(
+                "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",
+                ep.text
+            ));
         } else {
-            String::new()
-        };
-        nat.add(&sep, format!("{c}{recent}{mp} -j DNAT --to-destination {}", ep.text));
+            a.rule(format_args!("{c}-m {p} -p {p} -j DNAT --to-destination {}", ep.text));
+        }
     }
+    a.end();
 }
 
 /// Service-to-endpoint rules (proxy-rules.md §1.7).
-fn endpoint_jumps(nat: &mut Table, chain: &str, sp: &SvcPort, eps: &[Ep], large: bool) {
+fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String], large: bool) {
     let n = &sp.svc_name;
-    let c = |ep: &Ep| {
-        if large { String::new() } else { format!("-m comment --comment \"{n} -> {}\" ", ep.text) }
+    let c = |i: usize| {
+        if large {
+            String::new()
+        } else {
+            format!("-m comment --comment \"{n} -> {}\" ", sp.endpoints[i].text)
+        }
     };
     if let Some(timeout) = sp.affinity {
-        for ep in eps {
-            let sep = sep_chain(sp, ep);
-            nat.add(
-                chain,
-                format!(
-                    "{}-m recent --name {sep} --rcheck --seconds {timeout} --reap -j {sep}",
-                    c(ep)
-                ),
-            );
+        for &i in eps {
+            let sep = &seps[i];
+            chain.rule(format_args!(
+                "{}-m recent --name {sep} --rcheck --seconds {timeout} --reap -j {sep}",
+                c(i)
+            ));
         }
     }
     let count = eps.len();
-    for (i, ep) in eps.iter().enumerate() {
-        let sep = sep_chain(sp, ep);
-        if i + 1 < count {
-            let probability = 1.0f64 / (count - i) as f64;
-            nat.add(
-                chain,
-                format!(
-                    "{}-m statistic --mode random --probability {probability:.10} -j {sep}",
-                    c(ep)
-                ),
-            );
+    for (k, &i) in eps.iter().enumerate() {
+        let sep = &seps[i];
+        if k + 1 < count {
+            let probability = 1.0f64 / (count - k) as f64;
+            chain.rule(format_args!(
+                "{}-m statistic --mode random --probability {probability:.10} -j {sep}",
+                c(i)
+            ));
         } else {
-            nat.add(chain, format!("{}-j {sep}", c(ep)));
+            chain.rule(format_args!("{}-j {sep}", c(i)));
         }
     }
-}
-
-/// Chain order of the canonical form: KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-*, the rest.
-fn chain_rank(name: &str) -> (u8, &str) {
-    match name {
-        "KUBE-NODEPORTS" => (0, name),
-        "KUBE-SERVICES" => (1, name),
-        _ if name.starts_with("KUBE-") => (2, name),
-        _ => (3, name),
-    }
-}
-
-/// The "service name from the comment": comment value up to the first space or colon.
-fn comment_service(rule: &str) -> &str {
-    let Some(idx) = rule.find("--comment ") else { return "" };
-    let rest = &rule[idx + "--comment ".len()..];
-    let rest = rest.strip_prefix('"').unwrap_or(rest);
-    let end = rest.find([' ', ':', '"']).unwrap_or(rest.len());
-    &rest[..end]
-}
-
-fn write_table(
-    out: &mut String,
-    name: &str,
-    table: &Table,
-    builtins: Option<BTreeMap<String, Vec<String>>>,
-) {
-    let _ = writeln!(out, "*{name}");
-    let builtins = builtins.unwrap_or_default();
-    let mut chains: Vec<(&str, &Vec<String>)> =
-        table.chains.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    chains.extend(builtins.iter().map(|(k, v)| (k.as_str(), v)));
-    chains.sort_by(|a, b| chain_rank(a.0).cmp(&chain_rank(b.0)));
-    for (chain, _) in &chains {
-        if builtins.contains_key(*chain) {
-            let _ = writeln!(out, ":{chain} ACCEPT [0:0]");
-        } else {
-            let _ = writeln!(out, ":{chain} - [0:0]");
-        }
-    }
-    for (chain, rules) in &chains {
-        let sorted = matches!(*chain, "KUBE-NODEPORTS" | "KUBE-SERVICES");
-        if sorted {
-            let mut ordered: Vec<&String> = rules.iter().collect();
-            // Stable sort by service name; nat's "must be the last rule" stays last.
-            ordered.sort_by(|a, b| {
-                let last_a = a.contains("must be the last rule");
-                let last_b = b.contains("must be the last rule");
-                last_a.cmp(&last_b).then_with(|| comment_service(a).cmp(comment_service(b)))
-            });
-            for rule in ordered {
-                let _ = writeln!(out, "-A {chain} {rule}");
-            }
-        } else {
-            for rule in *rules {
-                let _ = writeln!(out, "-A {chain} {rule}");
-            }
-        }
-    }
-    out.push_str("COMMIT\n");
 }

@@ -54,12 +54,13 @@ pub(crate) struct SvcPort {
     pub(crate) cat: Categorized,
 }
 
-/// The result of `CategorizeEndpoints`.
+/// The result of `CategorizeEndpoints`, as indices into [`SvcPort::endpoints`] (ascending,
+/// so in endpoint-string order).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Categorized {
-    pub(crate) cluster: Option<Vec<Ep>>,
-    pub(crate) local: Option<Vec<Ep>>,
-    pub(crate) reachable: Vec<Ep>,
+    pub(crate) cluster: Option<Vec<usize>>,
+    pub(crate) local: Option<Vec<usize>>,
+    pub(crate) reachable: Vec<usize>,
     pub(crate) has_any: bool,
 }
 
@@ -94,12 +95,17 @@ impl SvcPort {
         self.itp_local || (self.etp_local && self.external_accessible())
     }
 
-    pub(crate) fn cluster_eps(&self) -> &[Ep] {
+    pub(crate) fn cluster_eps(&self) -> &[usize] {
         self.cat.cluster.as_deref().unwrap_or(&[])
     }
 
-    pub(crate) fn local_eps(&self) -> &[Ep] {
+    pub(crate) fn local_eps(&self) -> &[usize] {
         self.cat.local.as_deref().unwrap_or(&[])
+    }
+
+    /// `namespace/name`: the key the Go tests sort KUBE-SERVICES rules by.
+    pub(crate) fn service_key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
     }
 
     /// Internal traffic has endpoints (else REJECT or DROP).
@@ -113,7 +119,8 @@ impl SvcPort {
     }
 
     pub(crate) fn selection(&self) -> EndpointSelection {
-        let texts = |eps: &[Ep]| eps.iter().map(|e| e.text.clone()).collect::<Vec<_>>();
+        let texts =
+            |eps: &[usize]| eps.iter().map(|i| self.endpoints[*i].text.clone()).collect::<Vec<_>>();
         EndpointSelection {
             service_port: self.svc_name.clone(),
             protocol: self.protocol.clone(),
@@ -300,9 +307,8 @@ pub(crate) fn build(
                 format!("{}/{}:{}", ns, service.metadata.name, port.name)
             };
             let mut endpoints = by_service
-                .get(&key)
-                .and_then(|p| p.get(&(port.name.clone(), protocol.clone())))
-                .cloned()
+                .get_mut(&key)
+                .and_then(|p| p.remove(&(port.name.clone(), protocol.clone())))
                 .unwrap_or_default();
             endpoints = dedup(endpoints);
             let mut sp = SvcPort {
@@ -328,30 +334,19 @@ pub(crate) fn build(
             out.push(sp);
         }
     }
-    out.sort_by(|a, b| {
-        (&a.namespace, &a.name, &a.port_name, &a.protocol).cmp(&(
-            &b.namespace,
-            &b.name,
-            &b.port_name,
-            &b.protocol,
-        ))
-    });
+    // Sorted by "namespace/name" (the Go tests' sort key for KUBE-SERVICES and KUBE-NODEPORTS
+    // rules), then port name and protocol, so emission order is already canonical.
+    out.sort_by_cached_key(|p| (p.service_key(), p.port_name.clone(), p.protocol.clone()));
     out
 }
 
 /// Collapses duplicates (same `ip:port` in several slices), a local copy winning, and sorts
 /// by the endpoint string byte-wise (`10.1.1.11:11` before `10.1.1.1:11`).
-fn dedup(endpoints: Vec<Ep>) -> Vec<Ep> {
-    let mut map: BTreeMap<String, Ep> = BTreeMap::new();
-    for ep in endpoints {
-        match map.get(&ep.text) {
-            Some(existing) if existing.local || !ep.local => {}
-            _ => {
-                map.insert(ep.text.clone(), ep);
-            }
-        }
-    }
-    map.into_values().collect()
+fn dedup(mut endpoints: Vec<Ep>) -> Vec<Ep> {
+    // Local copies sort first among equal strings, so dedup keeps them.
+    endpoints.sort_by(|a, b| a.text.cmp(&b.text).then(b.local.cmp(&a.local)));
+    endpoints.dedup_by(|later, first| later.text == first.text);
+    endpoints
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,14 +383,16 @@ fn topology_mode(eps: &[Ep], node: &str, zone: &str, prefer_same_node: bool) -> 
 /// `CategorizeEndpoints` (pkg/proxy/topology.go).
 fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
     let eps = &sp.endpoints;
+    let all = 0..eps.len();
     let mut out = Categorized::default();
     let mut topology = Topology::None;
     if sp.uses_cluster() {
         let zone = config.node_labels.get("topology.kubernetes.io/zone").map_or("", String::as_str);
         topology = topology_mode(eps, &config.node_name, zone, config.prefer_same_node);
-        let mut cluster: Vec<Ep> = eps
-            .iter()
-            .filter(|e| {
+        let mut cluster: Vec<usize> = all
+            .clone()
+            .filter(|i| {
+                let e = &eps[*i];
                 e.ready
                     && match topology {
                         Topology::None => true,
@@ -403,11 +400,10 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
                         Topology::SameNode => e.node_hints.contains(&config.node_name),
                     }
             })
-            .cloned()
             .collect();
         // No ready endpoint anywhere: fall back to serving-and-terminating ones.
         if cluster.is_empty() {
-            cluster = eps.iter().filter(|e| e.serving && e.terminating).cloned().collect();
+            cluster = all.clone().filter(|i| eps[*i].serving && eps[*i].terminating).collect();
         }
         out.has_any = !cluster.is_empty();
         out.cluster = Some(cluster);
@@ -427,11 +423,11 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
         }
     }
     let mut fallback = false;
-    let local: Vec<Ep> = if local_ready {
-        eps.iter().filter(|e| e.local && e.ready).cloned().collect()
+    let local: Vec<usize> = if local_ready {
+        all.filter(|i| eps[*i].local && eps[*i].ready).collect()
     } else if local_terminating {
         fallback = true;
-        eps.iter().filter(|e| e.local && e.serving && e.terminating).cloned().collect()
+        all.filter(|i| eps[*i].local && eps[*i].serving && eps[*i].terminating).collect()
     } else {
         Vec::new()
     };
@@ -445,10 +441,9 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
         out.reachable = out.cluster.clone().unwrap_or_default();
         return out;
     }
-    let mut union: BTreeMap<String, Ep> = BTreeMap::new();
-    for e in out.cluster.iter().flatten().chain(local.iter()) {
-        union.insert(e.text.clone(), e.clone());
-    }
-    out.reachable = union.into_values().collect();
+    let mut union: Vec<usize> = out.cluster.iter().flatten().copied().chain(local).collect();
+    union.sort_unstable();
+    union.dedup();
+    out.reachable = union;
     out
 }

@@ -2,18 +2,20 @@
 //! (pkg/proxy/nftables/proxier.go), as an `nft -f` transaction for an empty host.
 
 use std::fmt::Write as _;
-use std::net::IpAddr;
 
 use super::config::{ProxyConfig, nft_ip};
 use super::model::{Ep, SvcPort};
-use super::{ProxyMode, Rendered, RuleStats, hash_b32};
+use super::{ProxyMode, Rendered, RuleStats};
 use crate::net::IpFamily;
 
 /// `H8(name) + "-" + name`, truncated like kube-proxy for very long names.
-fn hashed_name(prefix: &str, name: &str) -> String {
-    let mut h = hash_b32(name);
-    h.truncate(8);
-    let mut base = format!("{h}-{name}");
+pub(crate) fn hashed_base(name: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    // 5 bytes encode to exactly 8 base32 characters.
+    let mut base = data_encoding::BASE32.encode(&digest.as_slice()[..5]);
+    base.push('-');
+    base.push_str(name);
     if base.len() > 240 {
         let mut cut = 237;
         while !base.is_char_boundary(cut) {
@@ -22,7 +24,7 @@ fn hashed_name(prefix: &str, name: &str) -> String {
         base.truncate(cut);
         base.push_str("...");
     }
-    format!("{prefix}-{base}")
+    base
 }
 
 fn service_base(sp: &SvcPort) -> String {
@@ -78,11 +80,34 @@ impl Tx {
     }
 
     fn rule(&mut self, chain: &str, rule: &str) {
-        self.line("rule", &format!("{chain} {rule}"));
+        self.rulef(chain, format_args!("{rule}"));
+    }
+
+    fn rulef(&mut self, chain: &str, rule: std::fmt::Arguments<'_>) {
+        self.rules += 1;
+        let b = &mut self.rule_lines;
+        b.push_str("add rule ");
+        b.push_str(&self.prefix);
+        b.push(' ');
+        b.push_str(chain);
+        b.push(' ');
+        let _ = b.write_fmt(rule);
+        b.push('\n');
     }
 
     fn element(&mut self, set: &str, element: &str) {
-        self.line("element", &format!("{set} {{ {element} }}"));
+        self.elementf(set, format_args!("{element}"));
+    }
+
+    fn elementf(&mut self, set: &str, element: std::fmt::Arguments<'_>) {
+        let b = &mut self.element_lines;
+        b.push_str("add element ");
+        b.push_str(&self.prefix);
+        b.push(' ');
+        b.push_str(set);
+        b.push_str(" { ");
+        let _ = b.write_fmt(element);
+        b.push_str(" }\n");
     }
 }
 
@@ -229,11 +254,11 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     let ipx = nft_ip(family);
     let n = &sp.svc_name;
     let p = &sp.protocol;
-    let base = service_base(sp);
-    let svc = hashed_name("service", &base);
-    let svl = hashed_name("local", &base);
-    let ext = hashed_name("external", &base);
-    let fw = hashed_name("firewall", &base);
+    let base = hashed_base(&service_base(sp));
+    let svc = format!("service-{base}");
+    let svl = format!("local-{base}");
+    let ext = format!("external-{base}");
+    let fw = format!("firewall-{base}");
     let has_endpoints = sp.cat.has_any;
     let use_svc = !sp.cluster_eps().is_empty() && sp.uses_cluster();
     let use_svl = !sp.local_eps().is_empty() && sp.uses_local();
@@ -242,6 +267,7 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     let has_internal = sp.has_internal();
     let has_external = sp.has_external();
     let use_ext = has_endpoints && sp.external_accessible();
+    // Unlike iptables, the firewall does not depend on endpoints (it filters before DNAT).
     let use_fw = !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty();
     let verdict = if has_endpoints { "drop" } else { "goto reject-chain" };
     if sp.itp_local && has_endpoints && sp.local_eps().is_empty() {
@@ -252,17 +278,17 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     }
     let cip = sp.cluster_ip;
     let port = sp.port;
+    // Endpoint chain / affinity set base names, hashed once per endpoint.
+    let ep_bases: Vec<String> =
+        sp.endpoints.iter().map(|ep| hashed_base(&endpoint_base(sp, ep))).collect();
 
     // Affinity sets, one per reachable endpoint.
     if let Some(timeout) = sp.affinity {
         let addr_type = if family == IpFamily::V4 { "ipv4_addr" } else { "ipv6_addr" };
-        for ep in &sp.cat.reachable {
-            let set = hashed_name("affinity", &endpoint_base(sp, ep));
+        for &i in &sp.cat.reachable {
             tx.line(
                 "set",
-                &format!(
-                    "{set} {{ type {addr_type} ; flags dynamic,timeout ; timeout {timeout}s ; }}"
-                ),
+                &format!("affinity-{} {{ type {addr_type} ; flags dynamic,timeout ; timeout {timeout}s ; }}", ep_bases[i]),
             );
         }
     }
@@ -287,23 +313,19 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
             }
         }
         if sp.affinity.is_some() {
-            for ep in eps {
-                let set = hashed_name("affinity", &endpoint_base(sp, ep));
-                let target = hashed_name("endpoint", &endpoint_base(sp, ep));
-                tx.rule(chain, &format!("{ipx} saddr @{set} goto {target}"));
+            for &i in eps {
+                let b = &ep_bases[i];
+                tx.rulef(chain, format_args!("{ipx} saddr @affinity-{b} goto endpoint-{b}"));
             }
         }
-        let elements: Vec<String> = eps
-            .iter()
-            .enumerate()
-            .map(|(i, ep)| {
-                format!("{i} : goto {}", hashed_name("endpoint", &endpoint_base(sp, ep)))
-            })
-            .collect();
-        tx.rule(
-            chain,
-            &format!("numgen random mod {} vmap {{ {} }}", eps.len(), elements.join(" , ")),
-        );
+        let mut elements = String::with_capacity(eps.len() * 64);
+        for (k, &i) in eps.iter().enumerate() {
+            if k > 0 {
+                elements.push_str(" , ");
+            }
+            let _ = write!(elements, "{k} : goto endpoint-{}", ep_bases[i]);
+        }
+        tx.rulef(chain, format_args!("numgen random mod {} vmap {{ {elements} }}", eps.len()));
     }
     if use_ext {
         tx.chain(&ext);
@@ -311,31 +333,33 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
             tx.rule(&ext, "jump mark-for-masquerade");
         } else {
             if let Some(m) = config.detect_local.nft_if_local(family) {
-                tx.rule(&ext, &format!("{m} goto {svc} comment \"short-circuit pod traffic\""));
+                tx.rulef(
+                    &ext,
+                    format_args!("{m} goto {svc} comment \"short-circuit pod traffic\""),
+                );
             }
             tx.rule(&ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
-            tx.rule(
+            tx.rulef(
                 &ext,
-                &format!("fib saddr type local goto {svc} comment \"short-circuit local traffic\""),
+                format_args!(
+                    "fib saddr type local goto {svc} comment \"short-circuit local traffic\""
+                ),
             );
         }
         if has_external {
-            tx.rule(&ext, &format!("goto {external_policy_chain}"));
+            tx.rulef(&ext, format_args!("goto {external_policy_chain}"));
         }
     }
-    for ep in &sp.cat.reachable {
-        let chain = hashed_name("endpoint", &endpoint_base(sp, ep));
+    for &i in &sp.cat.reachable {
+        let ep = &sp.endpoints[i];
+        let chain = format!("endpoint-{}", ep_bases[i]);
         tx.chain(&chain);
-        tx.rule(&chain, &format!("{ipx} saddr {} jump mark-for-masquerade", ep.ip));
+        tx.rulef(&chain, format_args!("{ipx} saddr {} jump mark-for-masquerade", ep.ip));
         if sp.affinity.is_some() {
-            let set = hashed_name("affinity", &endpoint_base(sp, ep));
-            tx.rule(&chain, &format!("update @{set} {{ {ipx} saddr }}"));
+            tx.rulef(&chain, format_args!("update @affinity-{} {{ {ipx} saddr }}", ep_bases[i]));
         }
-        let to = match ep.ip {
-            IpAddr::V4(v4) => format!("{v4}:{}", ep.port),
-            IpAddr::V6(v6) => format!("[{v6}]:{}", ep.port),
-        };
-        tx.rule(&chain, &format!("meta l4proto {p} dnat to {to}"));
+        // The endpoint string is `ip:port` / `[ip]:port`, exactly nft's dnat syntax.
+        tx.rulef(&chain, format_args!("meta l4proto {p} dnat to {}", ep.text));
     }
     if use_fw {
         tx.chain(&fw);
@@ -345,40 +369,42 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         if allow_node {
             sources.extend(sp.lb_vips.iter().map(ToString::to_string));
         }
-        tx.rule(&fw, &format!("{ipx} saddr != {{ {} }} drop", sources.join(" , ")));
+        tx.rulef(&fw, format_args!("{ipx} saddr != {{ {} }} drop", sources.join(" , ")));
     }
 
-    tx.element("cluster-ips", &cip.to_string());
+    tx.elementf("cluster-ips", format_args!("{cip}"));
     if has_internal {
-        tx.element("service-ips", &format!("{cip} . {p} . {port} : goto {internal_chain}"));
+        tx.elementf("service-ips", format_args!("{cip} . {p} . {port} : goto {internal_chain}"));
     } else {
-        let v = if has_endpoints { "drop" } else { "goto reject-chain" };
-        tx.element("no-endpoint-services", &format!("{cip} . {p} . {port} comment \"{n}\" : {v}"));
+        tx.elementf(
+            "no-endpoint-services",
+            format_args!("{cip} . {p} . {port} comment \"{n}\" : {verdict}"),
+        );
     }
     for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
         if has_endpoints {
-            tx.element("service-ips", &format!("{ip} . {p} . {port} : goto {ext}"));
+            tx.elementf("service-ips", format_args!("{ip} . {p} . {port} : goto {ext}"));
         }
     }
     if sp.node_port != 0 && has_endpoints {
-        tx.element("service-nodeports", &format!("{p} . {} : goto {ext}", sp.node_port));
+        tx.elementf("service-nodeports", format_args!("{p} . {} : goto {ext}", sp.node_port));
     }
     if use_fw {
         for vip in &sp.lb_vips {
-            tx.element("firewall-ips", &format!("{vip} . {p} . {port} : goto {fw}"));
+            tx.elementf("firewall-ips", format_args!("{vip} . {p} . {port} : goto {fw}"));
         }
     }
     if !has_external {
         if sp.node_port != 0 {
-            tx.element(
+            tx.elementf(
                 "no-endpoint-nodeports",
-                &format!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port),
+                format_args!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port),
             );
         }
         for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
-            tx.element(
+            tx.elementf(
                 "no-endpoint-services",
-                &format!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"),
+                format_args!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"),
             );
         }
     }

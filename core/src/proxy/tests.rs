@@ -34,9 +34,16 @@ const SVC: &str = "apiVersion: v1\nkind: Service\nmetadata: {namespace: ns1, nam
 
 #[test]
 fn hashes_match_kube_proxy() {
-    assert_eq!(&hash_b32("ns1/svc1:p80tcp")[..16], "XPGD46QRK7WJZT7O");
-    assert_eq!(&hash_b32("ns1/svc1tcp10.0.1.5:80")[..16], "EQCHZ7S2PJ72OHAY");
-    assert_eq!(&hash_b32("ns5/svc5/tcp/p80__10.180.0.3/80")[..8], "GTK6MW7G");
+    assert_eq!(iptables::hash16(&["ns1/svc1:p80", "tcp"]), "XPGD46QRK7WJZT7O");
+    assert_eq!(iptables::hash16(&["ns1/svc1", "tcp", "10.0.1.5:80"]), "EQCHZ7S2PJ72OHAY");
+    assert_eq!(
+        nftables::hashed_base("ns5/svc5/tcp/p80__10.180.0.3/80"),
+        "GTK6MW7G-ns5/svc5/tcp/p80__10.180.0.3/80"
+    );
+    let long = "x".repeat(300);
+    let base = nftables::hashed_base(&long);
+    assert_eq!(base.len(), 240);
+    assert!(base.ends_with("..."));
 }
 
 #[test]
