@@ -242,6 +242,7 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
         // Updates keep what the old object held unless the manifest says otherwise
         // (`patchAllocatedValues`, `normalizeClusterIPs`): release, then re-take below.
         carry_allocated_values(&old.service, &mut service);
+        crate::validation::drop_type_dependent_fields(&mut service, &old.service);
         cluster.release(&old.allocation);
     }
     let outcome = if previous.is_some() { "updated" } else { "created" };

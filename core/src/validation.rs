@@ -17,7 +17,9 @@ use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
 use crate::profile::Profile;
 
 pub(crate) use endpoint_slice::default_endpoint_slice;
-pub(crate) use service::{cluster_ips_related_fields, prepare_service_for_create};
+pub(crate) use service::{
+    cluster_ips_related_fields, drop_type_dependent_fields, prepare_service_for_create,
+};
 pub(crate) use warnings::{endpoint_slice_warnings, service_advisories, service_warnings};
 
 /// `M_IP`: the message of an unparseable IP.

@@ -459,6 +459,60 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     errors
 }
 
+/// `dropTypeDependentFields` (registry strategy, on update): when a type change makes a field
+/// meaningless and the manifest left it as the old object had it, the field is cleared, so
+/// e.g. switching to ExternalName does not trip over the old cluster IPs.
+pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
+    let needs_cluster_ip = |s: &Service| s.spec.type_ != "ExternalName";
+    if needs_cluster_ip(old) && !needs_cluster_ip(new) {
+        if new.spec.cluster_ip == old.spec.cluster_ip
+            && new.spec.cluster_ips == old.spec.cluster_ips
+        {
+            new.spec.cluster_ip.clear();
+            new.spec.cluster_ips.clear();
+        }
+        if new.spec.ip_families == old.spec.ip_families {
+            new.spec.ip_families.clear();
+        }
+        if new.spec.ip_family_policy == old.spec.ip_family_policy {
+            new.spec.ip_family_policy = None;
+        }
+    }
+    let needs_node_port =
+        |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
+    let same_node_ports = new.spec.ports.len() == old.spec.ports.len()
+        && new.spec.ports.iter().zip(&old.spec.ports).all(|(n, o)| n.node_port == o.node_port);
+    if needs_node_port(old) && !needs_node_port(new) && same_node_ports {
+        for port in &mut new.spec.ports {
+            port.node_port = 0;
+        }
+    }
+    if needs_health_check(old)
+        && !needs_health_check(new)
+        && new.spec.health_check_node_port == old.spec.health_check_node_port
+    {
+        new.spec.health_check_node_port = 0;
+    }
+    if old.spec.type_ == "LoadBalancer" && new.spec.type_ != "LoadBalancer" {
+        if new.spec.allocate_load_balancer_node_ports.is_some()
+            && new.spec.allocate_load_balancer_node_ports
+                == old.spec.allocate_load_balancer_node_ports
+        {
+            new.spec.allocate_load_balancer_node_ports = None;
+        }
+        if new.spec.load_balancer_class == old.spec.load_balancer_class {
+            new.spec.load_balancer_class = None;
+        }
+        new.status = crate::model::ServiceStatus::default();
+    }
+    if externally_accessible(old)
+        && !externally_accessible(new)
+        && new.spec.external_traffic_policy == old.spec.external_traffic_policy
+    {
+        new.spec.external_traffic_policy.clear();
+    }
+}
+
 /// `validateLoadBalancerClassField`: on update a LoadBalancer may not change its class; a class
 /// must be a qualified name on LoadBalancers and is forbidden on other types.
 fn load_balancer_class(errors: &mut Vec<FieldError>, svc: &Service, old: Option<&Service>) {
