@@ -5,7 +5,7 @@
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use crate::case::{Expect, Role};
+use crate::case::{Ep, Expect, Role};
 
 /// The jump rules kube-proxy "ensures" in the built-in chains (proxy-rules.md §1.2), in its
 /// list order, as `iptables-restore --noflush` input. Each is inserted at position 1, which is
@@ -72,7 +72,9 @@ pub(crate) fn loadable_nft(text: &str) -> String {
 
 /// Expected outcomes worked out by hand from the golden rules. One line per probe:
 /// `<roles> <dst ip:port> -> <ep>=<p> ... [masq] [affinity]`, or `<roles> <dst> reject|drop`.
-/// `node,pod` lines are ClusterIP probes from the node and from a pod.
+/// `node`/`pod` lines are ClusterIP probes from the node and from a pod; `node 127.0.0.1:<n>`
+/// lines are localhost NodePorts (svc2 has no local endpoint, but "route LOCAL traffic" sends
+/// the node's own connections to the cluster-wide endpoints).
 fn table(case: &str) -> &'static str {
     match case {
         "01-overall-current" => {
@@ -95,7 +97,10 @@ fn table(case: &str) -> &'static str {
              allowed-client 5.6.7.8:80 -> 10.180.0.3:80=1 masq affinity
              client 5.6.7.8:80 drop
              node 172.30.0.46:80 reject
-             pod 172.30.0.46:80 reject"
+             pod 172.30.0.46:80 reject
+             node 127.0.0.1:3001 -> 10.180.0.2:80=1 masq
+             node 127.0.0.1:3002 -> 10.180.0.3:80=1 masq affinity
+             node 127.0.0.1:3003 -> 10.180.0.3:80=1 masq"
         }
         "04-clusterip-two-services" => {
             "node 172.30.0.41:80 -> 10.0.1.1:80=1 masq
@@ -128,20 +133,17 @@ pub(crate) fn expect(case: &str, role: Role, dst: SocketAddrV4) -> Result<Expect
             Some("reject") => Ok(Expect::Refused),
             Some("drop") => Ok(Expect::Dropped),
             Some("->") => {
+                let masquerade = rest.contains(&"masq");
                 let mut endpoints = Vec::new();
                 for word in &rest[1..] {
                     if let Some((ep, p)) = word.split_once('=') {
-                        let ep: SocketAddrV4 =
+                        let addr: SocketAddrV4 =
                             ep.parse().map_err(|_| format!("bad endpoint {ep}"))?;
                         let p: f64 = p.parse().map_err(|_| format!("bad probability {p}"))?;
-                        endpoints.push((ep, p));
+                        endpoints.push(Ep { addr, p, masquerade });
                     }
                 }
-                Ok(Expect::Land {
-                    endpoints,
-                    masquerade: rest.contains(&"masq"),
-                    affinity: rest.contains(&"affinity"),
-                })
+                Ok(Expect::Land { endpoints, affinity: rest.contains(&"affinity") })
             }
             _ => Err(format!("bad table line {line:?}")),
         };

@@ -41,6 +41,8 @@ pub(crate) enum Role {
     Node,
     /// A pod on the node that is not an endpoint (source inside the detect-local CIDR).
     Pod,
+    /// An endpoint pod of the Service itself (hairpin: it may reach itself).
+    Endpoint,
     /// An off-node client whose address is in no loadBalancerSourceRanges.
     External,
     /// An off-node client whose address is inside a loadBalancerSourceRanges entry.
@@ -52,6 +54,7 @@ impl Role {
         match self {
             Role::Node => "node",
             Role::Pod => "pod",
+            Role::Endpoint => "endpoint-pod",
             Role::External => "client",
             Role::Allowed => "allowed-client",
         }
@@ -73,6 +76,8 @@ pub(crate) struct SvcPort {
     pub(crate) source_ranges: Vec<(Ipv4Addr, u8)>,
     /// `sessionAffinity: ClientIP`.
     pub(crate) affinity: bool,
+    /// IPv4 addresses in the Service's EndpointSlices that have a TCP port (sorted).
+    pub(crate) endpoint_ips: Vec<Ipv4Addr>,
 }
 
 /// The scenario reduced to addresses.
@@ -84,14 +89,22 @@ pub(crate) struct Model {
     pub(crate) skipped: Vec<String>,
 }
 
+/// One endpoint a connection may reach.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Ep {
+    pub(crate) addr: SocketAddrV4,
+    /// Probability of a (first) connection reaching it.
+    pub(crate) p: f64,
+    /// The endpoint sees the node's address as source (else the client's).
+    pub(crate) masquerade: bool,
+}
+
 /// Expected fate of the connections of one probe.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Expect {
     /// Every connection reaches one of these endpoints, with these probabilities.
     Land {
-        endpoints: Vec<(SocketAddrV4, f64)>,
-        /// The endpoint sees the node's address as source (else the client's).
-        masquerade: bool,
+        endpoints: Vec<Ep>,
         /// ClientIP session affinity: one client always reaches the same endpoint.
         affinity: bool,
     },
@@ -119,7 +132,9 @@ impl Probe {
     /// How many connections to make.
     pub(crate) fn count(&self) -> u32 {
         match (&self.expect, self.role) {
-            (Expect::Land { .. }, Role::Node | Role::Pod) => CLUSTER_IP_CONNECTIONS,
+            (Expect::Land { .. }, Role::Node | Role::Pod | Role::Endpoint) => {
+                CLUSTER_IP_CONNECTIONS
+            }
             (Expect::Land { .. }, _) => EXTERNAL_CONNECTIONS,
             _ => NEGATIVE_ATTEMPTS,
         }
@@ -131,6 +146,8 @@ impl Probe {
 pub(crate) struct Target {
     pub(crate) what: String,
     pub(crate) role: Role,
+    /// Source address when the role does not imply it (hairpin pod, 127.0.0.1).
+    pub(crate) src: Option<Ipv4Addr>,
     pub(crate) dst: SocketAddrV4,
     /// The Service has ClientIP session affinity.
     pub(crate) affinity: bool,
@@ -198,6 +215,7 @@ impl Model {
                         .filter_map(|s| parse_cidr_v4(s))
                         .collect(),
                     affinity: spec.session_affinity == "ClientIP",
+                    endpoint_ips: Vec::new(),
                 });
             }
         }
@@ -212,9 +230,26 @@ impl Model {
                 .filter(|p| p.protocol.as_deref().is_none_or(|proto| proto == "TCP"))
                 .filter_map(|p| p.port.and_then(|n| u16::try_from(n).ok()))
                 .collect();
+            let namespace = if slice.metadata.namespace.is_empty() {
+                "default"
+            } else {
+                &slice.metadata.namespace
+            };
+            let owner = slice.metadata.labels.get("kubernetes.io/service-name");
             for endpoint in &slice.endpoints {
                 for address in &endpoint.addresses {
                     let Some(ip) = parse_v4(address) else { continue };
+                    if !ports.is_empty() {
+                        for sp in &mut model.ports {
+                            if sp.service.0 == namespace
+                                && owner.is_some_and(|o| *o == sp.service.1)
+                                && !sp.endpoint_ips.contains(&ip)
+                            {
+                                sp.endpoint_ips.push(ip);
+                                sp.endpoint_ips.sort();
+                            }
+                        }
+                    }
                     let entry = pods.entry(ip).or_default();
                     for port in &ports {
                         if !entry.contains(port) {
@@ -236,7 +271,8 @@ impl Model {
     }
 
     /// Every address a probe will target from each role.
-    pub(crate) fn targets(&self, node_ip: Ipv4Addr) -> Vec<Target> {
+    /// `localhost_node_ports`: the rules accept NodePorts on 127.0.0.1 (iptables mode).
+    pub(crate) fn targets(&self, node_ip: Ipv4Addr, localhost_node_ports: bool) -> Vec<Target> {
         let mut out = Vec::new();
         for sp in &self.ports {
             if let Some(ip) = sp.cluster_ip {
@@ -244,15 +280,36 @@ impl Model {
                     out.push(Target {
                         what: format!("{} cluster IP", sp.name),
                         role,
+                        src: None,
+                        dst: SocketAddrV4::new(ip, sp.port),
+                        affinity: sp.affinity,
+                    });
+                }
+                // Hairpin: an endpoint of the Service connects to its own Service.
+                if let Some(first) = sp.endpoint_ips.first() {
+                    out.push(Target {
+                        what: format!("{} cluster IP (hairpin)", sp.name),
+                        role: Role::Endpoint,
+                        src: Some(*first),
                         dst: SocketAddrV4::new(ip, sp.port),
                         affinity: sp.affinity,
                     });
                 }
             }
+            if localhost_node_ports && sp.node_port != 0 {
+                out.push(Target {
+                    what: format!("{} node port on localhost", sp.name),
+                    role: Role::Node,
+                    src: Some(Ipv4Addr::LOCALHOST),
+                    dst: SocketAddrV4::new(Ipv4Addr::LOCALHOST, sp.node_port),
+                    affinity: sp.affinity,
+                });
+            }
             if sp.node_port != 0 {
                 out.push(Target {
                     what: format!("{} node port", sp.name),
                     role: Role::External,
+                    src: None,
                     dst: SocketAddrV4::new(node_ip, sp.node_port),
                     affinity: sp.affinity,
                 });
@@ -261,6 +318,7 @@ impl Model {
                 out.push(Target {
                     what: format!("{} external IP", sp.name),
                     role: Role::External,
+                    src: None,
                     dst: SocketAddrV4::new(*ip, sp.port),
                     affinity: sp.affinity,
                 });
@@ -271,6 +329,7 @@ impl Model {
                     out.push(Target {
                         what: what.clone(),
                         role: Role::Allowed,
+                        src: None,
                         dst: SocketAddrV4::new(*ip, sp.port),
                         affinity: sp.affinity,
                     });
@@ -278,6 +337,7 @@ impl Model {
                 out.push(Target {
                     what,
                     role: Role::External,
+                    src: None,
                     dst: SocketAddrV4::new(*ip, sp.port),
                     affinity: sp.affinity,
                 });
@@ -323,6 +383,8 @@ impl Model {
 #[derive(Debug, Default)]
 pub(crate) struct Observed {
     pub(crate) landed: BTreeMap<SocketAddrV4, u32>,
+    /// (endpoint, source the endpoint saw) pairs.
+    pub(crate) pairs: BTreeMap<(SocketAddrV4, Ipv4Addr), u32>,
     pub(crate) peers: BTreeMap<Ipv4Addr, u32>,
     pub(crate) other: BTreeMap<String, u32>,
     pub(crate) total: u32,
@@ -342,6 +404,7 @@ impl Observed {
                 if let (Some(local), Some(peer)) = (local, peer) {
                     *obs.landed.entry(local).or_default() += 1;
                     *obs.peers.entry(*peer.ip()).or_default() += 1;
+                    *obs.pairs.entry((local, *peer.ip())).or_default() += 1;
                     continue;
                 }
             }
@@ -354,7 +417,7 @@ impl Observed {
     pub(crate) fn describe(&self, expect: &Expect) -> String {
         let mut text = format!("{} conns:", self.total);
         let probs: BTreeMap<SocketAddrV4, f64> = match expect {
-            Expect::Land { endpoints, .. } => endpoints.iter().copied().collect(),
+            Expect::Land { endpoints, .. } => endpoints.iter().map(|e| (e.addr, e.p)).collect(),
             _ => BTreeMap::new(),
         };
         let mut keys: Vec<SocketAddrV4> = self.landed.keys().copied().collect();
@@ -392,12 +455,12 @@ impl Observed {
         match &probe.expect {
             Expect::Refused | Expect::Unhandled => self.all_other("refused"),
             Expect::Dropped => self.all_other("timeout"),
-            Expect::Land { endpoints, masquerade, affinity } => {
+            Expect::Land { endpoints, affinity } => {
                 if !self.other.is_empty() {
                     return Err(format!("not every connection was answered: {:?}", self.other));
                 }
                 for ep in self.landed.keys() {
-                    if !endpoints.iter().any(|(e, p)| e == ep && *p > 0.0) {
+                    if !endpoints.iter().any(|e| e.addr == *ep && e.p > 0.0) {
                         return Err(format!(
                             "a connection landed on {ep}, which the trace does not list"
                         ));
@@ -411,7 +474,7 @@ impl Observed {
                         ));
                     }
                 } else {
-                    for (ep, p) in endpoints {
+                    for Ep { addr: ep, p, .. } in endpoints {
                         let got = f64::from(self.landed.get(ep).copied().unwrap_or(0));
                         let mean = f64::from(n) * p;
                         // Binomial bound: 5 standard deviations (false alarm < 1e-6 per endpoint).
@@ -426,16 +489,19 @@ impl Observed {
                         }
                     }
                 }
-                let want = if *masquerade { node_ip } else { probe.src };
-                let wrong: Vec<String> =
-                    self.peers.keys().filter(|ip| **ip != want).map(ToString::to_string).collect();
-                if !wrong.is_empty() {
-                    let kind =
-                        if *masquerade { "masqueraded to the node IP" } else { "kept its source" };
-                    return Err(format!(
-                        "expected the connection to arrive {kind} {want}, the endpoint saw {}",
-                        wrong.join(", ")
-                    ));
+                for ((ep, seen), count) in &self.pairs {
+                    let masquerade = endpoints.iter().any(|e| e.addr == *ep && e.masquerade);
+                    let want = if masquerade { node_ip } else { probe.src };
+                    if *seen != want {
+                        let kind = if masquerade {
+                            "masqueraded to the node IP"
+                        } else {
+                            "with its own source"
+                        };
+                        return Err(format!(
+                            "{count} connections reached {ep} from {seen}; the trace says they arrive {kind} {want}"
+                        ));
+                    }
                 }
                 Ok(())
             }

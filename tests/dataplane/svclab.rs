@@ -12,7 +12,7 @@ use svclab_core::{
     TraceReport, TraceRequest, World,
 };
 
-use crate::case::{Expect, Mode, parse_cidr_v4, parse_v4};
+use crate::case::{Ep, Expect, Mode, parse_cidr_v4, parse_v4};
 
 fn proxy_mode(mode: Mode) -> ProxyMode {
     match mode {
@@ -219,26 +219,25 @@ pub(crate) fn expectation(report: &TraceReport, affinity: bool) -> Result<Expect
     }
     let verdicts: Vec<&str> = outcomes.iter().map(|o| o.verdict.as_str()).collect();
     if verdicts.iter().all(|v| *v == "endpoint") {
-        let mut endpoints: BTreeMap<SocketAddrV4, f64> = BTreeMap::new();
-        let mut masquerade = None;
+        let mut endpoints: Vec<Ep> = Vec::new();
         for outcome in outcomes {
             let text = outcome.endpoint.as_deref().unwrap_or_default();
-            let ep: SocketAddrV4 =
+            let addr: SocketAddrV4 =
                 text.parse().map_err(|_| format!("trace endpoint {text:?} is not IPv4 ip:port"))?;
-            *endpoints.entry(ep).or_default() += outcome.probability;
-            match masquerade {
-                None => masquerade = Some(outcome.masquerade),
-                Some(m) if m != outcome.masquerade => {
-                    return Err("the trace masquerades on some endpoint paths only".into());
+            match endpoints.iter_mut().find(|e| e.addr == addr) {
+                Some(e) if e.masquerade != outcome.masquerade => {
+                    return Err(format!("the trace masquerades on some paths to {addr} only"));
                 }
-                Some(_) => {}
+                Some(e) => e.p += outcome.probability,
+                None => endpoints.push(Ep {
+                    addr,
+                    p: outcome.probability,
+                    masquerade: outcome.masquerade,
+                }),
             }
         }
-        return Ok(Expect::Land {
-            endpoints: endpoints.into_iter().collect(),
-            masquerade: masquerade.unwrap_or(false),
-            affinity,
-        });
+        endpoints.sort_by_key(|e| e.addr);
+        return Ok(Expect::Land { endpoints, affinity });
     }
     match verdicts.as_slice() {
         ["DROP"] => Ok(Expect::Dropped),
