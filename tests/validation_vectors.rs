@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use svclab_core::{
-    CheckOptions, ErrorType, FieldError, Input, Object, Profile, Severity, Version, check, parse,
-    validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
-    validate_service_update,
+    CheckOptions, ErrorType, FieldError, Input, Object, ObjectRef, Profile, Severity, Version,
+    check, parse, validate_endpoint_slice_create, validate_endpoint_slice_update,
+    validate_service_create, validate_service_update,
 };
 
 fn main() {
@@ -215,13 +215,8 @@ fn run_vector(
     let kind = vector["kind"].as_str().unwrap_or("");
     let (actual, warnings, kubectl) = match vector["mode"].as_str() {
         Some("validate") => {
-            let lines = validate_mode(kind, &object, update.then_some(&old), &profile)?;
-            let kubectl = if vector.get("kubectl").is_some() {
-                Some(kubectl_block(&run_check(&object, update.then_some(&old), &profile, true)?.0))
-            } else {
-                None
-            };
-            (lines, None, kubectl)
+            let (lines, text) = validate_mode(kind, &object, update.then_some(&old), &profile)?;
+            (lines, None, Some(kubectl_block(&text)))
         }
         Some("api") => {
             let (text, lines, warnings) =
@@ -270,24 +265,33 @@ fn validate_mode(
     object: &Value,
     old: Option<&Value>,
     profile: &Profile,
-) -> Result<Lines, Failed> {
+) -> Result<(Lines, String), Failed> {
     let json = profile.json_field_values();
     let new = decode(object, "new.yaml")?;
     let old = old.map(|o| decode(o, "old.yaml")).transpose()?;
-    let errors = match (kind, new, old) {
-        ("Service", Object::Service(n), None) => validate_service_create(&n.value, profile),
+    let (errors, positions, meta) = match (kind, new, old) {
+        ("Service", Object::Service(n), None) => {
+            (validate_service_create(&n.value, profile), n.positions, n.value.metadata)
+        }
         ("Service", Object::Service(n), Some(Object::Service(o))) => {
-            validate_service_update(&n.value, &o.value, profile)
+            (validate_service_update(&n.value, &o.value, profile), n.positions, n.value.metadata)
         }
         ("EndpointSlice", Object::EndpointSlice(n), None) => {
-            validate_endpoint_slice_create(&n.value, profile)
+            (validate_endpoint_slice_create(&n.value, profile), n.positions, n.value.metadata)
         }
-        ("EndpointSlice", Object::EndpointSlice(n), Some(Object::EndpointSlice(o))) => {
-            validate_endpoint_slice_update(&n.value, &o.value, profile)
-        }
+        ("EndpointSlice", Object::EndpointSlice(n), Some(Object::EndpointSlice(o))) => (
+            validate_endpoint_slice_update(&n.value, &o.value, profile),
+            n.positions,
+            n.value.metadata,
+        ),
         _ => return Err(format!("cannot validate a {kind} vector with these objects").into()),
     };
-    Ok(lines_of(&errors, json))
+    // kubectl's view of these errors, through the core's own text rendering of a report.
+    let object = ObjectRef { kind: kind.to_owned(), namespace: meta.namespace, name: meta.name };
+    let mut report = check(&[], &CheckOptions::default());
+    report.diagnostics =
+        errors.iter().map(|e| e.to_diagnostic(&object, &positions, json)).collect();
+    Ok((lines_of(&errors, json), report.to_text()))
 }
 
 /// Runs `check` on [profile, old?, new]; returns the text report, the new object's errors and its
