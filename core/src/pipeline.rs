@@ -212,6 +212,8 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
     let json = world.profile.json_field_values();
     let Located { value: mut service, positions, .. } = located;
     default_service(&mut service);
+    let salt = format!("{}/{}/{}", positions.file(), positions.document(), positions.object().line);
+    crate::validation::generate_name(&mut service.metadata, world.profile.seed, &salt);
     let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
     let document_source = source_of(&positions, "");
     let is_delete = service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete");
@@ -388,6 +390,9 @@ fn push_service_warnings(profile: &Profile, service: &Service, positions: &Posit
 fn apply_endpoint_slice(world: &mut World, mut located: Located<EndpointSlice>, no_defaults: bool, diags: &mut Vec<Diagnostic>) {
     if !no_defaults {
         crate::validation::default_endpoint_slice(&mut located.value);
+        let p = &located.positions;
+        let salt = format!("{}/{}/{}", p.file(), p.document(), p.object().line);
+        crate::validation::generate_name(&mut located.value.metadata, world.profile.seed, &salt);
     }
     let slice = &located.value;
     let object = ObjectRef {

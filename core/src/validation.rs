@@ -17,6 +17,7 @@ use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
 use crate::profile::Profile;
 
 pub(crate) use endpoint_slice::default_endpoint_slice;
+pub(crate) use names::generate_name;
 pub(crate) use service::{
     cluster_ips_related_fields, drop_type_dependent_fields, prepare_service_for_create,
 };

@@ -543,3 +543,39 @@ fn three_cluster_ips_only_say_up_to_two() {
         "#]],
     );
 }
+
+#[test]
+fn generate_name_gets_five_seeded_characters_in_api_mode() {
+    // The registry names the object before validation (`generateName` + 5 random characters);
+    // as written, validation still requires a name, exactly like the Go unit tests.
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {generateName: web-}\nspec: {ports: [{port: 80}]}\n";
+    check(
+        false,
+        svc,
+        expect![[r#"
+        service web-n6tnp created
+        --- text
+    "#]],
+    );
+    check(
+        true,
+        svc,
+        expect![[r#"
+        Error FieldValueRequired metadata.name: Required value: name or generateName is required @3:1
+        Error FieldValueRequired metadata.namespace: Required value @3:1
+        Error FieldValueRequired spec.ports[0].protocol: Required value @4:16
+        Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive @4:16
+        Error FieldValueRequired spec.sessionAffinity: Required value @4:1
+        Error FieldValueRequired spec.type: Required value @4:1
+        service  rejected
+        --- text
+        The Service "" is invalid: 
+        * metadata.name: Required value: name or generateName is required
+        * metadata.namespace: Required value
+        * spec.ports[0].protocol: Required value
+        * spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive
+        * spec.sessionAffinity: Required value
+        * spec.type: Required value
+    "#]],
+    );
+}
