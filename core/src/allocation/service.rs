@@ -117,6 +117,8 @@ pub(crate) struct Cluster {
     primary: IpFamily,
     families: BTreeMap<IpFamily, FamilyAllocator>,
     pub(crate) ports: PortAllocator,
+    /// StrictIPCIDRValidation: the pre-allocation validation rejects leading zeros too.
+    strict_ip: bool,
 }
 
 impl Cluster {
@@ -150,7 +152,7 @@ impl Cluster {
             profile.node_port_static_subrange(),
             profile.seed,
         );
-        Ok(Cluster { primary, families, ports })
+        Ok(Cluster { primary, families, ports, strict_ip: profile.gate("StrictIPCIDRValidation") })
     }
 
     pub(crate) fn primary(&self) -> IpFamily {
@@ -255,7 +257,7 @@ impl Cluster {
             let policy = if spec.cluster_ip == "None" && selectorless { "RequireDualStack" } else { "SingleStack" };
             spec.ip_family_policy = Some(policy.to_owned());
         }
-        let errors = validate_cluster_ips_related_fields(svc);
+        let errors = crate::validation::cluster_ips_related_fields(svc, self.strict_ip, &[]);
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -458,10 +460,4 @@ impl Cluster {
         }
         Ok(())
     }
-}
-
-/// `ValidateServiceClusterIPsRelatedFields` (validation.md §3.8), skipped for ExternalName; the
-/// allocator runs it before allocating (the rules live in `validation`).
-pub(crate) fn validate_cluster_ips_related_fields(svc: &Service) -> Vec<FieldError> {
-    crate::validation::cluster_ips_related_fields(svc, false, &[])
 }
