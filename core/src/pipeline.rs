@@ -389,7 +389,7 @@ fn push_service_warnings(profile: &Profile, service: &Service, positions: &Posit
 /// warnings. A rejected slice is not stored.
 fn apply_endpoint_slice(world: &mut World, mut located: Located<EndpointSlice>, no_defaults: bool, diags: &mut Vec<Diagnostic>) {
     if !no_defaults {
-        crate::validation::default_endpoint_slice(&mut located.value);
+        crate::validation::default_endpoint_slice(&mut located.value, &world.profile);
         let p = &located.positions;
         let salt = format!("{}/{}/{}", p.file(), p.document(), p.object().line);
         crate::validation::generate_name(&mut located.value.metadata, world.profile.seed, &salt);

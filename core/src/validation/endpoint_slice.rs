@@ -24,9 +24,22 @@ fn too_many(path: &str, actual: usize, max: usize) -> FieldError {
     }
 }
 
-/// v1 defaulting of an EndpointSlice plus the request namespace: port `name` nil → `""`,
-/// `protocol` nil → `TCP`.
-pub(crate) fn default_endpoint_slice(slice: &mut EndpointSlice) {
+/// v1 defaulting of an EndpointSlice plus the request namespace (port `name` nil → `""`,
+/// `protocol` nil → `TCP`), then `PrepareForCreate`'s dropping of hint fields whose gate is off
+/// (`hints` with TopologyAwareHints, `hints.forNodes` with PreferSameTrafficDistribution).
+pub(crate) fn default_endpoint_slice(slice: &mut EndpointSlice, profile: &Profile) {
+    let hints = profile.gate("TopologyAwareHints");
+    let for_nodes = profile.gate("PreferSameTrafficDistribution");
+    for endpoint in &mut slice.endpoints {
+        if !hints {
+            endpoint.hints = None;
+        }
+        if let Some(h) = endpoint.hints.as_mut()
+            && !for_nodes
+        {
+            h.for_nodes.clear();
+        }
+    }
     if slice.metadata.namespace.is_empty() {
         slice.metadata.namespace = "default".to_owned();
     }
