@@ -31,6 +31,7 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
         // documented keyboard escape hatch), so the page stays keyboard usable.
         keymap.of([indentWithTab]),
         yaml(),
+        EditorView.lineWrapping,
         lintGutter(),
         theme.of(dark ? oneDark : lightTheme),
         editable.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),

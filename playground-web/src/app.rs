@@ -29,7 +29,8 @@ fn page_url() -> PageUrl {
         location.as_ref().and_then(|l| f(l).ok()).unwrap_or_default()
     };
     let search = get(web_sys::Location::search);
-    let embed = search.trim_start_matches('?').split('&').any(|p| p == "embed" || p.starts_with("embed="));
+    let embed =
+        search.trim_start_matches('?').split('&').any(|p| p == "embed" || p.starts_with("embed="));
     PageUrl {
         base: format!("{}{}", get(web_sys::Location::origin), get(web_sys::Location::pathname)),
         embed,
@@ -41,7 +42,8 @@ fn page_url() -> PageUrl {
 fn initial_state() -> State {
     let url = page_url();
     let dark = system_prefers_dark();
-    let default = || SharedState { scenario: default_example().text.to_owned(), ..SharedState::default() };
+    let default =
+        || SharedState { scenario: default_example().text.to_owned(), ..SharedState::default() };
     if url.fragment.is_empty() {
         return State::new(default(), dark, url.embed, None);
     }
@@ -51,13 +53,17 @@ fn initial_state() -> State {
             default(),
             dark,
             url.embed,
-            Some(format!("This share link could not be opened: {error}. Showing the default example instead.")),
+            Some(format!(
+                "This share link could not be opened: {error}. Showing the default example instead."
+            )),
         ),
     }
 }
 
 fn set_document_theme(dark: bool) {
-    if let Some(root) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element()) {
+    if let Some(root) =
+        web_sys::window().and_then(|w| w.document()).and_then(|d| d.document_element())
+    {
         let _ = root.set_attribute("data-theme", if dark { "dark" } else { "light" });
     }
 }
@@ -133,7 +139,9 @@ pub(crate) fn App() -> Html {
     let on_download = |what: &'static str| {
         let state = state.clone();
         Callback::from(move |_: MouseEvent| match what {
-            "report" => download_text("svclab-report.json", &state.report.to_json(), "application/json"),
+            "report" => {
+                download_text("svclab-report.json", &state.report.to_json(), "application/json")
+            }
             "iptables" => {
                 if let Some(rules) = &state.report.rules {
                     download_text("kube-proxy.iptables", &rules.iptables, "text/plain");
@@ -155,7 +163,12 @@ pub(crate) fn App() -> Html {
         Callback::from(move |_: MouseEvent| state.dispatch(Action::Notice(None)))
     };
     let rules_available = crate::proxy_view::rules_available(&state.report);
-    let n_errors = state.report.diagnostics.iter().filter(|d| d.severity == svclab_core::Severity::Error).count();
+    let n_errors = state
+        .report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == svclab_core::Severity::Error)
+        .count();
     let n_warnings = state.report.diagnostics.len() - n_errors;
     let status = format!(
         "{} Service{} · {n_errors} error{} · {n_warnings} warning{} · evaluated in {:.1} ms",
@@ -197,20 +210,18 @@ pub(crate) fn App() -> Html {
             </header>
         }
     };
-    let nodes: Vec<String> = state.world.nodes.iter().map(|n| n.value.metadata.name.clone()).collect();
-    let suggestion = state
-        .report
-        .services
-        .iter()
-        .find(|s| !s.cluster_ips.is_empty() && s.outcome != "rejected" && s.outcome != "deleted")
-        .map(|s| (s.cluster_ips[0].clone(), s.ports.first().map(|p| p.port.to_string()).unwrap_or_default()))
-        .unwrap_or_default();
+    let nodes: Vec<String> =
+        state.world.nodes.iter().map(|n| n.value.metadata.name.clone()).collect();
+    let suggestion = crate::proxy_view::suggestion(&state.report);
     let panel = match state.tab {
-        Tab::Diagnostics => html! { <DiagnosticsPanel report={state.report.clone()} on_jump={on_jump.clone()} /> },
+        Tab::Diagnostics => {
+            html! { <DiagnosticsPanel report={state.report.clone()} on_jump={on_jump.clone()} /> }
+        }
         Tab::Allocations => html! { <AllocationsPanel report={state.report.clone()} /> },
         Tab::Rules => {
             let dispatcher = state.clone();
-            let on_filter = Callback::from(move |f: String| dispatcher.dispatch(Action::SetRulesFilter(f)));
+            let on_filter =
+                Callback::from(move |f: String| dispatcher.dispatch(Action::SetRulesFilter(f)));
             html! { <RulesPanel report={state.report.clone()} filter={state.rules_filter.clone()} {on_filter} /> }
         }
         Tab::Trace => {
@@ -222,7 +233,7 @@ pub(crate) fn App() -> Html {
                 let state = state.clone();
                 Callback::from(move |()| state.dispatch(Action::RunTrace))
             };
-            html! { <TracePanel packet={state.trace.clone()} outcome={state.trace_outcome.clone()} {suggestion} {on_change} {on_run} /> }
+            html! { <TracePanel packet={state.trace.clone()} outcome={state.trace_outcome.clone()} {suggestion} proxy_mode={state.proxy_mode()} {on_change} {on_run} /> }
         }
     };
     let on_profile = {
@@ -284,4 +295,3 @@ pub(crate) fn App() -> Html {
         </div>
     }
 }
-

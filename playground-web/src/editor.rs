@@ -104,8 +104,10 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
         let (dark, read_only, on_change) = (props.dark, props.read_only, props.on_change.clone());
         use_effect_with((), move |_| {
             if let Some(element) = host.cast::<web_sys::HtmlElement>() {
-                let closure = Closure::<dyn Fn(String)>::new(move |text: String| on_change.emit(text));
-                let created = create_editor(&element, &text, dark, read_only, DEBOUNCE_MS, &closure);
+                let closure =
+                    Closure::<dyn Fn(String)>::new(move |text: String| on_change.emit(text));
+                let created =
+                    create_editor(&element, &text, dark, read_only, DEBOUNCE_MS, &closure);
                 // The editor lives as long as the page; so does its change listener.
                 closure.forget();
                 *handle.borrow_mut() = Some(created);

@@ -22,13 +22,21 @@ pub(crate) const EXAMPLES: &[Example] = &[
         title: "1.24 with ServiceIPStaticSubrange off: collision risk",
         text: include_str!("../examples/gate-off-1-24.yaml"),
     },
-    Example { id: "dual-stack", title: "Dual-stack", text: include_str!("../examples/dual-stack.yaml") },
+    Example {
+        id: "dual-stack",
+        title: "Dual-stack",
+        text: include_str!("../examples/dual-stack.yaml"),
+    },
     Example {
         id: "etp-local-terminating",
         title: "ETP Local with terminating endpoints",
         text: include_str!("../examples/etp-local-terminating.yaml"),
     },
-    Example { id: "topology-hints", title: "Topology hints", text: include_str!("../examples/topology-hints.yaml") },
+    Example {
+        id: "topology-hints",
+        title: "Topology hints",
+        text: include_str!("../examples/topology-hints.yaml"),
+    },
     Example {
         id: "lb-source-ranges",
         title: "LoadBalancer source ranges",
@@ -66,8 +74,10 @@ mod tests {
     use super::*;
 
     fn check(example: &Example) {
-        let report =
-            svclab_core::check(&[svclab_core::Input::new(example.id, example.text)], &Default::default());
+        let report = svclab_core::check(
+            &[svclab_core::Input::new(example.id, example.text)],
+            &Default::default(),
+        );
         assert!(!report.services.is_empty(), "{}: no Service", example.id);
     }
 

@@ -17,7 +17,8 @@ pub(crate) fn set_field(text: &str, document: (&str, &str), key: &str, value: &s
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let new_line = format!("{key}: {value}");
     let Some((start, end)) = find_document(&lines, kind) else {
-        let mut header = vec![format!("apiVersion: {api_version}"), format!("kind: {kind}"), new_line];
+        let mut header =
+            vec![format!("apiVersion: {api_version}"), format!("kind: {kind}"), new_line];
         let starts_with_separator =
             lines.iter().find(|l| !is_blank_or_comment(l)).is_some_and(|l| is_separator(l));
         if !starts_with_separator {
@@ -134,15 +135,31 @@ mod tests {
             "\"1.24\"",
             "# cluster\napiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges:\n  - 10.0.0.0/24\n  - fd00::/108\nseed: 1 # keep\nkubernetesVersion: \"1.24\"\n\n---\nkind: Service\n",
         );
-        check("---\nkind: Service\n", "seed", "2", "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nseed: 2\n---\nkind: Service\n");
+        check(
+            "---\nkind: Service\n",
+            "seed",
+            "2",
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nseed: 2\n---\nkind: Service\n",
+        );
     }
 
     #[test]
     fn flow_values_are_valid_yaml() {
-        assert_eq!(quoted_list(["10.96.0.0/12", "fd00::/108"]), "[\"10.96.0.0/12\", \"fd00::/108\"]");
-        assert_eq!(bool_map([("ServiceIPStaticSubrange", false)]), "{ServiceIPStaticSubrange: false}");
         assert_eq!(
-            set_field("kind: KubeProxyConfiguration\nmode: iptables\n", KUBE_PROXY_CONFIGURATION, "mode", "nftables"),
+            quoted_list(["10.96.0.0/12", "fd00::/108"]),
+            "[\"10.96.0.0/12\", \"fd00::/108\"]"
+        );
+        assert_eq!(
+            bool_map([("ServiceIPStaticSubrange", false)]),
+            "{ServiceIPStaticSubrange: false}"
+        );
+        assert_eq!(
+            set_field(
+                "kind: KubeProxyConfiguration\nmode: iptables\n",
+                KUBE_PROXY_CONFIGURATION,
+                "mode",
+                "nftables"
+            ),
             "kind: KubeProxyConfiguration\nmode: nftables\n"
         );
     }

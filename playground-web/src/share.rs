@@ -70,9 +70,13 @@ impl std::fmt::Display for ShareError {
                 write!(f, "the link does not start with #{FRAGMENT_PREFIX} (unknown share format)")
             }
             ShareError::Base64 => write!(f, "the link is not valid base64url; was it cut short?"),
-            ShareError::Deflate => write!(f, "the link's data does not decompress; was it cut short?"),
+            ShareError::Deflate => {
+                write!(f, "the link's data does not decompress; was it cut short?")
+            }
             ShareError::Utf8 => write!(f, "the link's data is not UTF-8 text"),
-            ShareError::Json(detail) => write!(f, "the link's data is not a playground state: {detail}"),
+            ShareError::Json(detail) => {
+                write!(f, "the link's data is not a playground state: {detail}")
+            }
         }
     }
 }
@@ -88,7 +92,8 @@ pub(crate) fn encode(state: &SharedState) -> String {
 pub(crate) fn decode(fragment: &str) -> Result<SharedState, ShareError> {
     let fragment = fragment.strip_prefix('#').unwrap_or(fragment);
     let payload = fragment.strip_prefix(FRAGMENT_PREFIX).ok_or(ShareError::UnknownVersion)?;
-    let deflated = BASE64URL_NOPAD.decode(payload.trim().as_bytes()).map_err(|_| ShareError::Base64)?;
+    let deflated =
+        BASE64URL_NOPAD.decode(payload.trim().as_bytes()).map_err(|_| ShareError::Base64)?;
     let json = miniz_oxide::inflate::decompress_to_vec_with_limit(&deflated, MAX_INFLATED_BYTES)
         .map_err(|_| ShareError::Deflate)?;
     let text = String::from_utf8(json).map_err(|_| ShareError::Utf8)?;
@@ -125,12 +130,18 @@ mod tests {
     #[test]
     fn unknown_fields_are_ignored_and_malformed_links_say_why() {
         let json = br#"{"scenario":"kind: Service\n","future":{"x":1}}"#;
-        let link = format!("v1.{}", BASE64URL_NOPAD.encode(&miniz_oxide::deflate::compress_to_vec(json, 6)));
+        let link = format!(
+            "v1.{}",
+            BASE64URL_NOPAD.encode(&miniz_oxide::deflate::compress_to_vec(json, 6))
+        );
         check(&link, Ok("kind: Service\n"));
         check("v2.abc", Err(ShareError::UnknownVersion));
         check("v1.***", Err(ShareError::Base64));
         check("v1.AAAA", Err(ShareError::Deflate));
-        let no_scenario = format!("v1.{}", BASE64URL_NOPAD.encode(&miniz_oxide::deflate::compress_to_vec(b"{}", 6)));
+        let no_scenario = format!(
+            "v1.{}",
+            BASE64URL_NOPAD.encode(&miniz_oxide::deflate::compress_to_vec(b"{}", 6))
+        );
         assert!(matches!(decode(&no_scenario), Err(ShareError::Json(m)) if m.contains("scenario")));
     }
 }

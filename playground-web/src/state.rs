@@ -147,7 +147,12 @@ pub(crate) enum Action {
 
 impl State {
     /// The first state: a scenario, the panel and options from a share link, theme, embed.
-    pub(crate) fn new(shared: SharedState, dark: bool, embed: bool, notice: Option<String>) -> State {
+    pub(crate) fn new(
+        shared: SharedState,
+        dark: bool,
+        embed: bool,
+        notice: Option<String>,
+    ) -> State {
         let (world, report, eval_ms) = evaluate(&shared.scenario);
         let mut state = State {
             scenario: Rc::from(shared.scenario.as_str()),
@@ -193,7 +198,11 @@ impl State {
 
     /// The node kube-proxy renders for (KubeProxyConfiguration `hostnameOverride`).
     pub(crate) fn node(&self) -> String {
-        self.world.kube_proxy.as_ref().map(|k| k.value.hostname_override.clone()).unwrap_or_default()
+        self.world
+            .kube_proxy
+            .as_ref()
+            .map(|k| k.value.hostname_override.clone())
+            .unwrap_or_default()
     }
 
     fn set_scenario(&mut self, text: String, from_editor: bool) {
@@ -212,7 +221,7 @@ impl State {
     }
 
     fn run_trace(&mut self) {
-        let outcome = proxy_view::trace(&self.world, &self.report, &self.trace, &self.proxy_mode(), &self.node());
+        let outcome = proxy_view::trace(&self.world, &self.report, &self.trace, &self.node());
         self.trace_outcome = Some(Rc::new(outcome));
     }
 
@@ -220,7 +229,32 @@ impl State {
         let text = &*self.scenario;
         match change {
             ProfileChange::Version(v) => {
-                profile_document::set_field(text, CLUSTER_PROFILE, "kubernetesVersion", &profile_document::quoted(&v))
+                let text = profile_document::set_field(
+                    text,
+                    CLUSTER_PROFILE,
+                    "kubernetesVersion",
+                    &profile_document::quoted(&v),
+                );
+                // Gates the new release no longer accepts (e.g. ServiceIPStaticSubrange after
+                // 1.27) or locks to another value would make kube-apiserver refuse to start;
+                // the bar drops them so that switching releases keeps the scenario valid.
+                let gates = explicit_gates(&text);
+                let Some(version) = svclab_core::Version::parse(&v) else { return text };
+                let mut profile = svclab_core::Profile::for_version(version);
+                let kept: Vec<(&str, bool)> = gates
+                    .iter()
+                    .filter(|(name, value)| profile.set_gate(name, **value).is_ok())
+                    .map(|(name, value)| (name.as_str(), *value))
+                    .collect();
+                if kept.len() == gates.len() {
+                    return text;
+                }
+                profile_document::set_field(
+                    &text,
+                    CLUSTER_PROFILE,
+                    "featureGates",
+                    &profile_document::bool_map(kept),
+                )
             }
             ProfileChange::Gate(name, value) => {
                 let mut gates = explicit_gates(text);
@@ -229,7 +263,8 @@ impl State {
                 profile_document::set_field(text, CLUSTER_PROFILE, "featureGates", &map)
             }
             ProfileChange::ServiceCidrs(list) => {
-                let items: Vec<&str> = list.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()).collect();
+                let items: Vec<&str> =
+                    list.split([',', ' ']).map(str::trim).filter(|s| !s.is_empty()).collect();
                 profile_document::set_field(
                     text,
                     CLUSTER_PROFILE,
@@ -245,7 +280,11 @@ impl State {
             ),
             ProfileChange::Seed(seed) => {
                 let seed = seed.trim();
-                let value = if seed.parse::<u64>().is_ok() { seed.to_owned() } else { profile_document::quoted(seed) };
+                let value = if seed.parse::<u64>().is_ok() {
+                    seed.to_owned()
+                } else {
+                    profile_document::quoted(seed)
+                };
                 profile_document::set_field(text, CLUSTER_PROFILE, "seed", &value)
             }
             ProfileChange::Node(node) => profile_document::set_field(
@@ -254,9 +293,12 @@ impl State {
                 "hostnameOverride",
                 &profile_document::quoted(&node),
             ),
-            ProfileChange::ProxyMode(mode) => {
-                profile_document::set_field(text, KUBE_PROXY_CONFIGURATION, "mode", &profile_document::quoted(&mode))
-            }
+            ProfileChange::ProxyMode(mode) => profile_document::set_field(
+                text,
+                KUBE_PROXY_CONFIGURATION,
+                "mode",
+                &profile_document::quoted(&mode),
+            ),
         }
     }
 }
@@ -274,7 +316,9 @@ impl Reducible for State {
                 next.set_scenario(text, true);
             }
             Action::LoadExample(id) => {
-                let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else { return self };
+                let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else {
+                    return self;
+                };
                 next.notice = None;
                 next.trace_outcome = None;
                 next.set_scenario(example.text.to_owned(), false);
@@ -324,7 +368,8 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
 /// Runs the pipeline and times it.
 fn evaluate(text: &str) -> (Rc<World>, Rc<Report>, f64) {
     let started = now_ms();
-    let (world, mut report) = svclab_core::evaluate(&[Input::new(SCENARIO_NAME, text)], &CheckOptions::default());
+    let (world, mut report) =
+        svclab_core::evaluate(&[Input::new(SCENARIO_NAME, text)], &CheckOptions::default());
     proxy_view::complete_report(&world, &mut report);
     let elapsed = now_ms() - started;
     (Rc::new(world), Rc::new(report), elapsed)
@@ -347,21 +392,45 @@ mod tests {
         let text = state.apply_profile(change);
         assert!(text.lines().any(|l| l == expected_line), "{expected_line:?} not in\n{text}");
         let (_, report, _) = evaluate(&text);
-        assert!(!report.has_errors() || report.diagnostics.iter().all(|d| d.object.as_ref().is_some_and(|o| o.kind == "Service")));
+        let profile_errors: Vec<_> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.object.as_ref().is_some_and(|o| o.kind == "ClusterProfile"))
+            .collect();
+        assert!(profile_errors.is_empty(), "{profile_errors:?}");
     }
 
     #[test]
     fn profile_bar_changes_are_written_into_the_text() {
-        let state = State::new(
-            SharedState { scenario: crate::examples::default_example().text.to_owned(), ..SharedState::default() },
-            false,
-            false,
-            None,
+        let example = |id: &str| {
+            let text = crate::examples::EXAMPLES
+                .iter()
+                .find(|e| e.id == id)
+                .map(|e| e.text)
+                .unwrap_or_default();
+            State::new(
+                SharedState { scenario: text.to_owned(), ..SharedState::default() },
+                false,
+                false,
+                None,
+            )
+        };
+        let newest = example("static-band-dns");
+        check(&newest, ProfileChange::Version("1.24".into()), "kubernetesVersion: \"1.24\"");
+        check(
+            &newest,
+            ProfileChange::ServiceCidrs("10.0.0.0/16, fd00::/108".into()),
+            "serviceClusterIPRanges: [\"10.0.0.0/16\", \"fd00::/108\"]",
         );
-        check(&state, ProfileChange::Version("1.24".into()), "kubernetesVersion: \"1.24\"");
-        check(&state, ProfileChange::Gate("ServiceIPStaticSubrange".into(), true), "featureGates: {ServiceIPStaticSubrange: true}");
-        check(&state, ProfileChange::ServiceCidrs("10.0.0.0/16, fd00::/108".into()), "serviceClusterIPRanges: [\"10.0.0.0/16\", \"fd00::/108\"]");
-        check(&state, ProfileChange::Seed("9".into()), "seed: 9");
-        check(&state, ProfileChange::ProxyMode("nftables".into()), "mode: \"nftables\"");
+        check(&newest, ProfileChange::Seed("9".into()), "seed: 9");
+        check(&newest, ProfileChange::ProxyMode("nftables".into()), "mode: \"nftables\"");
+        let old = example("gate-off-1-24");
+        check(
+            &old,
+            ProfileChange::Gate("ServiceIPStaticSubrange".into(), true),
+            "featureGates: {ServiceIPStaticSubrange: true}",
+        );
+        // The gate is gone in the newest release: switching there drops it.
+        check(&old, ProfileChange::Version("1.37".into()), "featureGates: {}");
     }
 }

@@ -48,10 +48,10 @@ fn locked_wasm_bindgen(root: &Path) -> anyhow::Result<String> {
     let lock = std::fs::read_to_string(root.join("Cargo.lock")).context("reading Cargo.lock")?;
     let mut lines = lock.lines();
     while let Some(line) = lines.next() {
-        if line == "name = \"wasm-bindgen\"" {
-            if let Some(version) = lines.next().and_then(|l| l.strip_prefix("version = \"")) {
-                return Ok(version.trim_end_matches('"').to_owned());
-            }
+        if line == "name = \"wasm-bindgen\""
+            && let Some(version) = lines.next().and_then(|l| l.strip_prefix("version = \""))
+        {
+            return Ok(version.trim_end_matches('"').to_owned());
         }
     }
     bail!("wasm-bindgen is not in Cargo.lock")
@@ -75,8 +75,10 @@ pub(crate) fn build() -> anyhow::Result<()> {
         esbuild.display()
     );
     let wanted = locked_wasm_bindgen(&root)?;
-    let found = Command::new("wasm-bindgen").arg("--version").output().ok().filter(|o| o.status.success());
-    let found = found.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+    let found =
+        Command::new("wasm-bindgen").arg("--version").output().ok().filter(|o| o.status.success());
+    let found =
+        found.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
     ensure!(
         found == format!("wasm-bindgen {wanted}"),
         "the wasm-bindgen CLI must be version {wanted} (Cargo.lock), found {:?}: run `bash scripts/setup.d/30-wasm-bindgen.sh`",
@@ -101,7 +103,8 @@ pub(crate) fn build() -> anyhow::Result<()> {
 
     let staging = target.join("playground-staging");
     if staging.exists() {
-        std::fs::remove_dir_all(&staging).with_context(|| format!("removing {}", staging.display()))?;
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("removing {}", staging.display()))?;
     }
     say("playground: wasm-bindgen");
     run(
@@ -119,13 +122,22 @@ pub(crate) fn build() -> anyhow::Result<()> {
     run(
         Command::new(&esbuild)
             .current_dir(&js_dir)
-            .args(["editor.js", "--bundle", "--format=esm", "--minify", "--target=es2020", "--log-level=warning"])
+            .args([
+                "editor.js",
+                "--bundle",
+                "--format=esm",
+                "--minify",
+                "--target=es2020",
+                "--log-level=warning",
+            ])
             .arg(format!("--outfile={}", snippets[0].display())),
         "esbuild",
     )?;
 
     let static_dir = root.join("playground-web/static");
-    for entry in std::fs::read_dir(&static_dir).with_context(|| format!("reading {}", static_dir.display()))? {
+    for entry in std::fs::read_dir(&static_dir)
+        .with_context(|| format!("reading {}", static_dir.display()))?
+    {
         let entry = entry?;
         std::fs::copy(entry.path(), staging.join(entry.file_name()))?;
     }
@@ -145,10 +157,7 @@ pub(crate) fn build() -> anyhow::Result<()> {
         std::fs::remove_dir_all(&site).with_context(|| format!("removing {}", site.display()))?;
     }
     std::fs::rename(&staging, &site)?;
-    say(&format!(
-        "playground: wrote {} ({total} bytes, {total_gzip} gzipped)",
-        site.display()
-    ));
+    say(&format!("playground: wrote {} ({total} bytes, {total_gzip} gzipped)", site.display()));
     Ok(())
 }
 
@@ -199,16 +208,26 @@ pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--for" => {
-                let seconds: u64 = rest.next().context("--for needs seconds")?.parse().context("--for SECONDS")?;
+                let seconds: u64 =
+                    rest.next().context("--for needs seconds")?.parse().context("--for SECONDS")?;
                 lifetime = Some(Duration::from_secs(seconds));
             }
-            "--port" => port = rest.next().context("--port needs a number")?.parse().context("--port N")?,
-            other => port = other.parse().with_context(|| format!("unknown serve argument {other:?}"))?,
+            "--port" => {
+                port = rest.next().context("--port needs a number")?.parse().context("--port N")?
+            }
+            other => {
+                port = other.parse().with_context(|| format!("unknown serve argument {other:?}"))?
+            }
         }
     }
     let site = site_dir();
-    ensure!(site.join("index.html").exists(), "{} has no index.html: run `cargo xtask playground` first", site.display());
-    let listener = TcpListener::bind(("127.0.0.1", port)).with_context(|| format!("binding 127.0.0.1:{port}"))?;
+    ensure!(
+        site.join("index.html").exists(),
+        "{} has no index.html: run `cargo xtask playground` first",
+        site.display()
+    );
+    let listener = TcpListener::bind(("127.0.0.1", port))
+        .with_context(|| format!("binding 127.0.0.1:{port}"))?;
     let address = listener.local_addr()?;
     say(&format!("svclab playground: http://{address}/"));
     let started = Instant::now();
@@ -228,7 +247,9 @@ pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
                     let _ = handle(stream, &site);
                 });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
             Err(e) => return Err(e.into()),
         }
     }
@@ -283,19 +304,24 @@ fn handle(stream: TcpStream, site: &Path) -> anyhow::Result<()> {
         let relative = if relative.is_empty() { "index.html" } else { relative };
         let safe = !relative.split('/').any(|c| c == ".." || c.is_empty() || c.starts_with('.'));
         let file = site.join(relative);
-        let (status, body, encoding, kind) = if (method != "GET" && method != "HEAD") || !safe || !file.is_file() {
-            let status = if method == "GET" || method == "HEAD" { "404 Not Found" } else { "405 Method Not Allowed" };
-            (status, b"not found\n".to_vec(), None, "text/plain; charset=utf-8")
-        } else {
-            let mut gz = file.clone().into_os_string();
-            gz.push(".gz");
-            let gz = PathBuf::from(gz);
-            if accepts_gzip && gz.is_file() {
-                ("200 OK", std::fs::read(&gz)?, Some("gzip"), content_type(&file))
+        let (status, body, encoding, kind) =
+            if (method != "GET" && method != "HEAD") || !safe || !file.is_file() {
+                let status = if method == "GET" || method == "HEAD" {
+                    "404 Not Found"
+                } else {
+                    "405 Method Not Allowed"
+                };
+                (status, b"not found\n".to_vec(), None, "text/plain; charset=utf-8")
             } else {
-                ("200 OK", std::fs::read(&file)?, None, content_type(&file))
-            }
-        };
+                let mut gz = file.clone().into_os_string();
+                gz.push(".gz");
+                let gz = PathBuf::from(gz);
+                if accepts_gzip && gz.is_file() {
+                    ("200 OK", std::fs::read(&gz)?, Some("gzip"), content_type(&file))
+                } else {
+                    ("200 OK", std::fs::read(&file)?, None, content_type(&file))
+                }
+            };
         let mut head = format!(
             "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nX-Content-Type-Options: nosniff\r\nVary: Accept-Encoding\r\n",
             body.len()
@@ -320,7 +346,8 @@ mod tests {
         assert_eq!(crc32(data), crc);
         let gz = gzip(data);
         assert_eq!(&gz[..3], &[0x1f, 0x8b, 8]);
-        let inflated = miniz_oxide::inflate::decompress_to_vec(&gz[10..gz.len() - 8]).unwrap_or_default();
+        let inflated =
+            miniz_oxide::inflate::decompress_to_vec(&gz[10..gz.len() - 8]).unwrap_or_default();
         assert_eq!(inflated, data);
     }
 

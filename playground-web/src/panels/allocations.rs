@@ -54,7 +54,8 @@ impl RangeMap {
         if offset <= static_end {
             offset / static_end * MIN_STATIC_SHARE
         } else {
-            MIN_STATIC_SHARE + (offset - static_end) / (self.span - static_end) * (1.0 - MIN_STATIC_SHARE)
+            MIN_STATIC_SHARE
+                + (offset - static_end) / (self.span - static_end) * (1.0 - MIN_STATIC_SHARE)
         }
     }
 
@@ -103,7 +104,10 @@ fn failure_reasons(report: &Report, service: &ServiceReport) -> Vec<String> {
         .collect()
 }
 
-fn band_offsets(band: Option<&BandReport>, origin: impl Fn(&str) -> Option<f64>) -> Option<(f64, f64)> {
+fn band_offsets(
+    band: Option<&BandReport>,
+    origin: impl Fn(&str) -> Option<f64>,
+) -> Option<(f64, f64)> {
     let band = band?;
     Some((origin(&band.first)?, origin(&band.last)? + 1.0))
 }
@@ -120,7 +124,11 @@ fn ip_maps(report: &Report) -> Vec<RangeMap> {
                 let reasons = failure_reasons(report, service).join("; ");
                 for ip in &service.cluster_ips {
                     if let Some(o) = offset(ip) {
-                        marks.push(Mark { offset: o, kind: "failed", title: format!("{key}: {ip} failed: {reasons}") });
+                        marks.push(Mark {
+                            offset: o,
+                            kind: "failed",
+                            title: format!("{key}: {ip} failed: {reasons}"),
+                        });
                     }
                 }
                 continue;
@@ -130,7 +138,11 @@ fn ip_maps(report: &Report) -> Vec<RangeMap> {
             }
             for allocation in &service.allocations {
                 let Some(o) = offset(&allocation.ip) else { continue };
-                let (kind, how) = if allocation.requested { ("requested", "requested") } else { ("dynamic", "picked dynamically") };
+                let (kind, how) = if allocation.requested {
+                    ("requested", "requested")
+                } else {
+                    ("dynamic", "picked dynamically")
+                };
                 marks.push(Mark {
                     offset: o,
                     kind,
@@ -147,7 +159,10 @@ fn ip_maps(report: &Report) -> Vec<RangeMap> {
             std::net::Ipv6Addr::from(last).to_string()
         };
         maps.push(RangeMap {
-            title: format!("{} ({}, {} allocator): {} used of {}", range.cidr, range.family, range.allocator, range.used, range.size),
+            title: format!(
+                "{} ({}, {} allocator): {} used of {}",
+                range.cidr, range.family, range.allocator, range.used, range.size
+            ),
             span,
             first_label: range.cidr.split('/').next().unwrap_or_default().to_owned(),
             last_label,
@@ -163,15 +178,21 @@ fn port_map(report: &Report) -> Option<RangeMap> {
     let range = &report.node_port_range;
     let (first, last) = range.range.split_once('-')?;
     let (first, last): (u32, u32) = (first.parse().ok()?, last.parse().ok()?);
-    let offset = |port: &str| port.parse::<u32>().ok().and_then(|p| p.checked_sub(first)).map(f64::from);
+    let offset =
+        |port: &str| port.parse::<u32>().ok().and_then(|p| p.checked_sub(first)).map(f64::from);
     let mut marks = Vec::new();
-    for service in report.services.iter().filter(|s| s.outcome != "deleted" && s.outcome != "rejected") {
+    for service in
+        report.services.iter().filter(|s| s.outcome != "deleted" && s.outcome != "rejected")
+    {
         for port in service.ports.iter().filter(|p| p.node_port != 0) {
             let Some(o) = port.node_port.checked_sub(first).map(f64::from) else { continue };
             marks.push(Mark {
                 offset: o,
                 kind: "dynamic",
-                title: format!("{}/{}: nodePort {} ({} band)", service.namespace, service.name, port.node_port, port.node_port_band),
+                title: format!(
+                    "{}/{}: nodePort {} ({} band)",
+                    service.namespace, service.name, port.node_port, port.node_port_band
+                ),
             });
         }
     }

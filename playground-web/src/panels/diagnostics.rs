@@ -44,7 +44,9 @@ fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -
                 </li>
             }
         }
-        None => html! { <li><div class={class}><span class="loc">{"–"}</span><span class="msg">{text}</span></div></li> },
+        None => {
+            html! { <li><div class={class}><span class="loc">{"–"}</span><span class="msg">{text}</span></div></li> }
+        }
     }
 }
 
@@ -60,7 +62,8 @@ pub(crate) fn DiagnosticsPanel(props: &DiagnosticsProps) -> Html {
             None => groups.push((d.object.as_ref(), vec![d])),
         }
     }
-    let warnings: Vec<&Diagnostic> = report.diagnostics.iter().filter(|d| d.severity == Severity::Warning).collect();
+    let warnings: Vec<&Diagnostic> =
+        report.diagnostics.iter().filter(|d| d.severity == Severity::Warning).collect();
     let n_errors: usize = groups.iter().map(|(_, l)| l.len()).sum();
     html! {
         <div class="diagnostics">

@@ -28,11 +28,17 @@ fn minor_of(version: &str) -> u32 {
     version.split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(NEWEST_MINOR)
 }
 
-fn on_select(on_change: &Callback<ProfileChange>, make: fn(String) -> ProfileChange) -> Callback<Event> {
+fn on_select(
+    on_change: &Callback<ProfileChange>,
+    make: fn(String) -> ProfileChange,
+) -> Callback<Event> {
     on_change.reform(move |e: Event| make(e.target_unchecked_into::<HtmlSelectElement>().value()))
 }
 
-fn on_input(on_change: &Callback<ProfileChange>, make: fn(String) -> ProfileChange) -> Callback<Event> {
+fn on_input(
+    on_change: &Callback<ProfileChange>,
+    make: fn(String) -> ProfileChange,
+) -> Callback<Event> {
     on_change.reform(move |e: Event| make(e.target_unchecked_into::<HtmlInputElement>().value()))
 }
 
@@ -45,7 +51,10 @@ pub(crate) fn ProfileBar(props: &ProfileBarProps) -> Html {
     // Alpha in 1.24, beta in 1.25, GA (locked on) from 1.26.
     let gate_locked = minor >= 26;
     let on_gate = props.on_change.reform(|e: Event| {
-        ProfileChange::Gate("ServiceIPStaticSubrange".to_owned(), e.target_unchecked_into::<HtmlInputElement>().checked())
+        ProfileChange::Gate(
+            "ServiceIPStaticSubrange".to_owned(),
+            e.target_unchecked_into::<HtmlInputElement>().checked(),
+        )
     });
     let mut nodes = props.nodes.clone();
     if !props.node.is_empty() && !nodes.contains(&props.node) {

@@ -76,7 +76,8 @@ fn render_line(line: &str, mode: &'static str, chains: &BTreeSet<String>) -> Htm
         if i > 0 {
             parts.push(html! { {" "} });
         }
-        let bare = word.trim_matches(|c: char| c == '"' || c == ',' || c == ';' || c == '{' || c == '}');
+        let bare =
+            word.trim_matches(|c: char| c == '"' || c == ',' || c == ';' || c == '{' || c == '}');
         if chains.contains(bare) && definition.as_deref() != Some(bare) {
             let target = element_id(mode, bare);
             let onclick = Callback::from(move |e: MouseEvent| {
@@ -89,7 +90,9 @@ fn render_line(line: &str, mode: &'static str, chains: &BTreeSet<String>) -> Htm
         }
     }
     match definition {
-        Some(chain) => html! { <div class="rule def" id={element_id(mode, &chain)} tabindex="-1">{ for parts }</div> },
+        Some(chain) => {
+            html! { <div class="rule def" id={element_id(mode, &chain)} tabindex="-1">{ for parts }</div> }
+        }
         None => html! { <div class="rule">{ for parts }</div> },
     }
 }
@@ -138,7 +141,8 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
         props.report.services.iter().map(|s| format!("{}/{}", s.namespace, s.name)).collect();
     services.sort();
     services.dedup();
-    let on_filter = props.on_filter.reform(|e: Event| e.target_unchecked_into::<HtmlSelectElement>().value());
+    let on_filter =
+        props.on_filter.reform(|e: Event| e.target_unchecked_into::<HtmlSelectElement>().value());
     html! {
         <div class="rules">
             <label>{"Service "}
@@ -166,13 +170,13 @@ mod tests {
 
     #[test]
     fn finds_chain_definitions_of_both_formats() {
-        check("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-ABC - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-ABC\nCOMMIT\n", &[
-            "KUBE-SERVICES",
-            "KUBE-SVC-ABC",
-        ]);
-        check("table ip kube-proxy {\n\tchain services {\n\t}\n}\nadd chain ip kube-proxy service-X\n", &[
-            "service-X",
-            "services",
-        ]);
+        check(
+            "*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-ABC - [0:0]\n-A KUBE-SERVICES -j KUBE-SVC-ABC\nCOMMIT\n",
+            &["KUBE-SERVICES", "KUBE-SVC-ABC"],
+        );
+        check(
+            "table ip kube-proxy {\n\tchain services {\n\t}\n}\nadd chain ip kube-proxy service-X\n",
+            &["service-X", "services"],
+        );
     }
 }

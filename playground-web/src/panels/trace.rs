@@ -18,35 +18,57 @@ pub(crate) struct TraceProps {
     pub(crate) outcome: Option<Rc<TraceOutcome>>,
     /// A suggested destination (`ip:port` of the first Service) for the placeholder.
     pub(crate) suggestion: (String, String),
+    /// The scenario's proxy mode.
+    pub(crate) proxy_mode: String,
     /// Form edits.
     pub(crate) on_change: Callback<SharedTrace>,
     /// Run the trace.
     pub(crate) on_run: Callback<()>,
 }
 
-fn outcome_view(outcome: &TraceOutcome) -> Html {
+fn outcome_view(outcome: &TraceOutcome, proxy_mode: &str) -> Html {
     match outcome {
-        TraceOutcome::Unavailable => html! {
-            <div class="unavailable" id="trace-unavailable" role="status">
-                <p><strong>{"Packet tracing is not available yet."}</strong></p>
-                <p>{"This build of the engine has no kube-proxy rules to walk."}</p>
-            </div>
-        },
-        TraceOutcome::Invalid(message) => html! { <p class="reason" id="trace-error" role="alert">{message.clone()}</p> },
-        TraceOutcome::Walk { mode, steps, verdict } => html! {
-            <div id="trace-result">
-                <ol class="trace-steps" aria-label={format!("Matched {mode} rules")}>
-                    { for steps.iter().map(|s| html! {
-                        <li>
-                            <div class="chain">{s.chain.clone()}</div>
-                            <code class="rule">{s.rule.clone()}</code>
-                            if !s.note.is_empty() { <div class="note">{s.note.clone()}</div> }
-                        </li>
+        TraceOutcome::Invalid(message) => {
+            html! { <p class="reason" id="trace-error" role="alert">{message.clone()}</p> }
+        }
+        TraceOutcome::Walk(report) => {
+            let request = &report.request;
+            html! {
+                <div id="trace-result">
+                    <p class="trace-head">
+                        {format!("{} {} → {}:{} · path {} · {}", request.protocol, request.src, request.dst, request.dport,
+                            if report.path.is_empty() { "–" } else { report.path.as_str() }, report.ruleset)}
+                    </p>
+                    if proxy_mode == "nftables" {
+                        <p class="note">{"The walk interprets the iptables ruleset; kube-proxy's nftables backend makes the same decisions."}</p>
+                    }
+                    { for report.warnings.iter().map(|w| html! { <p class="reason" role="alert">{format!("warning: {w}")}</p> }) }
+                    if report.outcomes.is_empty() && report.warnings.is_empty() {
+                        <p class="reason">{"No outcome."}</p>
+                    }
+                    { for report.outcomes.iter().enumerate().map(|(i, o)| {
+                        let target = o.endpoint.as_deref().map(|e| format!(" {e}")).unwrap_or_default();
+                        let masquerade = if o.masquerade { ", masqueraded" } else { "" };
+                        html! {
+                            <section class="trace-outcome">
+                                <h4 class="verdict" id={format!("trace-verdict-{i}")}>
+                                    {format!("Outcome {} (p = {:.4}): {}{target}{masquerade}", i + 1, o.probability, o.verdict)}
+                                </h4>
+                                <ol class="trace-steps">
+                                    { for o.steps.iter().map(|s| html! {
+                                        <li>
+                                            <div class="chain">{format!("{} / {}", s.table, s.chain)}</div>
+                                            <code class="rule">{s.rule.clone()}</code>
+                                            if !s.effect.is_empty() { <div class="note">{format!("⇒ {}", s.effect)}</div> }
+                                        </li>
+                                    }) }
+                                </ol>
+                            </section>
+                        }
                     }) }
-                </ol>
-                <p class="verdict" id="trace-verdict"><strong>{"Verdict: "}</strong>{verdict.clone()}</p>
-            </div>
-        },
+                </div>
+            }
+        }
     }
 }
 
@@ -87,7 +109,7 @@ pub(crate) fn TracePanel(props: &TraceProps) -> Html {
                 </label>
                 <button id="trace-run" type="submit">{"Trace"}</button>
             </form>
-            { props.outcome.as_deref().map(outcome_view).unwrap_or_default() }
+            { props.outcome.as_deref().map(|o| outcome_view(o, &props.proxy_mode)).unwrap_or_default() }
         </div>
     }
 }

@@ -1,0 +1,351 @@
+// End-to-end tests of the svclab playground in real headless Chromium (Debian's
+// /usr/bin/chromium) driven by playwright-core. Run by tests/e2e.rs (`cargo test`), which
+// builds the site, starts `cargo xtask serve` and passes its URL in SVCLAB_URL.
+//
+// Besides asserting, the run measures a cold load (bytes transferred and uncompressed), the time
+// to the first result and the re-evaluation time of a 50-Service scenario, and saves light, dark,
+// phone-width and embed screenshots into SVCLAB_SHOTS.
+
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, "../../playground-web/js/package.json"));
+const { chromium } = require("playwright-core");
+
+const URL_BASE = process.env.SVCLAB_URL ?? "http://127.0.0.1:8080/";
+const SHOTS = process.env.SVCLAB_SHOTS ?? path.join(here, "../../target/e2e");
+const ORIGIN = new URL(URL_BASE).origin;
+mkdirSync(SHOTS, { recursive: true });
+
+const metrics = {};
+const problems = []; // console errors, page errors, requests leaving the origin
+let context;
+let userDataDir;
+
+function watch(page, label) {
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`${label}: console error: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
+  page.on("request", (r) => {
+    const url = r.url();
+    if (!url.startsWith(ORIGIN) && !url.startsWith("data:") && !url.startsWith("blob:")) {
+      problems.push(`${label}: request left the origin: ${url}`);
+    }
+  });
+  return page;
+}
+
+async function newPage(label, viewport = { width: 1400, height: 900 }) {
+  const page = watch(await context.newPage(), label);
+  await page.setViewportSize(viewport);
+  return page;
+}
+
+async function evaluations(page) {
+  return Number(await page.getAttribute("#status", "data-evaluations"));
+}
+
+async function waitForEvaluation(page, before) {
+  await page.waitForFunction(
+    (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
+    before,
+    { timeout: 10000 },
+  );
+}
+
+async function editorText(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll(".cm-content .cm-line")].map((l) => l.textContent).join("\n"),
+  );
+}
+
+/// What has the focus: an id, `cm-content` for the editor, else the tag name.
+function focused() {
+  const el = document.activeElement;
+  return el?.id || (el?.classList.contains("cm-content") ? "cm-content" : el?.tagName);
+}
+
+/// Replaces the editor text the way a user pastes it, and waits for the re-evaluation.
+async function typeScenario(page, text) {
+  const n = await evaluations(page);
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+A");
+  await page.keyboard.insertText(text);
+  await waitForEvaluation(page, n);
+}
+
+/// 1-based line number of the line holding `selector` in the editor.
+async function editorLineOf(page, selector) {
+  return page.evaluate((sel) => {
+    const el = document.querySelector(sel);
+    const line = el?.closest(".cm-line");
+    if (!line) return -1;
+    return [...document.querySelectorAll(".cm-content .cm-line")].indexOf(line) + 1;
+  }, selector);
+}
+
+before(async () => {
+  userDataDir = mkdtempSync(path.join(tmpdir(), "svclab-e2e-"));
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+});
+
+after(async () => {
+  await context?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  writeFileSync(path.join(SHOTS, "metrics.json"), JSON.stringify(metrics, null, 2) + "\n");
+  console.log(`METRICS ${JSON.stringify(metrics)}`);
+});
+
+const MANIFEST = `apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+serviceClusterIPRanges: ["10.96.0.0/24"]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  clusterIP: 10.96.0.10
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dns}
+spec:
+  clusterIP: 10.96.0.10
+  ports: [{port: 53, protocol: UDP}]
+`;
+const DUPLICATE_LINE = 16;
+
+test("cold load: first result, transferred bytes, light screenshot", async () => {
+  const page = await newPage("cold");
+  await page.emulateMedia({ colorScheme: "light" });
+  const responses = [];
+  page.on("response", (r) => responses.push(r));
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status", { timeout: 15000 });
+  metrics.firstResultMs = Math.round(await page.evaluate(() => performance.now()));
+  await page.waitForLoadState("networkidle");
+  let transferred = 0;
+  let uncompressed = 0;
+  const files = {};
+  for (const r of responses) {
+    const sizes = await r.request().sizes();
+    const body = await r.body().catch(() => Buffer.alloc(0));
+    transferred += sizes.responseBodySize + sizes.responseHeadersSize;
+    uncompressed += body.length;
+    files[new URL(r.url()).pathname] = { transferred: sizes.responseBodySize, bytes: body.length };
+  }
+  metrics.coldLoad = { requests: responses.length, transferredBytes: transferred, uncompressedBytes: uncompressed, files };
+  assert.ok(await page.isVisible("#allocation-table"), "the allocation table shows on load");
+  assert.equal(await page.getAttribute("html", "data-theme"), "light");
+  await page.screenshot({ path: path.join(SHOTS, "playground-light.png") });
+  assert.ok(metrics.firstResultMs < 5000, `first result took ${metrics.firstResultMs} ms`);
+  await page.close();
+});
+
+test("type a manifest: allocation, error marker on the right line, jump from the diagnostic", async () => {
+  const page = await newPage("type");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  await typeScenario(page, MANIFEST);
+  await page.click("#tab-allocations");
+  const table = await page.innerText("#allocation-table");
+  assert.match(table, /default\/web\s+ClusterIP\s+created\s+10\.96\.0\.10/);
+  assert.match(table, /default\/dns\s+ClusterIP\s+rejected/);
+  await page.waitForSelector(".cm-lintRange-error");
+  assert.equal(await editorLineOf(page, ".cm-lintRange-error"), DUPLICATE_LINE);
+  assert.ok(await page.$(".cm-lint-marker-error"), "a gutter marker is drawn");
+
+  await page.click("#tab-diagnostics");
+  const item = page.locator(`button.diag.error[data-line="${DUPLICATE_LINE}"]`);
+  assert.match(await item.innerText(), /spec\.clusterIPs: Invalid value: .*provided IP is already allocated/);
+  assert.match(await page.innerText(".diagnostics"), /The Service "dns" is invalid:/);
+  await page.click("#tab-allocations"); // move the cursor away, then jump back with the keyboard
+  await page.click("#tab-diagnostics");
+  await item.focus();
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.activeElement?.classList.contains("cm-content"));
+  assert.equal(await editorLineOf(page, ".cm-activeLine"), DUPLICATE_LINE);
+  await page.close();
+});
+
+test("share link restores the same state in a fresh page; malformed links say so", async () => {
+  const page = await newPage("share");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  await typeScenario(page, MANIFEST);
+  await page.click("#tab-diagnostics");
+  await page.click("#share");
+  const link = await page.inputValue("#share-link");
+  assert.match(link, /#v1\.[A-Za-z0-9_-]+$/);
+  const text = await editorText(page);
+  const diagnostics = await page.innerText(".diagnostics");
+
+  const fresh = await newPage("shared");
+  await fresh.goto(link);
+  await fresh.waitForSelector("#status");
+  assert.equal(await editorText(fresh), text);
+  assert.equal(await fresh.getAttribute("#panel", "data-tab"), "diagnostics");
+  assert.equal(await fresh.innerText(".diagnostics"), diagnostics);
+
+  await fresh.goto(`${URL_BASE}?embed${new URL(link).hash}`);
+  await fresh.waitForSelector("#status");
+  assert.equal(await editorText(fresh), text);
+  assert.equal(await fresh.getAttribute(".cm-content", "contenteditable"), "false", "the embed view is read-only");
+  await fresh.screenshot({ path: path.join(SHOTS, "playground-embed.png") });
+
+  const broken = await newPage("broken-link");
+  await broken.goto(`${URL_BASE}#v1.this-is-not*deflate`);
+  await broken.waitForSelector("#notice");
+  assert.match(await broken.innerText("#notice"), /share link could not be opened: .*default example/);
+  assert.match(await editorText(broken), /kind: ClusterProfile/);
+  await Promise.all([page.close(), fresh.close(), broken.close()]);
+});
+
+test("1.24: switching ServiceIPStaticSubrange changes the bands", async () => {
+  const page = await newPage("gate");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  let n = await evaluations(page);
+  await page.selectOption("#examples", "gate-off-1-24");
+  await waitForEvaluation(page, n);
+  await page.click("#tab-allocations");
+  assert.equal(await page.inputValue("#profile-version"), "1.24");
+  assert.equal(await page.getAttribute("#range-map-0 .bar", "data-static-band"), "false");
+  n = await evaluations(page);
+  await page.check("#gate-static-subrange");
+  await waitForEvaluation(page, n);
+  assert.equal(await page.getAttribute("#range-map-0 .bar", "data-static-band"), "true");
+  assert.match(await editorText(page), /^featureGates: \{ServiceIPStaticSubrange: true\}$/m);
+  // Newer releases lock the gate on (GA in 1.26).
+  n = await evaluations(page);
+  await page.selectOption("#profile-version", "1.26");
+  await waitForEvaluation(page, n);
+  assert.ok(await page.isDisabled("#gate-static-subrange"));
+  assert.match(await editorText(page), /^kubernetesVersion: "1\.26"$/m);
+  await page.close();
+});
+
+test("rules side by side and a packet trace", async () => {
+  const page = await newPage("rules");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  const n = await evaluations(page);
+  await page.selectOption("#examples", "iptables-vs-nftables");
+  await waitForEvaluation(page, n);
+  await page.click("#tab-rules");
+  const iptables = await page.innerText("#ruleset-iptables");
+  const nftables = await page.innerText("#ruleset-nftables");
+  assert.match(iptables, /KUBE-SERVICES/);
+  assert.match(nftables, /table ip kube-proxy|kube-proxy/);
+  const link = page.locator("#ruleset-iptables a.chain-link").first();
+  const chain = (await link.innerText()).trim();
+  await link.click();
+  await page.waitForFunction(() => document.activeElement?.classList.contains("def"));
+  assert.ok((await page.evaluate(() => document.activeElement.textContent)).includes(chain));
+  await page.selectOption("#rules-filter", "default/web");
+  assert.ok((await page.innerText("#ruleset-iptables")).includes("default/web"));
+
+  await page.click("#tab-trace");
+  await page.fill("#trace-src", "10.244.9.9");
+  await page.click("#trace-run");
+  await page.waitForSelector("#trace-result");
+  const result = await page.innerText("#trace-result");
+  assert.match(result, /Outcome 1 \(p = 0\.5000\): endpoint 10\.244\.\d+\.40:8080/, result);
+  assert.match(result, /KUBE-SVC-/);
+  await page.close();
+});
+
+test("50 Services: re-evaluation time measured in the page", async () => {
+  const page = await newPage("fifty");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  const services = [];
+  for (let i = 0; i < 50; i++) {
+    services.push(`apiVersion: v1
+kind: Service
+metadata: {name: svc-${i}, namespace: team-${i % 5}}
+spec:
+  type: ${i % 10 === 0 ? "NodePort" : "ClusterIP"}
+  selector: {app: svc-${i}}
+  ports: [{name: http, port: 80, targetPort: 8080}, {name: metrics, port: 9090}]`);
+  }
+  const base = `apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+serviceClusterIPRanges: ["10.96.0.0/16"]
+seed: 7
+---
+${services.join("\n---\n")}
+`;
+  const times = [];
+  for (let round = 0; round < 6; round++) {
+    await typeScenario(page, base.replace("seed: 7", `seed: ${7 + round}`));
+    times.push(Number(await page.getAttribute("#status", "data-eval-ms")));
+  }
+  assert.match(await page.innerText("#status"), /^50 Services · 0 errors/);
+  times.sort((a, b) => a - b);
+  metrics.reevaluation50 = { medianMs: times[Math.floor(times.length / 2)], maxMs: times[times.length - 1], samplesMs: times };
+  await page.close();
+});
+
+test("dark theme (system and toggle), phone width, keyboard", async () => {
+  const page = await newPage("dark");
+  await page.emulateMedia({ colorScheme: "dark" });
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  assert.equal(await page.getAttribute("html", "data-theme"), "dark");
+  await page.screenshot({ path: path.join(SHOTS, "playground-dark.png") });
+  // Keyboard: from the top of the page, Tab reaches the examples menu, the share button and
+  // the editor; inside the editor Tab indents, and Escape then Tab leaves it.
+  const reached = [];
+  for (let i = 0; i < 12 && !reached.includes("cm-content"); i++) {
+    await page.keyboard.press("Tab");
+    reached.push(await page.evaluate(focused));
+  }
+  assert.ok(reached.includes("examples") && reached.includes("share") && reached.includes("cm-content"), reached.join(","));
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("Tab");
+  assert.notEqual(await page.evaluate(focused), "cm-content");
+  await page.click("#theme-toggle");
+  assert.equal(await page.getAttribute("html", "data-theme"), "light");
+  await page.click("#theme-toggle");
+  assert.equal(await page.getAttribute("html", "data-theme"), "dark");
+
+  const phone = await newPage("phone", { width: 390, height: 844 });
+  await phone.emulateMedia({ colorScheme: "dark" });
+  await phone.goto(URL_BASE);
+  await phone.waitForSelector("#status");
+  await phone.screenshot({ path: path.join(SHOTS, "playground-phone.png"), fullPage: true });
+  const overflow = await phone.evaluate(() => {
+    const wide = [...document.querySelectorAll("body *")]
+      .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+      .map((e) => e.id || e.className || e.tagName);
+    return { by: document.documentElement.scrollWidth - window.innerWidth, wide: wide.slice(0, 5) };
+  });
+  assert.ok(overflow.by <= 1, `the page scrolls sideways by ${overflow.by}px at phone width: ${overflow.wide}`);
+  await Promise.all([page.close(), phone.close()]);
+});
+
+test("no console errors and no request left the page's origin", () => {
+  assert.deepEqual(problems, []);
+});
