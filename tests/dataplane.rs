@@ -3,8 +3,17 @@
 //! says (issue 7). Needs root, iproute2, iptables, nftables and nfacct on Linux; without them
 //! every case fails with the reason, unless `SVCLAB_SKIP_DATAPLANE=1` (then they are skipped).
 //!
+//! Cases (one trial each, both proxy modes where they apply):
+//! - `golden-text/<golden>/<mode>`: the golden's own expected rules plus hand-written built-in
+//!   jump rules, checked against hand-worked expectations (proves the harness on its own);
+//! - `svclab-golden/<golden>/<mode>` and `svclab-example/<file>/<mode>`: `svclab render
+//!   --standalone` loaded as it is, every probe checked against `svclab trace`;
+//! - `control-no-rules/...`: the same topology without rules, where everything is refused.
+//!
+//! Environment: `SVCLAB_SKIP_DATAPLANE=1` skips (reported as ignored);
 //! `SVCLAB_DATAPLANE_IPTABLES=legacy` loads iptables payloads with `iptables-legacy-restore`
-//! instead of the default `iptables-nft-restore` (see `scripts/setup.d/40-dataplane.sh`).
+//! instead of the default `iptables-nft-restore` (see `scripts/setup.d/40-dataplane.sh`);
+//! `SVCLAB_DATAPLANE_REPORT=<file>` appends the per-probe figures to a file.
 
 #[path = "dataplane/agent.rs"]
 mod agent;

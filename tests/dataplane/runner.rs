@@ -51,6 +51,9 @@ pub(crate) struct CaseDef {
     pub(crate) kind: Kind,
     pub(crate) mode: Mode,
     pub(crate) rules: RulesFrom,
+    /// Today's known failure in this mode (text the error must contain), from a
+    /// `# dataplane-known-failure <mode>: <text>` line of the scenario: asserted, not hidden.
+    pub(crate) known_failure: Option<String>,
 }
 
 impl CaseDef {
@@ -89,7 +92,14 @@ pub(crate) fn cases() -> Vec<CaseDef> {
     let mut out = Vec::new();
     let modes = [Mode::Iptables, Mode::Nftables];
     let mut add = |id: &str, path: &Path, kind: Kind, mode: Mode, rules: RulesFrom| {
-        out.push(CaseDef { id: id.to_owned(), path: path.to_path_buf(), kind, mode, rules });
+        out.push(CaseDef {
+            id: id.to_owned(),
+            path: path.to_path_buf(),
+            kind,
+            mode,
+            rules,
+            known_failure: None,
+        });
     };
     if let Some(conformance) = svclab_tests::conformance_dir() {
         let proxy = conformance.join("proxy");
@@ -110,9 +120,10 @@ pub(crate) fn cases() -> Vec<CaseDef> {
     let root = svclab_tests::workspace_root();
     let mut files = yaml_files(&root.join("examples"));
     files.extend(yaml_files(&root.join("tests").join("dataplane").join("scenarios")));
+    files.extend(yaml_files(&root.join("tests").join("dataplane").join("pending")));
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
-        let Ok(evaluated) = svclab::evaluate(&[(path.display().to_string(), text)]) else {
+        let Ok(evaluated) = svclab::evaluate(&[(path.display().to_string(), text.clone())]) else {
             continue;
         };
         if !svclab::has_endpoints(&evaluated.world) {
@@ -125,12 +136,18 @@ pub(crate) fn cases() -> Vec<CaseDef> {
             .unwrap_or_default();
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         for mode in modes {
+            let marker = format!("# dataplane-known-failure {}:", mode.as_str());
+            let known_failure = text
+                .lines()
+                .find_map(|l| l.strip_prefix(marker.as_str()))
+                .map(|t| t.trim().to_owned());
             out.push(CaseDef {
                 id: format!("{dir}/{file}"),
                 path: path.clone(),
                 kind: Kind::Example,
                 mode,
                 rules: RulesFrom::Svclab,
+                known_failure,
             });
         }
     }
@@ -408,8 +425,29 @@ fn load(topo: &Topology, mode: Mode, prepared: &Prepared) -> Result<(), String> 
     Ok(())
 }
 
-/// Runs one case; the error lists every probe that did not behave as expected.
+/// Runs one case; the error lists every probe that did not behave as expected. A known
+/// failure must happen as recorded (FIXME), and its disappearance is reported too.
 pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
+    let result = run_case(case);
+    let Some(known) = &case.known_failure else { return result };
+    match result {
+        Err(err) if err.contains(known.as_str()) => {
+            report(&format!(
+                "dataplane {}: FIXME known failure reproduced ({known}): {}",
+                case.name(),
+                err.lines().next().unwrap_or_default()
+            ));
+            Ok(())
+        }
+        Err(err) => Err(format!("expected the known failure {known:?}, got: {err}")),
+        Ok(()) => Err(format!(
+            "the known failure {known:?} is fixed: move {} to tests/dataplane/scenarios/ and drop its marker line",
+            case.path.display()
+        )),
+    }
+}
+
+fn run_case(case: &CaseDef) -> Result<(), String> {
     let prepared = prepare(case)?;
     let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
     let model = &prepared.model;
