@@ -487,6 +487,10 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let mut skipped = Vec::new();
     for Target { what, role, src, dst, affinity } in model.targets(node_ip, localhost) {
         let Some(src) = src.or_else(|| source(role)) else { continue };
+        if role == Role::Endpoint && (src == node_ip || prepared.node_addresses.contains(&src)) {
+            // A hostNetwork endpoint: its connections are the node's own, probed already.
+            continue;
+        }
         let in_interface = if role == Role::Endpoint { pod_if_of(src) } else { interface(role) };
         // Probes beyond the hand tables (hairpin, localhost) are only checked against svclab.
         let extra = role == Role::Endpoint || dst.ip().is_loopback();

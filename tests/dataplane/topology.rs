@@ -154,7 +154,13 @@ impl Topology {
         topo.sink.exec_with_input("nft", &["-f", "-"], SINK_RULES)?;
 
         let pods = spec.pods.iter().map(|p| p.ip).chain(spec.pod_clients.iter().copied());
+        let on_node = |ip: Ipv4Addr| ip == spec.node_ip || spec.node_addresses.contains(&ip);
         for (i, ip) in pods.enumerate() {
+            // An endpoint on a node address is a hostNetwork pod (the apiserver behind
+            // `default/kubernetes`, say): it serves from the node namespace itself.
+            if on_node(ip) {
+                continue;
+            }
             let leaf = Netns::create(ns_name(&spec.tag, &format!("p{i}")))?;
             let if_name = if_name(&spec.pod_if_prefix, i);
             attach(node, &leaf, &if_name, &ip.to_string())?;
@@ -167,8 +173,13 @@ impl Topology {
             topo.leaves.insert(*client, (leaf, if_name));
         }
         for pod in &spec.pods {
-            let Some((leaf, _)) = topo.leaves.get(&pod.ip) else { continue };
-            let mut cmd = leaf.command(exe);
+            let ns = if on_node(pod.ip) {
+                &topo.node
+            } else {
+                let Some((leaf, _)) = topo.leaves.get(&pod.ip) else { continue };
+                leaf
+            };
+            let mut cmd = ns.command(exe);
             cmd.args([AGENT_ARG, "serve", &pod_name(pod.ip)]);
             for port in &pod.ports {
                 cmd.arg(format!("{}:{port}", pod.ip));
