@@ -25,10 +25,19 @@ pub(crate) fn complete_report(world: &World, report: &mut Report) {
     if report.rules.is_some() {
         return;
     }
-    let render = |mode| svclab_core::render(world, &RenderOptions::new(mode));
+    let render = |mode| svclab_core::render_with_stats(world, &RenderOptions::new(mode));
     if let (Ok(iptables), Ok(nftables)) = (render(ProxyMode::Iptables), render(ProxyMode::Nftables))
     {
-        report.rules = Some(Rules { iptables, nftables, ..Rules::default() });
+        // The same figures as the pipeline's own `rules` field: the iptables sync's, plus the
+        // nftables rule and chain counts under `nftables-` keys.
+        let mut figures = iptables.stats;
+        for (key, value) in nftables.stats.rules {
+            figures.rules.insert(format!("nftables-{key}"), value);
+        }
+        for (key, value) in nftables.stats.chains {
+            figures.chains.insert(format!("nftables-{key}"), value);
+        }
+        report.rules = Some(Rules { iptables: iptables.text, nftables: nftables.text, figures });
     }
 }
 

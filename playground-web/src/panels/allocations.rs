@@ -36,6 +36,8 @@ struct RangeMap {
     /// Number of values along the axis (first..=last).
     span: f64,
     first_label: String,
+    /// `static band 10.96.0.1–10.96.0.16 · dynamic band ...` (empty without bands).
+    bands_label: String,
     last_label: String,
     /// Static band as (offset of first, offset after last).
     static_band: Option<(f64, f64)>,
@@ -165,6 +167,7 @@ fn ip_maps(report: &Report) -> Vec<RangeMap> {
             ),
             span,
             first_label: range.cidr.split('/').next().unwrap_or_default().to_owned(),
+            bands_label: bands_label(range.static_band.as_ref(), range.dynamic_band.as_ref()),
             last_label,
             static_band: band_offsets(range.static_band.as_ref(), offset),
             dynamic_band: band_offsets(range.dynamic_band.as_ref(), offset),
@@ -200,11 +203,23 @@ fn port_map(report: &Report) -> Option<RangeMap> {
         title: format!("NodePorts {}: {} used of {}", range.range, range.used, range.size),
         span: f64::from(last - first + 1),
         first_label: first.to_string(),
+        bands_label: bands_label(range.static_band.as_ref(), range.dynamic_band.as_ref()),
         last_label: last.to_string(),
         static_band: band_offsets(range.static_band.as_ref(), offset),
         dynamic_band: band_offsets(range.dynamic_band.as_ref(), offset),
         marks,
     })
+}
+
+fn bands_label(static_band: Option<&BandReport>, dynamic_band: Option<&BandReport>) -> String {
+    let mut parts = Vec::new();
+    if let Some(b) = static_band {
+        parts.push(format!("static band {}–{}", b.first, b.last));
+    }
+    if let Some(b) = dynamic_band {
+        parts.push(format!("dynamic band {}–{}", b.first, b.last));
+    }
+    parts.join(" · ")
 }
 
 fn percent(value: f64) -> String {
@@ -239,6 +254,9 @@ fn draw(map: &RangeMap, index: usize) -> Html {
                 }) }
             </div>
             <div class="axis"><span>{map.first_label.clone()}</span><span>{map.last_label.clone()}</span></div>
+            if !map.bands_label.is_empty() {
+                <p class="note bands">{map.bands_label.clone()}</p>
+            }
             if map.widened() {
                 <p class="note">{"The static band is drawn wider than to scale."}</p>
             }

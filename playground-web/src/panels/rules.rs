@@ -143,14 +143,45 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
     services.dedup();
     let on_filter =
         props.on_filter.reform(|e: Event| e.target_unchecked_into::<HtmlSelectElement>().value());
+    let wrap = use_state(|| false);
+    let on_wrap = {
+        let wrap = wrap.clone();
+        Callback::from(move |e: Event| {
+            wrap.set(e.target_unchecked_into::<web_sys::HtmlInputElement>().checked())
+        })
+    };
+    let figures = &rules.figures;
+    let counts = |map: &std::collections::BTreeMap<String, u64>, prefix: &str| {
+        map.iter()
+            .filter(|(k, _)| k.starts_with("nftables-") == !prefix.is_empty())
+            .map(|(k, v)| format!("{} {v}", k.trim_start_matches(prefix)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     html! {
-        <div class="rules">
-            <label>{"Service "}
-                <select id="rules-filter" onchange={on_filter}>
-                    <option value="" selected={props.filter.is_empty()}>{"all Services"}</option>
-                    { for services.iter().map(|s| html! { <option value={s.clone()} selected={*s == props.filter}>{s.clone()}</option> }) }
-                </select>
-            </label>
+        <div class={classes!("rules", wrap.then_some("wrap"))}>
+            <div class="rules-bar">
+                <label>{"Service "}
+                    <select id="rules-filter" onchange={on_filter}>
+                        <option value="" selected={props.filter.is_empty()}>{"all Services"}</option>
+                        { for services.iter().map(|s| html! { <option value={s.clone()} selected={*s == props.filter}>{s.clone()}</option> }) }
+                    </select>
+                </label>
+                <label><input id="rules-wrap" type="checkbox" checked={*wrap} onchange={on_wrap} />{" wrap long lines"}</label>
+            </div>
+            <p class="note figures" id="rules-figures">
+                {format!(
+                    "{} service ports · {} endpoints · iptables rules: {} (chains: {}) · nftables rules: {} (chains: {}) · sync_proxy_rules_no_local_endpoints_total: internal {}, external {}",
+                    figures.service_ports,
+                    figures.endpoints,
+                    counts(&figures.rules, ""),
+                    counts(&figures.chains, ""),
+                    counts(&figures.rules, "nftables-"),
+                    counts(&figures.chains, "nftables-"),
+                    figures.no_local_endpoints_internal,
+                    figures.no_local_endpoints_external,
+                )}
+            </p>
             <div class="side-by-side">
                 { ruleset("iptables (iptables-restore input)", "iptables", &rules.iptables, &props.filter) }
                 { ruleset("nftables (nft -f input)", "nftables", &rules.nftables, &props.filter) }

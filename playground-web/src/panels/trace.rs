@@ -50,10 +50,10 @@ fn outcome_view(outcome: &TraceOutcome, proxy_mode: &str) -> Html {
                         let target = o.endpoint.as_deref().map(|e| format!(" {e}")).unwrap_or_default();
                         let masquerade = if o.masquerade { ", masqueraded" } else { "" };
                         html! {
-                            <section class="trace-outcome">
-                                <h4 class="verdict" id={format!("trace-verdict-{i}")}>
+                            <details class="trace-outcome" open={report.outcomes.len() <= 2}>
+                                <summary class="verdict" id={format!("trace-verdict-{i}")}>
                                     {format!("Outcome {} (p = {:.4}): {}{target}{masquerade}", i + 1, o.probability, o.verdict)}
-                                </h4>
+                                </summary>
                                 <ol class="trace-steps">
                                     { for o.steps.iter().map(|s| html! {
                                         <li>
@@ -63,7 +63,7 @@ fn outcome_view(outcome: &TraceOutcome, proxy_mode: &str) -> Html {
                                         </li>
                                     }) }
                                 </ol>
-                            </section>
+                            </details>
                         }
                     }) }
                 </div>
