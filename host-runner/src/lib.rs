@@ -1,6 +1,18 @@
-//! The svclab host: the command line (and later the plugin runner and webhook).
+//! The svclab host: the `svclab` command line, the engines it runs the core with (native, or the
+//! sandboxed WebAssembly plugin) and the admission webhook.
+//!
+//! `main.rs` only parses arguments and calls [`run`]; everything else lives here so the
+//! integration tests can drive the command in-process with captured standard streams.
 
-/// Entry point of the binary.
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
-}
+mod commands;
+mod engine;
+mod input;
+mod plugin;
+
+// The public surface: the command line and the engines behind it.
+pub use commands::{Cli, EngineKind, Io, run, run_args};
+pub use engine::{Engine, EngineError, Outcome};
+pub use plugin::{
+    ABI_VERSION, CacheDir, CallOutput, ComponentInterface, EMBEDDED_PLUGIN, Limits, PluginError,
+    PluginRunner, component_interface,
+};

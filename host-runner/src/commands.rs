@@ -1,0 +1,187 @@
+//! The command line: global options, one module and one `XxxCommand` struct per subcommand.
+
+mod check;
+mod render;
+mod trace;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::engine::Engine;
+use crate::input::io_message;
+use crate::plugin::{CacheDir, Limits};
+
+pub(crate) use check::CheckCommand;
+pub(crate) use render::RenderCommand;
+pub(crate) use trace::TraceCommand;
+
+/// Exit code when the scenario has errors (the report was printed).
+pub(crate) const EXIT_REPORT_ERRORS: u8 = 1;
+/// Exit code for usage, I/O and engine failures (no report).
+pub(crate) const EXIT_FAILURE: u8 = 2;
+
+/// svclab: what a real cluster does to these Kubernetes Services.
+#[derive(Debug, Parser)]
+#[command(name = "svclab", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    engine: EngineOptions,
+    /// The subcommand.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which engine runs the core, and the plugin's limits.
+#[derive(Debug, Args)]
+struct EngineOptions {
+    /// Which engine runs the core: the sandboxed WebAssembly plugin, or the core linked natively
+    /// (for comparison; both give identical bytes).
+    #[arg(long, value_enum, global = true, default_value_t = EngineKind::Plugin)]
+    engine: EngineKind,
+    /// Run this WebAssembly plugin (a `svclab:policy` component) instead of the embedded one.
+    #[arg(long, value_name = "PATH", global = true)]
+    plugin: Option<PathBuf>,
+    /// Fuel budget per plugin call.
+    #[arg(long, value_name = "N", global = true, default_value_t = Limits::DEFAULT_FUEL)]
+    fuel: u64,
+    /// Deadline per plugin call, in milliseconds.
+    #[arg(long, value_name = "MS", global = true, default_value_t = duration_ms(Limits::DEFAULT_TIMEOUT))]
+    timeout_ms: u64,
+    /// Largest linear memory of a plugin call, in MiB.
+    #[arg(long, value_name = "MIB", global = true, default_value_t = Limits::DEFAULT_MAX_MEMORY_BYTES >> 20)]
+    max_memory_mib: usize,
+    /// Where compiled plugins are cached (default: $SVCLAB_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/svclab, else ~/.cache/svclab).
+    #[arg(long, value_name = "DIR", global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Compile the plugin even if a cached compilation exists (and do not store one).
+    #[arg(long, global = true)]
+    no_cache: bool,
+}
+
+const fn duration_ms(duration: Duration) -> u64 {
+    duration.as_secs() * 1000 + duration.subsec_millis() as u64
+}
+
+impl EngineOptions {
+    fn engine(&self) -> anyhow::Result<Engine> {
+        if self.engine == EngineKind::Native {
+            anyhow::ensure!(
+                self.plugin.is_none(),
+                "--plugin cannot be combined with --engine native"
+            );
+            return Ok(Engine::Native);
+        }
+        let limits = Limits {
+            fuel: self.fuel,
+            timeout: Duration::from_millis(self.timeout_ms),
+            max_memory_bytes: self.max_memory_mib.saturating_mul(1 << 20),
+            ..Limits::default()
+        };
+        let cache = match (&self.cache_dir, self.no_cache) {
+            (_, true) => CacheDir::disabled(),
+            (Some(dir), false) => CacheDir::at(dir),
+            (None, false) => CacheDir::from_env(),
+        };
+        let engine = match &self.plugin {
+            Some(path) => {
+                let bytes = std::fs::read(path).map_err(|err| {
+                    anyhow::anyhow!(
+                        "cannot read {:?}: {}",
+                        path.display().to_string(),
+                        io_message(&err)
+                    )
+                })?;
+                Engine::plugin(&bytes, limits, &cache)?
+            }
+            None => Engine::embedded_plugin(limits, &cache)?,
+        };
+        Ok(engine)
+    }
+}
+
+/// Which engine runs the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineKind {
+    /// The core linked into this binary.
+    Native,
+    /// The core inside the sandboxed WebAssembly plugin.
+    Plugin,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the whole pipeline and print the report.
+    Check(CheckCommand),
+    /// Print only the ruleset kube-proxy programs, ready for iptables-restore / nft -f.
+    Render(RenderCommand),
+    /// Walk a packet through the rules: matched rules, DNAT choices, masquerade, verdict.
+    Trace(TraceCommand),
+}
+
+/// The standard streams a command reads and writes (captured in tests).
+pub struct Io<'a> {
+    /// Standard input (scenario text for `-`).
+    pub stdin: &'a mut dyn Read,
+    /// Standard output (the report, rules, trace).
+    pub stdout: &'a mut dyn Write,
+    /// Standard error (errors, fuel figures).
+    pub stderr: &'a mut dyn Write,
+}
+
+impl Io<'static> {
+    /// The process's own standard streams.
+    pub fn std() -> Self {
+        Io {
+            stdin: Box::leak(Box::new(std::io::stdin())),
+            stdout: Box::leak(Box::new(std::io::stdout())),
+            stderr: Box::leak(Box::new(std::io::stderr())),
+        }
+    }
+}
+
+/// Runs a parsed command line; returns the process exit code.
+pub fn run(cli: Cli, io: &mut Io<'_>) -> u8 {
+    match run_command(cli, io) {
+        Ok(code) => code,
+        Err(err) => {
+            // Nothing more useful can be done when standard error is gone.
+            let _ = writeln!(io.stderr, "error: {err:#}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// Parses `args` (the first is the program name) and runs them, as the binary does.
+pub fn run_args<I, T>(args: I, io: &mut Io<'_>) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    match Cli::try_parse_from(args) {
+        Ok(cli) => run(cli, io),
+        Err(err) => {
+            let text = err.render().to_string();
+            if err.use_stderr() {
+                let _ = write!(io.stderr, "{text}");
+                EXIT_FAILURE
+            } else {
+                let _ = write!(io.stdout, "{text}");
+                0
+            }
+        }
+    }
+}
+
+fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    let engine = cli.engine.engine()?;
+    match cli.command {
+        Command::Check(command) => command.run(&engine, io),
+        Command::Render(command) => command.run(&engine, io),
+        Command::Trace(command) => command.run(&engine, io),
+    }
+}

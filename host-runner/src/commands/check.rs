@@ -1,0 +1,58 @@
+//! `svclab check`: the whole pipeline, the report as text, JSON or YAML.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use svclab_core::{CheckOptions, Report};
+
+use crate::commands::{EXIT_REPORT_ERRORS, Io};
+use crate::engine::Engine;
+use crate::input::read_inputs;
+
+/// Arguments of `svclab check`.
+#[derive(Debug, Args)]
+pub(crate) struct CheckCommand {
+    /// Scenario files (multi-document YAML or JSON); `-` or nothing reads standard input.
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Report format.
+    #[arg(long, short, value_enum, default_value_t = OutputFormat::Text)]
+    output: OutputFormat,
+    /// Validate the objects exactly as written: no defaulting, no allocation.
+    #[arg(long)]
+    no_defaults: bool,
+}
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// kubectl-like lines plus allocation tables.
+    Text,
+    /// The report's JSON contract.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
+impl CheckCommand {
+    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+        let inputs = read_inputs(&self.files, io.stdin)?;
+        let options = CheckOptions { no_defaults: self.no_defaults };
+        let outcome = engine.check(&inputs, &options)?;
+        outcome.report_fuel(io.stderr)?;
+        let report =
+            Report::from_json(&outcome.output).context("the engine returned a malformed report")?;
+        let text = match self.output {
+            OutputFormat::Json => outcome.output,
+            OutputFormat::Text => report.to_text(),
+            // From the typed report, not a `serde_json::Value`, so keys keep the contract's
+            // order without serde_json's `preserve_order` (which would leak into core builds).
+            OutputFormat::Yaml => {
+                serde_norway::to_string(&report).context("cannot encode the report as YAML")?
+            }
+        };
+        io.stdout.write_all(text.as_bytes())?;
+        Ok(if report.has_errors() { EXIT_REPORT_ERRORS } else { 0 })
+    }
+}

@@ -1,0 +1,184 @@
+//! The engines that run the core: natively, or inside the WebAssembly plugin. Both take the same
+//! inputs and return the same bytes; the CLI and the parity tests only talk to [`Engine`].
+
+use std::io::Write;
+
+use svclab_core::{CheckOptions, Input, IpFamily, ProxyMode, RenderOptions, TraceRequest};
+
+use crate::plugin::{
+    CacheDir, Limits, PluginError, PluginRunner, WitCheckOptions, WitInput, WitIpFamily,
+    WitProxyMode, WitRenderOptions, WitTraceOptions,
+};
+
+/// A ready engine.
+#[derive(Debug)]
+pub enum Engine {
+    /// The core linked into this binary.
+    Native,
+    /// The core inside a sandboxed WebAssembly plugin.
+    Plugin(Box<PluginRunner>),
+}
+
+/// What one engine call produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The output document (report JSON, ruleset text, trace text).
+    pub output: String,
+    /// Fuel the plugin used (a deterministic cost figure); `None` for the native engine.
+    pub fuel: Option<u64>,
+}
+
+/// Why an engine call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The plugin could not be loaded or failed during a call.
+    Plugin(PluginError),
+    /// The request is malformed.
+    BadInput(String),
+    /// The scenario cannot be rendered or traced.
+    Failed(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Plugin(err) => err.fmt(f),
+            EngineError::BadInput(message) | EngineError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<PluginError> for EngineError {
+    fn from(err: PluginError) -> Self {
+        // The plugin's typed errors are the core's own answers: the same as the native engine's.
+        match err {
+            PluginError::BadInput(message) => EngineError::BadInput(message),
+            PluginError::Failed(message) => EngineError::Failed(message),
+            other => EngineError::Plugin(other),
+        }
+    }
+}
+
+impl Engine {
+    /// The plugin embedded in this binary.
+    pub fn embedded_plugin(limits: Limits, cache: &CacheDir) -> Result<Engine, EngineError> {
+        Engine::plugin(crate::plugin::EMBEDDED_PLUGIN, limits, cache)
+    }
+
+    /// A plugin from its bytes (a component binary, or WAT text).
+    pub fn plugin(bytes: &[u8], limits: Limits, cache: &CacheDir) -> Result<Engine, EngineError> {
+        Ok(Engine::Plugin(Box::new(PluginRunner::load(bytes, limits, cache)?)))
+    }
+
+    /// Runs `svclab check`; the output is the report JSON.
+    pub fn check(&self, inputs: &[Input], options: &CheckOptions) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => Ok(native(svclab_core::check(inputs, options).to_json())),
+            Engine::Plugin(runner) => {
+                let options = WitCheckOptions { no_defaults: options.no_defaults };
+                Ok(runner.check(&wit_inputs(inputs), options)?.into())
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Runs `svclab render`; the output is the ruleset text.
+    pub fn render(
+        &self,
+        inputs: &[Input],
+        options: &RenderOptions,
+    ) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => {
+                let (world, _) = svclab_core::evaluate(inputs, &CheckOptions::default());
+                let text = svclab_core::render(&world, options)
+                    .map_err(|err| EngineError::Failed(err.to_string()))?;
+                Ok(native(text))
+            }
+            Engine::Plugin(runner) => {
+                let options = WitRenderOptions {
+                    proxy_mode: match options.mode {
+                        ProxyMode::Iptables => WitProxyMode::Iptables,
+                        ProxyMode::Nftables => WitProxyMode::Nftables,
+                    },
+                    ip_family: options.family.map(|family| match family {
+                        IpFamily::V4 => WitIpFamily::Ipv4,
+                        IpFamily::V6 => WitIpFamily::Ipv6,
+                    }),
+                    node: options.node.clone(),
+                    standalone: options.standalone,
+                };
+                Ok(runner.render(&wit_inputs(inputs), &options)?.into())
+            }
+        }
+    }
+
+    /// Runs `svclab trace`; the output is the trace report JSON.
+    pub fn trace(&self, inputs: &[Input], request: &TraceRequest) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => {
+                let (world, _) = svclab_core::evaluate(inputs, &CheckOptions::default());
+                let report = svclab_core::trace(&world, request);
+                // The same encoding as plugin-wasm's `trace`.
+                let mut json = serde_json::to_string_pretty(&report)
+                    .map_err(|err| EngineError::Failed(err.to_string()))?;
+                json.push('\n');
+                Ok(native(json))
+            }
+            Engine::Plugin(runner) => {
+                let options = WitTraceOptions {
+                    src: request.src.clone(),
+                    dst: request.dst.clone(),
+                    dport: request.dport,
+                    protocol: request.protocol.clone(),
+                    node: request.node.clone(),
+                    in_interface: request.in_interface.clone(),
+                };
+                Ok(runner.trace(&wit_inputs(inputs), &options)?.into())
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// An `admission.k8s.io/v1` AdmissionReview in, the AdmissionReview with its response out.
+    pub fn validate_admission(&self, review: &str) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => {
+                Err(EngineError::Failed("validate-admission is not available in this build".into()))
+            }
+            Engine::Plugin(runner) => Ok(runner.validate_admission(review)?.into()),
+        }
+    }
+}
+
+impl Outcome {
+    /// Prints the fuel figure (plugin engine only) to `stderr`.
+    pub(crate) fn report_fuel(&self, stderr: &mut dyn Write) -> std::io::Result<()> {
+        match self.fuel {
+            Some(fuel) => writeln!(stderr, "svclab: plugin fuel used: {fuel}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl From<crate::plugin::CallOutput> for Outcome {
+    fn from(call: crate::plugin::CallOutput) -> Self {
+        Outcome { output: call.output, fuel: Some(call.fuel) }
+    }
+}
+
+fn native(output: String) -> Outcome {
+    Outcome { output, fuel: None }
+}
+
+fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {
+    inputs
+        .iter()
+        .map(|input| WitInput { name: input.name.clone(), text: input.text.clone() })
+        .collect()
+}

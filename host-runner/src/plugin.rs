@@ -1,0 +1,435 @@
+//! The wasmtime host for `svclab:policy` components: one [`wasmtime::Engine`], the component
+//! compiled once (and cached on disk, keyed by its SHA-256, so the next process starts fast), a
+//! fresh [`Store`] per call with a fuel budget, an epoch deadline and memory limits.
+//!
+//! Plugins are treated as hostile: every call runs under all three limits, a trap becomes a
+//! [`PluginError`] naming the limit that stopped it, and nothing of a failed call survives into
+//! the next one (the next call gets a new `Store` and a new instance).
+
+mod cache;
+mod limits;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, Trap};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+pub use cache::CacheDir;
+pub use limits::Limits;
+
+/// The bindings generated from `wit/policy.wit`.
+mod generated {
+    wasmtime::component::bindgen!({ path: "../wit/policy.wit", world: "policy" });
+}
+
+pub(crate) use generated::{
+    CheckOptions as WitCheckOptions, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
+    ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, TraceOptions as WitTraceOptions,
+};
+
+/// The ABI version of `wit/policy.wit` this host speaks.
+pub const ABI_VERSION: u32 = 1;
+
+/// The plugin built from `plugin-wasm/` by `build.rs`.
+pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
+
+/// Epoch ticks per second (the ticker thread's period is the deadline's resolution).
+const TICK: Duration = Duration::from_millis(10);
+
+/// How many bytes of the guest's standard error a failed call quotes (panic messages).
+const GUEST_STDERR_CAPACITY: usize = 16 * 1024;
+
+/// Why a plugin could not be loaded or a call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PluginError {
+    /// The bytes are not a loadable component (or it imports something other than `wasi:*`).
+    Load(String),
+    /// The plugin speaks another ABI version.
+    AbiVersion {
+        /// What the plugin's `abi-version` returned.
+        found: u32,
+        /// What this host speaks.
+        expected: u32,
+    },
+    /// The call used up its fuel budget.
+    OutOfFuel {
+        /// The budget.
+        fuel: u64,
+    },
+    /// The call ran past its deadline.
+    Timeout {
+        /// The deadline.
+        timeout: Duration,
+    },
+    /// The call tried to grow its memory past the limit.
+    MemoryLimit {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The call trapped.
+    Trap(String),
+    /// The plugin refused the request as malformed (its typed `bad-input` error).
+    BadInput(String),
+    /// The plugin could not answer (its typed `failed` error).
+    Failed(String),
+}
+
+impl std::fmt::Display for PluginError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PluginError::Load(message) => write!(f, "cannot load plugin: {message}"),
+            PluginError::AbiVersion { found, expected } => write!(
+                f,
+                "plugin speaks svclab:policy ABI version {found}, this host speaks version {expected}"
+            ),
+            PluginError::OutOfFuel { fuel } => {
+                write!(f, "plugin ran out of fuel (budget {fuel}; raise it with --fuel)")
+            }
+            PluginError::Timeout { timeout } => write!(
+                f,
+                "plugin exceeded its deadline of {} ms (raise it with --timeout-ms)",
+                timeout.as_millis()
+            ),
+            PluginError::MemoryLimit { limit } => write!(
+                f,
+                "plugin exceeded its memory limit of {} MiB (raise it with --max-memory-mib)",
+                limit >> 20
+            ),
+            PluginError::Trap(message) => write!(f, "plugin trapped: {message}"),
+            PluginError::BadInput(message) | PluginError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for PluginError {}
+
+/// What a successful call returned, with its cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallOutput {
+    /// The output document.
+    pub output: String,
+    /// Fuel the call consumed.
+    pub fuel: u64,
+}
+
+/// Per-store host state: WASI (no files, no network, no environment) and the memory limiter.
+struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: CallLimiter,
+}
+
+/// The store's resource limiter; remembers whether the memory limit stopped the guest.
+struct CallLimiter {
+    limits: Limits,
+    memory_exceeded: bool,
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.limits.max_memory_bytes {
+            // An error (rather than `Ok(false)`, which makes `memory.grow` return -1) traps the
+            // guest at once, so a guest that ignores failed grows cannot spin on them.
+            self.memory_exceeded = true;
+            return Err(wasmtime::Error::msg(format!("memory grow to {desired} bytes refused")));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= self.limits.max_table_elements)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.max_instances
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.max_instances
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.max_instances
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// A loaded, ABI-checked plugin, ready to serve calls.
+pub struct PluginRunner {
+    engine: Engine,
+    pre: generated::PolicyPre<HostState>,
+    limits: Limits,
+    ticker: Ticker,
+    /// Whether the compiled component came from the on-disk cache.
+    from_cache: bool,
+}
+
+impl std::fmt::Debug for PluginRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginRunner").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+impl PluginRunner {
+    /// Loads a component (binary, or WAT text), compiling it or reusing the cached compilation,
+    /// and checks its ABI version.
+    pub fn load(
+        bytes: &[u8],
+        limits: Limits,
+        cache: &CacheDir,
+    ) -> Result<PluginRunner, PluginError> {
+        let engine = new_engine(&limits)?;
+        let (component, from_cache) = cache.load(&engine, bytes)?;
+        check_imports(&engine, &component)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(load_error)?;
+        let instance_pre = linker.instantiate_pre(&component).map_err(load_error)?;
+        let ticker = Ticker::start(&engine);
+        let mut runner_store = new_store(&engine, &limits);
+        // The ABI version is read through an untyped lookup first, so a plugin for another
+        // version of the WIT file fails with a clear message instead of a type mismatch.
+        let instance = instance_pre
+            .instantiate(&mut runner_store.store)
+            .map_err(|err| runner_store.error(err))?;
+        let abi_version = instance
+            .get_typed_func::<(), (u32,)>(&mut runner_store.store, "abi-version")
+            .map_err(|err| PluginError::Load(format!("no usable `abi-version` export: {err:#}")))?;
+        let (found,) =
+            abi_version.call(&mut runner_store.store, ()).map_err(|err| runner_store.error(err))?;
+        if found != ABI_VERSION {
+            return Err(PluginError::AbiVersion { found, expected: ABI_VERSION });
+        }
+        let pre = generated::PolicyPre::new(instance_pre).map_err(load_error)?;
+        Ok(PluginRunner { engine, pre, limits, ticker, from_cache })
+    }
+
+    /// Whether the compiled component was read from the on-disk cache.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
+    /// The limits every call runs under.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The whole pipeline; the report JSON.
+    pub fn check(
+        &self,
+        inputs: &[WitInput],
+        options: WitCheckOptions,
+    ) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_check(store, inputs, options))
+    }
+
+    /// The ruleset text.
+    pub(crate) fn render(
+        &self,
+        inputs: &[WitInput],
+        options: &WitRenderOptions,
+    ) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_render(store, inputs, options))
+    }
+
+    /// The packet walk text.
+    pub(crate) fn trace(
+        &self,
+        inputs: &[WitInput],
+        options: &WitTraceOptions,
+    ) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_trace(store, inputs, options))
+    }
+
+    /// An AdmissionReview in, the AdmissionReview with its response out.
+    pub(crate) fn validate_admission(&self, review: &str) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_validate_admission(store, review))
+    }
+
+    /// Instantiates a fresh store and instance, runs `f` under the limits, and maps the outcome.
+    fn call<F>(&self, f: F) -> Result<CallOutput, PluginError>
+    where
+        F: FnOnce(
+            &generated::Policy,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Result<String, WitError>>,
+    {
+        let _ = &self.ticker;
+        let mut call_store = new_store(&self.engine, &self.limits);
+        let policy =
+            self.pre.instantiate(&mut call_store.store).map_err(|err| call_store.error(err))?;
+        let answer = f(&policy, &mut call_store.store).map_err(|err| call_store.error(err))?;
+        let remaining = call_store.store.get_fuel().unwrap_or(0);
+        let fuel = self.limits.fuel.saturating_sub(remaining);
+        match answer {
+            Ok(output) => Ok(CallOutput { output, fuel }),
+            Err(WitError::BadInput(message)) => Err(PluginError::BadInput(message)),
+            Err(WitError::Failed(message)) => Err(PluginError::Failed(message)),
+        }
+    }
+}
+
+/// A store with its limits armed and the guest's standard error captured.
+struct CallStore {
+    store: Store<HostState>,
+    stderr: MemoryOutputPipe,
+    limits: Limits,
+}
+
+impl CallStore {
+    /// Maps a wasmtime error (a trap, most likely) to the limit or fault behind it.
+    fn error(&self, err: wasmtime::Error) -> PluginError {
+        if self.store.data().limiter.memory_exceeded {
+            return PluginError::MemoryLimit { limit: self.limits.max_memory_bytes };
+        }
+        match err.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => PluginError::OutOfFuel { fuel: self.limits.fuel },
+            Some(Trap::Interrupt) => PluginError::Timeout { timeout: self.limits.timeout },
+            _ => {
+                let stderr = self.stderr.contents();
+                let stderr = String::from_utf8_lossy(&stderr);
+                let stderr = stderr.trim();
+                if stderr.is_empty() {
+                    PluginError::Trap(format!("{err:#}"))
+                } else {
+                    PluginError::Trap(format!("{err:#} (guest stderr: {stderr})"))
+                }
+            }
+        }
+    }
+}
+
+fn new_store(engine: &Engine, limits: &Limits) -> CallStore {
+    let stderr = MemoryOutputPipe::new(GUEST_STDERR_CAPACITY);
+    // No files, network, environment or arguments; randomness is a fixed sequence so a plugin
+    // cannot behave differently from run to run (the core takes its seed from the scenario).
+    let wasi = WasiCtx::builder()
+        .stderr(stderr.clone())
+        .secure_random(wasmtime_wasi::Deterministic::new(vec![0x5a; 32]))
+        .insecure_random(wasmtime_wasi::Deterministic::new(vec![0xa5; 32]))
+        .insecure_random_seed(0)
+        .build();
+    let limiter = CallLimiter { limits: limits.clone(), memory_exceeded: false };
+    let mut store = Store::new(engine, HostState { wasi, table: ResourceTable::new(), limiter });
+    store.limiter(|state| &mut state.limiter);
+    // Infallible: the engine was configured with `consume_fuel(true)`.
+    let _ = store.set_fuel(limits.fuel);
+    store.set_epoch_deadline(deadline_ticks(limits.timeout));
+    store.epoch_deadline_trap();
+    CallStore { store, stderr, limits: limits.clone() }
+}
+
+fn deadline_ticks(timeout: Duration) -> u64 {
+    let ticks = timeout.as_nanos().div_ceil(TICK.as_nanos());
+    u64::try_from(ticks).unwrap_or(u64::MAX).max(1)
+}
+
+fn new_engine(limits: &Limits) -> Result<Engine, PluginError> {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.consume_fuel(true);
+    config.epoch_interruption(true);
+    config.max_wasm_stack(limits.max_wasm_stack_bytes);
+    Engine::new(&config).map_err(load_error)
+}
+
+/// The allow-list: a plugin may import `wasi:*` interfaces and nothing else.
+fn check_imports(engine: &Engine, component: &Component) -> Result<(), PluginError> {
+    let forbidden: Vec<String> = component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_owned())
+        .filter(|name| !name.starts_with("wasi:"))
+        .collect();
+    if forbidden.is_empty() {
+        Ok(())
+    } else {
+        Err(PluginError::Load(format!(
+            "imports outside the wasi:* allow-list: {}",
+            forbidden.join(", ")
+        )))
+    }
+}
+
+fn load_error(err: wasmtime::Error) -> PluginError {
+    PluginError::Load(format!("{err:#}"))
+}
+
+/// Advances the engine's epoch every [`TICK`] until dropped.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+}
+
+impl Ticker {
+    fn start(engine: &Engine) -> Ticker {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = Arc::clone(&stop);
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            while !thread_stop.load(Ordering::Relaxed) {
+                std::thread::sleep(TICK);
+                engine.increment_epoch();
+            }
+        });
+        Ticker { stop }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What a component imports and exports, by name (`func check`, `type input`,
+/// `instance wasi:io/streams@0.2.6`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentInterface {
+    /// Imports, in the component's order.
+    pub imports: Vec<String>,
+    /// Exports, in the component's order.
+    pub exports: Vec<String>,
+}
+
+/// Lists a component's imports and exports (for the artifact's allow-list check).
+pub fn component_interface(bytes: &[u8]) -> Result<ComponentInterface, PluginError> {
+    let engine = new_engine(&Limits::default())?;
+    let component = Component::new(&engine, bytes).map_err(load_error)?;
+    let ty = component.component_type();
+    let describe = |(name, item): (&str, wasmtime::component::types::ComponentExtern<'_>)| {
+        use wasmtime::component::types::ComponentItem;
+        let kind = match item.ty {
+            ComponentItem::ComponentFunc(_) => "func",
+            ComponentItem::CoreFunc(_) => "core-func",
+            ComponentItem::Module(_) => "module",
+            ComponentItem::Component(_) => "component",
+            ComponentItem::ComponentInstance(_) => "instance",
+            ComponentItem::Type(_) => "type",
+            ComponentItem::Resource(_) => "resource",
+        };
+        format!("{kind} {name}")
+    };
+    Ok(ComponentInterface {
+        imports: ty.imports(&engine).map(describe).collect(),
+        exports: ty.exports(&engine).map(describe).collect(),
+    })
+}

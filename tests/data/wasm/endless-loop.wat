@@ -1,0 +1,82 @@
+;; A hostile guest: `check` with `no-defaults` loops forever.
+;;
+;; Fuel (or the epoch deadline) must stop it.
+;; It exports the whole `svclab:policy` world (wit/policy.wit), so the host accepts it; every call
+;; answers `ok` except `check` with `no-defaults`, which never returns.
+(component
+  (core module $m
+    (memory (export "memory") 1)
+    (global $bump (mut i32) (i32.const 1024))
+    ;; A bump allocator: enough for the host to pass arguments in.
+    (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+      (local $ptr i32)
+      (local.set $ptr (global.get $bump))
+      (global.set $bump
+        (i32.and (i32.add (i32.add (global.get $bump) (local.get 3)) (i32.const 7)) (i32.const -8)))
+      (local.get $ptr))
+    (data (i32.const 100) "ok")
+    ;; Writes `ok("ok")` to the return area at 16 (tag, then the string's pointer and length).
+    (func $ok (result i32)
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (i32.const 100))
+      (i32.store (i32.const 24) (i32.const 2))
+      (i32.const 16))
+    (func (export "abi-version") (result i32) (i32.const 1))
+    ;; Parameters: the inputs list (pointer, length) and `check-options.no-defaults`.
+    (func (export "check") (param i32 i32 i32) (result i32)
+      (if (local.get 2)
+        (then
+          (loop $forever (br $forever))))
+      (call $ok))
+    (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "trace")
+      (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "validate-admission") (param i32 i32) (result i32) (call $ok))
+  )
+  (core instance $i (instantiate $m))
+
+  (type $input' (record (field "name" string) (field "text" string)))
+  (export $input "input" (type $input'))
+  (type $check-options' (record (field "no-defaults" bool)))
+  (export $check-options "check-options" (type $check-options'))
+  (type $proxy-mode' (enum "iptables" "nftables"))
+  (export $proxy-mode "proxy-mode" (type $proxy-mode'))
+  (type $ip-family' (enum "ipv4" "ipv6"))
+  (export $ip-family "ip-family" (type $ip-family'))
+  (type $render-options'
+    (record
+      (field "proxy-mode" $proxy-mode)
+      (field "ip-family" (option $ip-family))
+      (field "node" (option string))
+      (field "standalone" bool)))
+  (export $render-options "render-options" (type $render-options'))
+  (type $trace-options'
+    (record
+      (field "src" string)
+      (field "dst" string)
+      (field "dport" u16)
+      (field "protocol" string)
+      (field "node" (option string))
+      (field "in-interface" (option string))))
+  (export $trace-options "trace-options" (type $trace-options'))
+  (type $error' (variant (case "bad-input" string) (case "failed" string)))
+  (export $error "error" (type $error'))
+
+  (func (export "abi-version") (result u32) (canon lift (core func $i "abi-version")))
+  (func (export "check")
+    (param "inputs" (list $input)) (param "options" $check-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "check") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "render")
+    (param "inputs" (list $input)) (param "options" $render-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "render") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "trace")
+    (param "inputs" (list $input)) (param "options" $trace-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "trace") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "validate-admission")
+    (param "review" string)
+    (result (result string (error $error)))
+    (canon lift (core func $i "validate-admission") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+)

@@ -1,0 +1,156 @@
+//! The `svclab` command line, run in-process: formats, exit codes, standard input, errors.
+
+use crate::support::{Run, svclab};
+
+/// Runs `svclab ARGS` with `stdin` and checks the exit code.
+#[track_caller]
+fn check(args: &[&str], stdin: &str, code: u8) -> Run {
+    let run = svclab(args, stdin);
+    assert_eq!(run.code, code, "svclab {args:?}\nstdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
+    run
+}
+
+#[test]
+fn check_json_is_the_report_contract() {
+    let run = check(&["check", "data/cli/valid.yaml", "--output", "json"], "", 0);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(report["apiVersion"], "svclab.dev/v1alpha1");
+    assert_eq!(report["kind"], "Report");
+    assert_eq!(report["services"][0]["clusterIPs"][0], "10.96.0.10");
+    assert_eq!(report["services"][0]["allocations"][0]["band"], "static");
+    assert!(run.stdout.ends_with("}\n"));
+}
+
+#[test]
+fn check_yaml_keeps_the_contract_order() {
+    let run = check(&["check", "data/cli/valid.yaml", "-o", "yaml", "--engine", "native"], "", 0);
+    assert!(
+        run.stdout.starts_with("apiVersion: svclab.dev/v1alpha1\nkind: Report\nprofile:\n"),
+        "{}",
+        run.stdout
+    );
+    let json = check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native"], "", 0);
+    let from_yaml: serde_json::Value = serde_norway::from_str(&run.stdout).expect("stdout is YAML");
+    let from_json: serde_json::Value = serde_json::from_str(&json.stdout).expect("stdout is JSON");
+    assert_eq!(from_yaml, from_json);
+}
+
+#[test]
+fn check_text_is_kubectl_like() {
+    let run = check(&["check", "data/cli/invalid.yaml"], "", 1);
+    assert!(run.stdout.contains("The Service \"broken\" is invalid: "), "{}", run.stdout);
+    assert!(run.stdout.contains("spec.ports[0].port"), "{}", run.stdout);
+}
+
+#[test]
+fn check_exits_1_on_errors_in_every_format() {
+    for format in ["text", "json", "yaml"] {
+        check(&["check", "data/cli/invalid.yaml", "--output", format], "", 1);
+    }
+}
+
+#[test]
+fn check_reads_standard_input() {
+    let text = std::fs::read_to_string("data/cli/valid.yaml").expect("fixture");
+    let from_stdin = check(&["check", "-", "-o", "json"], &text, 0);
+    let implicit = check(&["check", "-o", "json"], &text, 0);
+    let from_file = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    assert_eq!(from_stdin.stdout, implicit.stdout);
+    // Only the input name differs (it appears in diagnostics' sources, when there are any).
+    assert_eq!(from_stdin.stdout.replace("\"-\"", "\"data/cli/valid.yaml\""), from_file.stdout);
+}
+
+#[test]
+fn check_several_files_in_order() {
+    let run =
+        check(&["check", "data/cli/valid.yaml", "data/cli/invalid.yaml", "-o", "json"], "", 1);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    let names: Vec<&str> = report["services"]
+        .as_array()
+        .expect("services")
+        .iter()
+        .filter_map(|service| service["name"].as_str())
+        .collect();
+    assert_eq!(names, ["dns", "web", "broken"]);
+}
+
+#[test]
+fn check_no_defaults_skips_allocation() {
+    // As written, `dns` has no targetPort (defaulting would copy the port): an error.
+    let run = check(&["check", "data/cli/valid.yaml", "--no-defaults", "-o", "json"], "", 1);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(report["services"][1]["name"], "web");
+    assert_eq!(report["services"][1]["clusterIPs"], serde_json::json!([]));
+    assert_eq!(report["diagnostics"][0]["field"], "spec.ports[0].targetPort");
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let run = check(&["check", "data/cli/missing.yaml"], "", 2);
+    assert_eq!(
+        run.stderr,
+        "error: cannot read \"data/cli/missing.yaml\": No such file or directory\n"
+    );
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let run = check(&["check", "data/cli/valid.yaml", "--output", "xml"], "", 2);
+    assert!(run.stderr.contains("invalid value 'xml'"), "{}", run.stderr);
+    let run = check(&["frobnicate"], "", 2);
+    assert!(run.stderr.contains("unrecognized subcommand"), "{}", run.stderr);
+}
+
+#[test]
+fn help_exits_0() {
+    let run = check(&["--help"], "", 0);
+    assert!(run.stdout.contains("check"), "{}", run.stdout);
+    assert!(run.stdout.contains("--engine"), "{}", run.stdout);
+}
+
+#[test]
+fn engines_print_identical_bytes() {
+    for format in ["text", "json", "yaml"] {
+        let native =
+            check(&["check", "data/cli/valid.yaml", "-o", format, "--engine", "native"], "", 0);
+        let plugin =
+            check(&["check", "data/cli/valid.yaml", "-o", format, "--engine", "plugin"], "", 0);
+        assert_eq!(native.stdout, plugin.stdout, "format {format}");
+    }
+}
+
+#[test]
+fn plugin_engine_reports_fuel() {
+    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    let fuel: u64 = plugin
+        .stderr
+        .strip_prefix("svclab: plugin fuel used: ")
+        .and_then(|rest| rest.trim_end().parse().ok())
+        .unwrap_or_else(|| panic!("no fuel line in {:?}", plugin.stderr));
+    assert!(fuel > 0);
+    let native =
+        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native"], "", 0);
+    assert_eq!(native.stderr, "");
+    // Fuel is deterministic: the same call costs the same.
+    let again = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    assert_eq!(again.stderr, plugin.stderr);
+}
+
+#[test]
+fn plugin_flag_loads_another_plugin() {
+    let run =
+        check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/wrong-abi.wat"], "", 2);
+    assert_eq!(
+        run.stderr,
+        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 1\n"
+    );
+    let run = check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/missing.wasm"], "", 2);
+    assert_eq!(
+        run.stderr,
+        "error: cannot read \"data/wasm/missing.wasm\": No such file or directory\n"
+    );
+    let run =
+        check(&["check", "data/cli/valid.yaml", "--engine", "native", "--plugin", "x.wasm"], "", 2);
+    assert_eq!(run.stderr, "error: --plugin cannot be combined with --engine native\n");
+}

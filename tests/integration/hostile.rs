@@ -1,0 +1,93 @@
+//! Hostile guests (`tests/data/wasm/*.wat`): each is stopped by its limit with a clear error,
+//! quickly, and the host then serves the next call normally.
+
+use std::time::{Duration, Instant};
+
+use svclab_core::{CheckOptions, Input};
+use svclab_host::{CacheDir, Engine, EngineError, Limits, PluginError};
+
+use crate::support::plugin;
+
+/// Loads `data/wasm/<guest>.wat` under `limits`, makes the hostile call (`check` with
+/// `no-defaults`), expects `expected` within `within`, then checks that the same engine and the
+/// embedded plugin both still answer.
+#[track_caller]
+fn check(guest: &str, limits: Limits, expected: PluginError, within: Duration) {
+    let text = std::fs::read(format!("data/wasm/{guest}.wat")).expect("hostile guest fixture");
+    let engine = Engine::plugin(&text, limits, &CacheDir::disabled()).expect("the guest loads");
+    let inputs = [Input::new("x.yaml", "")];
+    let started = Instant::now();
+    let result = engine.check(&inputs, &CheckOptions { no_defaults: true });
+    let elapsed = started.elapsed();
+    match (&result, &expected) {
+        // A trap's text comes from wasmtime; match its kind and the instruction.
+        (Err(EngineError::Plugin(PluginError::Trap(message))), PluginError::Trap(needle)) => {
+            assert!(message.contains(needle.as_str()), "{message:?} does not mention {needle:?}");
+        }
+        _ => assert_eq!(result, Err(EngineError::Plugin(expected.clone()))),
+    }
+    assert!(elapsed < within, "{guest}: stopped after {elapsed:?}, limit {within:?}");
+
+    let next = engine.check(&inputs, &CheckOptions::default()).expect("the next call is served");
+    assert_eq!(next.output, "ok");
+    let real =
+        plugin().check(&[Input::new("x.yaml", "")], &CheckOptions::default()).expect("real plugin");
+    assert!(real.output.contains("\"kind\": \"Report\""));
+}
+
+#[test]
+fn endless_loop_runs_out_of_fuel() {
+    let limits = Limits { fuel: 50_000_000, timeout: Duration::from_secs(60), ..Limits::default() };
+    check(
+        "endless-loop",
+        limits,
+        PluginError::OutOfFuel { fuel: 50_000_000 },
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn endless_loop_hits_the_deadline() {
+    let timeout = Duration::from_millis(200);
+    let limits = Limits { fuel: u64::MAX, timeout, ..Limits::default() };
+    check("endless-loop", limits, PluginError::Timeout { timeout }, Duration::from_secs(5));
+}
+
+#[test]
+fn unbounded_memory_growth_hits_the_memory_limit() {
+    let limits = Limits { max_memory_bytes: 64 << 20, ..Limits::default() };
+    check(
+        "memory-growth",
+        limits,
+        PluginError::MemoryLimit { limit: 64 << 20 },
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn trap_mid_call_is_reported() {
+    check(
+        "trap",
+        Limits::default(),
+        PluginError::Trap("unreachable".into()),
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn wrong_abi_version_is_refused_at_load() {
+    let text = std::fs::read("data/wasm/wrong-abi.wat").expect("hostile guest fixture");
+    let err = Engine::plugin(&text, Limits::default(), &CacheDir::disabled()).expect_err("refused");
+    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 1 }));
+    assert_eq!(
+        err.to_string(),
+        "plugin speaks svclab:policy ABI version 999, this host speaks version 1"
+    );
+}
+
+#[test]
+fn garbage_is_refused_at_load() {
+    let err = Engine::plugin(b"\0asm garbage", Limits::default(), &CacheDir::disabled())
+        .expect_err("refused");
+    assert!(matches!(err, EngineError::Plugin(PluginError::Load(_))), "{err:?}");
+}

@@ -1,0 +1,11 @@
+//! The host's integration tests, in one binary: the `svclab` command line, the plugin artifact's
+//! import/export allow-list, native = plugin parity, and hostile guests.
+//!
+//! Run with `cargo test -p svclab-tests --features host --test integration` (the feature pulls
+//! in wasmtime).
+
+mod cli;
+mod hostile;
+mod parity;
+mod plugin_abi;
+mod support;

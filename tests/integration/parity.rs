@@ -1,0 +1,223 @@
+//! Native = plugin: for every example, every validation conformance vector and every proxy
+//! golden input, `check`, `render` (both modes) and `trace` give identical bytes through the
+//! embedded WebAssembly plugin and through the natively linked core.
+
+use std::path::Path;
+
+use serde_json::Value;
+use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, Report, TraceRequest};
+use svclab_host::Engine;
+
+use crate::support::{plugin, scenario_files, workspace};
+
+/// One scenario to run through both engines.
+struct Case {
+    name: String,
+    inputs: Vec<Input>,
+    options: CheckOptions,
+}
+
+/// Runs every call on both engines; returns the mismatches (empty = parity).
+fn check(case: &Case) -> Vec<String> {
+    let native = Engine::Native;
+    let plugin = plugin();
+    let mut mismatches = Vec::new();
+    let mut compare =
+        |what: &str, native: Result<String, String>, plugin: Result<String, String>| {
+            if native != plugin {
+                mismatches.push(format!(
+                    "{}: {what} differs\nnative: {native:?}\nplugin: {plugin:?}",
+                    case.name
+                ));
+            }
+        };
+    let outputs = |engine: &Engine| -> Result<String, String> {
+        engine
+            .check(&case.inputs, &case.options)
+            .map(|outcome| outcome.output)
+            .map_err(|err| err.to_string())
+    };
+    let native_report = outputs(&native);
+    compare("check", native_report.clone(), outputs(plugin));
+    if case.options.no_defaults {
+        return mismatches;
+    }
+    for mode in [ProxyMode::Iptables, ProxyMode::Nftables] {
+        for standalone in [false, true] {
+            let options = RenderOptions { standalone, ..RenderOptions::new(mode) };
+            let render = |engine: &Engine| {
+                engine
+                    .render(&case.inputs, &options)
+                    .map(|outcome| outcome.output)
+                    .map_err(|err| err.to_string())
+            };
+            compare(
+                &format!("render {mode:?} standalone={standalone}"),
+                render(&native),
+                render(plugin),
+            );
+        }
+    }
+    for request in trace_requests(native_report.as_deref().unwrap_or("")) {
+        let trace = |engine: &Engine| {
+            engine
+                .trace(&case.inputs, &request)
+                .map(|outcome| outcome.output)
+                .map_err(|err| err.to_string())
+        };
+        compare(&format!("trace {}:{}", request.dst, request.dport), trace(&native), trace(plugin));
+    }
+    mismatches
+}
+
+/// A packet to each Service's first ClusterIP and port, from a pod address and from outside.
+fn trace_requests(report_json: &str) -> Vec<TraceRequest> {
+    let Ok(report) = Report::from_json(report_json) else { return Vec::new() };
+    let mut requests = Vec::new();
+    for service in report.services.iter().take(8) {
+        let (Some(ip), Some(port)) = (service.cluster_ips.first(), service.ports.first()) else {
+            continue;
+        };
+        for src in ["10.244.1.5", "203.0.113.9"] {
+            requests.push(TraceRequest {
+                src: src.to_owned(),
+                dst: ip.clone(),
+                dport: u16::try_from(port.port).unwrap_or(0),
+                protocol: port.protocol.to_lowercase(),
+                ..TraceRequest::default()
+            });
+        }
+    }
+    requests
+}
+
+#[track_caller]
+fn assert_parity(cases: &[Case]) {
+    assert!(!cases.is_empty(), "no cases found");
+    let mismatches: Vec<String> = cases.iter().flat_map(check).collect();
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} cases differ:\n{}",
+        mismatches.len(),
+        cases.len(),
+        mismatches.join("\n\n")
+    );
+}
+
+fn file_case(path: &Path, no_defaults: bool) -> Case {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
+    let name = path.strip_prefix(workspace()).unwrap_or(path).display().to_string();
+    Case {
+        name: name.clone(),
+        inputs: vec![Input::new(name, text)],
+        options: CheckOptions { no_defaults },
+    }
+}
+
+#[test]
+fn examples() {
+    let mut cases = Vec::new();
+    for path in scenario_files(&workspace().join("examples"))
+        .iter()
+        .chain(&scenario_files(Path::new("data/cli")))
+    {
+        cases.push(file_case(path, false));
+        cases.push(file_case(path, true));
+    }
+    assert_parity(&cases);
+}
+
+#[test]
+fn proxy_golden_inputs() {
+    let mut cases = Vec::new();
+    let mut dirs: Vec<_> =
+        std::fs::read_dir("data/proxy").expect("tests/data/proxy").filter_map(Result::ok).collect();
+    dirs.sort_by_key(|entry| entry.file_name());
+    for dir in dirs.iter().map(|entry| entry.path()).filter(|path| path.is_dir()) {
+        let mut inputs = Vec::new();
+        for file in ["input.yaml", "scenario.yaml", "iptables-save.txt"] {
+            if let Ok(text) = std::fs::read_to_string(dir.join(file)) {
+                inputs.push(Input::new(file, text));
+            }
+        }
+        if !inputs.is_empty() {
+            cases.push(Case {
+                name: dir.display().to_string(),
+                inputs,
+                options: CheckOptions::default(),
+            });
+        }
+    }
+    assert_parity(&cases);
+}
+
+#[test]
+fn validation_vectors() {
+    let mut cases = Vec::new();
+    for file in ["data/validation/vectors.yaml", "data/validation/svclab-vectors.yaml"] {
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        let document: Value =
+            serde_norway::from_str(&text).unwrap_or_else(|err| panic!("{file}: {err}"));
+        cases.extend(vector_cases(file, &document));
+    }
+    assert!(cases.len() > 50, "only {} validation vectors found", cases.len());
+    assert_parity(&cases);
+}
+
+/// Each vector's object (its base with its JSON merge patch applied), in the vector's mode.
+fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
+    let bases = document.get("bases").cloned().unwrap_or(Value::Null);
+    let Some(vectors) = document.get("vectors").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut cases = Vec::new();
+    for vector in vectors {
+        let id = vector.get("id").and_then(Value::as_str).unwrap_or("?");
+        let mut object = vector
+            .get("base")
+            .and_then(Value::as_str)
+            .and_then(|base| bases.get(base))
+            .cloned()
+            .unwrap_or(Value::Null);
+        for key in ["patch", "new_patch"] {
+            if let Some(patch) = vector.get(key) {
+                merge_patch(&mut object, patch);
+            }
+        }
+        if let Some(literal) = vector.get("object") {
+            object = literal.clone();
+        }
+        if object.is_null() {
+            continue;
+        }
+        let no_defaults = vector.get("mode").and_then(Value::as_str) == Some("validate");
+        let text = serde_json::to_string_pretty(&object).unwrap_or_default();
+        cases.push(Case {
+            name: format!("{file} {id}"),
+            inputs: vec![Input::new(format!("{id}.json"), text)],
+            options: CheckOptions { no_defaults },
+        });
+    }
+    cases
+}
+
+/// RFC 7386 JSON merge patch.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(serde_json::Map::new());
+    }
+    if let Value::Object(target) = target {
+        for (key, value) in patch {
+            if value.is_null() {
+                target.remove(key);
+            } else {
+                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The plugin artifact itself: a component, small, importing only `wasi:*`, exporting exactly
+//! the `svclab:policy` world, so "it doesn't load in a host" can never ship.
+
+use svclab_host::{ComponentInterface, EMBEDDED_PLUGIN, component_interface};
+
+/// The largest component we accept (issue 5's target).
+const MAX_COMPONENT_BYTES: usize = 1_500_000;
+
+/// Lists the embedded plugin's imports and exports and checks them against the allow-list.
+#[track_caller]
+fn check(interface: &ComponentInterface) {
+    let forbidden: Vec<&String> =
+        interface.imports.iter().filter(|import| !import.starts_with("instance wasi:")).collect();
+    assert!(forbidden.is_empty(), "imports outside the wasi:* allow-list: {forbidden:?}");
+    let mut functions: Vec<&str> =
+        interface.exports.iter().filter_map(|export| export.strip_prefix("func ")).collect();
+    functions.sort_unstable();
+    assert_eq!(functions, ["abi-version", "check", "render", "trace", "validate-admission"]);
+    let other: Vec<&String> = interface
+        .exports
+        .iter()
+        .filter(|export| !export.starts_with("func ") && !export.starts_with("type "))
+        .collect();
+    assert!(other.is_empty(), "unexpected exports: {other:?}");
+}
+
+#[test]
+fn embedded_plugin_imports_only_wasi_and_exports_the_world() {
+    let interface =
+        component_interface(EMBEDDED_PLUGIN).expect("the embedded plugin is a component");
+    check(&interface);
+    // The standard library's WASI needs are real imports; make sure the list is not empty by
+    // accident (which would mean we inspected the wrong thing).
+    assert!(
+        interface.imports.iter().any(|import| import.starts_with("instance wasi:cli/")),
+        "{interface:?}"
+    );
+}
+
+#[test]
+fn embedded_plugin_is_a_small_component() {
+    // A component's preamble: magic, then version 0x0d and layer 1.
+    assert_eq!(EMBEDDED_PLUGIN[..8], [0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00]);
+    assert!(
+        EMBEDDED_PLUGIN.len() < MAX_COMPONENT_BYTES,
+        "component is {} bytes (limit {MAX_COMPONENT_BYTES})",
+        EMBEDDED_PLUGIN.len()
+    );
+}
+
+#[test]
+fn hostile_guests_pass_the_allow_list_but_not_the_abi_check() {
+    // The hostile guests export the same world; the allow-list alone cannot tell them apart,
+    // which is why the host also checks `abi-version` and limits every call.
+    for guest in ["endless-loop", "memory-growth", "trap", "wrong-abi"] {
+        let path = format!("data/wasm/{guest}.wat");
+        let text = std::fs::read(&path).expect("hostile guest fixture");
+        check(&component_interface(&text).unwrap_or_else(|err| panic!("{path}: {err}")));
+    }
+}
