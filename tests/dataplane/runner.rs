@@ -483,6 +483,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let route_localnet = prepared.rules.contains("block incoming localnet connections");
     let localhost = case.mode == Mode::Iptables && route_localnet;
     let mut probes = Vec::new();
+    let mut interfaces = Vec::new();
     let mut disagreements = Vec::new();
     let mut skipped = Vec::new();
     for Target { what, role, src, dst, affinity } in model.targets(node_ip, localhost) {
@@ -526,6 +527,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
                 expect
             }
         };
+        interfaces.push(in_interface);
         probes.push(Probe { what, role, src, dst, expect });
     }
 
@@ -541,8 +543,41 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         pod_if_prefix: prepared.pod_if_prefix.clone(),
         route_localnet,
     };
+    let mut dump_checked = false;
     let topo = Topology::build(&spec, &exe)?;
     load(&topo, case.mode, &prepared)?;
+
+    // The kernel's own `iptables-save` of what was loaded, traced again: the tracer must read
+    // a real dump (normalised rule syntax, builtin chains) exactly like the rendered text.
+    if case.mode == Mode::Iptables
+        && let Oracle::Trace(world, _) = &prepared.oracle
+    {
+        let save = iptables_restore().replace("-restore", "-save");
+        let dump = topo.node.exec(&save, &[])?;
+        for (probe, iface) in probes.iter().zip(&interfaces) {
+            let report = svclab::trace_dump(world, &dump, probe.src, probe.dst, iface.as_deref())?;
+            let again = svclab::expectation(
+                &report,
+                matches!(&probe.expect, Expect::Land { affinity: true, .. }),
+            );
+            match again {
+                Ok(e) if same_expectation(&e, &probe.expect) => {}
+                Ok(e) => disagreements.push(format!(
+                    "{} from {}: the trace of the kernel's {save} dump says {}, of the rendered rules {}",
+                    probe.what,
+                    probe.role.as_str(),
+                    describe_expect(&e),
+                    describe_expect(&probe.expect)
+                )),
+                Err(err) => disagreements.push(format!(
+                    "{} from {}: the trace of the kernel's {save} dump fails: {err}",
+                    probe.what,
+                    probe.role.as_str()
+                )),
+            }
+        }
+        dump_checked = true;
+    }
 
     let mut text =
         format!("dataplane {}: node {node_ip}, {} endpoint pods", case.name(), model.pods.len());
@@ -585,6 +620,13 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         }
     }
     let _ = write!(text, "\n  total {total} connections in {} probes", probes.len());
+    if dump_checked {
+        let _ = write!(
+            text,
+            "\n  iptables-save dump of the loaded rules traced again: {} probes",
+            probes.len()
+        );
+    }
     if !model.skipped.is_empty() || !skipped.is_empty() {
         for note in model.skipped.iter().chain(&skipped) {
             let _ = write!(text, "\n  not probed: {note}");

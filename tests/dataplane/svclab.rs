@@ -210,6 +210,28 @@ pub(crate) fn trace(
     svclab_core::trace(world, &request)
 }
 
+/// `svclab trace` over an `iptables-save` dump of the loaded kernel rules (what a user pastes
+/// into a scenario), with the scenario's node facts.
+pub(crate) fn trace_dump(
+    world: &World,
+    dump: &str,
+    src: Ipv4Addr,
+    dst: SocketAddrV4,
+    in_interface: Option<&str>,
+) -> Result<TraceReport, String> {
+    let config = ProxyConfig::from_world(world, Some(IpFamily::V4), None, ProxyMode::Iptables)
+        .map_err(|err| format!("proxier configuration: {err}"))?;
+    let request = TraceRequest {
+        src: src.to_string(),
+        dst: dst.ip().to_string(),
+        dport: dst.port(),
+        protocol: "tcp".to_owned(),
+        node: None,
+        in_interface: in_interface.map(str::to_owned),
+    };
+    Ok(svclab_core::trace_text(dump, &config, &request))
+}
+
 /// Turns a trace into what the connections should do. `affinity`: the Service has ClientIP
 /// session affinity (the trace describes a first connection only).
 pub(crate) fn expectation(report: &TraceReport, affinity: bool) -> Result<Expect, String> {
