@@ -97,9 +97,19 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
         }
     }
     for d in errors.iter().filter(|d| !(d.reason.starts_with("FieldValue") && d.reason != "FieldValueTypeInvalid")) {
+        // `kubectl apply -f` wraps server errors other than Invalid with the file
+        // (`STDIN` for standard input).
+        let file = match d.source.as_ref().map(|s| s.file.as_str()) {
+            None | Some("" | "-") => "STDIN",
+            Some(f) => f,
+        };
         let line = match d.reason.as_str() {
-            "InternalError" => format!("Error from server (InternalError): {}", d.message),
-            "FieldValueTypeInvalid" => format!("Error from server (BadRequest): {}", d.message),
+            "InternalError" => {
+                format!("Error from server (InternalError): error when creating {}: {}", crate::field::go_quote(file), d.message)
+            }
+            "FieldValueTypeInvalid" => {
+                format!("Error from server (BadRequest): error when creating {}: {}", crate::field::go_quote(file), d.message)
+            }
             _ => format!("error: {}", d.message),
         };
         let _ = writeln!(out, "{line}");

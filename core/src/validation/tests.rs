@@ -20,6 +20,7 @@ fn check(no_defaults: bool, input: &str, expect: Expect) {
     out.push_str("--- text\n");
     for line in report.to_text().lines() {
         if line.starts_with("The ")
+            || line.starts_with("Error from server")
             || line.starts_with("* ")
             || line.starts_with("Warning")
             || line.starts_with("svclab")
@@ -494,6 +495,7 @@ spec: {ports: [{port: 80}]}
             Error FieldValueTypeInvalid Service in version "v1" cannot be handled as a Service: json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32 @4:23
             service b created
             --- text
+            Error from server (BadRequest): error when creating "s.yaml": Service in version "v1" cannot be handled as a Service: json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32
         "#]],
     );
 }
