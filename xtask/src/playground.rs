@@ -200,7 +200,8 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
-/// `cargo xtask serve [PORT] [--for SECONDS]`: a static file server on 127.0.0.1.
+/// `cargo xtask serve [PORT] [--for SECONDS]`: a static file server on 127.0.0.1 (builds the
+/// site first when it is missing; `cargo xtask playground` rebuilds it).
 pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
     let mut port: u16 = 8080;
     let mut lifetime: Option<Duration> = None;
@@ -221,11 +222,10 @@ pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
         }
     }
     let site = site_dir();
-    ensure!(
-        site.join("index.html").exists(),
-        "{} has no index.html: run `cargo xtask playground` first",
-        site.display()
-    );
+    if !site.join("index.html").exists() {
+        say(&format!("{} has no index.html: building it first", site.display()));
+        build()?;
+    }
     let listener = TcpListener::bind(("127.0.0.1", port))
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;
     let address = listener.local_addr()?;
