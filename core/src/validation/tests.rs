@@ -365,8 +365,8 @@ ports: [{port: 80}, {port: 81}, {name: x, protocol: HTTP}]
 
 #[test]
 fn headless_session_affinity_warning_in_1_34_0_is_unconditional() {
-    // kubernetes/kubernetes#134040: 1.34.0 warned for every headless Service, later patches only
-    // when sessionAffinity is not None.
+    // kubernetes/kubernetes#134040: 1.34.0/1.34.1 warned for every headless Service, later
+    // patches (#134133) only when sessionAffinity is not None.
     let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: h}\nspec: {clusterIP: None, selector: {app: h}, ports: [{port: 80}]}\n";
     check(
         false,
@@ -380,7 +380,7 @@ fn headless_session_affinity_warning_in_1_34_0_is_unconditional() {
     );
     check(
         false,
-        &format!("{}{svc}", profile("1.34.1")),
+        &format!("{}{svc}", profile("1.34.2")),
         expect![[r#"
         service h created
         --- text

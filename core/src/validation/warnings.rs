@@ -33,6 +33,9 @@ const TOPOLOGY_MODE_SINCE: u32 = 27;
 /// First release with the headless and ignored-field warnings (#132214). The ExternalName-related
 /// warnings' first release is unconfirmed; we take the same release.
 const IGNORED_FIELD_WARNINGS_SINCE: u32 = 34;
+/// First release with the PreferClose deprecation warning: kubernetes/kubernetes#134457 took
+/// PreferSameTrafficDistribution to GA and deprecated `PreferClose` (merged October 2025, 1.35).
+const PREFER_CLOSE_DEPRECATED_SINCE: u32 = 35;
 /// First release with the externalIPs deprecation warning (KEP-5707; unconfirmed, assumed).
 const EXTERNAL_IPS_DEPRECATED_SINCE: u32 = 36;
 
@@ -153,8 +156,9 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
                 "spec.externalIPs is ignored for headless services".into(),
             ));
         }
-        // 1.34.0 warned for every headless Service (#134040); later patches only for ClientIP.
-        let always = minor == 34 && profile.version.patch == Some(0);
+        // 1.34.0 and 1.34.1 warned for every headless Service (#134040); the fix (#134054) was
+        // cherry-picked to release-1.34 as #134133, which we take to ship in 1.34.2.
+        let always = minor == 34 && profile.version.patch.is_some_and(|p| p < 2);
         if always || spec.session_affinity != "None" {
             out.push(warning(
                 "spec.sessionAffinity",
@@ -206,10 +210,8 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
             ));
         }
     }
-    // KEP-3015 deprecated PreferClose together with PreferSameTrafficDistribution going beta.
-    if spec.traffic_distribution.as_deref() == Some("PreferClose")
-        && profile.gate("PreferSameTrafficDistribution")
-        && minor >= IGNORED_FIELD_WARNINGS_SINCE
+    if minor >= PREFER_CLOSE_DEPRECATED_SINCE
+        && spec.traffic_distribution.as_deref() == Some("PreferClose")
     {
         out.push(warning(
             "spec.trafficDistribution",
