@@ -2,7 +2,7 @@
 //! topology, load the rules, probe, compare with the expectations, report the figures.
 
 use std::fmt::Write as _;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -245,6 +245,7 @@ struct Prepared {
     /// NodePorts cannot be traced (the tracer would not know the address is local).
     node_known: bool,
     node_addresses: Vec<Ipv4Addr>,
+    service_cidr: Option<(Ipv4Addr, u8)>,
     local_cidr: Option<(Ipv4Addr, u8)>,
     pod_if_prefix: String,
     model: Model,
@@ -301,6 +302,7 @@ fn prepare_golden_text(case: &CaseDef) -> Result<Prepared, String> {
         node_ip,
         node_known: true,
         node_addresses: Vec::new(),
+        service_cidr: None,
         local_cidr,
         pod_if_prefix,
         model,
@@ -345,6 +347,7 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
         node_ip: facts.node_ip.unwrap_or(bootstrap::GOLDEN_NODE_IP),
         node_known: facts.node_ip.is_some(),
         node_addresses: facts.other_addresses,
+        service_cidr: facts.service_cidr,
         local_cidr: facts.local_cidr,
         pod_if_prefix: facts.interface_prefix.unwrap_or_else(|| "veth".to_owned()),
         model,
@@ -531,6 +534,10 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         probes.push(Probe { what, role, src, dst, expect });
     }
 
+    if let Oracle::Trace(world, _) = &prepared.oracle {
+        probes.extend(unassigned_probes(world, case.mode, &prepared, pod_src, &mut interfaces)?);
+    }
+
     let mut clients = vec![ext_src];
     clients.extend(allowed_src);
     let spec = Spec {
@@ -543,6 +550,12 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         pod_if_prefix: prepared.pod_if_prefix.clone(),
         route_localnet,
     };
+    if let Ok(path) = std::env::var("SVCLAB_DATAPLANE_REPORT") {
+        // The loaded rules next to the report, for reading a failure.
+        let name: String =
+            case.name().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let _ = std::fs::write(format!("{path}.{name}.rules"), &prepared.rules);
+    }
     let mut dump_checked = false;
     let topo = Topology::build(&spec, &exe)?;
     load(&topo, case.mode, &prepared)?;
@@ -639,6 +652,61 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     drop(topo);
     failures.extend(disagreements);
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
+}
+
+/// Probes of service addresses no Service port owns: a ClusterIP on a port the Service does not
+/// define, and an unallocated address of the service CIDR. The trace (iptables semantics) has no
+/// rule for them, so they reach the sink and are refused. nftables mode differs on purpose
+/// (proxy-rules.md §4, kube-proxy's cluster-ips-check chain): the first is rejected, the second
+/// dropped; those two nftables expectations are stated here, not traced.
+fn unassigned_probes(
+    world: &World,
+    mode: Mode,
+    prepared: &Prepared,
+    pod_src: Ipv4Addr,
+    interfaces: &mut Vec<Option<String>>,
+) -> Result<Vec<Probe>, String> {
+    let model = &prepared.model;
+    let mut out = Vec::new();
+    let cluster_ips: Vec<Ipv4Addr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
+    let pod_if = if_name(&prepared.pod_if_prefix, model.pods.len());
+    let mut add = |what: String, dst: SocketAddrV4, nft: Expect| -> Result<(), String> {
+        let report = svclab::trace(world, pod_src, dst, Some(&pod_if));
+        let traced = svclab::expectation(&report, false)?;
+        if traced != Expect::Unhandled {
+            return Err(format!("{what}: the trace handles {dst}: {}", describe_expect(&traced)));
+        }
+        let expect = if mode == Mode::Nftables { nft } else { traced };
+        interfaces.push(Some(pod_if.clone()));
+        out.push(Probe { what, role: Role::Pod, src: pod_src, dst, expect });
+        Ok(())
+    };
+    if let Some(ip) = cluster_ips.first() {
+        let used: Vec<u16> =
+            model.ports.iter().filter(|p| p.cluster_ip == Some(*ip)).map(|p| p.port).collect();
+        if let Some(port) = (1..u16::MAX).find(|p| !used.contains(p)) {
+            add(
+                format!("cluster IP {ip}, port {port} no Service defines"),
+                SocketAddrV4::new(*ip, port),
+                Expect::Refused,
+            )?;
+        }
+    }
+    if let Some((net, len)) = prepared.service_cidr {
+        let size =
+            if len == 0 { u32::MAX } else { (1u32 << (32 - u32::from(len))).saturating_sub(1) };
+        let free = (2..size.min(4096))
+            .map(|i| Ipv4Addr::from(u32::from(net).wrapping_add(size - i)))
+            .find(|ip| !cluster_ips.contains(ip));
+        if let Some(ip) = free {
+            add(
+                format!("unallocated service-CIDR address {ip}"),
+                SocketAddrV4::new(ip, 80),
+                Expect::Dropped,
+            )?;
+        }
+    }
+    Ok(out)
 }
 
 fn describe_expect(expect: &Expect) -> String {

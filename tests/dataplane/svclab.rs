@@ -156,6 +156,8 @@ pub(crate) struct NodeFacts {
     pub(crate) interface_prefix: Option<String>,
     /// BridgeInterface detector value, if any (not modelled by the topology).
     pub(crate) bridge: Option<String>,
+    /// The first IPv4 service CIDR (nftables drops unallocated addresses inside it).
+    pub(crate) service_cidr: Option<(Ipv4Addr, u8)>,
 }
 
 pub(crate) fn node_facts(world: &World, mode: Mode) -> Result<NodeFacts, String> {
@@ -179,7 +181,8 @@ pub(crate) fn node_facts(world: &World, mode: Mode) -> Result<NodeFacts, String>
         DetectLocal::BridgeInterface(name) => bridge = Some(name.clone()),
         _ => {}
     }
-    Ok(NodeFacts { node_ip, other_addresses, local_cidr, interface_prefix, bridge })
+    let service_cidr = config.service_cidrs.iter().find_map(|net| parse_cidr_v4(&net.to_string()));
+    Ok(NodeFacts { node_ip, other_addresses, local_cidr, interface_prefix, bridge, service_cidr })
 }
 
 /// `svclab render --proxy-mode <mode> --standalone` for the IPv4 family.
