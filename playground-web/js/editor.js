@@ -133,3 +133,9 @@ export function downloadText(fileName, text, mime) {
 export function systemPrefersDark() {
   return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;
 }
+
+/// Calls `callback(dark)` whenever the system colour scheme changes.
+export function onSystemThemeChange(callback) {
+  if (!window.matchMedia) return;
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", (e) => callback(e.matches));
+}

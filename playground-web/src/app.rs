@@ -1,9 +1,12 @@
 //! The page: header (examples, share, downloads, theme), editor, profile bar and panels.
 
+use wasm_bindgen::closure::Closure;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
-use crate::editor::{Editor, copy_text, download_text, system_prefers_dark};
+use crate::editor::{
+    Editor, copy_text, download_text, on_system_theme_change, system_prefers_dark,
+};
 use crate::examples::{EXAMPLES, default_example};
 use crate::panels::allocations::AllocationsPanel;
 use crate::panels::diagnostics::DiagnosticsPanel;
@@ -86,6 +89,16 @@ pub(crate) fn App() -> Html {
     let shared_link = use_state(String::new);
     let snippet = use_state(String::new);
     use_effect_with(state.dark, |dark| set_document_theme(*dark));
+    {
+        // Follow the system's colour scheme when it changes (the toggle overrides until then).
+        let state = state.clone();
+        use_effect_with((), move |_| {
+            let listener =
+                Closure::<dyn Fn(bool)>::new(move |dark| state.dispatch(Action::SystemTheme(dark)));
+            on_system_theme_change(&listener);
+            listener.forget();
+        });
+    }
 
     let dispatch = |make: fn(String) -> Action| {
         let state = state.clone();

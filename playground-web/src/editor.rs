@@ -34,6 +34,9 @@ extern "C" {
     /// Saves text as a file.
     #[wasm_bindgen(js_name = downloadText)]
     pub(crate) fn download_text(file_name: &str, text: &str, mime: &str);
+    /// Calls `callback(dark)` whenever the system colour scheme changes.
+    #[wasm_bindgen(js_name = onSystemThemeChange)]
+    pub(crate) fn on_system_theme_change(callback: &Closure<dyn Fn(bool)>);
     /// Whether the system prefers a dark colour scheme.
     #[wasm_bindgen(js_name = systemPrefersDark)]
     pub(crate) fn system_prefers_dark() -> bool;

@@ -133,6 +133,8 @@ pub(crate) enum Action {
     SetTab(Tab),
     /// Switch light/dark.
     ToggleTheme,
+    /// The system colour scheme changed (dark or not).
+    SystemTheme(bool),
     /// Show or clear the notice.
     Notice(Option<String>),
     /// Rules panel filter.
@@ -329,6 +331,7 @@ impl Reducible for State {
             }
             Action::SetTab(tab) => next.tab = tab,
             Action::ToggleTheme => next.dark = !next.dark,
+            Action::SystemTheme(dark) => next.dark = dark,
             Action::Notice(notice) => next.notice = notice,
             Action::SetRulesFilter(filter) => next.rules_filter = filter,
             Action::SetTrace(trace) => next.trace = trace,

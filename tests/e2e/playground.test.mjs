@@ -310,10 +310,12 @@ ${services.join("\n---\n")}
 
 test("dark theme (system and toggle), phone width, keyboard", async () => {
   const page = await newPage("dark");
-  await page.emulateMedia({ colorScheme: "dark" });
+  await page.emulateMedia({ colorScheme: "light" });
   await page.goto(URL_BASE);
   await page.waitForSelector("#status");
-  assert.equal(await page.getAttribute("html", "data-theme"), "dark");
+  assert.equal(await page.getAttribute("html", "data-theme"), "light");
+  await page.emulateMedia({ colorScheme: "dark" }); // the page follows the system
+  await page.waitForFunction(() => document.documentElement.dataset.theme === "dark");
   await page.screenshot({ path: path.join(SHOTS, "playground-dark.png") });
   // Keyboard: from the top of the page, Tab reaches the examples menu, the share button and
   // the editor; inside the editor Tab indents, and Escape then Tab leaves it.

@@ -72,6 +72,7 @@ pub(crate) fn ProfileBar(props: &ProfileBarProps) -> Html {
             <label class="gate" title={if gate_locked { "GA since 1.26: always on" } else { "KEP-3070 static/dynamic bands (alpha in 1.24, beta in 1.25)" }}>
                 <input id="gate-static-subrange" type="checkbox" checked={gate} disabled={gate_locked} onchange={on_gate} />
                 {" ServiceIPStaticSubrange"}
+                if gate_locked { <small class="locked">{" (GA)"}</small> }
             </label>
             <label>{"Service CIDRs "}
                 <input id="profile-cidrs" type="text" size="22" spellcheck="false"

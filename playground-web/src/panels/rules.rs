@@ -153,7 +153,7 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
     let figures = &rules.figures;
     let counts = |map: &std::collections::BTreeMap<String, u64>, prefix: &str| {
         map.iter()
-            .filter(|(k, _)| k.starts_with("nftables-") == !prefix.is_empty())
+            .filter(|(k, _)| k.starts_with("nftables-") != prefix.is_empty())
             .map(|(k, v)| format!("{} {v}", k.trim_start_matches(prefix)))
             .collect::<Vec<_>>()
             .join(", ")
