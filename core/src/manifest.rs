@@ -36,8 +36,6 @@ pub struct Located<T> {
     pub api_version: String,
     /// Where its fields are.
     pub positions: Positions,
-    /// The object as written, as JSON (for AdmissionReview and echoing).
-    pub raw: serde_json::Value,
 }
 
 /// One recognised object of a scenario, in stream order.
@@ -130,7 +128,7 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
                     });
                     continue;
                 }
-                read_object(&root, &input.name, doc.index, scenario, 0);
+                read_object(root, &input.name, doc.index, scenario, 0);
             }
         }
     }
@@ -139,7 +137,7 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
 /// Maximum nesting of `List` items inside `List`s.
 const MAX_LIST_DEPTH: usize = 8;
 
-fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario, depth: usize) {
+fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario, depth: usize) {
     let source = |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
     let Value::Map(_) = root.value else {
         scenario.diagnostics.push(Diagnostic {
@@ -180,7 +178,11 @@ fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario
         if depth >= MAX_LIST_DEPTH {
             return;
         }
-        if let Some(Value::Seq(items)) = root.get("items").map(|n| &n.value) {
+        let items = match root.value {
+            Value::Map(entries) => entries.into_iter().rev().find(|e| e.key == "items").map(|e| e.value),
+            _ => None,
+        };
+        if let Some(Node { value: Value::Seq(items), .. }) = items {
             for item in items {
                 read_object(item, file, document, scenario, depth + 1);
             }
@@ -188,8 +190,11 @@ fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario
         return;
     }
     let mut ctx = decode::Ctx::default();
-    let positions = positions(root, file, document);
-    let raw = root.to_json();
+    let object_pos = root.pos;
+    let root = std::sync::Arc::new(root);
+    let positions =
+        Positions { object: object_pos, document, file: file.to_owned(), root: Some(std::sync::Arc::clone(&root)) };
+    let root: &Node = &root;
     let object_ref = |meta: &crate::model::ObjectMeta| ObjectRef {
         kind: kind.clone(),
         namespace: meta.namespace.clone(),
@@ -199,27 +204,27 @@ fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario
         ("", "Service") => {
             let value = decode::service(&mut ctx, root);
             let r = object_ref(&value.metadata);
-            (Object::Service(Located { value, api_version: api_version.clone(), positions, raw }), r)
+            (Object::Service(Located { value, api_version: api_version.clone(), positions }), r)
         }
         ("discovery.k8s.io", "EndpointSlice") => {
             let value = decode::endpoint_slice(&mut ctx, root);
             let r = object_ref(&value.metadata);
-            (Object::EndpointSlice(Located { value, api_version: api_version.clone(), positions, raw }), r)
+            (Object::EndpointSlice(Located { value, api_version: api_version.clone(), positions }), r)
         }
         ("", "Endpoints") => {
             let value = decode::endpoints(&mut ctx, root);
             let r = object_ref(&value.metadata);
-            (Object::Endpoints(Located { value, api_version: api_version.clone(), positions, raw }), r)
+            (Object::Endpoints(Located { value, api_version: api_version.clone(), positions }), r)
         }
         ("", "Node") => {
             let value = decode::node(&mut ctx, root);
             let r = object_ref(&value.metadata);
-            (Object::Node(Located { value, api_version: api_version.clone(), positions, raw }), r)
+            (Object::Node(Located { value, api_version: api_version.clone(), positions }), r)
         }
         ("networking.k8s.io", "ServiceCIDR") => {
             let value = decode::service_cidr(&mut ctx, root);
             let r = object_ref(&value.metadata);
-            (Object::ServiceCidr(Located { value, api_version: api_version.clone(), positions, raw }), r)
+            (Object::ServiceCidr(Located { value, api_version: api_version.clone(), positions }), r)
         }
         ("kubeproxy.config.k8s.io", "KubeProxyConfiguration") => {
             let value = decode::kube_proxy_configuration(&mut ctx, root);
@@ -229,7 +234,6 @@ fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario
                     value,
                     api_version: api_version.clone(),
                     positions,
-                    raw,
                 }),
                 r,
             )
@@ -237,7 +241,7 @@ fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario
         ("svclab.dev", "ClusterProfile") => {
             let value = decode::cluster_profile(&mut ctx, root);
             let r = ObjectRef { kind: kind.clone(), ..ObjectRef::default() };
-            (Object::ClusterProfile(Located { value, api_version: api_version.clone(), positions, raw }), r)
+            (Object::ClusterProfile(Located { value, api_version: api_version.clone(), positions }), r)
         }
         _ => {
             let name = root
@@ -294,41 +298,6 @@ fn read_object(root: &Node, file: &str, document: usize, scenario: &mut Scenario
         return;
     }
     scenario.objects.push(object);
-}
-
-/// Records the position of every field of an object, keyed by normalised field path.
-fn positions(root: &Node, file: &str, document: usize) -> Positions {
-    let mut positions = Positions {
-        object: root.pos,
-        document,
-        file: file.to_owned(),
-        fields: Default::default(),
-    };
-    fn walk(node: &Node, path: &str, positions: &mut Positions) {
-        match &node.value {
-            Value::Map(entries) => {
-                for e in entries {
-                    let child = if path.is_empty() { e.key.clone() } else { format!("{path}.{}", e.key) };
-                    positions.fields.insert(normalise_key(&child), e.key_pos);
-                    walk(&e.value, &child, positions);
-                }
-            }
-            Value::Seq(items) => {
-                for (i, item) in items.iter().enumerate() {
-                    let child = format!("{path}[{i}]");
-                    positions.fields.insert(normalise_key(&child), item.pos);
-                    walk(item, &child, positions);
-                }
-            }
-            _ => {}
-        }
-    }
-    walk(root, "", &mut positions);
-    positions
-}
-
-fn normalise_key(path: &str) -> String {
-    crate::model::normalise_for_index(path)
 }
 
 #[cfg(test)]

@@ -5,46 +5,103 @@
 
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use crate::source::Pos;
+use crate::yaml::{Node as YamlNode, Value as YamlValue};
 
 /// A string-to-string map (`labels`, `annotations`, `selector`). Iterates in key order.
 pub(crate) type StringMap = BTreeMap<String, String>;
 
-/// Field positions of one object, keyed by field path (`spec.ports[0].port`).
+/// Field positions of one object: its positioned tree, searched by field path on demand (only
+/// diagnostics ask, so nothing is indexed up front).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Positions {
     pub(crate) object: Pos,
     pub(crate) document: usize,
     pub(crate) file: String,
-    pub(crate) fields: BTreeMap<String, Pos>,
+    pub(crate) root: Option<Arc<YamlNode>>,
+}
+
+/// One step of a field path.
+enum Step<'p> {
+    Name(&'p str),
+    Index(usize),
+    Key(&'p str),
+}
+
+/// Splits `spec.ports[0].port` or `metadata.annotations[a.b/c]` into steps.
+fn steps(path: &str) -> Vec<Step<'_>> {
+    let mut out = Vec::new();
+    let bytes = path.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'.' => i += 1,
+            b'[' => {
+                let close = path[i..].find(']').map_or(path.len(), |c| i + c);
+                let inner = &path[i + 1..close];
+                match inner.parse::<usize>() {
+                    Ok(n) => out.push(Step::Index(n)),
+                    Err(_) => out.push(Step::Key(inner)),
+                }
+                i = close + 1;
+            }
+            _ => {
+                let end = path[i..].find(['.', '[']).map_or(path.len(), |c| i + c);
+                out.push(Step::Name(&path[i..end]));
+                i = end;
+            }
+        }
+    }
+    out
 }
 
 impl Positions {
     /// Position of a field path, falling back to its nearest present parent and then the object.
     ///
-    /// Paths are matched case-insensitively on their first letter per segment, because some
-    /// Kubernetes messages use Go field names (`spec.LoadBalancerSourceRanges`).
+    /// Field names also match with a lower-cased first letter, because some Kubernetes messages
+    /// use Go field names (`spec.LoadBalancerSourceRanges`).
     pub fn of(&self, path: &str) -> Pos {
-        let mut candidate = normalise_for_index(path);
         // Allocation errors name `spec.clusterIPs` even when the user only wrote `clusterIP`
         // (normalizeClusterIPs copied it); point at what was written.
-        if candidate.starts_with("spec.clusterIPs") && !self.fields.contains_key(&candidate) {
-            let written = if self.fields.contains_key("spec.clusterIPs") { "spec.clusterIPs" } else { "spec.clusterIP" };
-            if self.fields.contains_key(written) && !candidate.starts_with(&format!("{written}[")) {
-                candidate = written.to_owned();
+        if path.starts_with("spec.clusterIPs") && !self.has(path) && !self.has("spec.clusterIPs") {
+            return self.find("spec.clusterIP").0;
+        }
+        self.find(path).0
+    }
+
+    /// Whether a field path was written in the input.
+    pub fn has(&self, path: &str) -> bool {
+        self.find(path).1
+    }
+
+    /// The deepest position found along the path, and whether the whole path was found.
+    fn find(&self, path: &str) -> (Pos, bool) {
+        let Some(root) = &self.root else { return (self.object, false) };
+        let mut node: &YamlNode = root;
+        let mut pos = self.object;
+        for step in steps(path) {
+            let next = match (&node.value, step) {
+                (YamlValue::Map(entries), Step::Name(name) | Step::Key(name)) => entries
+                    .iter()
+                    .rev()
+                    .find(|e| e.key == name || lower_first(name).is_some_and(|l| e.key == l))
+                    .map(|e| (e.key_pos, &e.value)),
+                (YamlValue::Seq(items), Step::Index(i)) => items.get(i).map(|item| (item.pos, item)),
+                _ => None,
+            };
+            match next {
+                Some((p, n)) => {
+                    pos = p;
+                    node = n;
+                }
+                None => return (pos, false),
             }
         }
-        loop {
-            if let Some(pos) = self.fields.get(&candidate) {
-                return *pos;
-            }
-            match parent_path(&candidate) {
-                Some(parent) => candidate = parent,
-                None => return self.object,
-            }
-        }
+        (pos, true)
     }
 
     /// Position of the object itself (its first line).
@@ -61,56 +118,11 @@ impl Positions {
     pub fn file(&self) -> &str {
         &self.file
     }
-
-    /// Whether a field path was written in the input.
-    pub fn has(&self, path: &str) -> bool {
-        self.fields.contains_key(&normalise_for_index(path))
-    }
 }
 
-/// Lower-cases the first letter of each dotted segment and turns `[key]` map keys into `.key`.
-pub(crate) fn normalise_for_index(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    let mut segment_start = true;
-    let mut chars = path.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '.' => {
-                out.push('.');
-                segment_start = true;
-            }
-            '[' => {
-                // Numeric index stays as `[n]`; a map key becomes `.key`.
-                let mut inner = String::new();
-                for c2 in chars.by_ref() {
-                    if c2 == ']' {
-                        break;
-                    }
-                    inner.push(c2);
-                }
-                if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit()) {
-                    out.push('[');
-                    out.push_str(&inner);
-                    out.push(']');
-                } else {
-                    out.push('.');
-                    out.push_str(&inner);
-                }
-                segment_start = false;
-            }
-            _ if segment_start => {
-                out.extend(c.to_lowercase());
-                segment_start = false;
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn parent_path(path: &str) -> Option<String> {
-    let cut = path.rfind(['.', '['])?;
-    Some(path[..cut].to_owned())
+fn lower_first(name: &str) -> Option<String> {
+    let first = name.chars().next()?;
+    first.is_uppercase().then(|| first.to_lowercase().chain(name.chars().skip(1)).collect())
 }
 
 /// `metadata` of any object.

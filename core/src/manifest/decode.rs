@@ -35,29 +35,77 @@ pub(crate) struct Ctx {
     pub(crate) unknown_fields: Vec<UnknownField>,
 }
 
-/// Where a field lives: indexed path (for positions) and Go's view (struct name, JSON path).
-#[derive(Clone)]
-struct At<'a> {
-    path: String,
-    json: String,
-    strukt: &'a str,
+/// Depth of the deepest field path svclab decodes (with room to spare).
+const MAX_DEPTH: usize = 12;
+
+#[derive(Clone, Copy)]
+enum Seg {
+    Field(&'static str),
+    Index(usize),
 }
 
-impl<'a> At<'a> {
-    fn root(strukt: &'a str) -> Self {
-        At { path: String::new(), json: String::new(), strukt }
+/// Where a field lives. Kept as a fixed array of segments so decoding allocates nothing; the
+/// indexed path (for positions) and Go's view (struct name, JSON path) are built on error only.
+#[derive(Clone, Copy)]
+struct At {
+    segs: [Seg; MAX_DEPTH],
+    len: usize,
+    strukt: &'static str,
+}
+
+impl At {
+    fn root(strukt: &'static str) -> Self {
+        At { segs: [Seg::Index(0); MAX_DEPTH], len: 0, strukt }
     }
 
-    fn field(&self, name: &str) -> At<'a> {
-        At { path: join(&self.path, name), json: join(&self.json, name), strukt: self.strukt }
+    fn push(&self, seg: Seg) -> At {
+        let mut next = *self;
+        if next.len < MAX_DEPTH {
+            next.segs[next.len] = seg;
+            next.len += 1;
+        }
+        next
     }
 
-    fn index(&self, i: usize) -> At<'a> {
-        At { path: format!("{}[{i}]", self.path), json: self.json.clone(), strukt: self.strukt }
+    fn field(&self, name: &'static str) -> At {
+        self.push(Seg::Field(name))
     }
 
-    fn within(&self, strukt: &'a str) -> At<'a> {
-        At { path: self.path.clone(), json: self.json.clone(), strukt }
+    fn index(&self, i: usize) -> At {
+        self.push(Seg::Index(i))
+    }
+
+    fn within(&self, strukt: &'static str) -> At {
+        At { strukt, ..*self }
+    }
+
+    /// `spec.ports[0].port`.
+    fn path(&self) -> String {
+        let mut out = String::new();
+        for seg in &self.segs[..self.len] {
+            match seg {
+                Seg::Field(name) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(name);
+                }
+                Seg::Index(i) => out.push_str(&format!("[{i}]")),
+            }
+        }
+        out
+    }
+
+    /// `spec.ports.port`, the path Go's `UnmarshalTypeError.Field` reports.
+    fn json(&self) -> String {
+        let names: Vec<&str> = self.segs[..self.len]
+            .iter()
+            .filter_map(|s| match s {
+                Seg::Field(name) => Some(*name),
+                Seg::Index(_) => None,
+            })
+            .collect();
+        names.join(".")
     }
 }
 
@@ -66,7 +114,11 @@ fn join(parent: &str, name: &str) -> String {
 }
 
 impl Ctx {
-    fn type_error(&mut self, at: &At<'_>, node: &Node, go_type: &str) {
+    fn type_error(&mut self, at: &At, node: &Node, go_type: &str) {
+        self.type_error_at(at.path(), at, node, go_type);
+    }
+
+    fn type_error_at(&mut self, path: String, at: &At, node: &Node, go_type: &str) {
         let found = match &node.value {
             Value::Int(i) => format!("number {i}"),
             Value::Float(f) => format!("number {f}"),
@@ -83,15 +135,16 @@ impl Ctx {
         };
         let message = format!(
             "json: cannot unmarshal {found} into Go struct field {}.{} of type {go_type}",
-            at.strukt, at.json
+            at.strukt,
+            at.json()
         );
-        self.type_errors.push(TypeError { path: at.path.clone(), pos: node.pos, message });
+        self.type_errors.push(TypeError { path, pos: node.pos, message });
     }
 
     fn map<'n>(
         &mut self,
         node: Option<&'n Node>,
-        at: &At<'_>,
+        at: &At,
         go_type: &str,
         known: &[&str],
     ) -> Option<&'n [Entry]> {
@@ -102,7 +155,7 @@ impl Ctx {
                 for e in entries {
                     if !known.contains(&e.key.as_str()) {
                         self.unknown_fields
-                            .push(UnknownField { path: join(&at.path, &e.key), pos: e.key_pos });
+                            .push(UnknownField { path: join(&at.path(), &e.key), pos: e.key_pos });
                     }
                 }
                 Some(entries)
@@ -114,7 +167,7 @@ impl Ctx {
         }
     }
 
-    fn seq<'n>(&mut self, node: Option<&'n Node>, at: &At<'_>, go_type: &str) -> &'n [Node] {
+    fn seq<'n>(&mut self, node: Option<&'n Node>, at: &At, go_type: &str) -> &'n [Node] {
         let Some(node) = node else { return &[] };
         match &node.value {
             Value::Null => &[],
@@ -126,11 +179,11 @@ impl Ctx {
         }
     }
 
-    fn string(&mut self, node: Option<&Node>, at: &At<'_>) -> String {
+    fn string(&mut self, node: Option<&Node>, at: &At) -> String {
         self.opt_string(node, at).unwrap_or_default()
     }
 
-    fn opt_string(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<String> {
+    fn opt_string(&mut self, node: Option<&Node>, at: &At) -> Option<String> {
         let node = node?;
         match &node.value {
             Value::Null => None,
@@ -142,7 +195,7 @@ impl Ctx {
         }
     }
 
-    fn int(&mut self, node: Option<&Node>, at: &At<'_>, go_type: &str) -> Option<i64> {
+    fn int(&mut self, node: Option<&Node>, at: &At, go_type: &str) -> Option<i64> {
         let node = node?;
         let (min, max) = match go_type {
             "int32" => (i64::from(i32::MIN), i64::from(i32::MAX)),
@@ -159,11 +212,11 @@ impl Ctx {
         }
     }
 
-    fn int32(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<i32> {
+    fn int32(&mut self, node: Option<&Node>, at: &At) -> Option<i32> {
         self.int(node, at, "int32").and_then(|i| i32::try_from(i).ok())
     }
 
-    fn opt_bool(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<bool> {
+    fn opt_bool(&mut self, node: Option<&Node>, at: &At) -> Option<bool> {
         let node = node?;
         match &node.value {
             Value::Null => None,
@@ -175,7 +228,7 @@ impl Ctx {
         }
     }
 
-    fn strings(&mut self, node: Option<&Node>, at: &At<'_>) -> Vec<String> {
+    fn strings(&mut self, node: Option<&Node>, at: &At) -> Vec<String> {
         let items = self.seq(node, at, "[]string");
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
@@ -189,7 +242,7 @@ impl Ctx {
         out
     }
 
-    fn string_map(&mut self, node: Option<&Node>, at: &At<'_>) -> Option<StringMap> {
+    fn string_map(&mut self, node: Option<&Node>, at: &At) -> Option<StringMap> {
         let node = node?;
         let entries = match &node.value {
             Value::Null => return None,
@@ -201,7 +254,6 @@ impl Ctx {
         };
         let mut out = BTreeMap::new();
         for e in entries {
-            let at_k = At { path: format!("{}[{}]", at.path, e.key), ..at.clone() };
             match &e.value.value {
                 Value::Str(s) => {
                     out.insert(e.key.clone(), s.clone());
@@ -209,13 +261,13 @@ impl Ctx {
                 Value::Null => {
                     out.insert(e.key.clone(), String::new());
                 }
-                _ => self.type_error(&at_k, &e.value, "string"),
+                _ => self.type_error_at(format!("{}[{}]", at.path(), e.key), at, &e.value, "string"),
             }
         }
         Some(out)
     }
 
-    fn bool_map(&mut self, node: Option<&Node>, at: &At<'_>) -> BTreeMap<String, bool> {
+    fn bool_map(&mut self, node: Option<&Node>, at: &At) -> BTreeMap<String, bool> {
         let mut out = BTreeMap::new();
         let Some(node) = node else { return out };
         let entries = match &node.value {
@@ -227,12 +279,11 @@ impl Ctx {
             }
         };
         for e in entries {
-            let at_k = At { path: format!("{}[{}]", at.path, e.key), ..at.clone() };
             match &e.value.value {
                 Value::Bool(b) => {
                     out.insert(e.key.clone(), *b);
                 }
-                _ => self.type_error(&at_k, &e.value, "bool"),
+                _ => self.type_error_at(format!("{}[{}]", at.path(), e.key), at, &e.value, "bool"),
             }
         }
         out
@@ -261,7 +312,7 @@ const META_FIELDS: &[&str] = &[
     "selfLink",
 ];
 
-fn metadata(ctx: &mut Ctx, root: &Node, top: &At<'_>) -> ObjectMeta {
+fn metadata(ctx: &mut Ctx, root: &Node, top: &At) -> ObjectMeta {
     let at = top.field("metadata").within("ObjectMeta");
     let m = ctx.map(root.get("metadata"), &top.field("metadata"), "v1.ObjectMeta", META_FIELDS);
     ObjectMeta {
@@ -313,7 +364,7 @@ pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
             "trafficDistribution",
         ],
     );
-    let f = |name: &str| spec_at.field(name);
+    let f = |name: &'static str| spec_at.field(name);
     let mut ports = Vec::new();
     for (i, p) in ctx.seq(get(s, "ports"), &f("ports"), "[]v1.ServicePort").iter().enumerate() {
         let at = f("ports").index(i).within("ServicePort");
@@ -421,7 +472,7 @@ pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
     Service { metadata, spec, status }
 }
 
-fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At<'_>) -> Vec<EndpointPort> {
+fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At) -> Vec<EndpointPort> {
     let mut out = Vec::new();
     for (i, p) in ctx.seq(node, at, "[]v1.EndpointPort").iter().enumerate() {
         let at = at.index(i).within("EndpointPort");
@@ -470,7 +521,7 @@ pub(crate) fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
         let hat = at.field("hints").within("EndpointHints");
         let hm = ctx.map(hints_node, &at.field("hints"), "v1.EndpointHints", &["forZones", "forNodes"]);
         let hints = hints_node.filter(|n| n.value != Value::Null).map(|_| {
-            let mut names = |key: &str, strukt: &'static str| -> Vec<String> {
+            let mut names = |key: &'static str, strukt: &'static str| -> Vec<String> {
                 let mut out = Vec::new();
                 let items = ctx.seq(get(hm, key), &hat.field(key), "[]v1.ForZone");
                 for (k, z) in items.iter().enumerate() {
@@ -509,7 +560,7 @@ pub(crate) fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
     for (i, n) in ctx.seq(root.get("subsets"), &top.field("subsets"), "[]v1.EndpointSubset").iter().enumerate() {
         let at = top.field("subsets").index(i).within("EndpointSubset");
         let sm = ctx.map(Some(n), &at, "v1.EndpointSubset", &["addresses", "notReadyAddresses", "ports"]);
-        let mut addresses = |key: &str| -> Vec<EndpointAddress> {
+        let mut addresses = |key: &'static str| -> Vec<EndpointAddress> {
             let mut out = Vec::new();
             for (k, a) in ctx.seq(get(sm, key), &at.field(key), "[]v1.EndpointAddress").iter().enumerate() {
                 let aat = at.field(key).index(k).within("EndpointAddress");
@@ -586,7 +637,7 @@ pub(crate) fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
 
 pub(crate) fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguration {
     let top = At::root("KubeProxyConfiguration");
-    let f = |name: &str| top.field(name);
+    let f = |name: &'static str| top.field(name);
     let detect = ctx.map(root.get("detectLocal"), &f("detectLocal"), "v1alpha1.DetectLocalConfiguration", &[
         "bridgeInterface",
         "interfaceNamePrefix",
@@ -640,7 +691,7 @@ pub(crate) fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
         "seed",
         "host",
     ]);
-    let f = |name: &str| top.field(name);
+    let f = |name: &'static str| top.field(name);
     let host = ctx.map(root.get("host"), &f("host"), "v1alpha1.HostFacts", &[
         "iptablesRandomFully",
         "nfacct",
