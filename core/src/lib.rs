@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+mod admission;
 pub mod allocation;
 mod defaulting;
 mod diagnostic;
@@ -35,6 +36,7 @@ mod validation;
 mod yaml;
 
 // The public surface: inputs, the pipeline, the report and the types it is built from.
+pub use admission::{ADMISSION_API_VERSION, AdmissionError, validate_admission};
 pub use diagnostic::{Diagnostic, ObjectRef, Severity};
 pub use field::{ErrorType, FieldError, GoValue, go_quote};
 pub use manifest::{Input, Located, Object, Scenario, parse};

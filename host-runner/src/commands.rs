@@ -2,6 +2,7 @@
 
 mod check;
 mod render;
+mod serve;
 mod trace;
 
 use std::io::{Read, Write};
@@ -17,6 +18,8 @@ use crate::plugin::{CacheDir, Limits};
 
 pub(crate) use check::CheckCommand;
 pub(crate) use render::RenderCommand;
+pub(crate) use serve::ServeCommand;
+pub use serve::{FailurePolicy, HttpResponse, route};
 pub(crate) use trace::TraceCommand;
 
 /// Exit code when the scenario has errors (the report was printed).
@@ -121,6 +124,8 @@ enum Command {
     Render(RenderCommand),
     /// Walk a packet through the rules: matched rules, DNAT choices, masquerade, verdict.
     Trace(TraceCommand),
+    /// Serve a validating admission webhook (AdmissionReview v1 at /validate, /healthz).
+    Serve(ServeCommand),
 }
 
 /// The standard streams a command reads and writes (captured in tests).
@@ -183,5 +188,6 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Check(command) => command.run(&engine, io),
         Command::Render(command) => command.run(&engine, io),
         Command::Trace(command) => command.run(&engine, io),
+        Command::Serve(command) => command.run(&engine, io),
     }
 }

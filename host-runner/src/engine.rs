@@ -148,9 +148,9 @@ impl Engine {
     /// An `admission.k8s.io/v1` AdmissionReview in, the AdmissionReview with its response out.
     pub fn validate_admission(&self, review: &str) -> Result<Outcome, EngineError> {
         match self {
-            Engine::Native => {
-                Err(EngineError::Failed("validate-admission is not available in this build".into()))
-            }
+            Engine::Native => svclab_core::validate_admission(review)
+                .map(native)
+                .map_err(|err| EngineError::BadInput(err.to_string())),
             Engine::Plugin(runner) => Ok(runner.validate_admission(review)?.into()),
         }
     }

@@ -10,7 +10,7 @@ mod input;
 mod plugin;
 
 // The public surface: the command line and the engines behind it.
-pub use commands::{Cli, EngineKind, Io, run, run_args};
+pub use commands::{Cli, EngineKind, FailurePolicy, HttpResponse, Io, route, run, run_args};
 pub use engine::{Engine, EngineError, Outcome};
 pub use plugin::{
     ABI_VERSION, CacheDir, CallOutput, ComponentInterface, EMBEDDED_PLUGIN, Limits, PluginError,

@@ -75,8 +75,8 @@ impl bindings::Guest for Plugin {
     }
 
     fn validate_admission(review: String) -> Result<String, types::Error> {
-        let _ = review;
-        Err(types::Error::Failed("validate-admission is not available in this plugin build".into()))
+        svclab_core::validate_admission(&review)
+            .map_err(|err| types::Error::BadInput(err.to_string()))
     }
 }
 

@@ -6,6 +6,7 @@
 
 mod cli;
 mod hostile;
+mod http_api;
 mod parity;
 mod plugin_abi;
 mod support;
