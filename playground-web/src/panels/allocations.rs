@@ -216,8 +216,13 @@ fn bands_label(static_band: Option<&BandReport>, dynamic_band: Option<&BandRepor
     if let Some(b) = static_band {
         parts.push(format!("static band {}–{}", b.first, b.last));
     }
-    if let Some(b) = dynamic_band {
-        parts.push(format!("dynamic band {}–{}", b.first, b.last));
+    match (static_band, dynamic_band) {
+        (Some(_), Some(b)) => parts.push(format!("dynamic band {}–{}", b.first, b.last)),
+        (None, Some(b)) => parts.push(format!(
+            "no static band: dynamic picks may take any address of {}–{}, including ones meant for manual use",
+            b.first, b.last
+        )),
+        _ => {}
     }
     parts.join(" · ")
 }
@@ -245,7 +250,7 @@ fn draw(map: &RangeMap, index: usize) -> Html {
             <div class="bar" role="img" aria-label={format!("{}: {} addresses marked", map.title, map.marks.len())}
                 data-static-band={map.static_band.is_some().to_string()}>
                 { band(map.static_band, "static", "static") }
-                { band(map.dynamic_band, "dynamic", "dynamic") }
+                { band(map.dynamic_band, "dynamic", if map.static_band.is_some() { "dynamic" } else { "one band (no static/dynamic split)" }) }
                 if map.static_band.is_none() && map.dynamic_band.is_none() {
                     <div class="band none" style="left:0;width:100%"><span>{"one band (no static/dynamic split)"}</span></div>
                 }
@@ -287,11 +292,11 @@ pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
     html! {
         <div class="allocations">
             <div class="legend" aria-hidden="true">
-                <span class="key static"></span>{"static band "}
-                <span class="key dynamic"></span>{"dynamic band "}
-                <span class="mark-key requested"></span>{"requested "}
-                <span class="mark-key dynamic"></span>{"dynamic pick "}
-                <span class="mark-key failed"></span>{"failed request"}
+                <span><span class="key static"></span>{"static band"}</span>
+                <span><span class="key dynamic"></span>{"dynamic band"}</span>
+                <span><span class="mark-key requested"></span>{"requested"}</span>
+                <span><span class="mark-key dynamic"></span>{"dynamic pick"}</span>
+                <span><span class="mark-key failed"></span>{"failed request"}</span>
             </div>
             { for maps.iter().enumerate().map(|(i, m)| draw(m, i)) }
             { port_map(report).map(|m| draw(&m, maps.len())).unwrap_or_default() }
