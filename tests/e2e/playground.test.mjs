@@ -66,6 +66,12 @@ async function editorText(page) {
   );
 }
 
+async function streamText(stream) {
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
 /// What has the focus: an id, `cm-content` for the editor, else the tag name.
 function focused() {
   const el = document.activeElement;
@@ -200,6 +206,15 @@ test("share link restores the same state in a fresh page; malformed links say so
   assert.match(link, /#v1\.[A-Za-z0-9_-]+$/);
   const text = await editorText(page);
   const diagnostics = await page.innerText(".diagnostics");
+  await page.click("#embed-snippet");
+  assert.match(await page.inputValue("#snippet-text"), /^<iframe src="http:[^"]*\?embed#v1\.[A-Za-z0-9_-]+" /);
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-report")]);
+  assert.equal(download.suggestedFilename(), "svclab-report.json");
+  const report = JSON.parse(await streamText(await download.createReadStream()));
+  assert.equal(report.kind, "Report");
+  assert.deepEqual(report.services.map((s) => s.outcome), ["created", "rejected"]);
+  const [rules] = await Promise.all([page.waitForEvent("download"), page.click("#download-iptables")]);
+  assert.match(await streamText(await rules.createReadStream()), /^\*filter$/m);
 
   const fresh = await newPage("shared");
   await fresh.goto(link);
