@@ -27,7 +27,8 @@ pub(crate) enum Value {
     Float(f64),
     Str(String),
     Seq(Vec<Node>),
-    /// Invariant: keys keep document order; duplicates keep the last value (like encoding/json).
+    /// Invariant: keys are unique and in document order; a duplicate key keeps its first place
+    /// and its last value (like encoding/json).
     Map(Vec<Entry>),
 }
 
@@ -263,10 +264,21 @@ impl Builder {
                 }
                 Some(Frame::Seq { items, .. }) => items.push(node),
                 Some(Frame::Map { entries, pending_key, .. }) => match pending_key.take() {
-                    None => *pending_key = Some((key_text(&node), node.pos)),
+                    None => {
+                        let key_pos = node.pos;
+                        let key = match node.value {
+                            Value::Str(text) => text,
+                            _ => key_text(&node),
+                        };
+                        *pending_key = Some((key, key_pos));
+                    }
                     Some((key, key_pos)) => {
-                        entries.retain(|e| e.key != key);
-                        entries.push(Entry { key, key_pos, value: node });
+                        // Later duplicates win, like encoding/json.
+                        if let Some(existing) = entries.iter_mut().find(|e| e.key == key) {
+                            *existing = Entry { key, key_pos, value: node };
+                        } else {
+                            entries.push(Entry { key, key_pos, value: node });
+                        }
                     }
                 },
             }
