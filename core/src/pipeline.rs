@@ -179,24 +179,65 @@ fn collect_service_cidrs(objects: &[Object], profile: &Profile, diags: &mut Vec<
             });
             continue;
         }
-        for (i, text) in located.value.cidrs.iter().enumerate() {
-            match crate::net::parse_cidr_sloppy(text) {
-                Some((_, net)) => nets.push(net),
-                None => diags.push(Diagnostic {
-                    severity: Severity::Error,
-                    object: Some(object_ref.clone()),
-                    field: format!("spec.cidrs[{i}]"),
-                    reason: "FieldValueInvalid".into(),
-                    message: format!(
-                        "spec.cidrs[{i}]: Invalid value: {}: must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
-                        crate::field::go_quote(text)
-                    ),
-                    source: Some(source_of(&located.positions, &format!("spec.cidrs[{i}]"))),
-                }),
+        let json = profile.json_field_values();
+        match service_cidr_nets(&located.value.cidrs) {
+            Ok(parsed) => {
+                for (i, net) in parsed.into_iter().enumerate() {
+                    // The IPAddress allocator refuses IPv6 prefixes shorter than /64; the object is
+                    // stored but its allocator never becomes ready.
+                    if let Err(err) = crate::allocation::IpAddressAllocator::new(net, 0, 0) {
+                        let field = format!("spec.cidrs[{i}]");
+                        diags.push(Diagnostic {
+                            severity: Severity::Warning,
+                            object: Some(object_ref.clone()),
+                            field: field.clone(),
+                            reason: "AllocatorNotReady".into(),
+                            message: format!("ServiceCIDR {:?} has no allocator: {err}", located.value.metadata.name),
+                            source: Some(source_of(&located.positions, &field)),
+                        });
+                        continue;
+                    }
+                    nets.push(net);
+                }
+            }
+            Err(errors) => {
+                for e in errors {
+                    diags.push(e.to_diagnostic(&object_ref, &located.positions, json));
+                }
             }
         }
     }
     nets
+}
+
+/// `ValidateServiceCIDR` of `spec.cidrs`: one or two CIDRs, at most one per family.
+fn service_cidr_nets(cidrs: &[String]) -> Result<Vec<ipnet::IpNet>, Vec<crate::field::FieldError>> {
+    use crate::field::{FieldError, GoValue};
+    let mut errors = Vec::new();
+    if cidrs.is_empty() {
+        errors.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
+    } else if cidrs.len() > 2 {
+        errors.push(FieldError::invalid("spec.cidrs", GoValue::strings(cidrs), "may only hold up to 2 values"));
+    }
+    let mut nets = Vec::new();
+    for (i, text) in cidrs.iter().enumerate() {
+        match crate::net::parse_cidr_sloppy(text) {
+            Some((_, net)) => nets.push(net),
+            None => errors.push(FieldError::invalid(
+                format!("spec.cidrs[{i}]"),
+                GoValue::Str(text.clone()),
+                "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+            )),
+        }
+    }
+    if errors.is_empty() && nets.len() == 2 && crate::net::IpFamily::of_net(&nets[0]) == crate::net::IpFamily::of_net(&nets[1]) {
+        errors.push(FieldError::invalid(
+            "spec.cidrs",
+            GoValue::strings(cidrs),
+            "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+        ));
+    }
+    if errors.is_empty() { Ok(nets) } else { Err(errors) }
 }
 
 fn object_ref(service: &Service) -> ObjectRef {
