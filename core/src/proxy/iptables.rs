@@ -129,7 +129,10 @@ pub(crate) fn hash16(parts: &[&str]) -> String {
 
 /// `KUBE-SEP-` + hash of service port name, protocol and endpoint string.
 pub(crate) fn sep_chain(sp: &SvcPort, ep: &Ep) -> String {
-    format!("KUBE-SEP-{}", hash16(&[&sp.svc_name, &sp.protocol, &ep.text]))
+    let mut name = String::with_capacity(25);
+    name.push_str("KUBE-SEP-");
+    name.push_str(&hash16(&[&sp.svc_name, &sp.protocol, &ep.text]));
+    name
 }
 
 /// A `--comment` argument: kube-proxy quotes comments that contain spaces.
@@ -394,7 +397,7 @@ fn service_rules(
     let seps: Vec<String> = sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect();
 
     // 1. ClusterIP.
-    let cip = sp.cluster_ip;
+    let cip = sp.cluster_ip.to_string();
     let port = sp.port;
     if has_internal {
         t.n_services.rule(format_args!(
@@ -536,7 +539,7 @@ fn service_rules(
         let ep = &sp.endpoints[i];
         let sep = &seps[i];
         a.begin(sep);
-        a.rule(format_args!("{c}-s {} -j KUBE-MARK-MASQ", ep.ip));
+        a.rule(format_args!("{c}-s {} -j KUBE-MARK-MASQ", ep.ip_text()));
         if sp.affinity.is_some() {
             a.rule(format_args!(
                 "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",
@@ -551,14 +554,19 @@ fn service_rules(
 
 /// Service-to-endpoint rules (proxy-rules.md §1.7).
 fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String], large: bool) {
-    let n = &sp.svc_name;
-    let c = |i: usize| {
-        if large {
-            String::new()
-        } else {
-            format!("-m comment --comment \"{n} -> {}\" ", sp.endpoints[i].text)
+    /// `-m comment --comment "N -> ip:port" ` unless in large-cluster mode.
+    struct Comment<'a>(&'a str, &'a str, bool);
+    impl std::fmt::Display for Comment<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            if self.2 {
+                Ok(())
+            } else {
+                write!(f, "-m comment --comment \"{} -> {}\" ", self.0, self.1)
+            }
         }
-    };
+    }
+    let n = &sp.svc_name;
+    let c = |i: usize| Comment(n, &sp.endpoints[i].text, large);
     if let Some(timeout) = sp.affinity {
         for &i in eps {
             let sep = &seps[i];

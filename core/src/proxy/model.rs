@@ -82,6 +82,14 @@ pub struct EndpointSelection {
     pub has_any_endpoints: bool,
 }
 
+impl Ep {
+    /// The address as text (the part of `text` before the port, without brackets).
+    pub(crate) fn ip_text(&self) -> &str {
+        let end = self.text.rfind(':').unwrap_or(self.text.len());
+        self.text[..end].trim_start_matches('[').trim_end_matches(']')
+    }
+}
+
 impl SvcPort {
     pub(crate) fn external_accessible(&self) -> bool {
         self.node_port != 0 || !self.lb_vips.is_empty() || !self.external_ips.is_empty()
@@ -130,6 +138,24 @@ impl SvcPort {
             has_any_endpoints: self.cat.has_any,
         }
     }
+}
+
+/// `ip:port` from the address as written when that is already canonical dotted IPv4 (the
+/// common case, and no formatting needed), else from the parsed address.
+fn endpoint_text_from(written: &str, ip: IpAddr, port: i32) -> String {
+    let canonical_v4 = ip.is_ipv4()
+        && written
+            .split('.')
+            .all(|o| !o.is_empty() && o.len() <= 3 && (o == "0" || !o.starts_with('0')))
+        && written.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    if !canonical_v4 {
+        return endpoint_text(ip, port);
+    }
+    let mut text = String::with_capacity(written.len() + 6);
+    text.push_str(written);
+    text.push(':');
+    let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{port}"));
+    text
 }
 
 /// `ip:port`, `[ip]:port` for IPv6.
@@ -191,15 +217,13 @@ pub(crate) fn build(
                 ports.entry((name.clone(), protocol_of(port.protocol.as_deref()))).or_default();
             for endpoint in &slice.endpoints {
                 // Only the first address is used (endpointslicecache.go).
-                let Some(ip) = endpoint.addresses.first().and_then(|a| parse_family_ip(a, family))
-                else {
-                    continue;
-                };
+                let Some(written) = endpoint.addresses.first() else { continue };
+                let Some(ip) = parse_family_ip(written, family) else { continue };
                 let hints = endpoint.hints.as_ref();
                 list.push(Ep {
                     ip,
                     port: number,
-                    text: endpoint_text(ip, number),
+                    text: endpoint_text_from(written.trim(), ip, number),
                     ready: endpoint.ready.unwrap_or(true),
                     serving: endpoint.serving.unwrap_or(true),
                     terminating: endpoint.terminating.unwrap_or(false),

@@ -33,19 +33,15 @@ fn service_base(sp: &SvcPort) -> String {
 
 /// Endpoint chain / affinity set base: IPv6 colons become dots.
 fn endpoint_base(sp: &SvcPort, ep: &Ep) -> String {
-    let ip = ep.ip.to_string().replace(':', ".");
+    let ip = ep.ip_text().replace(':', ".");
     format!("{}__{}/{}", service_base(sp), ip, ep.port)
 }
 
-/// The transaction text with counts. Objects are grouped so that everything a line refers to
-/// is defined above it (`nft -f` rejects a `goto` to a chain added later in the file): sets
-/// and maps, then chains, then rules, then elements.
+/// The transaction text with counts. Everything a line refers to is defined above it
+/// (`nft -f` rejects a `goto` to a chain added later in the file): the fixed sets, maps and
+/// chains first, then per service its affinity sets, its chains, its rules, its elements.
 struct Tx {
     text: String,
-    objects: String,
-    chain_lines: String,
-    rule_lines: String,
-    element_lines: String,
     prefix: String,
     rules: u64,
     chains: u64,
@@ -53,25 +49,15 @@ struct Tx {
 
 impl Tx {
     fn line(&mut self, kind: &str, rest: &str) {
-        let buffer = match kind {
-            "rule" => {
-                self.rules += 1;
-                &mut self.rule_lines
-            }
-            "chain" => {
-                self.chains += 1;
-                &mut self.chain_lines
-            }
-            "element" => &mut self.element_lines,
-            _ => &mut self.objects,
-        };
-        let _ = writeln!(buffer, "add {kind} {} {rest}", self.prefix);
+        match kind {
+            "rule" => self.rules += 1,
+            "chain" => self.chains += 1,
+            _ => {}
+        }
+        let _ = writeln!(self.text, "add {kind} {} {rest}", self.prefix);
     }
 
-    fn finish(mut self) -> (String, u64, u64) {
-        for part in [&self.objects, &self.chain_lines, &self.rule_lines, &self.element_lines] {
-            self.text.push_str(part);
-        }
+    fn finish(self) -> (String, u64, u64) {
         (self.text, self.rules, self.chains)
     }
 
@@ -85,7 +71,7 @@ impl Tx {
 
     fn rulef(&mut self, chain: &str, rule: std::fmt::Arguments<'_>) {
         self.rules += 1;
-        let b = &mut self.rule_lines;
+        let b = &mut self.text;
         b.push_str("add rule ");
         b.push_str(&self.prefix);
         b.push(' ');
@@ -100,7 +86,7 @@ impl Tx {
     }
 
     fn elementf(&mut self, set: &str, element: std::fmt::Arguments<'_>) {
-        let b = &mut self.element_lines;
+        let b = &mut self.text;
         b.push_str("add element ");
         b.push_str(&self.prefix);
         b.push(' ');
@@ -120,12 +106,9 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         IpFamily::V6 => "ipv6_addr",
     };
     let mark = &config.masquerade_mark;
+    let estimate: usize = ports.iter().map(|p| 1024 + p.endpoints.len() * 512).sum();
     let mut tx = Tx {
-        text: String::with_capacity(4096 + ports.len() * 2048),
-        objects: String::new(),
-        chain_lines: String::new(),
-        rule_lines: String::with_capacity(ports.len() * 1024),
-        element_lines: String::new(),
+        text: String::with_capacity(4096 + estimate),
         prefix: format!("{ipx} kube-proxy"),
         rules: 0,
         chains: 0,
@@ -276,7 +259,7 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     if sp.etp_local && has_endpoints && sp.local_eps().is_empty() {
         stats.no_local_endpoints_external += 1;
     }
-    let cip = sp.cluster_ip;
+    let cip = sp.cluster_ip.to_string();
     let port = sp.port;
     // Endpoint chain / affinity set base names, hashed once per endpoint.
     let ep_bases: Vec<String> =
@@ -292,6 +275,22 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
             );
         }
     }
+    // Chains of this service, declared before any rule or element refers to them.
+    if use_svc {
+        tx.chain(&svc);
+    }
+    if use_svl {
+        tx.chain(&svl);
+    }
+    if use_ext {
+        tx.chain(&ext);
+    }
+    for &i in &sp.cat.reachable {
+        tx.line("chain", &format!("endpoint-{}", ep_bases[i]));
+    }
+    if use_fw {
+        tx.chain(&fw);
+    }
     let masq = if config.masquerade_all {
         Some(format!("{ipx} daddr {cip} jump mark-for-masquerade"))
     } else {
@@ -306,7 +305,6 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         if !use_chain {
             continue;
         }
-        tx.chain(chain);
         if chain == internal_chain && has_internal {
             if let Some(m) = &masq {
                 tx.rule(chain, m);
@@ -328,7 +326,6 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         tx.rulef(chain, format_args!("numgen random mod {} vmap {{ {elements} }}", eps.len()));
     }
     if use_ext {
-        tx.chain(&ext);
         if !sp.etp_local {
             tx.rule(&ext, "jump mark-for-masquerade");
         } else {
@@ -353,8 +350,7 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     for &i in &sp.cat.reachable {
         let ep = &sp.endpoints[i];
         let chain = format!("endpoint-{}", ep_bases[i]);
-        tx.chain(&chain);
-        tx.rulef(&chain, format_args!("{ipx} saddr {} jump mark-for-masquerade", ep.ip));
+        tx.rulef(&chain, format_args!("{ipx} saddr {} jump mark-for-masquerade", ep.ip_text()));
         if sp.affinity.is_some() {
             tx.rulef(&chain, format_args!("update @affinity-{} {{ {ipx} saddr }}", ep_bases[i]));
         }
@@ -362,7 +358,6 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         tx.rulef(&chain, format_args!("meta l4proto {p} dnat to {}", ep.text));
     }
     if use_fw {
-        tx.chain(&fw);
         let mut sources: Vec<String> = sp.source_ranges.iter().map(ToString::to_string).collect();
         let allow_node =
             config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
