@@ -584,3 +584,6 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
     };
     (ranges, node_port_range)
 }
+
+#[cfg(test)]
+mod tests;
