@@ -260,6 +260,15 @@ impl PluginRunner {
         self.call(|policy, store| policy.call_trace(store, inputs, options))
     }
 
+    /// A fresh store and instance, and a call of `abi-version`: the fixed cost of every call.
+    pub fn ping(&self) -> Result<u32, PluginError> {
+        let _ = &self.ticker;
+        let mut call_store = new_store(&self.engine, &self.limits);
+        let policy =
+            self.pre.instantiate(&mut call_store.store).map_err(|err| call_store.error(err))?;
+        policy.call_abi_version(&mut call_store.store).map_err(|err| call_store.error(err))
+    }
+
     /// An AdmissionReview in, the AdmissionReview with its response out.
     pub(crate) fn validate_admission(&self, review: &str) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_validate_admission(store, review))

@@ -1,6 +1,7 @@
 //! `cargo xtask`: build automation written in Rust.
 
 mod playground;
+mod plugin;
 mod tidy;
 
 fn main() -> anyhow::Result<()> {
@@ -9,6 +10,8 @@ fn main() -> anyhow::Result<()> {
         Some("ci") => ci(),
         Some("playground") => playground::build(),
         Some("serve") => playground::serve(&args[1..]),
+        Some("build-plugin") => plugin::build(&args[1..]),
+        Some("bench") => plugin::bench(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
         None => anyhow::bail!("usage: cargo xtask <ci>"),
     }
