@@ -179,26 +179,26 @@ fn parse_family_ip(text: &str, family: IpFamily) -> Option<IpAddr> {
 }
 
 /// Endpoints of one (port name, protocol) of a service, before sorting.
-type PortEndpoints = BTreeMap<(String, String), Vec<Ep>>;
+type PortEndpoints<'a> = BTreeMap<(&'a str, String), Vec<Ep>>;
 
 /// Builds every service port of the family with its categorized endpoints, sorted by
 /// (namespace, name, port name, protocol).
-pub(crate) fn build(
-    services: &[&Service],
-    slices: &[&EndpointSlice],
-    legacy: &[&Endpoints],
+pub(crate) fn build<'a>(
+    services: &[&'a Service],
+    slices: &[&'a EndpointSlice],
+    legacy: &[&'a Endpoints],
     config: &ProxyConfig,
 ) -> Vec<SvcPort> {
     let family = config.family;
     // Endpoints grouped by (namespace, service name), then (port name, protocol).
-    let mut by_service: BTreeMap<(String, String), PortEndpoints> = BTreeMap::new();
-    let mut sliced: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut by_service: BTreeMap<(&'a str, &'a str), PortEndpoints<'a>> = BTreeMap::new();
+    let mut sliced: BTreeSet<(&'a str, &'a str)> = BTreeSet::new();
     for slice in slices {
         let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else {
             continue;
         };
-        let key = (slice.metadata.namespace.clone(), service.clone());
-        sliced.insert(key.clone());
+        let key = (slice.metadata.namespace.as_str(), service.as_str());
+        sliced.insert(key);
         let wanted = match family {
             IpFamily::V4 => "IPv4",
             IpFamily::V6 => "IPv6",
@@ -214,7 +214,7 @@ pub(crate) fn build(
                 continue;
             }
             let list =
-                ports.entry((name.clone(), protocol_of(port.protocol.as_deref()))).or_default();
+                ports.entry((name.as_str(), protocol_of(port.protocol.as_deref()))).or_default();
             for endpoint in &slice.endpoints {
                 // Only the first address is used (endpointslicecache.go).
                 let Some(written) = endpoint.addresses.first() else { continue };
@@ -242,7 +242,7 @@ pub(crate) fn build(
     // v1 Endpoints are mirrored into slices by the EndpointSliceMirroring controller; mirror
     // those of services that have no EndpointSlice in the scenario (a selector-less Service).
     for e in legacy {
-        let key = (e.metadata.namespace.clone(), e.metadata.name.clone());
+        let key = (e.metadata.namespace.as_str(), e.metadata.name.as_str());
         if sliced.contains(&key) {
             continue;
         }
@@ -253,7 +253,7 @@ pub(crate) fn build(
                 if number == 0 {
                     continue;
                 }
-                let name = port.name.clone().unwrap_or_default();
+                let name = port.name.as_deref().unwrap_or("");
                 let list = ports.entry((name, protocol_of(port.protocol.as_deref()))).or_default();
                 let all = subset
                     .addresses
@@ -322,7 +322,7 @@ pub(crate) fn build(
                 .unwrap_or(DEFAULT_AFFINITY_SECONDS)
         });
         let ns = service.metadata.namespace.clone();
-        let key = (ns.clone(), service.metadata.name.clone());
+        let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
         for port in &spec.ports {
             let protocol = protocol_of(Some(&port.protocol));
             let svc_name = if port.name.is_empty() {
@@ -332,7 +332,7 @@ pub(crate) fn build(
             };
             let mut endpoints = by_service
                 .get_mut(&key)
-                .and_then(|p| p.remove(&(port.name.clone(), protocol.clone())))
+                .and_then(|p| p.remove(&(port.name.as_str(), protocol.clone())))
                 .unwrap_or_default();
             endpoints = dedup(endpoints);
             let mut sp = SvcPort {

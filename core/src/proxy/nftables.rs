@@ -163,13 +163,14 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         tx.chain(chain);
     }
     tx.rule("cluster-ips-check", &format!("{ipx} daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
+    // kube-proxy keeps the CIDRs as one comma-separated string (`{ a,b }`).
     if !config.service_cidrs.is_empty() {
         let cidrs: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
         tx.rule(
             "cluster-ips-check",
             &format!(
                 "{ipx} daddr {{ {} }} drop comment \"Drop traffic to unallocated ClusterIPs\"",
-                cidrs.join(" , ")
+                cidrs.join(",")
             ),
         );
     }
