@@ -161,7 +161,7 @@ fn validation_vectors() {
             serde_norway::from_str(&text).unwrap_or_else(|err| panic!("{file}: {err}"));
         cases.extend(vector_cases(file, &document));
     }
-    assert!(cases.len() > 50, "only {} validation vectors found", cases.len());
+    assert!(cases.len() >= 90, "only {} validation vectors found", cases.len());
     assert_parity(&cases);
 }
 
@@ -174,28 +174,31 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
     let mut cases = Vec::new();
     for vector in vectors {
         let id = vector.get("id").and_then(Value::as_str).unwrap_or("?");
-        let mut object = vector
-            .get("base")
-            .and_then(Value::as_str)
-            .and_then(|base| bases.get(base))
-            .cloned()
-            .unwrap_or(Value::Null);
-        for key in ["patch", "new_patch"] {
-            if let Some(patch) = vector.get(key) {
-                merge_patch(&mut object, patch);
-            }
-        }
-        if let Some(literal) = vector.get("object") {
-            object = literal.clone();
-        }
-        if object.is_null() {
+        let Some(base) =
+            vector.get("base").and_then(Value::as_str).and_then(|base| bases.get(base))
+        else {
             continue;
+        };
+        let patched = |key: &str| {
+            vector.get(key).map(|patch| {
+                let mut object = base.clone();
+                merge_patch(&mut object, patch);
+                serde_json::to_string_pretty(&object).unwrap_or_default()
+            })
+        };
+        // An update vector stores the old object first, then applies the new one over it.
+        let mut inputs = Vec::new();
+        if let Some(old) = patched("old_patch") {
+            inputs.push(Input::new(format!("{id}-old.json"), old));
         }
+        inputs.push(Input::new(
+            format!("{id}.json"),
+            patched("patch").unwrap_or_else(|| base.to_string()),
+        ));
         let no_defaults = vector.get("mode").and_then(Value::as_str) == Some("validate");
-        let text = serde_json::to_string_pretty(&object).unwrap_or_default();
         cases.push(Case {
             name: format!("{file} {id}"),
-            inputs: vec![Input::new(format!("{id}.json"), text)],
+            inputs,
             options: CheckOptions { no_defaults },
         });
     }
