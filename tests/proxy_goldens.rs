@@ -14,7 +14,7 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
 use svclab_core::{
     EndpointSlice, Endpoints, Input, IpFamily, Node, Object, ProxyConfig, ProxyMode, Service,
-    TraceRequest, parse, render_objects, select_endpoints, trace_text,
+    TraceRequest, parse, render_objects, select_endpoints, trace_nft_text, trace_text,
 };
 
 fn main() {
@@ -47,7 +47,7 @@ fn main() {
     for (name, dir) in cases {
         let d = dir.clone();
         trials.push(Trial::test(format!("golden::{name}"), move || run_case(&d)));
-        if dir.join("input.yaml").is_file() && dir.join("expected.iptables").is_file() {
+        if dir.join("input.yaml").is_file() {
             let d = dir.clone();
             trials.push(Trial::test(format!("trace::{name}"), move || run_traces(&d)));
         }
@@ -469,7 +469,16 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
     let (objs, _) = objects(&read(&dir.join("input.yaml"))?)?;
     let services: Vec<&Service> = objs.services.iter().collect();
     let slices: Vec<&EndpointSlice> = objs.slices.iter().collect();
-    let rules = render_objects(&services, &slices, &[], &config, ProxyMode::Iptables, false).text;
+    let ipt = render_objects(&services, &slices, &[], &config, ProxyMode::Iptables, false).text;
+    let nft = render_objects(&services, &slices, &[], &config, ProxyMode::Nftables, false).text;
+    // Every expectation is checked in both modes: same fates, different machinery.
+    let traces = |src: &str, dst: &str, dport: u16| {
+        let request = req(src, dst, dport);
+        [
+            ("iptables", trace_text(&ipt, &config, &request)),
+            ("nftables", trace_nft_text(&nft, &config, &request)),
+        ]
+    };
     let selection = select_endpoints(&services, &slices, &[], &config);
     let mut failures = Vec::new();
     let pod = "10.0.0.2";
@@ -500,8 +509,14 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
             } else {
                 Want::Endpoints(internal_eps.clone(), false)
             };
-            let t = trace_text(&rules, &config, &req(pod, &service.spec.cluster_ip, dport));
-            expect(&mut failures, &format!("{name} cluster IP from pod"), &t, &want_internal);
+            for (mode, t) in traces(pod, &service.spec.cluster_ip, dport) {
+                expect(
+                    &mut failures,
+                    &format!("{mode} {}", &format!("{name} cluster IP from pod")),
+                    &t,
+                    &want_internal,
+                );
+            }
             let external_eps = if local_only {
                 sel.local_endpoints.clone().unwrap_or_default()
             } else {
@@ -515,8 +530,14 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
                 Want::Endpoints(external_eps.clone(), !local_only)
             };
             for eip in &service.spec.external_ips {
-                let t = trace_text(&rules, &config, &req(outside, eip, dport));
-                expect(&mut failures, &format!("{name} external IP {eip}"), &t, &want_external);
+                for (mode, t) in traces(outside, eip, dport) {
+                    expect(
+                        &mut failures,
+                        &format!("{mode} {}", &format!("{name} external IP {eip}")),
+                        &t,
+                        &want_external,
+                    );
+                }
             }
             let ranges: Vec<String> = service
                 .spec
@@ -525,49 +546,61 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
                 .map(|r| r.trim().to_owned())
                 .collect();
             for ingress in &service.status.load_balancer_ingress {
+                let vip = &ingress.ip;
                 if ranges.is_empty() {
-                    let t = trace_text(&rules, &config, &req(outside, &ingress.ip, dport));
-                    expect(
-                        &mut failures,
-                        &format!("{name} LB {} open", ingress.ip),
-                        &t,
-                        &want_external,
-                    );
+                    for (mode, t) in traces(outside, vip, dport) {
+                        expect(
+                            &mut failures,
+                            &format!("{mode} {name} LB {vip} open"),
+                            &t,
+                            &want_external,
+                        );
+                    }
                 } else {
                     // An allowed source inside the first range, and a source outside all ranges.
                     let allowed = first_host(&ranges[0]);
-                    let t = trace_text(&rules, &config, &req(&allowed, &ingress.ip, dport));
-                    expect(
-                        &mut failures,
-                        &format!("{name} LB {} allowed source", ingress.ip),
-                        &t,
-                        &want_external,
-                    );
-                    let t = trace_text(&rules, &config, &req(outside, &ingress.ip, dport));
+                    for (mode, t) in traces(&allowed, vip, dport) {
+                        let what = format!("{mode} {name} LB {vip} allowed source");
+                        expect(&mut failures, &what, &t, &want_external);
+                    }
                     let want = if sel.has_any_endpoints {
                         Want::Verdict("DROP")
                     } else {
                         Want::Verdict("REJECT")
                     };
-                    expect(
-                        &mut failures,
-                        &format!("{name} LB {} other source", ingress.ip),
-                        &t,
-                        &want,
-                    );
+                    for (mode, t) in traces(outside, vip, dport) {
+                        expect(
+                            &mut failures,
+                            &format!("{mode} {name} LB {vip} other source"),
+                            &t,
+                            &want,
+                        );
+                    }
                 }
             }
             if port.node_port != 0 {
                 let np = u16::try_from(port.node_port).unwrap_or(0);
-                let t = trace_text(&rules, &config, &req(outside, &node_ip, np));
-                expect(&mut failures, &format!("{name} NodePort {np}"), &t, &want_external);
+                for (mode, t) in traces(outside, &node_ip, np) {
+                    expect(
+                        &mut failures,
+                        &format!("{mode} {}", &format!("{name} NodePort {np}")),
+                        &t,
+                        &want_external,
+                    );
+                }
             }
             let _ = i;
         }
     }
     // A destination no Service owns.
-    let t = trace_text(&rules, &config, &req(pod, "172.31.255.254", 80));
-    expect(&mut failures, "no service", &t, &Want::Verdict("no service"));
+    for (mode, t) in traces(pod, "172.31.255.254", 80) {
+        expect(
+            &mut failures,
+            &format!("{mode} {}", "no service"),
+            &t,
+            &Want::Verdict("no service"),
+        );
+    }
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n").into()) }
 }
 

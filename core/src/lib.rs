@@ -55,7 +55,9 @@ pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
     ServiceReport,
 };
-pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_text};
+pub use trace::{
+    TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_mode, trace_nft_text, trace_text,
+};
 pub use source::{Pos, Source};
 pub use validation::{
     validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,

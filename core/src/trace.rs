@@ -20,6 +20,7 @@
 //! assert_eq!(report.outcomes[0].verdict, "REJECT");
 //! ```
 
+mod nft;
 mod rules;
 
 use std::fmt::Write as _;
@@ -172,6 +173,96 @@ pub fn trace(world: &World, request: &TraceRequest) -> TraceReport {
         Ok(text) => trace_text(&text, &config, request),
         Err(e) => failed(request, &e.to_string()),
     }
+}
+
+/// Traces a packet through the rules of a proxy mode: iptables as [`trace`]; nftables through
+/// the rendered `kube-proxy` table of the destination's family.
+pub fn trace_mode(world: &World, request: &TraceRequest, mode: ProxyMode) -> TraceReport {
+    if mode == ProxyMode::Iptables {
+        return trace(world, request);
+    }
+    let family = parse_ip_sloppy(&request.dst).map(IpFamily::of);
+    let config = match ProxyConfig::from_world(world, family, request.node.as_deref(), mode) {
+        Ok(c) => c,
+        Err(e) => return failed(request, &e.to_string()),
+    };
+    let options = RenderOptions { family, node: request.node.clone(), ..RenderOptions::new(mode) };
+    match render(world, &options) {
+        Ok(text) => trace_nft_text(&text, &config, request),
+        Err(e) => failed(request, &e.to_string()),
+    }
+}
+
+/// Traces a packet through an nftables `kube-proxy` table given as `nft -f` text.
+pub fn trace_nft_text(
+    rules_text: &str,
+    config: &ProxyConfig,
+    request: &TraceRequest,
+) -> TraceReport {
+    let table = nft::parse(rules_text);
+    let mut report = TraceReport {
+        request: request.clone(),
+        ruleset: format!("rendered nftables ({})", config.family.as_str()),
+        path: String::new(),
+        outcomes: Vec::new(),
+        warnings: table.warnings.clone(),
+    };
+    let (Some(src), Some(dst)) = (parse_ip_sloppy(&request.src), parse_ip_sloppy(&request.dst))
+    else {
+        report.warnings.push("source and destination must be IP addresses".to_owned());
+        return report;
+    };
+    let local_source = config.is_local_address(src);
+    report.path = if local_source { "OUTPUT" } else { "PREROUTING" }.to_owned();
+    let walker = nft::Walker {
+        table: &table,
+        config,
+        protocol: request.protocol.to_ascii_lowercase(),
+        in_interface: request.in_interface.clone(),
+    };
+    let start = Packet {
+        src,
+        dst,
+        dport: request.dport,
+        mark: 0,
+        dnat: None,
+        masquerade: false,
+        probability: 1.0,
+        steps: Vec::new(),
+        forced: None,
+    };
+    let stopped = |f: Flow| matches!(f, Flow::Drop | Flow::Reject);
+    for (p, flow) in walker.hook(if local_source { "output" } else { "prerouting" }, start) {
+        if stopped(flow) {
+            report.outcomes.push(finish(p, flow));
+            continue;
+        }
+        let states = if local_source {
+            vec![(p, flow)]
+        } else {
+            let to_node = config.is_local_address(p.dst);
+            let after = walker.hook(if to_node { "input" } else { "forward" }, p);
+            if to_node {
+                for (p, flow) in after {
+                    report
+                        .outcomes
+                        .push(finish(p, if stopped(flow) { flow } else { Flow::Accept }));
+                }
+                continue;
+            }
+            after
+        };
+        for (p, flow) in states {
+            if stopped(flow) {
+                report.outcomes.push(finish(p, flow));
+                continue;
+            }
+            for (p, flow) in walker.hook("postrouting", p) {
+                report.outcomes.push(finish(p, flow));
+            }
+        }
+    }
+    report
 }
 
 fn failed(request: &TraceRequest, message: &str) -> TraceReport {

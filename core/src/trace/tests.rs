@@ -78,3 +78,54 @@ fn unknown_destination_has_no_service() {
     let out = check(PAYLOAD, "10.0.0.5", "172.30.0.9", 80);
     assert_eq!(out, vec![("no service".to_owned(), None, false, 1.0)]);
 }
+
+#[test]
+fn nftables_trace_matches_iptables_trace() {
+    use crate::manifest::{Input as In, Object, parse};
+    use crate::proxy::{DetectLocal, ProxyMode, render_objects};
+    let yaml = "apiVersion: v1\nkind: Service\nmetadata: {namespace: ns1, name: web}\nspec:\n  type: LoadBalancer\n  clusterIP: 172.30.0.41\n  loadBalancerSourceRanges: [203.0.113.0/25]\n  ports: [{name: http, port: 80, nodePort: 30080}]\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.180.0.1]}, {addresses: [10.180.0.2]}]\nports: [{name: http, port: 8080, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {namespace: ns1, name: empty}\nspec:\n  clusterIP: 172.30.0.42\n  ports: [{port: 80}]\n";
+    let scenario = parse(&[In::new("t.yaml", yaml)]);
+    let (mut services, mut slices) = (Vec::new(), Vec::new());
+    for o in &scenario.objects {
+        match o {
+            Object::Service(s) => services.push(&s.value),
+            Object::EndpointSlice(s) => slices.push(&s.value),
+            _ => {}
+        }
+    }
+    let mut config = ProxyConfig::new(IpFamily::V4);
+    config.node_ip = Some("192.168.0.2".parse().unwrap());
+    config.host_addresses = vec!["192.168.0.2".parse().unwrap(), "127.0.0.1".parse().unwrap()];
+    config.detect_local = DetectLocal::Cidr("10.0.0.0/8".parse().unwrap());
+    let ipt = render_objects(&services, &slices, &[], &config, ProxyMode::Iptables, false).text;
+    let nft = render_objects(&services, &slices, &[], &config, ProxyMode::Nftables, false).text;
+    for (src, dst, dport) in [
+        ("10.0.0.5", "172.30.0.41", 80),
+        ("192.168.0.2", "172.30.0.41", 80),
+        ("203.0.113.9", "5.6.7.8", 80),
+        ("198.51.100.1", "5.6.7.8", 80),
+        ("198.51.100.1", "192.168.0.2", 30080),
+        ("10.0.0.5", "172.30.0.42", 80),
+        ("10.0.0.5", "172.30.0.99", 80),
+    ] {
+        let request =
+            TraceRequest { src: src.into(), dst: dst.into(), dport, ..TraceRequest::default() };
+        let a = trace_text(&ipt, &config, &request);
+        let b = trace_nft_text(&nft, &config, &request);
+        assert!(b.warnings.is_empty(), "{:?}", b.warnings);
+        let fates = |r: &TraceReport| {
+            r.outcomes
+                .iter()
+                .map(|o| (o.verdict.clone(), o.endpoint.clone(), o.masquerade, o.probability))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            fates(&a),
+            fates(&b),
+            "{src} -> {dst}:{dport}\n{}\n{}",
+            a.to_text(),
+            b.to_text()
+        );
+        assert!(!b.outcomes.is_empty());
+    }
+}

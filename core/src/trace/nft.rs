@@ -1,0 +1,427 @@
+//! Packet trace over an nftables `kube-proxy` table, by interpreting the `nft -f`
+//! transaction text svclab renders (the `add table/chain/set/map/rule/element` form).
+//!
+//! Base chains run per hook in priority order (prerouting: `filter-prerouting-pre-dnat` at
+//! -110, then `nat-prerouting` at -100; then input or forward at 0; postrouting at 100).
+//! Only the statement forms kube-proxy writes are understood; anything else is reported as a
+//! warning and treated as matching.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use super::{Flow, Packet, TraceStep, split_host_port};
+use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
+use crate::proxy::ProxyConfig;
+
+/// A parsed table.
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    /// Chain → rules (text after the chain name).
+    chains: BTreeMap<String, Vec<String>>,
+    /// Base chains: (hook, priority, name).
+    base: Vec<(String, i32, String)>,
+    /// Set → elements (text inside the braces).
+    sets: BTreeMap<String, Vec<String>>,
+    /// Map → (key text, verdict text).
+    maps: BTreeMap<String, Vec<(String, String)>>,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// Splits on whitespace, keeping `"..."` together (quotes kept).
+fn words(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && bytes[i] == b' ' {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            break;
+        }
+        let start = i;
+        if bytes[i] == b'"' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += 1;
+            }
+            i = (i + 1).min(bytes.len());
+        } else {
+            while i < bytes.len() && bytes[i] != b' ' {
+                i += 1;
+            }
+        }
+        out.push(&text[start..i]);
+    }
+    out
+}
+
+/// Parses an `nft -f` transaction of one table.
+pub(crate) fn parse(text: &str) -> Table {
+    let mut t = Table::default();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let w = words(line);
+        // add <kind> <family> <table> <name> ...
+        if w.len() < 5 || w[0] != "add" {
+            if !matches!(w.first(), Some(&"flush") | Some(&"delete")) {
+                t.warnings.push(format!("line not understood: {line}"));
+            }
+            continue;
+        }
+        let rest_of = |n: usize| -> String { w.get(n..).map(|x| x.join(" ")).unwrap_or_default() };
+        let name = w[4].to_owned();
+        match w[1] {
+            "table" => {}
+            "chain" => {
+                t.chains.entry(name.clone()).or_default();
+                if let Some(h) = w.iter().position(|x| *x == "hook") {
+                    let hook = w.get(h + 1).copied().unwrap_or("").to_owned();
+                    let priority = w
+                        .iter()
+                        .position(|x| *x == "priority")
+                        .and_then(|p| w.get(p + 1))
+                        .and_then(|p| p.trim_end_matches(';').parse().ok())
+                        .unwrap_or(0);
+                    t.base.push((hook, priority, name));
+                }
+            }
+            "set" => {
+                t.sets.entry(name).or_default();
+            }
+            "map" => {
+                t.maps.entry(name).or_default();
+            }
+            "rule" => t.chains.entry(name).or_default().push(rest_of(5)),
+            "element" => {
+                let body = rest_of(5);
+                let inner =
+                    body.trim().trim_start_matches('{').trim_end_matches('}').trim().to_owned();
+                if t.maps.contains_key(&name) {
+                    let (key, verdict) = inner.rsplit_once(" : ").unwrap_or((inner.as_str(), ""));
+                    // Element comments sit between key and verdict.
+                    let key = key.split(" comment ").next().unwrap_or(key).trim().to_owned();
+                    t.maps.entry(name).or_default().push((key, verdict.trim().to_owned()));
+                } else {
+                    for e in inner.split(',') {
+                        t.sets.entry(name.clone()).or_default().push(e.trim().to_owned());
+                    }
+                }
+            }
+            _ => t.warnings.push(format!("line not understood: {line}")),
+        }
+    }
+    t.base.sort_by_key(|(_, p, _)| *p);
+    t
+}
+
+/// What one rule does when it matches.
+enum Action {
+    Continue,
+    Jump(String),
+    Goto(String),
+    Verdict(Flow),
+    Return,
+    /// `numgen random mod n vmap { ... }`: each target with probability 1/n.
+    Random(Vec<String>),
+}
+
+pub(crate) struct Walker<'a> {
+    pub(crate) table: &'a Table,
+    pub(crate) config: &'a ProxyConfig,
+    pub(crate) protocol: String,
+    pub(crate) in_interface: Option<String>,
+}
+
+const MAX_DEPTH: usize = 32;
+
+impl Walker<'_> {
+    /// Runs the base chains of a hook in priority order.
+    pub(crate) fn hook(&self, hook: &str, p: Packet) -> Vec<(Packet, Flow)> {
+        let mut states = vec![(p, Flow::Continue)];
+        for (h, _, name) in &self.table.base {
+            if h != hook {
+                continue;
+            }
+            let mut next = Vec::new();
+            for (p, flow) in states {
+                if matches!(flow, Flow::Drop | Flow::Reject) {
+                    next.push((p, flow));
+                    continue;
+                }
+                for (q, f) in self.run(name, p, 0) {
+                    // accept ends this base chain only.
+                    next.push((q, if f == Flow::Accept { Flow::Continue } else { f }));
+                }
+            }
+            states = next;
+        }
+        states
+    }
+
+    fn run(&self, chain: &str, p: Packet, depth: usize) -> Vec<(Packet, Flow)> {
+        let mut out = Vec::new();
+        self.run_from(chain, 0, p, depth, &mut out);
+        out
+    }
+
+    fn run_from(
+        &self,
+        chain: &str,
+        start: usize,
+        mut p: Packet,
+        depth: usize,
+        out: &mut Vec<(Packet, Flow)>,
+    ) {
+        let Some(rules) = self.table.chains.get(chain) else {
+            out.push((p, Flow::Continue));
+            return;
+        };
+        for (idx, rule) in rules.iter().enumerate().skip(start) {
+            let Some(action) = self.eval(rule, &mut p) else { continue };
+            let step = |p: &mut Packet, effect: String| {
+                p.steps.push(TraceStep {
+                    table: "kube-proxy".to_owned(),
+                    chain: chain.to_owned(),
+                    rule: rule.clone(),
+                    effect,
+                });
+            };
+            match action {
+                Action::Continue => step(&mut p, "match, continue".to_owned()),
+                Action::Return => {
+                    step(&mut p, "return".to_owned());
+                    out.push((p, Flow::Continue));
+                    return;
+                }
+                Action::Verdict(flow) => {
+                    let effect = match flow {
+                        Flow::Drop => "drop",
+                        Flow::Reject => "reject",
+                        _ => "accept",
+                    };
+                    step(&mut p, effect.to_owned());
+                    out.push((p, flow));
+                    return;
+                }
+                Action::Jump(target) | Action::Goto(target) if depth >= MAX_DEPTH => {
+                    step(&mut p, format!("{target}: too deep, ignored"));
+                }
+                Action::Jump(target) => {
+                    step(&mut p, format!("jump {target}"));
+                    for (q, flow) in self.run(&target, p, depth + 1) {
+                        if flow == Flow::Continue {
+                            self.run_from(chain, idx + 1, q, depth, out);
+                        } else {
+                            out.push((q, flow));
+                        }
+                    }
+                    return;
+                }
+                Action::Goto(target) => {
+                    step(&mut p, format!("goto {target}"));
+                    out.extend(self.run(&target, p, depth + 1));
+                    return;
+                }
+                Action::Random(targets) => {
+                    let share = 1.0 / targets.len() as f64;
+                    for target in targets {
+                        let mut q = p.clone();
+                        q.probability *= share;
+                        step(&mut q, format!("goto {target} (random, p={share:.10})"));
+                        out.extend(self.run(&target, q, depth + 1));
+                    }
+                    return;
+                }
+            }
+        }
+        out.push((p, Flow::Continue));
+    }
+
+    /// Evaluates one rule: `None` when a match fails, else the action (statements with side
+    /// effects such as mark, masquerade and dnat are applied to the packet).
+    fn eval(&self, rule: &str, p: &mut Packet) -> Option<Action> {
+        let w = words(rule);
+        let mut i = 0;
+        let at = |i: usize| w.get(i).copied().unwrap_or("");
+        while i < w.len() {
+            match at(i) {
+                "comment" => i += 2,
+                "ct" if at(i + 1) == "state" => {
+                    // A first packet is "new".
+                    if !at(i + 2).split(',').any(|s| s == "new") {
+                        return None;
+                    }
+                    i += 3;
+                }
+                "ip" | "ip6" if at(i + 2) == "." => {
+                    // ip daddr . meta l4proto . th dport vmap @map
+                    let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };
+                    let key = format!("{addr} . {} . {}", self.protocol, p.dport);
+                    let map = at(i + 9).trim_start_matches('@');
+                    return match self.lookup(map, &key) {
+                        Some(v) => Some(self.verdict(&v)),
+                        None => None,
+                    };
+                }
+                "ip" | "ip6" => {
+                    let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };
+                    let (negate, value_at) =
+                        if at(i + 2) == "!=" { (true, i + 3) } else { (false, i + 2) };
+                    let (hit, next) = self.value_match(&w, value_at, addr);
+                    if hit == negate {
+                        return None;
+                    }
+                    i = next;
+                }
+                "meta" if at(i + 1) == "l4proto" && at(i + 2) == "." => {
+                    // meta l4proto . th dport vmap @map
+                    let key = format!("{} . {}", self.protocol, p.dport);
+                    let map = at(i + 6).trim_start_matches('@');
+                    return match self.lookup(map, &key) {
+                        Some(v) => Some(self.verdict(&v)),
+                        None => None,
+                    };
+                }
+                "meta" if at(i + 1) == "l4proto" => {
+                    if at(i + 2) != self.protocol {
+                        return None;
+                    }
+                    i += 3;
+                }
+                "fib" => {
+                    let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };
+                    if !self.config.is_local_address(addr) {
+                        return None;
+                    }
+                    i += 4;
+                }
+                "iif" => {
+                    let (negate, pattern) =
+                        if at(i + 1) == "!=" { (true, at(i + 2)) } else { (false, at(i + 1)) };
+                    let hit = self.in_interface.as_deref().is_some_and(|name| {
+                        match pattern.strip_suffix('*') {
+                            Some(prefix) => name.starts_with(prefix),
+                            None => name == pattern,
+                        }
+                    });
+                    if hit == negate {
+                        return None;
+                    }
+                    i += if negate { 3 } else { 2 };
+                }
+                "mark" if at(i + 1) == "and" => {
+                    // mark and M == 0
+                    let mask = number(at(i + 2));
+                    let value = number(at(i + 4));
+                    if p.mark & mask != value {
+                        return None;
+                    }
+                    i += 5;
+                }
+                "mark" if at(i + 1) == "set" => {
+                    let v = number(at(i + 4));
+                    match at(i + 3) {
+                        "or" => p.mark |= v,
+                        "xor" => p.mark ^= v,
+                        _ => p.mark = v,
+                    }
+                    i += 5;
+                }
+                "numgen" => {
+                    let open = w.iter().position(|x| *x == "{").unwrap_or(w.len());
+                    let targets = w[open..]
+                        .windows(2)
+                        .filter(|pair| pair[0] == "goto")
+                        .map(|pair| pair[1].to_owned())
+                        .collect::<Vec<_>>();
+                    return Some(Action::Random(targets));
+                }
+                "update" => i += 6,
+                "masquerade" => {
+                    p.masquerade = true;
+                    return Some(Action::Verdict(Flow::Accept));
+                }
+                "dnat" => {
+                    let to = at(i + 2).to_owned();
+                    if let Some((ip, port)) = split_host_port(&to) {
+                        p.dst = ip;
+                        p.dport = port;
+                    }
+                    p.dnat = Some(to);
+                    return Some(Action::Verdict(Flow::Accept));
+                }
+                "jump" => return Some(Action::Jump(at(i + 1).to_owned())),
+                "goto" => return Some(Action::Goto(at(i + 1).to_owned())),
+                "return" => return Some(Action::Return),
+                "drop" => return Some(Action::Verdict(Flow::Drop)),
+                "reject" => return Some(Action::Verdict(Flow::Reject)),
+                "accept" => return Some(Action::Verdict(Flow::Accept)),
+                _ => i += 1,
+            }
+        }
+        Some(Action::Continue)
+    }
+
+    /// Matches an address against `@set`, `{ a , b }` or a single address/CIDR; returns the
+    /// result and the index after the value.
+    fn value_match(&self, w: &[&str], at: usize, addr: IpAddr) -> (bool, usize) {
+        let first = w.get(at).copied().unwrap_or("");
+        if let Some(set) = first.strip_prefix('@') {
+            // Affinity sets start empty: no entry for a first connection.
+            let hit = self
+                .table
+                .sets
+                .get(set)
+                .is_some_and(|elems| elems.iter().any(|e| net_contains(e, addr)));
+            return (hit, at + 1);
+        }
+        if first == "{" {
+            let close = w[at..].iter().position(|x| *x == "}").map_or(w.len(), |p| at + p);
+            let hit = w[at + 1..close]
+                .iter()
+                .flat_map(|x| x.split(','))
+                .filter(|x| !x.is_empty())
+                .any(|e| net_contains(e, addr));
+            return (hit, close + 1);
+        }
+        (net_contains(first, addr), at + 1)
+    }
+
+    fn lookup(&self, map: &str, key: &str) -> Option<String> {
+        let entries = self.table.maps.get(map)?;
+        entries.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    fn verdict(&self, text: &str) -> Action {
+        let w: Vec<&str> = text.split_whitespace().collect();
+        match w.as_slice() {
+            ["goto", target] => Action::Goto((*target).to_owned()),
+            ["jump", target] => Action::Jump((*target).to_owned()),
+            ["drop"] => Action::Verdict(Flow::Drop),
+            ["reject", ..] => Action::Verdict(Flow::Reject),
+            ["accept"] => Action::Verdict(Flow::Accept),
+            _ => Action::Continue,
+        }
+    }
+}
+
+fn net_contains(text: &str, addr: IpAddr) -> bool {
+    let text = text.trim();
+    if text.contains('/') {
+        return parse_cidr_sloppy(text).is_some_and(|(_, n): (IpAddr, IpNet)| n.contains(&addr));
+    }
+    parse_ip_sloppy(text) == Some(addr)
+}
+
+fn number(text: &str) -> u32 {
+    match text.strip_prefix("0x") {
+        Some(hex) => u32::from_str_radix(hex, 16).unwrap_or(0),
+        None => text.parse().unwrap_or(0),
+    }
+}
