@@ -21,11 +21,13 @@ fn objects() -> (Vec<Service>, Vec<EndpointSlice>) {
     for i in 0..SERVICES {
         let name = format!("svc{i}");
         let namespace = format!("ns{}", i % 50);
-        let mut service = Service::default();
-        service.metadata = ObjectMeta {
-            name: name.clone(),
-            namespace: namespace.clone(),
-            ..ObjectMeta::default()
+        let mut service = Service {
+            metadata: ObjectMeta {
+                name: name.clone(),
+                namespace: namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            ..Service::default()
         };
         service.spec.cluster_ip = format!("172.30.{}.{}", i / 250, i % 250 + 1);
         service.spec.type_ = if i % 10 == 0 {

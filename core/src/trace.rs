@@ -393,10 +393,10 @@ const MAX_DEPTH: usize = 32;
 impl Tracer<'_> {
     /// Rules of a chain; built-in chains without rules get kube-proxy's assumed jumps.
     fn rules(&self, table: &str, chain: &str) -> Vec<(Rule, bool)> {
-        if let Some(rules) = self.set.chain(table, chain) {
-            if !rules.is_empty() || !is_builtin(chain) {
-                return rules.iter().map(|r| (r.clone(), false)).collect();
-            }
+        if let Some(rules) = self.set.chain(table, chain)
+            && (!rules.is_empty() || !is_builtin(chain))
+        {
+            return rules.iter().map(|r| (r.clone(), false)).collect();
         }
         if !is_builtin(chain) {
             return Vec::new();

@@ -201,10 +201,11 @@ impl ProxyConfig {
             });
             if let Some(node) = node {
                 for (_, a) in &node.addresses {
-                    if let Some(ip) = parse_ip_sloppy(a).map(canonical_ip) {
-                        if IpFamily::of(ip) == family && !config.host_addresses.contains(&ip) {
-                            config.host_addresses.push(ip);
-                        }
+                    if let Some(ip) = parse_ip_sloppy(a).map(canonical_ip)
+                        && IpFamily::of(ip) == family
+                        && !config.host_addresses.contains(&ip)
+                    {
+                        config.host_addresses.push(ip);
                     }
                 }
             }
@@ -264,17 +265,17 @@ impl ProxyConfig {
         let mut cidrs = Vec::new();
         for text in &texts {
             if text == "primary" {
-                if let Some(ip) = self.node_ip {
-                    if let Ok(net) = IpNet::new(ip, if ip.is_ipv4() { 32 } else { 128 }) {
-                        cidrs.push(net);
-                    }
+                if let Some(ip) = self.node_ip
+                    && let Ok(net) = IpNet::new(ip, if ip.is_ipv4() { 32 } else { 128 })
+                {
+                    cidrs.push(net);
                 }
                 continue;
             }
-            if let Some((_, net)) = parse_cidr_sloppy(text.trim()) {
-                if IpFamily::of_net(&net) == self.family {
-                    cidrs.push(net);
-                }
+            if let Some((_, net)) = parse_cidr_sloppy(text.trim())
+                && IpFamily::of_net(&net) == self.family
+            {
+                cidrs.push(net);
             }
         }
         // No CIDR of this family means "all" (0.0.0.0/0 resp. ::/0), as NewNodePortAddresses.

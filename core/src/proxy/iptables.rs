@@ -524,12 +524,13 @@ fn service_rules(
             continue;
         }
         a.begin(chain);
-        if has_internal && sp.itp_local == local_policy {
-            if let Some(extra) = &masq_match {
-                a.rule(format_args!(
-                    "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"
-                ));
-            }
+        if has_internal
+            && sp.itp_local == local_policy
+            && let Some(extra) = &masq_match
+        {
+            a.rule(format_args!(
+                "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"
+            ));
         }
         endpoint_jumps(a, sp, eps, &seps, large);
     }

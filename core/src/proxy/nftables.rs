@@ -306,10 +306,11 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         if !use_chain {
             continue;
         }
-        if chain == internal_chain && has_internal {
-            if let Some(m) = &masq {
-                tx.rule(chain, m);
-            }
+        if chain == internal_chain
+            && has_internal
+            && let Some(m) = &masq
+        {
+            tx.rule(chain, m);
         }
         if sp.affinity.is_some() {
             for &i in eps {

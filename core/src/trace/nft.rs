@@ -264,10 +264,7 @@ impl Walker<'_> {
                     let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };
                     let key = format!("{addr} . {} . {}", self.protocol, p.dport);
                     let map = at(i + 9).trim_start_matches('@');
-                    return match self.lookup(map, &key) {
-                        Some(v) => Some(self.verdict(&v)),
-                        None => None,
-                    };
+                    return self.lookup(map, &key).map(|v| self.verdict(&v));
                 }
                 "ip" | "ip6" => {
                     let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };
@@ -283,10 +280,7 @@ impl Walker<'_> {
                     // meta l4proto . th dport vmap @map
                     let key = format!("{} . {}", self.protocol, p.dport);
                     let map = at(i + 6).trim_start_matches('@');
-                    return match self.lookup(map, &key) {
-                        Some(v) => Some(self.verdict(&v)),
-                        None => None,
-                    };
+                    return self.lookup(map, &key).map(|v| self.verdict(&v));
                 }
                 "meta" if at(i + 1) == "l4proto" => {
                     if at(i + 2) != self.protocol {
