@@ -282,19 +282,26 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
     }
     let previous = world.services.remove(&key);
     if let Some(old) = &previous {
-        // Updates keep what the old object held unless the manifest says otherwise
-        // (`patchAllocatedValues`, `normalizeClusterIPs`): release, then re-take below.
-        carry_allocated_values(&old.service, &mut service);
-        crate::validation::drop_type_dependent_fields(&mut service, &old.service);
-        cluster.release(&old.allocation);
+        // beginUpdate: `patchAllocatedValues`, then `normalizeClusterIPs` (update branch). The
+        // stored object is already fully defaulted, so `defaultOnReadService(old)` has nothing to do.
+        patch_allocated_values(&old.service, &mut service);
+        normalize_cluster_ips_update(&old.service, &mut service);
     }
     let outcome = if previous.is_some() { "updated" } else { "created" };
     crate::validation::prepare_service_for_create(&mut service, &world.profile);
-    match cluster.create(&mut service) {
-        Ok(mut allocation) => {
+    // BeginCreate/BeginUpdate allocate before the strategy's PrepareFor*/Validate run, so
+    // allocation errors win over validation errors. See: genericregistry Store.Create/Update.
+    let allocated = match &previous {
+        Some(old) => cluster.update(&mut service, &old.service),
+        None => cluster.create(&mut service),
+    };
+    match allocated {
+        Ok(txn) => {
             // Validation runs on the defaulted, allocated object (validation.md §2 steps 4–6).
             let errors = match &previous {
                 Some(old) => {
+                    // PrepareForUpdate drops fields the new type makes meaningless.
+                    crate::validation::drop_type_dependent_fields(&mut service, &old.service);
                     // `kubectl apply` patches the stored object, so the update carries its
                     // resourceVersion.
                     if service.metadata.resource_version.is_empty() {
@@ -309,19 +316,19 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
                 None => crate::validation::validate_service_create(&service, &world.profile),
             };
             if !errors.is_empty() {
-                cluster.release(&allocation);
+                // finishUpdate(false): undo what this request took; the old object keeps all.
+                cluster.revert(txn);
                 let object = object_ref(&service);
                 diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &positions, json)));
                 if let Some(old) = previous {
-                    cluster.reclaim(&old.allocation);
                     world.services.insert(key, old);
                 }
                 return service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source);
             }
             push_service_warnings(&world.profile, &service, &positions, diags);
-            if let Some(old) = &previous {
-                allocation.keep_requested_flags(&old.allocation);
-            }
+            // finishUpdate(true): release what the old object gave up.
+            let held = previous.as_ref().map(|old| old.allocation.clone()).unwrap_or_default();
+            let allocation = cluster.commit(txn, &held);
             let report = service_report(Some(cluster), &service, outcome, &allocation, document_source);
             world.services.insert(key, StoredService { service, positions, allocation });
             report
@@ -342,9 +349,18 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
                     message: format!("Internal error occurred: {message}"),
                     source: Some(document_source.clone()),
                 }),
+                // A plain Go error from the storage: HTTP 500 with an empty (Unknown) reason and
+                // the text as is.
+                AllocFailure::Unknown(message) => diags.push(Diagnostic {
+                    severity: Severity::Error,
+                    object: Some(object.clone()),
+                    field: String::new(),
+                    reason: "Unknown".into(),
+                    message,
+                    source: Some(document_source.clone()),
+                }),
             }
             if let Some(old) = previous {
-                cluster.reclaim(&old.allocation);
                 world.services.insert(key, old);
             }
             service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source)
@@ -352,29 +368,32 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
     }
 }
 
-/// `patchAllocatedValues` and the update branch of `normalizeClusterIPs`.
-fn carry_allocated_values(old: &Service, new: &mut Service) {
-    let needs_ip = |s: &Service| s.spec.type_ != "ExternalName";
-    if needs_ip(old) && needs_ip(new) {
+/// `patchAllocatedValues`: a re-applied manifest without the allocated values keeps them.
+/// ClusterIP and ClusterIPs come from the old object when empty; a port without a nodePort
+/// gets the old nodePort of the same-named port unless that number is also named in both
+/// objects; the health-check port is kept while both need one. Families and policy are not
+/// patched here (`initIPFamilyFields` infers and inherits them).
+fn patch_allocated_values(old: &Service, new: &mut Service) {
+    let needs_cluster_ip = |s: &Service| s.spec.type_ != "ExternalName";
+    if needs_cluster_ip(old) && needs_cluster_ip(new) {
         if new.spec.cluster_ip.is_empty() {
             new.spec.cluster_ip = old.spec.cluster_ip.clone();
         }
-        if new.spec.cluster_ips.is_empty() && new.spec.cluster_ip == old.spec.cluster_ip {
+        if new.spec.cluster_ips.is_empty() && !old.spec.cluster_ips.is_empty() {
             new.spec.cluster_ips = old.spec.cluster_ips.clone();
         }
-        if new.spec.ip_family_policy.is_none() {
-            new.spec.ip_family_policy = old.spec.ip_family_policy.clone();
-        }
-        if new.spec.ip_families.is_empty() && new.spec.cluster_ips == old.spec.cluster_ips {
-            new.spec.ip_families = old.spec.ip_families.clone();
-        }
     }
-    let node_port_types = |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
-    if node_port_types(old) && node_port_types(new) {
+    let needs_node_port = |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
+    if needs_node_port(old) && needs_node_port(new) {
+        let named = |s: &Service| s.spec.ports.iter().map(|p| p.node_port).filter(|p| *p != 0).collect::<Vec<_>>();
+        let (old_used, new_used) = (named(old), named(new));
+        // The last old port of a name wins, as a Go map insert would.
+        let by_name: BTreeMap<&str, i32> = old.spec.ports.iter().map(|p| (p.name.as_str(), p.node_port)).collect();
         for port in &mut new.spec.ports {
             if port.node_port == 0 {
-                if let Some(old_port) = old.spec.ports.iter().find(|p| p.name == port.name) {
-                    port.node_port = old_port.node_port;
+                let old_value = by_name.get(port.name.as_str()).copied().unwrap_or(0);
+                if !(old_used.contains(&old_value) && new_used.contains(&old_value)) {
+                    port.node_port = old_value;
                 }
             }
         }
@@ -382,6 +401,24 @@ fn carry_allocated_values(old: &Service, new: &mut Service) {
     let needs_hc = |s: &Service| s.spec.type_ == "LoadBalancer" && s.spec.external_traffic_policy == "Local";
     if needs_hc(old) && needs_hc(new) && new.spec.health_check_node_port == 0 {
         new.spec.health_check_node_port = old.spec.health_check_node_port;
+    }
+}
+
+/// `normalizeClusterIPs` (update branch): keep `clusterIP` and `clusterIPs` in step when a
+/// client only sent or only changed the singular field.
+fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
+    if !old.spec.cluster_ips.is_empty() && new.spec.cluster_ips.is_empty() && old.spec.cluster_ip == new.spec.cluster_ip {
+        new.spec.cluster_ips = old.spec.cluster_ips.clone();
+    }
+    if old.spec.cluster_ip != new.spec.cluster_ip {
+        let same_ips = old.spec.cluster_ips == new.spec.cluster_ips;
+        if !old.spec.cluster_ip.is_empty() && new.spec.cluster_ip.is_empty() {
+            if same_ips {
+                new.spec.cluster_ips.clear();
+            }
+        } else if same_ips {
+            new.spec.cluster_ips = vec![new.spec.cluster_ip.clone()];
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::allocation::{
-    AllocationError, IpRange, MetaAllocator, PortAllocator, ip_offset_for,
+    AllocationError, IpRange, MetaAllocator, PortAllocator, PortError, ip_offset_for,
 };
 use crate::field::{FieldError, GoValue};
 use crate::model::Service;
@@ -78,30 +78,6 @@ pub(crate) struct ServiceAllocation {
     pub(crate) health_check_node_port: Option<(u32, bool)>,
 }
 
-impl ServiceAllocation {
-    /// After an update re-took the same addresses and ports, keep whether the user had asked
-    /// for them originally (carried values are not new requests).
-    pub(crate) fn keep_requested_flags(&mut self, old: &ServiceAllocation) {
-        for (family, ip, requested) in &mut self.ips {
-            if let Some((_, _, was)) = old.ips.iter().find(|(f, i, _)| f == family && i == ip) {
-                *requested = *was;
-            }
-        }
-        for (port, requested) in &mut self.node_ports {
-            if let Some((_, was)) = old.node_ports.iter().find(|(p, _)| p == port) {
-                *requested = *was;
-            }
-        }
-        if let (Some((port, requested)), Some((old_port, was))) =
-            (&mut self.health_check_node_port, old.health_check_node_port)
-        {
-            if *port == old_port {
-                *requested = was;
-            }
-        }
-    }
-}
-
 /// Why a Service could not be allocated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum AllocFailure {
@@ -109,6 +85,22 @@ pub(crate) enum AllocFailure {
     Invalid(Vec<FieldError>),
     /// 500 InternalError with this message (after `Internal error occurred: `).
     Internal(String),
+    /// 500 with reason Unknown: a plain Go error returned by the REST storage, shown verbatim
+    /// (`duplicate nodePort: {TCP 30080}` from `updateNodePorts`).
+    Unknown(String),
+}
+
+/// What one create or update took and what it gives up, as the REST storage's transaction
+/// (`txn`, `portallocator` operation): allocations happen at once and are undone on failure;
+/// releases of values the old object held are deferred until the write succeeds, so a
+/// dynamic pick in the same request never lands on them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Transaction {
+    taken_ips: Vec<(IpFamily, IpAddr, bool)>,
+    taken_ports: Vec<(u32, bool)>,
+    taken_health_check: Option<(u32, bool)>,
+    deferred_ips: Vec<(IpFamily, IpAddr)>,
+    deferred_ports: Vec<u32>,
 }
 
 /// The cluster's allocators.
@@ -198,28 +190,111 @@ impl Cluster {
         }
     }
 
-    /// Allocates everything a new Service needs and writes the results into it; atomic.
-    pub(crate) fn create(&mut self, svc: &mut Service) -> Result<ServiceAllocation, AllocFailure> {
+    /// `allocateCreate`: family defaulting, ClusterIPs, NodePorts and the health-check port of
+    /// a new Service, written into it. On failure everything taken is given back; on success
+    /// the caller [`commit`](Cluster::commit)s or, when validation rejects the object,
+    /// [`revert`](Cluster::revert)s.
+    pub(crate) fn create(&mut self, svc: &mut Service) -> Result<Transaction, AllocFailure> {
         // normalizeClusterIPs (create branch).
         if !svc.spec.cluster_ip.is_empty() && svc.spec.cluster_ips.is_empty() {
             svc.spec.cluster_ips = vec![svc.spec.cluster_ip.clone()];
         }
-        let mut allocation = ServiceAllocation::default();
-        if svc.spec.type_ != "ExternalName" {
-            self.init_ip_family_fields(svc).map_err(AllocFailure::Invalid)?;
-            if let Err(failure) = self.alloc_cluster_ips(svc, &mut allocation) {
-                self.release(&allocation);
-                return Err(failure);
+        let mut txn = Transaction::default();
+        let result = self.allocate_create(svc, &mut txn);
+        match result {
+            Ok(()) => Ok(txn),
+            Err(failure) => {
+                self.revert(txn);
+                Err(failure)
             }
         }
-        if let Err(failure) = self.alloc_node_ports(svc, &mut allocation) {
-            self.release(&allocation);
-            return Err(failure);
-        }
-        Ok(allocation)
     }
 
-    /// Gives back everything a Service held.
+    fn allocate_create(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        if svc.spec.type_ != "ExternalName" {
+            self.init_ip_family_fields(svc, None).map_err(AllocFailure::Invalid)?;
+        }
+        // IPs strictly before ports: when both would fail, only the IP error is reported.
+        self.alloc_cluster_ips(svc, txn)?;
+        if needs_node_port(svc) {
+            self.init_node_ports(svc, txn)?;
+        }
+        if needs_health_check(svc) {
+            self.alloc_health_check_node_port(svc, txn)?;
+        }
+        Ok(())
+    }
+
+    /// `beginUpdate` after the on-read defaulting: `allocateUpdate` of `new` against the stored
+    /// `old`. Only what changes is allocated (a secondary family on upgrade, all IPs when
+    /// leaving ExternalName, node ports not held before, a health-check port when one becomes
+    /// needed); what the old object gives up is released on [`commit`](Cluster::commit).
+    pub(crate) fn update(&mut self, new: &mut Service, old: &Service) -> Result<Transaction, AllocFailure> {
+        let mut txn = Transaction::default();
+        let result = self.allocate_update(new, old, &mut txn);
+        match result {
+            Ok(()) => Ok(txn),
+            Err(failure) => {
+                self.revert(txn);
+                Err(failure)
+            }
+        }
+    }
+
+    fn allocate_update(&mut self, new: &mut Service, old: &Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        if new.spec.type_ != "ExternalName" {
+            self.init_ip_family_fields(new, Some(old)).map_err(AllocFailure::Invalid)?;
+        }
+        self.update_cluster_ips(new, old, txn)?;
+        self.update_node_ports_and_health_check(new, old, txn)
+    }
+
+    /// The write succeeded: give back what the old object held and the new one does not,
+    /// and return what the Service holds now (`old` minus the releases plus the new takes).
+    pub(crate) fn commit(&mut self, txn: Transaction, old: &ServiceAllocation) -> ServiceAllocation {
+        for (family, ip) in &txn.deferred_ips {
+            if let Some(a) = self.families.get_mut(family) {
+                a.release(*ip);
+            }
+        }
+        for port in &txn.deferred_ports {
+            self.ports.release(*port);
+        }
+        let mut held = old.clone();
+        held.ips.retain(|(f, ip, _)| !txn.deferred_ips.contains(&(*f, *ip)));
+        held.ips.extend(txn.taken_ips);
+        held.node_ports.retain(|(p, _)| !txn.deferred_ports.contains(p));
+        for (port, requested) in txn.taken_ports {
+            if !held.node_ports.iter().any(|(p, _)| *p == port) {
+                held.node_ports.push((port, requested));
+            }
+        }
+        if held.health_check_node_port.is_some_and(|(p, _)| txn.deferred_ports.contains(&p)) {
+            held.health_check_node_port = None;
+        }
+        if let Some(hc) = txn.taken_health_check {
+            held.health_check_node_port = Some(hc);
+        }
+        held
+    }
+
+    /// The request failed after allocation (validation): give back what it took; nothing the
+    /// old object held is touched.
+    pub(crate) fn revert(&mut self, txn: Transaction) {
+        for (family, ip, _) in &txn.taken_ips {
+            if let Some(a) = self.families.get_mut(family) {
+                a.release(*ip);
+            }
+        }
+        for (port, _) in &txn.taken_ports {
+            self.ports.release(*port);
+        }
+        if let Some((port, _)) = txn.taken_health_check {
+            self.ports.release(port);
+        }
+    }
+
+    /// Gives back everything a Service held (`releaseAllocatedResources` on delete).
     pub(crate) fn release(&mut self, allocation: &ServiceAllocation) {
         for (family, ip, _) in &allocation.ips {
             if let Some(a) = self.families.get_mut(family) {
@@ -234,49 +309,80 @@ impl Cluster {
         }
     }
 
-    /// Takes back exactly what a Service held (after a failed update released it).
-    pub(crate) fn reclaim(&mut self, allocation: &ServiceAllocation) {
-        for (family, ip, _) in &allocation.ips {
-            if let Some(a) = self.families.get_mut(family) {
-                let _ = a.allocate(*ip);
-            }
+    /// `initIPFamilyFields` (allocation.md §3.2); `old` is the stored object on an update.
+    fn init_ip_family_fields(&self, svc: &mut Service, old: Option<&Service>) -> Result<(), Vec<FieldError>> {
+        // A PreferDualStack Service whose IPs and families did not change is left alone, so a
+        // cluster that gained or lost a family never silently up- or downgrades it.
+        if old.is_some_and(|old| matching_prefer_dual_stack(svc, old)) {
+            return Ok(());
         }
-        for (port, _) in &allocation.node_ports {
-            let _ = self.ports.allocate(*port);
-        }
-        if let Some((port, _)) = allocation.health_check_node_port {
-            let _ = self.ports.allocate(port);
-        }
-    }
-
-    /// `initIPFamilyFields` for a create (allocation.md §3.2).
-    fn init_ip_family_fields(&self, svc: &mut Service) -> Result<(), Vec<FieldError>> {
         let spec = &mut svc.spec;
         let selectorless = spec.selector.as_ref().is_none_or(|s| s.is_empty());
         if spec.ip_family_policy.is_none() {
-            let policy = if spec.cluster_ip == "None" && selectorless { "RequireDualStack" } else { "SingleStack" };
-            spec.ip_family_policy = Some(policy.to_owned());
+            // An update adopts the old policy; a create (or an update from ExternalName,
+            // which has none) gets the default.
+            let inherited = old.and_then(|o| o.spec.ip_family_policy.clone());
+            let policy = match inherited {
+                Some(policy) => policy,
+                None if spec.cluster_ip == "None" && selectorless => "RequireDualStack".to_owned(),
+                None => "SingleStack".to_owned(),
+            };
+            spec.ip_family_policy = Some(policy);
         }
-        let errors = crate::validation::cluster_ips_related_fields(svc, self.strict_ip, &[]);
+        let old_ips = old.map_or(&[][..], |o| o.spec.cluster_ips.as_slice());
+        let errors = crate::validation::cluster_ips_related_fields(svc, self.strict_ip, old_ips);
         if !errors.is_empty() {
             return Err(errors);
         }
         let spec = &mut svc.spec;
         let policy = spec.ip_family_policy.clone().unwrap_or_default();
-        if policy == "SingleStack" {
-            if spec.cluster_ips.len() > 1 {
-                return Err(vec![FieldError::invalid(
-                    "spec.ipFamilyPolicy",
-                    GoValue::Str(policy),
-                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
-                )]);
+        let mut errors = Vec::new();
+        if let Some(old) = old {
+            let old_spec = &old.spec;
+            if policy == "SingleStack" {
+                // Saying SingleStack while leaving the lists as they were is the downgrade:
+                // keep the primary (clusterIPs[0] is immutable anyway).
+                if spec.cluster_ips == old_spec.cluster_ips && spec.cluster_ips.len() > 1 {
+                    spec.cluster_ips.truncate(1);
+                }
+                if spec.ip_families == old_spec.ip_families && spec.ip_families.len() > 1 {
+                    spec.ip_families.truncate(1);
+                }
+            } else {
+                let reduced =
+                    |new: &[String], old: &[String]| !new.is_empty() && new.len() < old.len();
+                if reduced(&spec.cluster_ips, &old_spec.cluster_ips) {
+                    errors.push(FieldError::invalid(
+                        "spec.ipFamilyPolicy",
+                        GoValue::Str(policy.clone()),
+                        "must be 'SingleStack' to release the secondary cluster IP",
+                    ));
+                }
+                if reduced(&spec.ip_families, &old_spec.ip_families) {
+                    errors.push(FieldError::invalid(
+                        "spec.ipFamilyPolicy",
+                        GoValue::Str(policy.clone()),
+                        "must be 'SingleStack' to release the secondary IP family",
+                    ));
+                }
             }
-            if spec.ip_families.len() > 1 {
-                return Err(vec![FieldError::invalid(
+        }
+        if policy == "SingleStack" {
+            // Both checks are made; the errors come together (upstream appends, then bails out
+            // after the family inference below).
+            if spec.cluster_ips.len() == 2 {
+                errors.push(FieldError::invalid(
                     "spec.ipFamilyPolicy",
-                    GoValue::Str(policy),
+                    GoValue::Str(policy.clone()),
+                    "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs are specified",
+                ));
+            }
+            if spec.ip_families.len() == 2 {
+                errors.push(FieldError::invalid(
+                    "spec.ipFamilyPolicy",
+                    GoValue::Str(policy.clone()),
                     "must be 'RequireDualStack' or 'PreferDualStack' when multiple IP families are specified",
-                )]);
+                ));
             }
         }
         // Infer families from the requested IPs, in index order, stopping at "None".
@@ -286,20 +392,23 @@ impl Cluster {
             }
             let Some(addr) = parse_ip_sloppy(ip) else { continue };
             let family = IpFamily::of(addr);
-            if spec.ip_families.len() < i + 1 {
-                if !self.families.contains_key(&family) {
-                    return Err(vec![FieldError::invalid(
+            if i >= spec.ip_families.len() {
+                if self.families.contains_key(&family) {
+                    spec.ip_families.push(family.as_str().to_owned());
+                } else {
+                    errors.push(FieldError::invalid(
                         format!("spec.clusterIPs[{i}]"),
                         GoValue::strings(&spec.cluster_ips),
                         format!("{} is not configured on this cluster", family.as_str()),
-                    )]);
+                    ));
                 }
-                spec.ip_families.push(family.as_str().to_owned());
             }
         }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
         // Headless and selector-less: no allocation, families defaulted even on single-stack.
-        let headless = spec.cluster_ips.first().is_some_and(|ip| ip == "None");
-        if headless && selectorless {
+        if spec.cluster_ip == "None" && selectorless {
             if spec.ip_families.is_empty() {
                 spec.ip_families.push(self.primary.as_str().to_owned());
             }
@@ -309,7 +418,6 @@ impl Cluster {
             }
             return Ok(());
         }
-        let mut errors = Vec::new();
         if policy == "RequireDualStack" && !self.dual_stack() {
             errors.push(FieldError::invalid(
                 "spec.ipFamilyPolicy",
@@ -341,123 +449,318 @@ impl Cluster {
     }
 
     /// `allocClusterIPs`: one address per family, requested ones statically.
-    fn alloc_cluster_ips(&mut self, svc: &mut Service, allocation: &mut ServiceAllocation) -> Result<(), AllocFailure> {
+    ///
+    /// Upstream walks a Go map of family -> requested IP, so with two families the order (and
+    /// hence which error is reported when both fail) is random, and an IP taken before the
+    /// other family failed is not given back until the repair loop finds it. We walk
+    /// `ipFamilies` in order and give it back at once, the state the cluster settles in.
+    fn alloc_cluster_ips(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
         let spec = &mut svc.spec;
+        if spec.type_ == "ExternalName" {
+            return Ok(());
+        }
         if spec.cluster_ips.first().is_some_and(|ip| ip == "None") {
             spec.cluster_ip = "None".to_owned();
             return Ok(());
         }
+        while spec.cluster_ips.len() < spec.ip_families.len() {
+            spec.cluster_ips.push(String::new());
+        }
         let requested = spec.cluster_ips.clone();
-        let mut result = Vec::new();
         for (i, family_name) in spec.ip_families.clone().iter().enumerate() {
             let Some(family) = IpFamily::parse(family_name) else { continue };
-            let Some(allocator) = self.families.get_mut(&family) else { continue };
-            match requested.get(i).filter(|ip| !ip.is_empty()) {
-                Some(text) => {
-                    let Some(ip) = parse_ip_sloppy(text) else {
-                        return Err(AllocFailure::Internal(format!("failed to parse service IP {text:?}")));
-                    };
-                    if let Err(err) = allocator.allocate(ip) {
-                        return Err(AllocFailure::Invalid(vec![FieldError::invalid(
-                            "spec.clusterIPs",
-                            GoValue::strings(&requested),
-                            format!("failed to allocate IP {text}: {err}"),
-                        )]));
-                    }
-                    allocation.ips.push((family, ip, true));
-                    result.push(text.clone());
-                }
-                None => match allocator.allocate_next() {
-                    Ok(ip) => {
-                        allocation.ips.push((family, ip, false));
-                        result.push(ip.to_string());
-                    }
-                    Err(err) => {
-                        return Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}")));
-                    }
-                },
-            }
+            let ip = self.alloc_ip(family, &requested[i], &requested, txn)?;
+            spec.cluster_ips[i] = ip;
         }
-        spec.cluster_ips = result;
         spec.cluster_ip = spec.cluster_ips.first().cloned().unwrap_or_default();
         Ok(())
     }
 
-    /// `initNodePorts` and `initHealthCheckNodePort`.
-    fn alloc_node_ports(&mut self, svc: &mut Service, allocation: &mut ServiceAllocation) -> Result<(), AllocFailure> {
-        let spec = &mut svc.spec;
-        let wants_node_ports = spec.type_ == "NodePort"
-            || (spec.type_ == "LoadBalancer" && spec.allocate_load_balancer_node_ports != Some(false));
-        let keeps_node_ports = wants_node_ports || spec.type_ == "LoadBalancer";
-        if keeps_node_ports {
-            let mut errors = Vec::new();
-            for i in 0..spec.ports.len() {
-                let requested = spec.ports[i].node_port;
-                if requested != 0 {
-                    let port = u32::try_from(requested).unwrap_or(0);
-                    // A number already taken by this Service (TCP and UDP of one port) is shared.
-                    if allocation.node_ports.iter().any(|(p, _)| *p == port) {
-                        continue;
-                    }
-                    match self.ports.allocate(port) {
-                        Ok(()) => allocation.node_ports.push((port, true)),
-                        Err(err) => errors.push(FieldError::invalid(
-                            format!("spec.ports[{i}].nodePort"),
-                            GoValue::Int(i64::from(requested)),
-                            err.to_string(),
-                        )),
-                    }
-                } else if wants_node_ports {
-                    // Reuse the NodePort of another entry with the same port number.
-                    let same_port = spec.ports[i].port;
-                    let shared = spec
-                        .ports
-                        .iter()
-                        .enumerate()
-                        .find(|(j, p)| *j != i && p.port == same_port && p.node_port != 0)
-                        .map(|(_, p)| p.node_port);
-                    if let Some(node_port) = shared {
-                        spec.ports[i].node_port = node_port;
-                        continue;
-                    }
-                    match self.ports.allocate_next() {
-                        Ok(port) => {
-                            allocation.node_ports.push((port, false));
-                            spec.ports[i].node_port = i32::try_from(port).unwrap_or(0);
-                        }
-                        Err(err) => return Err(AllocFailure::Internal(format!("failed to allocate a nodePort: {err}"))),
-                    }
+    /// `allocIPs` for one family: `text` is the requested IP or empty for a dynamic pick.
+    fn alloc_ip(
+        &mut self,
+        family: IpFamily,
+        text: &str,
+        cluster_ips: &[String],
+        txn: &mut Transaction,
+    ) -> Result<String, AllocFailure> {
+        let Some(allocator) = self.families.get_mut(&family) else {
+            return Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {family:?} is not configured")));
+        };
+        if text.is_empty() {
+            return match allocator.allocate_next() {
+                Ok(ip) => {
+                    txn.taken_ips.push((family, ip, false));
+                    Ok(ip.to_string())
                 }
+                Err(err) => Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}"))),
+            };
+        }
+        let Some(ip) = parse_ip_sloppy(text) else {
+            return Err(AllocFailure::Internal(format!("failed to parse service IP {text:?}")));
+        };
+        if let Err(err) = allocator.allocate(ip) {
+            return Err(AllocFailure::Invalid(vec![FieldError::invalid(
+                "spec.clusterIPs",
+                GoValue::strings(cluster_ips),
+                format!("failed to allocate IP {text}: {err}"),
+            )]));
+        }
+        txn.taken_ips.push((family, ip, true));
+        Ok(text.to_owned())
+    }
+
+    /// `updateClusterIPs`: the four cases of an update (from ExternalName: allocate all; to
+    /// ExternalName: release all; upgrade: allocate the secondary; downgrade: release it).
+    /// Any other change allocates nothing (validation then rejects changed IPs).
+    fn update_cluster_ips(&mut self, new: &mut Service, old: &Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        if matching_prefer_dual_stack(new, old) {
+            return Ok(());
+        }
+        if old.spec.type_ == "ExternalName" && new.spec.type_ != "ExternalName" {
+            return self.alloc_cluster_ips(new, txn);
+        }
+        if old.spec.cluster_ips.first().is_some_and(|ip| ip == "None") {
+            return Ok(());
+        }
+        if old.spec.type_ != "ExternalName" && new.spec.type_ == "ExternalName" {
+            for (family, ip) in old.spec.ip_families.iter().zip(&old.spec.cluster_ips) {
+                self.defer_ip_release(family, ip, txn);
             }
-            if !errors.is_empty() {
-                return Err(AllocFailure::Invalid(errors));
+            return Ok(());
+        }
+        let (old_families, new_families) = (old.spec.ip_families.len(), new.spec.ip_families.len());
+        if old_families == 1 && new_families == 2 {
+            if new.spec.cluster_ips.len() < 2 {
+                new.spec.cluster_ips.push(String::new());
+            }
+            if let Some(family) = IpFamily::parse(&new.spec.ip_families[1]) {
+                let requested = new.spec.cluster_ips.clone();
+                new.spec.cluster_ips[1] = self.alloc_ip(family, &requested[1], &requested, txn)?;
+            }
+        } else if old_families == 2
+            && new_families == 1
+            && let (Some(family), Some(ip)) = (old.spec.ip_families.get(1), old.spec.cluster_ips.get(1))
+        {
+            self.defer_ip_release(family, ip, txn);
+        }
+        Ok(())
+    }
+
+    fn defer_ip_release(&self, family: &str, ip: &str, txn: &mut Transaction) {
+        // releaseIPs skips a family the cluster no longer has.
+        let (Some(family), Some(ip)) = (IpFamily::parse(family), parse_ip_sloppy(ip)) else { return };
+        if self.families.contains_key(&family) {
+            txn.deferred_ips.push((family, ip));
+        }
+    }
+
+    /// `initNodePorts` of a create. Entries sharing a `port` number (TCP and UDP 53) share one
+    /// NodePort: the first entry of a number takes the first nodePort any entry of that number
+    /// names (even a later one, and the error then names this entry), or a dynamic one; a
+    /// later entry of the number with no nodePort gets it, one naming another value takes that
+    /// too. Entries with different numbers naming the same nodePort are NOT shared: the second
+    /// take fails with `provided port is already allocated`, before validation could report
+    /// the duplicate. The first failure ends the request.
+    fn init_node_ports(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        let should_allocate = should_allocate_node_ports(svc);
+        let ports = &mut svc.spec.ports;
+        let mut by_number: BTreeMap<i32, i32> = BTreeMap::new();
+        for i in 0..ports.len() {
+            let (number, node_port) = (ports[i].port, ports[i].node_port);
+            if node_port == 0 && !should_allocate {
+                // Don't allocate new ports, but do respect specific requests.
+                continue;
+            }
+            match by_number.get(&number).copied().unwrap_or(0) {
+                0 => {
+                    let requested = ports
+                        .iter()
+                        .find(|p| p.port == number && p.node_port != 0)
+                        .map_or(0, |p| p.node_port);
+                    let port = if requested != 0 {
+                        self.take_node_port(i, requested, txn)?;
+                        requested
+                    } else {
+                        self.next_node_port(txn)?
+                    };
+                    ports[i].node_port = port;
+                    by_number.insert(number, port);
+                }
+                shared if node_port == 0 => ports[i].node_port = shared,
+                shared if node_port != shared => self.take_node_port(i, node_port, txn)?,
+                _ => {}
             }
         }
-        let needs_health_check = spec.type_ == "LoadBalancer" && spec.external_traffic_policy == "Local";
-        if needs_health_check {
-            let requested = spec.health_check_node_port;
-            if requested != 0 {
-                let port = u32::try_from(requested).unwrap_or(0);
-                if let Err(err) = self.ports.allocate(port) {
+        Ok(())
+    }
+
+    /// `txnUpdateNodePorts`: release the node ports when leaving NodePort/LoadBalancer for
+    /// ClusterIP or ExternalName, `updateNodePorts` when the new type has them, then
+    /// `updateHealthCheckNodePort`.
+    fn update_node_ports_and_health_check(
+        &mut self,
+        new: &mut Service,
+        old: &Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
+        if needs_node_port(old) && (new.spec.type_ == "ExternalName" || new.spec.type_ == "ClusterIP") {
+            for port in collect_node_ports(old) {
+                txn.deferred_ports.push(port);
+            }
+        }
+        if needs_node_port(new) {
+            self.update_node_ports(new, old, txn)?;
+        }
+        match (needs_health_check(old), needs_health_check(new)) {
+            (false, true) => self.alloc_health_check_node_port(new, txn)?,
+            (true, false) => {
+                if let Ok(port) = u32::try_from(old.spec.health_check_node_port)
+                    && port != 0
+                {
+                    txn.deferred_ports.push(port);
+                }
+            }
+            // Needed before and after: nothing is allocated, even when the value changed
+            // (validation then says the field is immutable).
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `updateNodePorts`. Unlike a create there is no sharing by port number: every entry
+    /// without a nodePort gets its own dynamic one (TCP and UDP 53 turned NodePort by an
+    /// update get two), a named nodePort is taken unless the old object or an earlier entry
+    /// already holds it, and the same protocol and nodePort twice fails with a plain error
+    /// (`duplicate nodePort: {TCP 30080}`, HTTP 500 reason Unknown). Old node ports the new
+    /// object no longer names are released on commit.
+    fn update_node_ports(&mut self, new: &mut Service, old: &Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        let should_allocate = should_allocate_node_ports(new);
+        let old_numbers = collect_node_ports(old);
+        let mut seen: Vec<(String, i32)> = Vec::new();
+        let mut taken_here: Vec<i32> = Vec::new();
+        for i in 0..new.spec.ports.len() {
+            let mut node_port = new.spec.ports[i].node_port;
+            if node_port == 0 && !should_allocate {
+                continue;
+            }
+            if node_port != 0 {
+                let held_before = u32::try_from(node_port).is_ok_and(|p| old_numbers.contains(&p));
+                if !held_before && !taken_here.contains(&node_port) {
+                    self.take_node_port(i, node_port, txn)?;
+                    taken_here.push(node_port);
+                }
+            } else {
+                node_port = self.next_node_port(txn)?;
+                new.spec.ports[i].node_port = node_port;
+            }
+            let key = (new.spec.ports[i].protocol.clone(), node_port);
+            if seen.contains(&key) {
+                return Err(AllocFailure::Unknown(format!("duplicate nodePort: {{{} {}}}", key.0, key.1)));
+            }
+            seen.push(key);
+        }
+        let new_numbers = collect_node_ports(new);
+        for port in old_numbers {
+            if !new_numbers.contains(&port) && !txn.deferred_ports.contains(&port) {
+                txn.deferred_ports.push(port);
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes a named nodePort for `spec.ports[index]`: 422 on that field when it fails.
+    fn take_node_port(&mut self, index: usize, node_port: i32, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        let result = match u32::try_from(node_port) {
+            Ok(port) => self.ports.allocate(port).map(|()| port),
+            Err(_) => Err(PortError::NotInRange { range: self.ports.range() }),
+        };
+        match result {
+            Ok(port) => {
+                txn.taken_ports.push((port, true));
+                Ok(())
+            }
+            Err(err) => Err(AllocFailure::Invalid(vec![FieldError::invalid(
+                format!("spec.ports[{index}].nodePort"),
+                GoValue::Int(i64::from(node_port)),
+                err.to_string(),
+            )])),
+        }
+    }
+
+    /// A dynamic nodePort; a full range is a 500 InternalError.
+    fn next_node_port(&mut self, txn: &mut Transaction) -> Result<i32, AllocFailure> {
+        match self.ports.allocate_next() {
+            Ok(port) => {
+                txn.taken_ports.push((port, false));
+                Ok(i32::try_from(port).unwrap_or(0))
+            }
+            Err(err) => Err(AllocFailure::Internal(format!("failed to allocate a nodePort: {err}"))),
+        }
+    }
+
+    /// `allocHealthCheckNodePort`: both failures are wrapped as InternalError (500), not as a
+    /// field error. The dynamic text prints the port the failed pick returned, always 0.
+    fn alloc_health_check_node_port(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+        let requested = svc.spec.health_check_node_port;
+        if requested != 0 {
+            let result = match u32::try_from(requested) {
+                Ok(port) => self.ports.allocate(port).map(|()| port),
+                Err(_) => Err(PortError::NotInRange { range: self.ports.range() }),
+            };
+            match result {
+                Ok(port) => txn.taken_health_check = Some((port, true)),
+                Err(err) => {
                     return Err(AllocFailure::Internal(format!(
                         "failed to allocate requested HealthCheck NodePort {requested}: {err}"
                     )));
                 }
-                allocation.health_check_node_port = Some((port, true));
-            } else {
-                match self.ports.allocate_next() {
-                    Ok(port) => {
-                        allocation.health_check_node_port = Some((port, false));
-                        spec.health_check_node_port = i32::try_from(port).unwrap_or(0);
-                    }
-                    Err(err) => {
-                        return Err(AllocFailure::Internal(format!(
-                            "failed to allocate a HealthCheck NodePort {requested}: {err}"
-                        )));
-                    }
+            }
+        } else {
+            match self.ports.allocate_next() {
+                Ok(port) => {
+                    txn.taken_health_check = Some((port, false));
+                    svc.spec.health_check_node_port = i32::try_from(port).unwrap_or(0);
+                }
+                Err(err) => {
+                    return Err(AllocFailure::Internal(format!("failed to allocate a HealthCheck NodePort 0: {err}")));
                 }
             }
         }
         Ok(())
     }
+}
+
+fn needs_node_port(svc: &Service) -> bool {
+    svc.spec.type_ == "NodePort" || svc.spec.type_ == "LoadBalancer"
+}
+
+/// `shouldAllocateNodePorts`: NodePort always, LoadBalancer unless
+/// `allocateLoadBalancerNodePorts: false` (named nodePorts are still taken then).
+fn should_allocate_node_ports(svc: &Service) -> bool {
+    svc.spec.type_ == "NodePort"
+        || (svc.spec.type_ == "LoadBalancer" && svc.spec.allocate_load_balancer_node_ports != Some(false))
+}
+
+/// `apiservice.NeedsHealthCheck`.
+fn needs_health_check(svc: &Service) -> bool {
+    svc.spec.type_ == "LoadBalancer" && svc.spec.external_traffic_policy == "Local"
+}
+
+/// `collectServiceNodePorts`: every non-zero nodePort, repeats included.
+fn collect_node_ports(svc: &Service) -> Vec<u32> {
+    svc.spec.ports.iter().filter_map(|p| u32::try_from(p.node_port).ok().filter(|p| *p != 0)).collect()
+}
+
+/// `isMatchingPreferDualStackClusterIPFields`: same type with IPs, PreferDualStack on both
+/// sides, same clusterIPs and ipFamilies.
+fn matching_prefer_dual_stack(new: &Service, old: &Service) -> bool {
+    let Some(policy) = &new.spec.ip_family_policy else { return false };
+    let typed = matches!(new.spec.type_.as_str(), "ClusterIP" | "NodePort" | "LoadBalancer");
+    old.spec.type_ == new.spec.type_
+        && typed
+        && policy == "PreferDualStack"
+        && old.spec.ip_family_policy.as_deref().is_none_or(|p| p == "PreferDualStack")
+        && old.spec.cluster_ips == new.spec.cluster_ips
+        && old.spec.ip_families == new.spec.ip_families
 }

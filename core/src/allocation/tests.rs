@@ -151,7 +151,7 @@ fn check_scenario(input: &str, expect: Expect) {
         let ips: Vec<String> = s.allocations.iter().map(|a| format!("{}({})", a.ip, a.band)).collect();
         let ports: Vec<String> = s.ports.iter().map(|p| p.node_port.to_string()).collect();
         out.push_str(&format!(
-            "{} {} {} {:?} {:?} [{}] ports={}\n",
+            "{} {} {} {:?} {:?} [{}] ports={}",
             s.name,
             s.outcome,
             s.ip_family_policy,
@@ -160,6 +160,10 @@ fn check_scenario(input: &str, expect: Expect) {
             ips.join(" "),
             ports.join(",")
         ));
+        if s.health_check_node_port != 0 {
+            out.push_str(&format!(" hc={}", s.health_check_node_port));
+        }
+        out.push('\n');
     }
     for d in &report.diagnostics {
         out.push_str(&format!("{} {}\n", d.reason, d.message));
@@ -304,4 +308,236 @@ fn a_full_range_is_an_internal_error() {
     let outcomes: Vec<&str> = report.services.iter().map(|s| s.outcome.as_str()).collect();
     assert_eq!(outcomes, ["created", "created", "rejected"]);
     assert_eq!(report.diagnostics[0].message, "Internal error occurred: failed to allocate a serviceIP: range is full");
+}
+
+/// A single-stack cluster with a two-port NodePort range, so dynamic picks are forced.
+const TINY_PORTS: &str = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '1.32'\nserviceClusterIPRanges: [10.96.0.0/16]\nserviceNodePortRange: 30000-30001\n";
+
+/// One Service document in flow style.
+fn svc(name: &str, spec: &str) -> String {
+    format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec: {{{spec}}}\n")
+}
+
+// See: alloc.go initNodePorts — the first failing port returns; later ports are not tried.
+#[test]
+fn the_first_node_port_error_ends_the_create() {
+    check_scenario(
+        &svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 29999}, {name: alt, port: 81, nodePort: 40000}]"),
+        expect![[r#"
+            a rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=29999,40000
+            FieldValueInvalid spec.ports[0].nodePort: Invalid value: 29999: provided port is not in the valid range. The range of valid ports is 30000-32767
+        "#]],
+    );
+}
+
+// See: alloc.go initNodePorts/findRequestedNodePort — the first entry of a port number takes
+// the nodePort a later entry of that number names, so the error names the first entry.
+#[test]
+fn a_shared_port_number_takes_the_later_named_node_port_at_the_first_entry() {
+    check_scenario(
+        &format!(
+            "{}{}",
+            svc("a", "type: NodePort, ports: [{port: 80, nodePort: 30053}]"),
+            svc("b", "type: NodePort, ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP, nodePort: 30053}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30053
+            b rejected SingleStack ["IPv4"] ["10.103.224.41"] [] ports=0,30053
+            FieldValueInvalid spec.ports[0].nodePort: Invalid value: 30053: provided port is already allocated
+        "#]],
+    );
+}
+
+// See: alloc.go initNodePorts — different port numbers naming one nodePort are not shared: the
+// second take hits the allocator and fails before validation could say Duplicate.
+#[test]
+fn two_port_numbers_naming_one_node_port_fail_at_allocation() {
+    check_scenario(
+        &svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, protocol: UDP, nodePort: 30080}]"),
+        expect![[r#"
+            a rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=30080,30080
+            FieldValueInvalid spec.ports[1].nodePort: Invalid value: 30080: provided port is already allocated
+        "#]],
+    );
+}
+
+// See: alloc.go shouldAllocateNodePorts — allocateLoadBalancerNodePorts: false takes named
+// nodePorts and leaves the others at 0.
+#[test]
+fn load_balancer_without_node_port_allocation_keeps_named_ones() {
+    check_scenario(
+        &svc("lb", "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81}]"),
+        expect![[r#"
+            lb created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080,0
+        "#]],
+    );
+}
+
+// See: alloc.go allocHealthCheckNodePort — both failures are InternalError; the dynamic text
+// prints the port the failed pick returned (0).
+#[test]
+fn health_check_node_port_failures_are_internal_errors() {
+    check_scenario(
+        &format!(
+            "{TINY_PORTS}{}{}{}",
+            svc("a", "type: NodePort, ports: [{port: 80, nodePort: 30000}]"),
+            svc("b", "type: LoadBalancer, externalTrafficPolicy: Local, healthCheckNodePort: 30000, ports: [{port: 80, nodePort: 30001}]"),
+            svc("c", "type: LoadBalancer, externalTrafficPolicy: Local, allocateLoadBalancerNodePorts: false, ports: [{port: 80, nodePort: 30001}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.243.213"] [10.96.243.213(dynamic)] ports=30000
+            b rejected SingleStack ["IPv4"] ["10.96.74.38"] [] ports=30001 hc=30000
+            c rejected SingleStack ["IPv4"] ["10.96.17.83"] [] ports=30001
+            InternalError Internal error occurred: failed to allocate requested HealthCheck NodePort 30000: provided port is already allocated
+            InternalError Internal error occurred: failed to allocate a HealthCheck NodePort 0: range is full
+        "#]],
+    );
+}
+
+// See: alloc.go updateNodePorts — an update does not share by port number: TCP and UDP 53
+// turned NodePort get one dynamic nodePort each.
+#[test]
+fn an_update_to_node_port_gives_each_entry_its_own_port() {
+    let ports = "ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]";
+    check_scenario(
+        &format!("{}{}", svc("dns", &format!("type: ClusterIP, {ports}")), svc("dns", &format!("type: NodePort, {ports}"))),
+        expect![[r#"
+            dns created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=0,0
+            dns updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30206,32688
+        "#]],
+    );
+}
+
+// See: alloc.go updateNodePorts — the same protocol and nodePort twice is a plain error.
+#[test]
+fn an_update_naming_one_node_port_twice_is_a_plain_error() {
+    check_scenario(
+        &format!(
+            "{}{}",
+            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}]"),
+            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, nodePort: 30080}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
+            a rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=30080,30080
+            Unknown duplicate nodePort: {TCP 30080}
+        "#]],
+    );
+}
+
+// See: alloc.go txnUpdateNodePorts and portallocator operation.go ReleaseDeferred — ports the
+// old object gives up are released only after the write, so the update cannot pick them.
+#[test]
+fn an_update_never_reuses_the_ports_it_gives_up() {
+    check_scenario(
+        &format!(
+            "{TINY_PORTS}{}{}{}{}",
+            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30000}]"),
+            svc("b", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30001}]"),
+            svc("a", "type: NodePort, ports: [{name: alt, port: 80}]"),
+            svc("c", "type: NodePort, ports: [{port: 80, nodePort: 30000}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.243.213"] [10.96.243.213(dynamic)] ports=30000
+            b created SingleStack ["IPv4"] ["10.96.74.38"] [10.96.74.38(dynamic)] ports=30001
+            a rejected SingleStack ["IPv4"] ["10.96.243.213"] [] ports=0
+            c rejected SingleStack ["IPv4"] ["10.96.17.83"] [] ports=30000
+            InternalError Internal error occurred: failed to allocate a nodePort: range is full
+            FieldValueInvalid spec.ports[0].nodePort: Invalid value: 30000: provided port is already allocated
+        "#]],
+    );
+}
+
+// See: alloc.go initIPFamilyFields (update) and updateClusterIPs — SingleStack with the lists
+// unchanged trims to the primary and releases the secondary; a reduction without SingleStack
+// is refused; an upgrade allocates only the secondary.
+#[test]
+fn dual_stack_upgrade_and_downgrade_on_update() {
+    check_scenario(
+        &format!(
+            "{DUAL}{}{}{}{}{}",
+            svc("a", "ipFamilyPolicy: SingleStack, clusterIP: 10.96.0.20, ports: [{port: 80}]"),
+            svc("a", "ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv4, IPv6], ports: [{port: 80}]"),
+            svc("a", "ipFamilyPolicy: PreferDualStack, clusterIPs: [10.96.0.20], clusterIP: 10.96.0.20, ports: [{port: 80}]"),
+            svc("a", "ipFamilyPolicy: SingleStack, ports: [{port: 80}]"),
+            svc("b", "ipFamilyPolicy: SingleStack, ipFamilies: [IPv6], clusterIP: 'fd00::a537', ports: [{port: 80}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.0.20"] [10.96.0.20(static)] ports=0
+            a updated RequireDualStack ["IPv4", "IPv6"] ["10.96.0.20", "fd00::a537"] [10.96.0.20(static) fd00::a537(dynamic)] ports=0
+            a rejected PreferDualStack ["IPv4"] ["10.96.0.20"] [] ports=0
+            a updated SingleStack ["IPv4"] ["10.96.0.20"] [10.96.0.20(static)] ports=0
+            b created SingleStack ["IPv6"] ["fd00::a537"] [fd00::a537(dynamic)] ports=0
+            FieldValueInvalid spec.ipFamilyPolicy: Invalid value: "PreferDualStack": must be 'SingleStack' to release the secondary cluster IP
+        "#]],
+    );
+}
+
+// See: alloc.go updateHealthCheckNodePort — Cluster->Local allocates, Local->Cluster releases
+// (on commit), Local->Local allocates nothing even when the value changed.
+#[test]
+fn external_traffic_policy_flips_move_the_health_check_port() {
+    let lb = |etp: &str, extra: &str| format!("type: LoadBalancer, externalTrafficPolicy: {etp}, ports: [{{name: web, port: 80, nodePort: 30080}}]{extra}");
+    check_scenario(
+        &format!(
+            "{}{}{}{}{}",
+            svc("lb", &lb("Cluster", "")),
+            svc("lb", &lb("Local", ", healthCheckNodePort: 30100")),
+            svc("lb", &lb("Local", ", healthCheckNodePort: 30101")),
+            svc("lb", &lb("Cluster", "")),
+            svc("other", "type: NodePort, ports: [{port: 80, nodePort: 30100}]"),
+        ),
+        expect![[r#"
+            lb created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
+            lb updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080 hc=30100
+            lb rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=30080 hc=30101
+            lb updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
+            other created SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=30100
+            FieldValueForbidden spec.healthCheckNodePort: Forbidden: field is immutable
+        "#]],
+    );
+}
+
+// See: alloc.go txnUpdateNodePorts, updateClusterIPs cases A and B — leaving NodePort releases
+// the node ports, going to ExternalName releases the IPs, leaving ExternalName allocates.
+#[test]
+fn type_changes_release_and_allocate() {
+    check_scenario(
+        &format!(
+            "{}{}{}{}{}",
+            svc("a", "type: NodePort, clusterIP: 10.96.0.30, ports: [{port: 80, nodePort: 30080}]"),
+            svc("a", "type: ClusterIP, ports: [{port: 80}]"),
+            svc("b", "type: NodePort, ports: [{port: 80, nodePort: 30080}]"),
+            svc("a", "type: ExternalName, externalName: example.com, ports: [{port: 80}]"),
+            svc("c", "clusterIP: 10.96.0.30, ports: [{port: 80}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.0.30"] [10.96.0.30(static)] ports=30080
+            a updated SingleStack ["IPv4"] ["10.96.0.30"] [10.96.0.30(static)] ports=0
+            b created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
+            a updated  [] [] [] ports=0
+            c created SingleStack ["IPv4"] ["10.96.0.30"] [10.96.0.30(static)] ports=0
+        "#]],
+    );
+}
+
+// See: storage.go beginUpdate (finish with success=false) — an update that fails validation
+// gives back only what it took; the stored Service keeps its ports.
+#[test]
+fn a_rejected_update_keeps_the_old_allocation() {
+    check_scenario(
+        &format!(
+            "{}{}{}",
+            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}]"),
+            svc("a", "type: NodePort, sessionAffinity: Bogus, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, nodePort: 30081}]"),
+            svc("b", "type: NodePort, ports: [{port: 80, nodePort: 30081}, {port: 81, nodePort: 30080}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
+            a rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=30080,30081
+            b rejected SingleStack ["IPv4"] ["10.103.224.41"] [] ports=30081,30080
+            FieldValueNotSupported spec.sessionAffinity: Unsupported value: "Bogus": supported values: "ClientIP", "None"
+            FieldValueInvalid spec.ports[1].nodePort: Invalid value: 30080: provided port is already allocated
+        "#]],
+    );
 }
