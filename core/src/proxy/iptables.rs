@@ -118,20 +118,27 @@ fn port_proto_hash(sp: &SvcPort) -> String {
 
 /// First 16 characters of base32(sha256(concatenation)): 10 bytes encode to exactly 16.
 pub(crate) fn hash16(parts: &[&str]) -> String {
+    let mut out = String::with_capacity(16);
+    hash16_into(parts, &mut out);
+    out
+}
+
+/// Appends the 16-character hash to `out`.
+fn hash16_into(parts: &[&str], out: &mut String) {
     use sha2::Digest;
     let mut hasher = sha2::Sha256::new();
     for p in parts {
         hasher.update(p.as_bytes());
     }
     let digest = hasher.finalize();
-    data_encoding::BASE32.encode(&digest.as_slice()[..10])
+    data_encoding::BASE32.encode_append(&digest.as_slice()[..10], out);
 }
 
 /// `KUBE-SEP-` + hash of service port name, protocol and endpoint string.
 pub(crate) fn sep_chain(sp: &SvcPort, ep: &Ep) -> String {
     let mut name = String::with_capacity(25);
     name.push_str("KUBE-SEP-");
-    name.push_str(&hash16(&[&sp.svc_name, &sp.protocol, &ep.text]));
+    hash16_into(&[&sp.svc_name, &sp.protocol, &ep.text], &mut name);
     name
 }
 

@@ -192,13 +192,14 @@ pub(crate) fn build<'a>(
     let family = config.family;
     // Endpoints grouped by (namespace, service name), then (port name, protocol).
     let mut by_service: BTreeMap<(&'a str, &'a str), PortEndpoints<'a>> = BTreeMap::new();
-    let mut sliced: BTreeSet<(&'a str, &'a str)> = BTreeSet::new();
     for slice in slices {
         let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else {
             continue;
         };
         let key = (slice.metadata.namespace.as_str(), service.as_str());
-        sliced.insert(key);
+        // Record the service as sliced even when the family does not match, so its v1
+        // Endpoints are not mirrored below.
+        let ports = by_service.entry(key).or_default();
         let wanted = match family {
             IpFamily::V4 => "IPv4",
             IpFamily::V6 => "IPv6",
@@ -207,7 +208,6 @@ pub(crate) fn build<'a>(
         if !slice.address_type.is_empty() && slice.address_type != wanted {
             continue;
         }
-        let ports = by_service.entry(key).or_default();
         for port in &slice.ports {
             let (Some(name), Some(number)) = (&port.name, port.port) else { continue };
             if number == 0 {
@@ -243,7 +243,7 @@ pub(crate) fn build<'a>(
     // those of services that have no EndpointSlice in the scenario (a selector-less Service).
     for e in legacy {
         let key = (e.metadata.namespace.as_str(), e.metadata.name.as_str());
-        if sliced.contains(&key) {
+        if by_service.contains_key(&key) {
             continue;
         }
         let ports = by_service.entry(key).or_default();
