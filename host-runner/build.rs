@@ -21,7 +21,7 @@ fn main() {
         // Cargo shows a failing build script's stderr; say what to do about it.
         eprintln!("error: cannot build the svclab plugin: {message}");
         eprintln!(
-            "hint: `rustup target add {TARGET}` (scripts/setup.d/20-wasm-targets.sh), or set SVCLAB_PLUGIN_WASM"
+            "hint: the plugin needs the {TARGET} target (scripts/setup.d/10-rust.sh installs it); SVCLAB_PLUGIN_WASM=<file> embeds a prebuilt one"
         );
         std::process::exit(1);
     }

@@ -138,17 +138,6 @@ pub struct Io<'a> {
     pub stderr: &'a mut dyn Write,
 }
 
-impl Io<'static> {
-    /// The process's own standard streams.
-    pub fn std() -> Self {
-        Io {
-            stdin: Box::leak(Box::new(std::io::stdin())),
-            stdout: Box::leak(Box::new(std::io::stdout())),
-            stderr: Box::leak(Box::new(std::io::stderr())),
-        }
-    }
-}
-
 /// Runs a parsed command line; returns the process exit code.
 pub fn run(cli: Cli, io: &mut Io<'_>) -> u8 {
     match run_command(cli, io) {

@@ -154,3 +154,44 @@ fn plugin_flag_loads_another_plugin() {
         check(&["check", "data/cli/valid.yaml", "--engine", "native", "--plugin", "x.wasm"], "", 2);
     assert_eq!(run.stderr, "error: --plugin cannot be combined with --engine native\n");
 }
+
+#[test]
+fn render_prints_only_the_ruleset() {
+    let iptables = check(&["render", "data/cli/valid.yaml", "--engine", "native"], "", 0);
+    assert!(iptables.stdout.starts_with("*filter\n"), "{}", iptables.stdout);
+    assert!(iptables.stdout.ends_with("COMMIT\n"), "{}", iptables.stdout);
+    let nftables = check(&["render", "data/cli/valid.yaml", "--proxy-mode", "nftables"], "", 0);
+    assert!(nftables.stdout.starts_with("add table ip kube-proxy"), "{}", nftables.stdout);
+    let plugin = check(&["render", "data/cli/valid.yaml"], "", 0);
+    assert_eq!(plugin.stdout, iptables.stdout);
+    let run = check(&["render", "data/cli/valid.yaml", "--node", "nowhere"], "", 0);
+    assert!(
+        run.stdout.starts_with("*filter\n"),
+        "a node name without Node objects only decides locality"
+    );
+}
+
+#[test]
+fn trace_walks_a_packet() {
+    let args = [
+        "trace",
+        "data/cli/valid.yaml",
+        "--src",
+        "10.244.1.5",
+        "--dst",
+        "10.96.0.10",
+        "--dport",
+        "53",
+    ];
+    let text = check(&[&args[..], &["--protocol", "udp"]].concat(), "", 0);
+    assert!(text.stdout.starts_with("packet: udp 10.244.1.5 -> 10.96.0.10:53"), "{}", text.stdout);
+    let json = check(
+        &[&args[..], &["--protocol", "udp", "-o", "json", "--engine", "native"]].concat(),
+        "",
+        0,
+    );
+    let trace: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON trace");
+    assert_eq!(trace["request"]["dst"], "10.96.0.10");
+    let run = check(&[&args[..], &["--protocol", "icmp"]].concat(), "", 2);
+    assert!(run.stderr.contains("invalid value 'icmp'"), "{}", run.stderr);
+}

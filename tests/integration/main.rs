@@ -4,6 +4,7 @@
 //! Run with `cargo test -p svclab-tests --features host --test integration` (the feature pulls
 //! in wasmtime).
 
+mod cache;
 mod cli;
 mod hostile;
 mod http_api;
