@@ -541,3 +541,37 @@ fn a_rejected_update_keeps_the_old_allocation() {
         "#]],
     );
 }
+
+// See: alloc.go allocateCreate — ClusterIPs are allocated before node ports and the first
+// error returns; storage runs BeginCreate before validation, so neither the port conflict nor
+// the invalid field is reported.
+#[test]
+fn an_ip_error_hides_port_and_validation_errors() {
+    check_scenario(
+        &format!(
+            "{}{}",
+            svc("a", "type: NodePort, clusterIP: 10.96.0.10, ports: [{port: 80, nodePort: 30080}]"),
+            svc("b", "type: NodePort, sessionAffinity: Bogus, clusterIP: 10.96.0.10, ports: [{port: 80, nodePort: 30080}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.0.10"] [10.96.0.10(static)] ports=30080
+            b rejected SingleStack ["IPv4"] ["10.96.0.10"] [] ports=30080
+            FieldValueInvalid spec.clusterIPs: Invalid value: ["10.96.0.10"]: failed to allocate IP 10.96.0.10: provided IP is already allocated
+        "#]],
+    );
+}
+
+// See: storage.go patchAllocatedValues — only clusterIP(s), nodePorts and the health-check
+// port are patched; ipFamilies are re-inferred, so a headless IPv6 Service re-applied without
+// them becomes the primary family (ValidateServiceUpdate skips ipFamilies when headless).
+#[test]
+fn families_are_not_patched_on_update() {
+    let spec = "clusterIP: None, selector: {app: web}, ports: [{port: 80}]";
+    check_scenario(
+        &format!("{DUAL}{}{}", svc("h", &format!("ipFamilies: [IPv6], {spec}")), svc("h", spec)),
+        expect![[r#"
+            h created SingleStack ["IPv6"] ["None"] [] ports=0
+            h updated SingleStack ["IPv4"] ["None"] [] ports=0
+        "#]],
+    );
+}
