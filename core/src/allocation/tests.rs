@@ -575,3 +575,25 @@ fn families_are_not_patched_on_update() {
         "#]],
     );
 }
+
+// See: alloc.go updateNodePorts and storage.go patchAllocatedValues — on update a nodePort
+// named by two entries of different protocols is taken once (a create refuses it), and
+// turning allocateLoadBalancerNodePorts off keeps the ports already held.
+#[test]
+fn update_node_port_rules_differ_from_create() {
+    check_scenario(
+        &format!(
+            "{}{}{}{}",
+            svc("a", "type: NodePort, ports: [{name: web, port: 80}]"),
+            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, protocol: UDP, nodePort: 30080}]"),
+            svc("lb", "type: LoadBalancer, ports: [{name: web, port: 80}]"),
+            svc("lb", "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80}, {name: alt, port: 81}]"),
+        ),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30206
+            a updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080,30080
+            lb created SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=32688
+            lb updated SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=32688,0
+        "#]],
+    );
+}
