@@ -1,6 +1,6 @@
-//! Service-level allocation as the REST storage does it on create and delete (`alloc.go`):
-//! family and policy defaulting, ClusterIPs per family, NodePorts and the health-check port,
-//! atomic per Service.
+//! Service-level allocation as the REST storage does it on create, update and delete
+//! (`alloc.go`): family and policy defaulting, ClusterIPs per family, NodePorts and the
+//! health-check port, as one transaction per request.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
