@@ -110,6 +110,9 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
             "FieldValueTypeInvalid" => {
                 format!("Error from server (BadRequest): error when creating {}: {}", crate::field::go_quote(file), d.message)
             }
+            // A plain Go error from the REST storage becomes a 500 with reason Unknown.
+            "Unknown" => format!("Error from server: error when creating {}: {}", crate::field::go_quote(file), d.message),
+            "NotFound" => format!("Error from server (NotFound): {}", d.message),
             _ => format!("error: {}", d.message),
         };
         let _ = writeln!(out, "{line}");
