@@ -241,7 +241,8 @@ pub(crate) fn build<'a>(
     }
     // v1 Endpoints are mirrored into slices by the EndpointSliceMirroring controller; mirror
     // those of services that have no EndpointSlice in the scenario (a selector-less Service).
-    for e in legacy {
+    // Later objects of the same name replace earlier ones: walk backwards, first one wins.
+    for e in legacy.iter().rev() {
         let key = (e.metadata.namespace.as_str(), e.metadata.name.as_str());
         if by_service.contains_key(&key) {
             continue;
