@@ -195,9 +195,10 @@ pub(crate) fn render(world: &World, mode: Mode) -> Result<String, String> {
     svclab_core::render(world, &options).map_err(|err| format!("render: {err}"))
 }
 
-/// `svclab trace` for one connection.
+/// `svclab trace` for one connection, through the rules of the given mode.
 pub(crate) fn trace(
     world: &World,
+    mode: Mode,
     src: Ipv4Addr,
     dst: SocketAddrV4,
     in_interface: Option<&str>,
@@ -210,7 +211,8 @@ pub(crate) fn trace(
         node: None,
         in_interface: in_interface.map(str::to_owned),
     };
-    svclab_core::trace(world, &request)
+    // `svclab trace --proxy-mode <mode>`: the nftables tracer walks the nftables rendering.
+    svclab_core::trace_mode(world, &request, proxy_mode(mode))
 }
 
 /// `svclab trace` over an `iptables-save` dump of the loaded kernel rules (what a user pastes
