@@ -99,6 +99,19 @@ impl Arena {
         open.rules += 1;
     }
 
+    /// Like [`Arena::rule`] from plain pieces: the hot per-endpoint rules skip `fmt`.
+    fn rule_parts(&mut self, parts: &[&str]) {
+        let Some(open) = &mut self.open else { return };
+        self.bodies.push_str("-A ");
+        self.bodies.push_str(&self.names[open.name.clone()]);
+        self.bodies.push(' ');
+        for part in parts {
+            self.bodies.push_str(part);
+        }
+        self.bodies.push('\n');
+        open.rules += 1;
+    }
+
     fn end(&mut self) {
         if let Some(mut open) = self.open.take() {
             open.body.end = self.bodies.len();
@@ -547,14 +560,14 @@ fn service_rules(
         let ep = &sp.endpoints[i];
         let sep = &seps[i];
         a.begin(sep);
-        a.rule(format_args!("{c}-s {} -j KUBE-MARK-MASQ", ep.ip_text()));
+        a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
         if sp.affinity.is_some() {
             a.rule(format_args!(
                 "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",
                 ep.text
             ));
         } else {
-            a.rule(format_args!("{c}-m {p} -p {p} -j DNAT --to-destination {}", ep.text));
+            a.rule_parts(&[&c, "-m ", p, " -p ", p, " -j DNAT --to-destination ", &ep.text]);
         }
     }
     a.end();
@@ -587,14 +600,26 @@ fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String
     let count = eps.len();
     for (k, &i) in eps.iter().enumerate() {
         let sep = &seps[i];
+        let text = &sp.endpoints[i].text;
+        let (open, arrow, close) =
+            if large { ("", "", "") } else { ("-m comment --comment \"", " -> ", "\" ") };
+        let name = if large { "" } else { n.as_str() };
+        let ep = if large { "" } else { text.as_str() };
         if k + 1 < count {
-            let probability = 1.0f64 / (count - k) as f64;
-            chain.rule(format_args!(
-                "{}-m statistic --mode random --probability {probability:.10} -j {sep}",
-                c(i)
-            ));
+            let probability = format!("{:.10}", 1.0f64 / (count - k) as f64);
+            chain.rule_parts(&[
+                open,
+                name,
+                arrow,
+                ep,
+                close,
+                "-m statistic --mode random --probability ",
+                &probability,
+                " -j ",
+                sep,
+            ]);
         } else {
-            chain.rule(format_args!("{}-j {sep}", c(i)));
+            chain.rule_parts(&[open, name, arrow, ep, close, "-j ", sep]);
         }
     }
 }

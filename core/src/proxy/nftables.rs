@@ -69,6 +69,25 @@ impl Tx {
         self.rulef(chain, format_args!("{rule}"));
     }
 
+    /// `add <kind> <table> ` followed by plain pieces: the hot per-endpoint lines skip `fmt`.
+    fn parts(&mut self, kind: &str, parts: &[&str]) {
+        match kind {
+            "rule" => self.rules += 1,
+            "chain" => self.chains += 1,
+            _ => {}
+        }
+        let b = &mut self.text;
+        b.push_str("add ");
+        b.push_str(kind);
+        b.push(' ');
+        b.push_str(&self.prefix);
+        b.push(' ');
+        for part in parts {
+            b.push_str(part);
+        }
+        b.push('\n');
+    }
+
     fn rulef(&mut self, chain: &str, rule: std::fmt::Arguments<'_>) {
         self.rules += 1;
         let b = &mut self.text;
@@ -287,7 +306,7 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
         tx.chain(&ext);
     }
     for &i in &sp.cat.reachable {
-        tx.line("chain", &format!("endpoint-{}", ep_bases[i]));
+        tx.parts("chain", &["endpoint-", &ep_bases[i]]);
     }
     if use_fw {
         tx.chain(&fw);
@@ -351,13 +370,19 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
     }
     for &i in &sp.cat.reachable {
         let ep = &sp.endpoints[i];
-        let chain = format!("endpoint-{}", ep_bases[i]);
-        tx.rulef(&chain, format_args!("{ipx} saddr {} jump mark-for-masquerade", ep.ip_text()));
+        let base = ep_bases[i].as_str();
+        tx.parts(
+            "rule",
+            &["endpoint-", base, " ", ipx, " saddr ", ep.ip_text(), " jump mark-for-masquerade"],
+        );
         if sp.affinity.is_some() {
-            tx.rulef(&chain, format_args!("update @affinity-{} {{ {ipx} saddr }}", ep_bases[i]));
+            tx.parts(
+                "rule",
+                &["endpoint-", base, " update @affinity-", base, " { ", ipx, " saddr }"],
+            );
         }
         // The endpoint string is `ip:port` / `[ip]:port`, exactly nft's dnat syntax.
-        tx.rulef(&chain, format_args!("meta l4proto {p} dnat to {}", ep.text));
+        tx.parts("rule", &["endpoint-", base, " meta l4proto ", p, " dnat to ", &ep.text]);
     }
     if use_fw {
         let mut sources: Vec<String> = sp.source_ranges.iter().map(ToString::to_string).collect();
