@@ -9,7 +9,7 @@ use svclab_core::{EndpointSlice, Service};
 
 use crate::topology::PodSpec;
 
-/// Connections per ClusterIP probe (from the node and from a pod).
+/// Connections per ClusterIP probe (from the node, a pod, and an endpoint pod).
 pub(crate) const CLUSTER_IP_CONNECTIONS: u32 = 200;
 /// Connections per NodePort / external IP / load-balancer IP probe.
 pub(crate) const EXTERNAL_CONNECTIONS: u32 = 100;
@@ -126,16 +126,16 @@ pub(crate) struct Probe {
     pub(crate) src: Ipv4Addr,
     pub(crate) dst: SocketAddrV4,
     pub(crate) expect: Expect,
+    /// A ClusterIP probe (these make the most connections: distributions are checked there).
+    pub(crate) dst_is_cluster_ip: bool,
 }
 
 impl Probe {
     /// How many connections to make.
     pub(crate) fn count(&self) -> u32 {
-        match (&self.expect, self.role) {
-            (Expect::Land { .. }, Role::Node | Role::Pod | Role::Endpoint) => {
-                CLUSTER_IP_CONNECTIONS
-            }
-            (Expect::Land { .. }, _) => EXTERNAL_CONNECTIONS,
+        match &self.expect {
+            Expect::Land { .. } if self.dst_is_cluster_ip => CLUSTER_IP_CONNECTIONS,
+            Expect::Land { .. } => EXTERNAL_CONNECTIONS,
             _ => NEGATIVE_ATTEMPTS,
         }
     }
@@ -314,33 +314,25 @@ impl Model {
                     affinity: sp.affinity,
                 });
             }
-            for ip in &sp.external_ips {
-                out.push(Target {
-                    what: format!("{} external IP", sp.name),
-                    role: Role::External,
-                    src: None,
-                    dst: SocketAddrV4::new(*ip, sp.port),
-                    affinity: sp.affinity,
-                });
-            }
-            for ip in &sp.lb_ips {
-                let what = format!("{} loadbalancer IP", sp.name);
-                if !sp.source_ranges.is_empty() {
+            // External IPs and load-balancer IPs from outside, and (beyond the hand tables)
+            // from a pod and from the node: kube-proxy short-circuits those to the cluster-wide
+            // endpoints even under eTP Local.
+            let external = sp.external_ips.iter().map(|ip| (*ip, "external IP"));
+            let balanced = sp.lb_ips.iter().map(|ip| (*ip, "loadbalancer IP"));
+            for (ip, kind) in external.chain(balanced) {
+                let mut roles = vec![Role::External, Role::Pod, Role::Node];
+                if kind == "loadbalancer IP" && !sp.source_ranges.is_empty() {
+                    roles.insert(0, Role::Allowed);
+                }
+                for role in roles {
                     out.push(Target {
-                        what: what.clone(),
-                        role: Role::Allowed,
+                        what: format!("{} {kind}", sp.name),
+                        role,
                         src: None,
-                        dst: SocketAddrV4::new(*ip, sp.port),
+                        dst: SocketAddrV4::new(ip, sp.port),
                         affinity: sp.affinity,
                     });
                 }
-                out.push(Target {
-                    what,
-                    role: Role::External,
-                    src: None,
-                    dst: SocketAddrV4::new(*ip, sp.port),
-                    affinity: sp.affinity,
-                });
             }
         }
         out

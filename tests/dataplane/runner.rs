@@ -248,6 +248,9 @@ struct Prepared {
     service_cidr: Option<(Ipv4Addr, u8)>,
     local_cidr: Option<(Ipv4Addr, u8)>,
     pod_if_prefix: String,
+    /// BridgeInterface detector: the non-endpoint pod's node-side interface carries the
+    /// bridge's name, so `-i <bridge>` / `iifname <bridge>` matches its traffic.
+    bridge: Option<String>,
     model: Model,
     oracle: Oracle,
 }
@@ -305,6 +308,7 @@ fn prepare_golden_text(case: &CaseDef) -> Result<Prepared, String> {
         service_cidr: None,
         local_cidr,
         pod_if_prefix,
+        bridge: None,
         model,
         oracle: Oracle::Table(case.id.clone()),
     })
@@ -323,11 +327,6 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
     };
     let svclab::Evaluated { world, ingress, rejected } = svclab::evaluate(&inputs)?;
     let facts = svclab::node_facts(&world, case.mode)?;
-    if let Some(bridge) = &facts.bridge {
-        return Err(format!(
-            "detect-local BridgeInterface ({bridge}) is not modelled by the topology"
-        ));
-    }
     let rules = svclab::render(&world, case.mode)?;
     let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
@@ -350,6 +349,7 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
         service_cidr: facts.service_cidr,
         local_cidr: facts.local_cidr,
         pod_if_prefix: facts.interface_prefix.unwrap_or_else(|| "veth".to_owned()),
+        bridge: facts.bridge,
         model,
         oracle: Oracle::Trace(Box::new(world), table),
     })
@@ -471,7 +471,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     };
 
     // Node-side interface names (for `-i` matches of the InterfaceNamePrefix detector).
-    let pod_if = if_name(&prepared.pod_if_prefix, model.pods.len());
+    let pod_if = pod_client_if(&prepared);
     let interface = |role: Role| match role {
         Role::Node => None,
         Role::Pod => Some(pod_if.clone()),
@@ -498,7 +498,9 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         }
         let in_interface = if role == Role::Endpoint { pod_if_of(src) } else { interface(role) };
         // Probes beyond the hand tables (hairpin, localhost) are only checked against svclab.
-        let extra = role == Role::Endpoint || dst.ip().is_loopback();
+        let extra = role == Role::Endpoint
+            || dst.ip().is_loopback()
+            || (matches!(role, Role::Node | Role::Pod) && !what.ends_with("cluster IP"));
         if !prepared.node_known && (role == Role::Node || dst.ip() == &node_ip) {
             skipped
                 .push(format!("{what} from {}: the scenario names no node address", role.as_str()));
@@ -547,7 +549,8 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             }
         };
         interfaces.push(in_interface);
-        probes.push(Probe { what, role, src, dst, expect });
+        let dst_is_cluster_ip = what.contains("cluster IP");
+        probes.push(Probe { what, role, src, dst, expect, dst_is_cluster_ip });
     }
 
     if let Oracle::Trace(world, _) = &prepared.oracle {
@@ -570,6 +573,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         node_addresses: prepared.node_addresses.clone(),
         pods: model.pods.clone(),
         pod_clients: vec![pod_src],
+        pod_client_if: prepared.bridge.clone(),
         clients,
         pod_if_prefix: prepared.pod_if_prefix.clone(),
         route_localnet,
@@ -681,6 +685,14 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
 }
 
+/// The node-side interface name of the non-endpoint pod.
+fn pod_client_if(prepared: &Prepared) -> String {
+    prepared
+        .bridge
+        .clone()
+        .unwrap_or_else(|| if_name(&prepared.pod_if_prefix, prepared.model.pods.len()))
+}
+
 /// Probes of service addresses no Service port owns: a ClusterIP on a port the Service does not
 /// define, and an unallocated address of the service CIDR. Expectations come from the trace of
 /// the case's mode, and are cross-checked with what kube-proxy is known to do: iptables mode has
@@ -697,7 +709,7 @@ fn unassigned_probes(
     let model = &prepared.model;
     let mut out = Vec::new();
     let cluster_ips: Vec<Ipv4Addr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
-    let pod_if = if_name(&prepared.pod_if_prefix, model.pods.len());
+    let pod_if = pod_client_if(prepared);
     let mut add = |what: String, dst: SocketAddrV4, nft: Expect| -> Result<(), String> {
         let report = svclab::trace(world, mode, pod_src, dst, Some(&pod_if));
         let expect = svclab::expectation(&report, false)
@@ -712,7 +724,14 @@ fn unassigned_probes(
             ));
         }
         interfaces.push(Some(pod_if.clone()));
-        out.push(Probe { what, role: Role::Pod, src: pod_src, dst, expect });
+        out.push(Probe {
+            what,
+            role: Role::Pod,
+            src: pod_src,
+            dst,
+            expect,
+            dst_is_cluster_ip: false,
+        });
         Ok(())
     };
     if let Some(ip) = cluster_ips.first() {

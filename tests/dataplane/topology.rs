@@ -57,6 +57,9 @@ pub(crate) struct Spec {
     pub(crate) pods: Vec<PodSpec>,
     /// Pods that are not endpoints (clients), attached like endpoint pods.
     pub(crate) pod_clients: Vec<Ipv4Addr>,
+    /// Node-side interface name for the pod clients instead of `<prefix><n>` (the
+    /// BridgeInterface detector's bridge name).
+    pub(crate) pod_client_if: Option<String>,
     /// Off-node client namespaces, by address.
     pub(crate) clients: Vec<Ipv4Addr>,
     /// Name prefix of the node-side pod interfaces (`veth`, or the scenario's
@@ -162,7 +165,10 @@ impl Topology {
                 continue;
             }
             let leaf = Netns::create(ns_name(&spec.tag, &format!("p{i}")))?;
-            let if_name = if_name(&spec.pod_if_prefix, i);
+            let if_name = match &spec.pod_client_if {
+                Some(name) if i >= spec.pods.len() => name.clone(),
+                _ => if_name(&spec.pod_if_prefix, i),
+            };
             attach(node, &leaf, &if_name, &ip.to_string())?;
             topo.leaves.insert(ip, (leaf, if_name));
         }
