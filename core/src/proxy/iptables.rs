@@ -216,8 +216,11 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         n_mark_masq: Chain::new("KUBE-MARK-MASQ"),
         arena: Arena::default(),
     };
-    t.arena.bodies.reserve(ports.len() * 2048);
-    t.arena.chains.reserve(ports.len() * 4);
+    // Sized from the per-service and per-endpoint rule volume, so the buffers never regrow.
+    let endpoint_count: usize = ports.iter().map(|p| p.endpoints.len()).sum();
+    t.arena.bodies.reserve(ports.len() * 1536 + endpoint_count * 640);
+    t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 26);
+    t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
     if let Some(fw) = &mut t.f_firewall {
         fw.rule(format_args!(
             "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
@@ -323,7 +326,13 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     }
     let [filter_builtins, nat_builtins] = builtins;
     filter.extend(filter_builtins);
-    let size = arena.bodies.len() + arena.names.len() + order.len() * 12 + 4096;
+    let fixed_size: usize = filter
+        .iter()
+        .chain(nat_head.iter())
+        .chain(nat_builtins.iter())
+        .map(|c| c.body.len() + 32)
+        .sum();
+    let size = arena.bodies.len() + arena.names.len() + order.len() * 12 + fixed_size + 4096;
     let mut text = String::with_capacity(size);
     write_table(&mut text, "filter", &filter);
     // nat: declarations, then bodies, in canonical order.

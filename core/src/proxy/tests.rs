@@ -467,3 +467,24 @@ fn standalone_adds_builtin_jumps() {
     let plain = render_objects(&[&s.value], &[], &[], &config, ProxyMode::Iptables, false).text;
     assert!(!plain.contains("PREROUTING"));
 }
+
+#[test]
+fn fast_ipv4_parse_agrees_with_sloppy_parse() {
+    for text in [
+        "10.0.0.1",
+        "010.000.000.001",
+        "255.255.255.255",
+        "256.0.0.1",
+        "1.2.3",
+        "1.2.3.4.5",
+        "1..2.3",
+        "1.2.3.",
+        "0001.2.3.4",
+        "a.b.c.d",
+        "",
+    ] {
+        let fast = model::dotted_quad_for_tests(text);
+        let slow = crate::net::parse_ip_sloppy(text).filter(|ip| ip.is_ipv4());
+        assert_eq!(fast, slow, "{text}");
+    }
+}
