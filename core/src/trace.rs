@@ -87,7 +87,8 @@ pub struct TraceStep {
 pub struct TraceOutcome {
     /// Probability of this path (random endpoint choice).
     pub probability: f64,
-    /// `endpoint`, `DROP`, `REJECT`, `no service` or `ACCEPT` (local delivery, no DNAT).
+    /// `endpoint` (DNATed and accepted), `DROP`, `REJECT`, or `no service` (no rule took the
+    /// packet: it is routed or delivered as it is).
     pub verdict: String,
     /// `ip:port` after DNAT.
     #[serde(default, skip_serializing_if = "Option::is_none")]

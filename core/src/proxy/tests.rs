@@ -488,3 +488,39 @@ fn fast_ipv4_parse_agrees_with_sloppy_parse() {
         assert_eq!(fast, slow, "{text}");
     }
 }
+
+#[test]
+fn world_objects_drive_the_configuration() {
+    let yaml = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges: [172.30.0.0/16]\nhost: {iptablesRandomFully: true, nfacct: true, interfaceAddresses: [127.0.0.1/8, 192.168.0.2/24]}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.0.0.0/8\niptables: {masqueradeBit: 14}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.3}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {namespace: ns1, name: web}\nspec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n  clusterIP: 172.30.0.41\n  ports: [{name: http, port: 80, nodePort: 30080}]\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.180.0.1], nodeName: node-b}]\nports: [{name: http, port: 8080, protocol: TCP}]\n";
+    let (world, report) = crate::pipeline::evaluate(
+        &[Input::new("w.yaml", yaml)],
+        &crate::pipeline::CheckOptions::default(),
+    );
+    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    // The first Node by default: the endpoint is remote, so external traffic is dropped.
+    let a = render(&world, &RenderOptions::new(ProxyMode::Iptables)).unwrap();
+    for want in [
+        "-A KUBE-MARK-MASQ -j MARK --or-mark 0x00004000",
+        "-j MASQUERADE --random-fully",
+        "--ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP",
+        "\"ns1/web:http has no local endpoints\" -m tcp -p tcp -d 5.6.7.8 --dport 80 -j DROP",
+        "\"ns1/web:http loadbalancer IP\" -m tcp -p tcp -d 5.6.7.8 --dport 80 -j KUBE-EXT-",
+    ] {
+        assert!(a.contains(want), "missing {want:?} in\n{a}");
+    }
+    // On node-b the endpoint is local.
+    let options =
+        RenderOptions { node: Some("node-b".into()), ..RenderOptions::new(ProxyMode::Iptables) };
+    let b = render(&world, &options).unwrap();
+    assert!(b.contains("-j KUBE-SVL-") && !b.contains("has no local endpoints"));
+    let missing =
+        RenderOptions { node: Some("node-z".into()), ..RenderOptions::new(ProxyMode::Iptables) };
+    assert_eq!(render(&world, &missing), Err(RenderError::UnknownNode("node-z".into())));
+    // nftables: the service CIDR from the profile, node IP as the default nodePortAddresses.
+    let n = render(&world, &RenderOptions::new(ProxyMode::Nftables)).unwrap();
+    assert!(n.contains("ip daddr { 172.30.0.0/16 } drop"));
+    assert!(n.contains("add element ip kube-proxy nodeport-ips { 192.168.0.2 }"));
+    let rules = report.rules.expect("rules in the report");
+    assert_eq!(rules.iptables, a);
+    assert_eq!(rules.figures.no_local_endpoints_external, 1);
+}
