@@ -493,8 +493,12 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
             };
             let Some(sel) = selection.iter().find(|s| s.service_port == name) else { continue };
             let dport = u16::try_from(port.port).unwrap_or(0);
-            let local_only = service.spec.external_traffic_policy == "Local"
-                && service.spec.type_ != "ClusterIP";
+            // apihelpers ExternallyAccessible + ExternalPolicyLocal.
+            let spec = &service.spec;
+            let accessible = spec.type_ == "LoadBalancer"
+                || spec.type_ == "NodePort"
+                || (spec.type_ == "ClusterIP" && !spec.external_ips.is_empty());
+            let local_only = accessible && spec.external_traffic_policy == "Local";
             let itp_local = service.spec.internal_traffic_policy.as_deref() == Some("Local");
             // Cluster IP from a pod.
             let internal_eps = if itp_local {
@@ -605,11 +609,12 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
 }
 
 fn first_host(cidr: &str) -> String {
-    match cidr.parse::<ipnet::IpNet>() {
-        Ok(net) => {
+    // Sloppy parsing: goldens write ranges with leading zeros (`203.0.113.000/025`).
+    match svclab_core::parse_cidr_sloppy(cidr) {
+        Some((_, net)) => {
             net.hosts().next().map(|h| h.to_string()).unwrap_or_else(|| net.network().to_string())
         }
-        Err(_) => cidr.to_owned(),
+        None => cidr.to_owned(),
     }
 }
 
