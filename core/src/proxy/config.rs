@@ -41,13 +41,15 @@ impl DetectLocal {
         self.if_local().map(|m| format!("! {m}"))
     }
 
-    /// nftables match for "traffic from a local pod".
+    /// nftables match for "traffic from a local pod". Interfaces are matched by name
+    /// (`iifname`), as current localdetector.go does; older revisions wrote `iif`, which
+    /// cannot take a `*` wildcard and needs the interface to exist when the rules load.
     pub(crate) fn nft_if_local(&self, family: IpFamily) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iif {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iif {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("iifname {name}")),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname {prefix}*")),
         }
     }
 
@@ -56,8 +58,8 @@ impl DetectLocal {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr != {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iif != {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iif != {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("iifname != {name}")),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname != {prefix}*")),
         }
     }
 }

@@ -312,7 +312,7 @@ fn masquerade_and_detector_modes() {
         &yaml,
         ProxyMode::Nftables,
         |c| c.detect_local = DetectLocal::InterfaceNamePrefix("veth".into()),
-        &["iif != veth* jump mark-for-masquerade", "iif veth* goto service-"],
+        &["iifname != veth* jump mark-for-masquerade", "iifname veth* goto service-"],
         &[],
     );
     check(

@@ -295,7 +295,7 @@ impl Walker<'_> {
                     }
                     i += 4;
                 }
-                "iif" => {
+                "iif" | "iifname" => {
                     let (negate, pattern) =
                         if at(i + 1) == "!=" { (true, at(i + 2)) } else { (false, at(i + 1)) };
                     let hit = self.in_interface.as_deref().is_some_and(|name| {
