@@ -3,7 +3,7 @@
 //! where each attempt landed, and a sysctl writer (`/proc/sys/net` is per namespace).
 
 use std::io::{BufRead, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::time::Duration;
 
 /// First argument that switches the binary into agent mode.
@@ -32,23 +32,42 @@ fn write_file(args: &[String]) -> Result<(), String> {
     std::fs::write(path, value).map_err(|err| format!("{path}: {err}"))
 }
 
-/// `serve <name> <ip:port>...`: binds every address, prints `ready`, and answers each
-/// connection with `<name> <local addr> <peer addr>\n`. Exits when stdin closes, so a server
-/// never outlives the test process that started it.
+/// `serve <name> <[udp:]ip:port>...`: binds every address, prints `ready`, and answers each
+/// TCP connection (or UDP datagram) with `<name> <local addr> <peer addr>\n`. Exits when stdin
+/// closes, so a server never outlives the test process that started it.
 fn serve(args: &[String]) -> Result<(), String> {
     let Some((name, addrs)) = args.split_first() else {
         return Err("usage: serve <name> <addr>...".into());
     };
     let mut listeners = Vec::new();
+    let mut sockets = Vec::new();
     for addr in addrs {
-        let addr: SocketAddr = addr.parse().map_err(|err| format!("{addr}: {err}"))?;
-        listeners.push(TcpListener::bind(addr).map_err(|err| format!("bind {addr}: {err}"))?);
+        let (udp, text) = match addr.strip_prefix("udp:") {
+            Some(rest) => (true, rest),
+            None => (false, addr.as_str()),
+        };
+        let addr: SocketAddr = text.parse().map_err(|err| format!("{text}: {err}"))?;
+        if udp {
+            sockets.push(UdpSocket::bind(addr).map_err(|err| format!("bind udp {addr}: {err}"))?);
+        } else {
+            listeners.push(TcpListener::bind(addr).map_err(|err| format!("bind {addr}: {err}"))?);
+        }
     }
     for listener in listeners {
         let name = name.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 answer(stream, &name);
+            }
+        });
+    }
+    for socket in sockets {
+        let name = name.clone();
+        std::thread::spawn(move || {
+            let local = socket.local_addr().map(|a| a.to_string()).unwrap_or_default();
+            let mut buf = [0u8; 64];
+            while let Ok((_, peer)) = socket.recv_from(&mut buf) {
+                let _ = socket.send_to(format!("{name} {local} {peer}\n").as_bytes(), peer);
             }
         });
     }
@@ -67,12 +86,17 @@ fn answer(mut stream: TcpStream, name: &str) {
     let _ = stream.shutdown(Shutdown::Write);
 }
 
-/// `probe <ip:port> <count> <timeout-ms>`: connects `count` times, one line per attempt:
-/// `ok <name> <server local addr> <peer addr the server saw>`, `refused`, `timeout`,
-/// `unreachable` or `error <text>`.
+/// `probe <ip:port> <count> <timeout-ms> [tcp|udp]`: connects `count` times (UDP: one datagram
+/// from a fresh socket each time), one line per attempt: `ok <name> <server local addr> <peer
+/// addr the server saw>`, `refused`, `timeout`, `unreachable` or `error <text>`.
 fn probe(args: &[String]) -> Result<(), String> {
+    let (args, udp) = match args {
+        [rest @ .., last] if last == "udp" => (rest, true),
+        [rest @ .., last] if last == "tcp" => (rest, false),
+        _ => (args, false),
+    };
     let [addr, count, timeout] = args else {
-        return Err("usage: probe <addr> <count> <timeout-ms>".into());
+        return Err("usage: probe <addr> <count> <timeout-ms> [tcp|udp]".into());
     };
     let addr: SocketAddr = addr.parse().map_err(|err| format!("{addr}: {err}"))?;
     let count: u32 = count.parse().map_err(|err| format!("{count}: {err}"))?;
@@ -80,10 +104,37 @@ fn probe(args: &[String]) -> Result<(), String> {
         Duration::from_millis(timeout.parse().map_err(|err| format!("{timeout}: {err}"))?);
     let mut out = std::io::BufWriter::new(std::io::stdout());
     for _ in 0..count {
-        let line = attempt(addr, timeout);
+        let line = if udp { attempt_udp(addr, timeout) } else { attempt(addr, timeout) };
         writeln!(out, "{line}").map_err(|err| err.to_string())?;
     }
     out.flush().map_err(|err| err.to_string())
+}
+
+fn attempt_udp(addr: SocketAddr, timeout: Duration) -> String {
+    use std::io::ErrorKind;
+    let socket = match UdpSocket::bind("0.0.0.0:0").and_then(|s| s.connect(addr).map(|()| s)) {
+        Ok(s) => s,
+        Err(err) => return format!("error {err}"),
+    };
+    let _ = socket.set_read_timeout(Some(timeout));
+    // A REJECT or DROP in the node's own OUTPUT path fails the send with EPERM; REJECT then
+    // still delivers its ICMP error, which the receive below reports as "refused".
+    if let Err(err) = socket.send(b"probe")
+        && err.kind() != std::io::ErrorKind::PermissionDenied
+    {
+        return format!("error send: {err}");
+    }
+    let mut buf = [0u8; 256];
+    match socket.recv(&mut buf) {
+        Ok(n) => format!("ok {}", String::from_utf8_lossy(&buf[..n]).trim()),
+        Err(err) => match err.kind() {
+            // A connected UDP socket reports the ICMP port-unreachable of a REJECT this way.
+            ErrorKind::ConnectionRefused => "refused".into(),
+            ErrorKind::TimedOut | ErrorKind::WouldBlock => "timeout".into(),
+            ErrorKind::HostUnreachable | ErrorKind::NetworkUnreachable => "unreachable".into(),
+            _ => format!("error {err}"),
+        },
+    }
 }
 
 fn attempt(addr: SocketAddr, timeout: Duration) -> String {

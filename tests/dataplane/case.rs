@@ -61,7 +61,7 @@ impl Role {
     }
 }
 
-/// A TCP Service port as the probes see it.
+/// A TCP or UDP Service port as the probes see it.
 #[derive(Debug, Clone)]
 pub(crate) struct SvcPort {
     /// `namespace/name:port` (kube-proxy's service-port name).
@@ -76,8 +76,10 @@ pub(crate) struct SvcPort {
     pub(crate) source_ranges: Vec<(Ipv4Addr, u8)>,
     /// `sessionAffinity: ClientIP`.
     pub(crate) affinity: bool,
-    /// IPv4 addresses in the Service's EndpointSlices that have a TCP port (sorted).
+    /// IPv4 addresses in the Service's EndpointSlices that have a TCP or UDP port (sorted).
     pub(crate) endpoint_ips: Vec<Ipv4Addr>,
+    /// `protocol: UDP` (else TCP).
+    pub(crate) udp: bool,
 }
 
 /// The scenario reduced to addresses.
@@ -85,7 +87,7 @@ pub(crate) struct SvcPort {
 pub(crate) struct Model {
     pub(crate) ports: Vec<SvcPort>,
     pub(crate) pods: Vec<PodSpec>,
-    /// Endpoints with a TCP port but no IPv4 address, or UDP/SCTP ports: not probed.
+    /// What is not probed (SCTP ports, Services the cluster rejected, ...), with the reason.
     pub(crate) skipped: Vec<String>,
 }
 
@@ -128,6 +130,8 @@ pub(crate) struct Probe {
     pub(crate) expect: Expect,
     /// A ClusterIP probe (these make the most connections: distributions are checked there).
     pub(crate) dst_is_cluster_ip: bool,
+    /// UDP datagrams (else TCP connections).
+    pub(crate) udp: bool,
 }
 
 impl Probe {
@@ -151,6 +155,8 @@ pub(crate) struct Target {
     pub(crate) dst: SocketAddrV4,
     /// The Service has ClientIP session affinity.
     pub(crate) affinity: bool,
+    /// UDP (else TCP).
+    pub(crate) udp: bool,
 }
 
 pub(crate) fn parse_v4(text: &str) -> Option<Ipv4Addr> {
@@ -189,10 +195,11 @@ impl Model {
                 } else {
                     format!("{}/{}:{}", meta.namespace, meta.name, port.name)
                 };
-                if !(port.protocol.is_empty() || port.protocol == "TCP") {
-                    model
-                        .skipped
-                        .push(format!("{name}: protocol {}, only TCP is probed", port.protocol));
+                if !matches!(port.protocol.as_str(), "" | "TCP" | "UDP") {
+                    model.skipped.push(format!(
+                        "{name}: protocol {}, only TCP and UDP are probed",
+                        port.protocol
+                    ));
                     continue;
                 }
                 let namespace = if meta.namespace.is_empty() { "default" } else { &meta.namespace };
@@ -216,20 +223,27 @@ impl Model {
                         .collect(),
                     affinity: spec.session_affinity == "ClientIP",
                     endpoint_ips: Vec::new(),
+                    udp: port.protocol == "UDP",
                 });
             }
         }
-        let mut pods: BTreeMap<Ipv4Addr, Vec<u16>> = BTreeMap::new();
+        let mut pods: BTreeMap<Ipv4Addr, (Vec<u16>, Vec<u16>)> = BTreeMap::new();
         for slice in slices {
             if slice.address_type != "IPv4" {
                 continue;
             }
-            let ports: Vec<u16> = slice
-                .ports
-                .iter()
-                .filter(|p| p.protocol.as_deref().is_none_or(|proto| proto == "TCP"))
-                .filter_map(|p| p.port.and_then(|n| u16::try_from(n).ok()))
-                .collect();
+            let ports_of = |udp: bool| -> Vec<u16> {
+                slice
+                    .ports
+                    .iter()
+                    .filter(|p| (p.protocol.as_deref() == Some("UDP")) == udp)
+                    .filter(|p| {
+                        p.protocol.as_deref().is_none_or(|proto| proto == "TCP" || proto == "UDP")
+                    })
+                    .filter_map(|p| p.port.and_then(|n| u16::try_from(n).ok()))
+                    .collect()
+            };
+            let (tcp, udp) = (ports_of(false), ports_of(true));
             let namespace = if slice.metadata.namespace.is_empty() {
                 "default"
             } else {
@@ -239,7 +253,7 @@ impl Model {
             for endpoint in &slice.endpoints {
                 for address in &endpoint.addresses {
                     let Some(ip) = parse_v4(address) else { continue };
-                    if !ports.is_empty() {
+                    if !tcp.is_empty() || !udp.is_empty() {
                         for sp in &mut model.ports {
                             if sp.service.0 == namespace
                                 && owner.is_some_and(|o| *o == sp.service.1)
@@ -251,9 +265,11 @@ impl Model {
                         }
                     }
                     let entry = pods.entry(ip).or_default();
-                    for port in &ports {
-                        if !entry.contains(port) {
-                            entry.push(*port);
+                    for (list, new) in [(&mut entry.0, &tcp), (&mut entry.1, &udp)] {
+                        for port in new {
+                            if !list.contains(port) {
+                                list.push(*port);
+                            }
                         }
                     }
                 }
@@ -261,10 +277,11 @@ impl Model {
         }
         model.pods = pods
             .into_iter()
-            .filter(|(_, ports)| !ports.is_empty())
-            .map(|(ip, mut ports)| {
+            .filter(|(_, (tcp, udp))| !tcp.is_empty() || !udp.is_empty())
+            .map(|(ip, (mut ports, mut udp_ports))| {
                 ports.sort_unstable();
-                PodSpec { ip, ports }
+                udp_ports.sort_unstable();
+                PodSpec { ip, ports, udp_ports }
             })
             .collect();
         model
@@ -283,6 +300,7 @@ impl Model {
                         src: None,
                         dst: SocketAddrV4::new(ip, sp.port),
                         affinity: sp.affinity,
+                        udp: sp.udp,
                     });
                 }
                 // Hairpin: an endpoint of the Service connects to its own Service.
@@ -293,6 +311,7 @@ impl Model {
                         src: Some(*first),
                         dst: SocketAddrV4::new(ip, sp.port),
                         affinity: sp.affinity,
+                        udp: sp.udp,
                     });
                 }
             }
@@ -303,6 +322,7 @@ impl Model {
                     src: Some(Ipv4Addr::LOCALHOST),
                     dst: SocketAddrV4::new(Ipv4Addr::LOCALHOST, sp.node_port),
                     affinity: sp.affinity,
+                    udp: sp.udp,
                 });
             }
             if sp.node_port != 0 {
@@ -312,6 +332,7 @@ impl Model {
                     src: None,
                     dst: SocketAddrV4::new(node_ip, sp.node_port),
                     affinity: sp.affinity,
+                    udp: sp.udp,
                 });
             }
             // External IPs and load-balancer IPs from outside, and (beyond the hand tables)
@@ -331,6 +352,7 @@ impl Model {
                         src: None,
                         dst: SocketAddrV4::new(ip, sp.port),
                         affinity: sp.affinity,
+                        udp: sp.udp,
                     });
                 }
             }

@@ -490,7 +490,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let mut interfaces = Vec::new();
     let mut disagreements = Vec::new();
     let mut skipped = Vec::new();
-    for Target { what, role, src, dst, affinity } in model.targets(node_ip, localhost) {
+    for Target { what, role, src, dst, affinity, udp } in model.targets(node_ip, localhost) {
         let Some(src) = src.or_else(|| source(role)) else { continue };
         if role == Role::Endpoint && (src == node_ip || prepared.node_addresses.contains(&src)) {
             // A hostNetwork endpoint: its connections are the node's own, probed already.
@@ -507,6 +507,8 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             continue;
         }
         let expect = match &prepared.oracle {
+            // The hand tables are TCP only (so are the goldens).
+            Oracle::Table(_) | Oracle::Control if udp => continue,
             Oracle::Table(id) => match bootstrap::expect(id, role, dst) {
                 Ok(expect) => expect,
                 Err(_) if extra => continue,
@@ -515,14 +517,21 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             Oracle::Control if dst.ip().is_loopback() => continue,
             Oracle::Control => Expect::Unhandled,
             Oracle::Trace(world, table) => {
-                let report = svclab::trace(world, case.mode, src, dst, in_interface.as_deref());
+                let report =
+                    svclab::trace(world, case.mode, src, dst, udp, in_interface.as_deref());
                 let expect = svclab::expectation(&report, affinity).map_err(|err| {
                     format!("{what} from {}: {err}\n{}", role.as_str(), report.to_text())
                 })?;
                 if case.mode == Mode::Nftables {
                     // Where the two backends' traces differ, say so (not an error by itself).
-                    let ipt =
-                        svclab::trace(world, Mode::Iptables, src, dst, in_interface.as_deref());
+                    let ipt = svclab::trace(
+                        world,
+                        Mode::Iptables,
+                        src,
+                        dst,
+                        udp,
+                        in_interface.as_deref(),
+                    );
                     if let Ok(other) = svclab::expectation(&ipt, affinity)
                         && !same_expectation(&other, &expect)
                     {
@@ -550,7 +559,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         };
         interfaces.push(in_interface);
         let dst_is_cluster_ip = what.contains("cluster IP");
-        probes.push(Probe { what, role, src, dst, expect, dst_is_cluster_ip });
+        probes.push(Probe { what, role, src, dst, expect, dst_is_cluster_ip, udp });
     }
 
     if let Oracle::Trace(world, _) = &prepared.oracle {
@@ -596,7 +605,14 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         let save = iptables_restore().replace("-restore", "-save");
         let dump = topo.node.exec(&save, &[])?;
         for (probe, iface) in probes.iter().zip(&interfaces) {
-            let report = svclab::trace_dump(world, &dump, probe.src, probe.dst, iface.as_deref())?;
+            let report = svclab::trace_dump(
+                world,
+                &dump,
+                probe.src,
+                probe.dst,
+                probe.udp,
+                iface.as_deref(),
+            )?;
             let again = svclab::expectation(
                 &report,
                 matches!(&probe.expect, Expect::Land { affinity: true, .. }),
@@ -636,6 +652,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             &probe.dst.to_string(),
             &probe.count().to_string(),
             ATTEMPT_TIMEOUT_MS,
+            if probe.udp { "udp" } else { "tcp" },
         ]))?;
         let observed = Observed::parse(&output);
         total += observed.total;
@@ -711,7 +728,7 @@ fn unassigned_probes(
     let cluster_ips: Vec<Ipv4Addr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
     let pod_if = pod_client_if(prepared);
     let mut add = |what: String, dst: SocketAddrV4, nft: Expect| -> Result<(), String> {
-        let report = svclab::trace(world, mode, pod_src, dst, Some(&pod_if));
+        let report = svclab::trace(world, mode, pod_src, dst, false, Some(&pod_if));
         let expect = svclab::expectation(&report, false)
             .map_err(|err| format!("{what}: {err}\n{}", report.to_text()))?;
         let known = if mode == Mode::Nftables { nft } else { Expect::Unhandled };
@@ -731,12 +748,17 @@ fn unassigned_probes(
             dst,
             expect,
             dst_is_cluster_ip: false,
+            udp: false,
         });
         Ok(())
     };
     if let Some(ip) = cluster_ips.first() {
-        let used: Vec<u16> =
-            model.ports.iter().filter(|p| p.cluster_ip == Some(*ip)).map(|p| p.port).collect();
+        let used: Vec<u16> = model
+            .ports
+            .iter()
+            .filter(|p| p.cluster_ip == Some(*ip) && !p.udp)
+            .map(|p| p.port)
+            .collect();
         if let Some(port) = (1..u16::MAX).find(|p| !used.contains(p)) {
             add(
                 format!("cluster IP {ip}, port {port} no Service defines"),

@@ -201,13 +201,14 @@ pub(crate) fn trace(
     mode: Mode,
     src: Ipv4Addr,
     dst: SocketAddrV4,
+    udp: bool,
     in_interface: Option<&str>,
 ) -> TraceReport {
     let request = TraceRequest {
         src: src.to_string(),
         dst: dst.ip().to_string(),
         dport: dst.port(),
-        protocol: "tcp".to_owned(),
+        protocol: if udp { "udp" } else { "tcp" }.to_owned(),
         node: None,
         in_interface: in_interface.map(str::to_owned),
     };
@@ -222,6 +223,7 @@ pub(crate) fn trace_dump(
     dump: &str,
     src: Ipv4Addr,
     dst: SocketAddrV4,
+    udp: bool,
     in_interface: Option<&str>,
 ) -> Result<TraceReport, String> {
     let config = ProxyConfig::from_world(world, Some(IpFamily::V4), None, ProxyMode::Iptables)
@@ -230,7 +232,7 @@ pub(crate) fn trace_dump(
         src: src.to_string(),
         dst: dst.ip().to_string(),
         dport: dst.port(),
-        protocol: "tcp".to_owned(),
+        protocol: if udp { "udp" } else { "tcp" }.to_owned(),
         node: None,
         in_interface: in_interface.map(str::to_owned),
     };

@@ -32,16 +32,19 @@ use crate::netns::{Netns, PREFIX};
 const GATEWAY: &str = "169.254.1.1";
 /// Address of the sink.
 const SINK: &str = "169.254.2.2";
-/// The sink's ruleset: reset every TCP connection that reaches it, drop the rest.
-const SINK_RULES: &str = "table ip sink {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n    meta l4proto tcp reject with tcp reset\n  }\n}\n";
+/// The sink's ruleset: reset every TCP connection and refuse every UDP datagram that reaches it
+/// (ICMP port unreachable), drop the rest.
+const SINK_RULES: &str = "table ip sink {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n    meta l4proto tcp reject with tcp reset\n    meta l4proto udp reject\n  }\n}\n";
 
 /// One endpoint pod: its address, the ports it serves, and its name.
 #[derive(Debug, Clone)]
 pub(crate) struct PodSpec {
     /// The pod IP (an endpoint address of the scenario).
     pub(crate) ip: Ipv4Addr,
-    /// Target ports served.
+    /// Target ports served over TCP.
     pub(crate) ports: Vec<u16>,
+    /// Target ports served over UDP.
+    pub(crate) udp_ports: Vec<u16>,
 }
 
 /// What to build.
@@ -189,6 +192,9 @@ impl Topology {
             cmd.args([AGENT_ARG, "serve", &pod_name(pod.ip)]);
             for port in &pod.ports {
                 cmd.arg(format!("{}:{port}", pod.ip));
+            }
+            for port in &pod.udp_ports {
+                cmd.arg(format!("udp:{}:{port}", pod.ip));
             }
             let mut child = cmd
                 .stdin(Stdio::piped())
