@@ -9,7 +9,12 @@
 //!
 //! Dual-stack: kube-proxy runs one proxier per IP family, so there is one payload per family.
 //! [`RenderOptions::family`] picks it; `None` means the cluster's primary family (the first
-//! service CIDR of the profile). The IPv6 payload is meant for `ip6tables-restore`.
+//! service CIDR of the profile). The IPv6 payload is meant for `ip6tables-restore` (nftables:
+//! the `ip6 kube-proxy` table). The report's `rules` field carries the primary family only.
+//!
+//! CLI mapping (host-runner): `svclab render --proxy-mode iptables|nftables` sets
+//! [`RenderOptions::mode`], `--node NAME` sets [`RenderOptions::node`], an IP-family flag sets
+//! [`RenderOptions::family`], and `--standalone` sets [`RenderOptions::standalone`].
 //!
 //! ```
 //! use svclab_core::{Input, CheckOptions, evaluate, ProxyMode, RenderOptions, render};

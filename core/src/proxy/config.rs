@@ -231,7 +231,9 @@ impl ProxyConfig {
         Ok(config)
     }
 
-    /// Builds the configuration from a scenario's cluster state.
+    /// Builds the configuration from a scenario's cluster state. `mode` is accepted for
+    /// symmetry with [`RenderOptions`](super::RenderOptions): the one mode-specific default
+    /// (nftables' `primary` nodePortAddresses) is applied when rendering.
     pub fn from_world(
         world: &World,
         family: Option<IpFamily>,
