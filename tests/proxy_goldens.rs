@@ -291,7 +291,16 @@ fn run_case(dir: &Path) -> Result<(), Failed> {
     let (file, got, expected) = match mode {
         ProxyMode::Iptables => {
             let expected = read(&dir.join("expected.iptables"))?;
-            ("expected.iptables", sort_iptables(&rendered.text), expected)
+            let sorted = sort_iptables(&rendered.text);
+            // svclab writes the canonical order itself: sorting must not change anything.
+            if sorted != rendered.text {
+                return Err(format!(
+                    "output is not in canonical order\n{}",
+                    diff(&sorted, &rendered.text)
+                )
+                .into());
+            }
+            ("expected.iptables", sorted, expected)
         }
         ProxyMode::Nftables => {
             let expected = sort_nft(&read(&dir.join("expected.nft"))?);
