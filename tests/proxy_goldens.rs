@@ -320,6 +320,15 @@ fn run_case(dir: &Path) -> Result<(), Failed> {
     if svclab_tests::bless() {
         let target = svclab_tests::data_dir().join("proxy").join(dir.file_name().ok_or("name")?);
         std::fs::create_dir_all(&target).map_err(|e| e.to_string())?;
+        // A case that only exists in the conformance directory is copied in whole first.
+        if target != dir {
+            for entry in std::fs::read_dir(dir).map_err(|e| e.to_string())?.filter_map(Result::ok) {
+                let to = target.join(entry.file_name());
+                if !to.exists() {
+                    std::fs::copy(entry.path(), to).map_err(|e| e.to_string())?;
+                }
+            }
+        }
         std::fs::write(target.join(file), &got).map_err(|e| e.to_string())?;
         return Ok(());
     }
