@@ -31,10 +31,10 @@ fn main() {
         let Ok(entries) = std::fs::read_dir(&root) else { continue };
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
-            if path.join("config.yaml").is_file() {
-                if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-                    cases.insert(name.to_owned(), path);
-                }
+            if path.join("config.yaml").is_file()
+                && let Some(name) = path.file_name().and_then(|n| n.to_str())
+            {
+                cases.insert(name.to_owned(), path);
             }
         }
     }
@@ -305,14 +305,15 @@ fn run_case(dir: &Path) -> Result<(), Failed> {
         ProxyMode::Nftables => {
             let expected = sort_nft(&read(&dir.join("expected.nft"))?);
             // The shipped pre-sorted text must agree with our reading of the sort.
-            if let Ok(sorted) = std::fs::read_to_string(dir.join("expected.sorted.nft")) {
-                if sorted != expected && !svclab_tests::bless() {
-                    return Err(format!(
-                        "expected.sorted.nft disagrees with sorted expected.nft\n{}",
-                        diff(&sorted, &expected)
-                    )
-                    .into());
-                }
+            if let Ok(sorted) = std::fs::read_to_string(dir.join("expected.sorted.nft"))
+                && sorted != expected
+                && !svclab_tests::bless()
+            {
+                return Err(format!(
+                    "expected.sorted.nft disagrees with sorted expected.nft\n{}",
+                    diff(&sorted, &expected)
+                )
+                .into());
             }
             ("expected.sorted.nft", sort_nft(&rendered.text), expected)
         }
