@@ -319,7 +319,7 @@ pub fn trace_text(rules_text: &str, config: &ProxyConfig, request: &TraceRequest
         } else {
             "FORWARD"
         };
-        for (p, flow) in tracer.run("filter", filter_hook, p) {
+        for (p, flow) in tracer.run_builtin("filter", filter_hook, p) {
             if matches!(flow, Flow::Drop | Flow::Reject) {
                 report.outcomes.push(finish(p, flow));
                 continue;
@@ -422,6 +422,27 @@ impl Tracer<'_> {
                     }),
                     true,
                 )
+            })
+            .collect()
+    }
+
+    /// Runs a built-in chain; a packet falling off its end gets the chain's policy.
+    fn run_builtin(&self, table: &str, chain: &str, p: Packet) -> Vec<(Packet, Flow)> {
+        let policy =
+            self.set.policies.get(&(table.to_owned(), chain.to_owned())).map(String::as_str);
+        self.run(table, chain, p)
+            .into_iter()
+            .map(|(mut q, flow)| match (flow, policy) {
+                (Flow::Continue, Some("DROP")) => {
+                    q.steps.push(TraceStep {
+                        table: table.to_owned(),
+                        chain: chain.to_owned(),
+                        rule: format!(":{chain} DROP"),
+                        effect: "policy DROP".to_owned(),
+                    });
+                    (q, Flow::Drop)
+                }
+                other => (q, other.0),
             })
             .collect()
     }
@@ -579,6 +600,9 @@ impl Tracer<'_> {
                 // Output interfaces are decided by routing, which svclab does not model.
                 Match::OutInterface(_, neg) => *neg,
                 Match::DestPort(a, b, neg) => (*a..=*b).contains(&p.dport) != *neg,
+                Match::DestPorts(ranges, neg) => {
+                    ranges.iter().any(|(a, b)| (*a..=*b).contains(&p.dport)) != *neg
+                }
                 Match::SourcePort(_, _, neg) => !*neg,
                 Match::SrcType(kind, neg) => self.addr_type(kind, p.src) != *neg,
                 Match::DstType(kind, neg) => self.addr_type(kind, p.dst) != *neg,

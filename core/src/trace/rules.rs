@@ -20,6 +20,8 @@ pub(crate) enum Match {
     InInterface(String, bool),
     OutInterface(String, bool),
     DestPort(u16, u16, bool),
+    /// `-m multiport --dports a,b:c`.
+    DestPorts(Vec<(u16, u16)>, bool),
     SourcePort(u16, u16, bool),
     SrcType(String, bool),
     DstType(String, bool),
@@ -64,6 +66,8 @@ pub(crate) struct Rule {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Ruleset {
     pub(crate) tables: BTreeMap<String, BTreeMap<String, Vec<Rule>>>,
+    /// Policies of built-in chains (`:FORWARD DROP [0:0]`), by (table, chain).
+    pub(crate) policies: BTreeMap<(String, String), String>,
     pub(crate) warnings: Vec<String>,
 }
 
@@ -180,12 +184,26 @@ fn parse_rule(text: &str, args: &[String], warnings: &mut Vec<String>) -> Rule {
                 let module = next(&mut i);
                 match module.as_str() {
                     "tcp" | "udp" | "sctp" | "comment" | "addrtype" | "conntrack" | "mark"
-                    | "statistic" | "recent" | "nfacct" | "state" => {}
-                    other => rule.matches.push(Match::Other(other.to_owned())),
+                    | "statistic" | "recent" | "nfacct" | "state" | "multiport" => {}
+                    other => {
+                        // Not kube-proxy's: assumed to match, and said so.
+                        warnings.push(format!(
+                            "match module {other:?} is not interpreted (assumed to match): {text}"
+                        ));
+                        rule.matches.push(Match::Other(other.to_owned()));
+                    }
                 }
             }
             "--comment" | "--mode" | "--nfacct-name" | "--seconds" | "--mask" => {
                 let _ = next(&mut i);
+            }
+            "--dports" | "--destination-ports" => {
+                let list = next(&mut i);
+                let ranges: Option<Vec<(u16, u16)>> = list.split(',').map(port_range).collect();
+                match ranges {
+                    Some(ranges) => rule.matches.push(Match::DestPorts(ranges, neg)),
+                    None => warnings.push(format!("unreadable ports in {text}")),
+                }
             }
             "--dport" | "--destination-port" => match port_range(&next(&mut i)) {
                 Some((a, b)) => rule.matches.push(Match::DestPort(a, b, neg)),
@@ -275,7 +293,11 @@ pub(crate) fn parse(text: &str) -> Ruleset {
             continue;
         }
         if let Some(decl) = line.strip_prefix(':') {
-            let chain = decl.split_whitespace().next().unwrap_or("").to_owned();
+            let mut parts = decl.split_whitespace();
+            let chain = parts.next().unwrap_or("").to_owned();
+            if let Some(policy) = parts.next().filter(|p| *p != "-") {
+                set.policies.insert((table.clone(), chain.clone()), policy.to_owned());
+            }
             set.tables.entry(table.clone()).or_default().entry(chain).or_default();
             continue;
         }

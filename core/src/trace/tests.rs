@@ -129,3 +129,35 @@ fn nftables_trace_matches_iptables_trace() {
         assert!(!b.outcomes.is_empty());
     }
 }
+
+#[test]
+fn foreign_rules_in_a_dump_are_honoured_or_reported() {
+    let dump = format!(
+        "*mangle\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n-A FORWARD -p tcp -m multiport --dports 22,8000:9000 -j DROP\n-A FORWARD -j ACCEPT\nCOMMIT\n{}",
+        PAYLOAD.replace(
+            "COMMIT\n",
+            ":PREROUTING ACCEPT [0:0]\n-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\nCOMMIT\n"
+        )
+    );
+    // The DNATed port 8080 hits the multiport DROP in FORWARD.
+    let out = check(&dump, "10.0.0.5", "172.30.0.1", 80);
+    assert!(out.iter().all(|o| o.0 == "DROP"), "{out:?}");
+    let mut config = ProxyConfig::new(IpFamily::V4);
+    config.host_addresses = vec!["192.168.0.2".parse().unwrap()];
+    let odd = "*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -m set --match-set blocked src -j DROP\nCOMMIT\n";
+    let request = TraceRequest {
+        src: "10.0.0.5".into(),
+        dst: "10.9.9.9".into(),
+        dport: 1,
+        ..TraceRequest::default()
+    };
+    let report = trace_text(odd, &config, &request);
+    assert!(report.warnings.iter().any(|w| w.contains("\"set\"")), "{:?}", report.warnings);
+}
+
+#[test]
+fn builtin_chain_policy_applies_at_the_end() {
+    let dump = format!("*filter\n:FORWARD DROP [0:0]\nCOMMIT\n{PAYLOAD}");
+    let out = check(&dump, "10.0.0.5", "172.30.0.1", 80);
+    assert!(!out.is_empty() && out.iter().all(|o| o.0 == "DROP"), "{out:?}");
+}
