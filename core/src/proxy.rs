@@ -4,8 +4,10 @@
 //!
 //! The renderer is stateless: every call is one kube-proxy *full* sync on a fresh node, so no
 //! `-X` lines for stale chains appear. Output is in canonical order (proxy-rules.md §1.4 for
-//! iptables; nftables objects grouped as kube-proxy writes them), so it is deterministic and can
-//! be piped into `iptables-restore` / `nft -f` as it is.
+//! iptables; for nftables the fixed objects first, then per service port, in the same order,
+//! its affinity sets, chains, rules and map elements, so every line refers only to objects
+//! defined above it), so it is deterministic and can be piped into `iptables-restore` /
+//! `nft -f` as it is.
 //!
 //! Dual-stack: kube-proxy runs one proxier per IP family, so there is one payload per family.
 //! [`RenderOptions::family`] picks it; `None` means the cluster's primary family (the first
