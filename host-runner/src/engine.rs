@@ -26,6 +26,8 @@ pub struct Outcome {
     pub output: String,
     /// Fuel the plugin used (a deterministic cost figure); `None` for the native engine.
     pub fuel: Option<u64>,
+    /// The plugin's largest linear memory during the call, in bytes; `None` for native.
+    pub peak_memory_bytes: Option<usize>,
 }
 
 /// Why an engine call failed.
@@ -168,12 +170,16 @@ impl Outcome {
 
 impl From<crate::plugin::CallOutput> for Outcome {
     fn from(call: crate::plugin::CallOutput) -> Self {
-        Outcome { output: call.output, fuel: Some(call.fuel) }
+        Outcome {
+            output: call.output,
+            fuel: Some(call.fuel),
+            peak_memory_bytes: Some(call.peak_memory_bytes),
+        }
     }
 }
 
 fn native(output: String) -> Outcome {
-    Outcome { output, fuel: None }
+    Outcome { output, fuel: None, peak_memory_bytes: None }
 }
 
 fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {

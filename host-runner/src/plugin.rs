@@ -115,6 +115,8 @@ pub struct CallOutput {
     pub output: String,
     /// Fuel the call consumed.
     pub fuel: u64,
+    /// The largest linear memory the call had, in bytes.
+    pub peak_memory_bytes: usize,
 }
 
 /// Per-store host state: WASI (no files, no network, no environment) and the memory limiter.
@@ -128,6 +130,8 @@ struct HostState {
 struct CallLimiter {
     limits: Limits,
     memory_exceeded: bool,
+    /// The largest linear memory size granted so far, in bytes.
+    peak_memory_bytes: usize,
 }
 
 impl ResourceLimiter for CallLimiter {
@@ -143,6 +147,7 @@ impl ResourceLimiter for CallLimiter {
             self.memory_exceeded = true;
             return Err(wasmtime::Error::msg(format!("memory grow to {desired} bytes refused")));
         }
+        self.peak_memory_bytes = self.peak_memory_bytes.max(desired);
         Ok(true)
     }
 
@@ -290,7 +295,11 @@ impl PluginRunner {
         let remaining = call_store.store.get_fuel().unwrap_or(0);
         let fuel = self.limits.fuel.saturating_sub(remaining);
         match answer {
-            Ok(output) => Ok(CallOutput { output, fuel }),
+            Ok(output) => Ok(CallOutput {
+                output,
+                fuel,
+                peak_memory_bytes: call_store.store.data().limiter.peak_memory_bytes,
+            }),
             Err(WitError::BadInput(message)) => Err(PluginError::BadInput(message)),
             Err(WitError::Failed(message)) => Err(PluginError::Failed(message)),
         }
@@ -337,7 +346,8 @@ fn new_store(engine: &Engine, limits: &Limits) -> CallStore {
         .insecure_random(wasmtime_wasi::Deterministic::new(vec![0xa5; 32]))
         .insecure_random_seed(0)
         .build();
-    let limiter = CallLimiter { limits: limits.clone(), memory_exceeded: false };
+    let limiter =
+        CallLimiter { limits: limits.clone(), memory_exceeded: false, peak_memory_bytes: 0 };
     let mut store = Store::new(engine, HostState { wasi, table: ResourceTable::new(), limiter });
     store.limiter(|state| &mut state.limiter);
     // Infallible: the engine was configured with `consume_fuel(true)`.
