@@ -195,3 +195,58 @@ fn trace_walks_a_packet() {
     let run = check(&[&args[..], &["--protocol", "icmp"]].concat(), "", 2);
     assert!(run.stderr.contains("invalid value 'icmp'"), "{}", run.stderr);
 }
+
+#[test]
+fn hostile_plugins_end_with_a_clear_error() {
+    let run = check(
+        &[
+            "check",
+            "data/cli/valid.yaml",
+            "--no-defaults",
+            "--plugin",
+            "data/wasm/endless-loop.wat",
+            "--fuel",
+            "1000000",
+        ],
+        "",
+        2,
+    );
+    assert_eq!(
+        run.stderr,
+        "error: plugin ran out of fuel (budget 1000000; raise it with --fuel)\n"
+    );
+    let run = check(
+        &[
+            "check",
+            "data/cli/valid.yaml",
+            "--no-defaults",
+            "--plugin",
+            "data/wasm/endless-loop.wat",
+            "--timeout-ms",
+            "100",
+        ],
+        "",
+        2,
+    );
+    assert_eq!(
+        run.stderr,
+        "error: plugin exceeded its deadline of 100 ms (raise it with --timeout-ms)\n"
+    );
+    let run = check(
+        &[
+            "check",
+            "data/cli/valid.yaml",
+            "--no-defaults",
+            "--plugin",
+            "data/wasm/memory-growth.wat",
+            "--max-memory-mib",
+            "32",
+        ],
+        "",
+        2,
+    );
+    assert_eq!(
+        run.stderr,
+        "error: plugin exceeded its memory limit of 32 MiB (raise it with --max-memory-mib)\n"
+    );
+}
