@@ -3,11 +3,14 @@
 
 use std::io::Write;
 
-use svclab_core::{CheckOptions, Input, IpFamily, ProxyMode, RenderOptions, TraceRequest};
+use svclab_core::{
+    CheckOptions, Diagnostic, Input, IpFamily, ObjectRef, ProxyMode, RenderOptions, Severity,
+    Source, TraceRequest,
+};
 
 use crate::plugin::{
-    CacheDir, Limits, PluginError, PluginRunner, WitCheckOptions, WitInput, WitIpFamily,
-    WitProxyMode, WitRenderOptions, WitTraceOptions,
+    CacheDir, Limits, PluginError, PluginRunner, WitCheckOptions, WitDiagnostic, WitInput,
+    WitIpFamily, WitProxyMode, WitRenderOptions, WitTraceOptions,
 };
 
 /// A ready engine.
@@ -88,6 +91,22 @@ impl Engine {
 }
 
 impl Engine {
+    /// The diagnostics of `check` alone (typed through the plugin's `diagnose` export).
+    pub fn diagnose(
+        &self,
+        inputs: &[Input],
+        options: &CheckOptions,
+    ) -> Result<Vec<Diagnostic>, EngineError> {
+        match self {
+            Engine::Native => Ok(svclab_core::check(inputs, options).diagnostics),
+            Engine::Plugin(runner) => {
+                let options = WitCheckOptions { no_defaults: options.no_defaults };
+                let call = runner.diagnose(&wit_inputs(inputs), options)?;
+                Ok(call.output.into_iter().map(decode_diagnostic).collect())
+            }
+        }
+    }
+
     /// Runs `svclab render`; the output is the ruleset text.
     pub fn render(
         &self,
@@ -180,6 +199,29 @@ impl From<crate::plugin::CallOutput> for Outcome {
 
 fn native(output: String) -> Outcome {
     Outcome { output, fuel: None, peak_memory_bytes: None }
+}
+
+fn decode_diagnostic(diagnostic: WitDiagnostic) -> Diagnostic {
+    Diagnostic {
+        severity: match diagnostic.severity {
+            crate::plugin::WitSeverity::Error => Severity::Error,
+            crate::plugin::WitSeverity::Warning => Severity::Warning,
+        },
+        object: diagnostic.object.map(|object| ObjectRef {
+            kind: object.kind,
+            namespace: object.namespace,
+            name: object.name,
+        }),
+        field: diagnostic.field,
+        reason: diagnostic.reason,
+        message: diagnostic.message,
+        source: diagnostic.source.map(|source| Source {
+            file: source.file,
+            document: source.document as usize,
+            line: source.line,
+            column: source.column,
+        }),
+    }
 }
 
 fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {

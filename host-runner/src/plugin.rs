@@ -27,8 +27,9 @@ mod generated {
 }
 
 pub(crate) use generated::{
-    CheckOptions as WitCheckOptions, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
-    ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, TraceOptions as WitTraceOptions,
+    CheckOptions as WitCheckOptions, Diagnostic as WitDiagnostic, Error as WitError,
+    Input as WitInput, IpFamily as WitIpFamily, ProxyMode as WitProxyMode,
+    RenderOptions as WitRenderOptions, Severity as WitSeverity, TraceOptions as WitTraceOptions,
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
@@ -110,9 +111,9 @@ impl std::error::Error for PluginError {}
 
 /// What a successful call returned, with its cost.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallOutput {
-    /// The output document.
-    pub output: String,
+pub struct CallOutput<T = String> {
+    /// The output document (or typed answer).
+    pub output: T,
     /// Fuel the call consumed.
     pub fuel: u64,
     /// The largest linear memory the call had, in bytes.
@@ -247,6 +248,15 @@ impl PluginRunner {
         self.call(|policy, store| policy.call_check(store, inputs, options))
     }
 
+    /// The diagnostics of `check`, typed.
+    pub(crate) fn diagnose(
+        &self,
+        inputs: &[WitInput],
+        options: WitCheckOptions,
+    ) -> Result<CallOutput<Vec<WitDiagnostic>>, PluginError> {
+        self.call(|policy, store| policy.call_diagnose(store, inputs, options))
+    }
+
     /// The ruleset text.
     pub(crate) fn render(
         &self,
@@ -280,12 +290,12 @@ impl PluginRunner {
     }
 
     /// Instantiates a fresh store and instance, runs `f` under the limits, and maps the outcome.
-    fn call<F>(&self, f: F) -> Result<CallOutput, PluginError>
+    fn call<T, F>(&self, f: F) -> Result<CallOutput<T>, PluginError>
     where
         F: FnOnce(
             &generated::Policy,
             &mut Store<HostState>,
-        ) -> wasmtime::Result<Result<String, WitError>>,
+        ) -> wasmtime::Result<Result<T, WitError>>,
     {
         let _ = &self.ticker;
         let mut call_store = new_store(&self.engine, &self.limits);

@@ -2,7 +2,9 @@
 //! calls `svclab_core` and encodes its answer. No logic lives here, so the plugin and the native
 //! engine give the same bytes (the host's parity tests hold both to that).
 
-use svclab_core::{CheckOptions, Input, IpFamily, ProxyMode, RenderOptions, TraceRequest};
+use svclab_core::{
+    CheckOptions, Diagnostic, Input, IpFamily, ProxyMode, RenderOptions, Severity, TraceRequest,
+};
 
 use bindings as types;
 
@@ -32,6 +34,15 @@ impl bindings::Guest for Plugin {
     ) -> Result<String, types::Error> {
         let options = CheckOptions { no_defaults: options.no_defaults };
         Ok(svclab_core::check(&decode_inputs(inputs), &options).to_json())
+    }
+
+    fn diagnose(
+        inputs: Vec<types::Input>,
+        options: types::CheckOptions,
+    ) -> Result<Vec<types::Diagnostic>, types::Error> {
+        let options = CheckOptions { no_defaults: options.no_defaults };
+        let report = svclab_core::check(&decode_inputs(inputs), &options);
+        report.diagnostics.into_iter().map(encode_diagnostic).collect()
     }
 
     fn render(
@@ -78,6 +89,34 @@ impl bindings::Guest for Plugin {
         svclab_core::validate_admission(&review)
             .map_err(|err| types::Error::BadInput(err.to_string()))
     }
+}
+
+fn encode_diagnostic(diagnostic: Diagnostic) -> Result<types::Diagnostic, types::Error> {
+    let source = match diagnostic.source {
+        Some(source) => Some(types::Source {
+            file: source.file,
+            document: u32::try_from(source.document)
+                .map_err(|_| types::Error::Failed("document index out of range".into()))?,
+            line: source.line,
+            column: source.column,
+        }),
+        None => None,
+    };
+    Ok(types::Diagnostic {
+        severity: match diagnostic.severity {
+            Severity::Error => types::Severity::Error,
+            Severity::Warning => types::Severity::Warning,
+        },
+        object: diagnostic.object.map(|object| types::ObjectRef {
+            kind: object.kind,
+            namespace: object.namespace,
+            name: object.name,
+        }),
+        field: diagnostic.field,
+        reason: diagnostic.reason,
+        message: diagnostic.message,
+        source,
+    })
 }
 
 fn decode_inputs(inputs: Vec<types::Input>) -> Vec<Input> {

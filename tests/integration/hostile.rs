@@ -30,6 +30,7 @@ fn check(guest: &str, limits: Limits, expected: PluginError, within: Duration) {
 
     let next = engine.check(&inputs, &CheckOptions::default()).expect("the next call is served");
     assert_eq!(next.output, "ok");
+    assert_eq!(engine.diagnose(&inputs, &CheckOptions::default()), Ok(Vec::new()));
     let real =
         plugin().check(&[Input::new("x.yaml", "")], &CheckOptions::default()).expect("real plugin");
     assert!(real.output.contains("\"kind\": \"Report\""));

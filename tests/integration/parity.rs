@@ -39,6 +39,20 @@ fn check(case: &Case) -> Vec<String> {
     };
     let native_report = outputs(&native);
     compare("check", native_report.clone(), outputs(plugin));
+    // The typed diagnostics through `diagnose` are the report's diagnostics, field for field.
+    let diagnose = |engine: &Engine| {
+        engine
+            .diagnose(&case.inputs, &case.options)
+            .map(|diagnostics| format!("{diagnostics:?}"))
+            .map_err(|err| err.to_string())
+    };
+    let from_report = native_report
+        .as_deref()
+        .map_err(Clone::clone)
+        .and_then(|json| Report::from_json(json).map_err(|err| err.to_string()))
+        .map(|report| format!("{:?}", report.diagnostics));
+    compare("diagnose (native)", from_report, diagnose(&native));
+    compare("diagnose", diagnose(&native), diagnose(plugin));
     if case.options.no_defaults {
         return mismatches;
     }

@@ -15,7 +15,10 @@ fn check(interface: &ComponentInterface) {
     let mut functions: Vec<&str> =
         interface.exports.iter().filter_map(|export| export.strip_prefix("func ")).collect();
     functions.sort_unstable();
-    assert_eq!(functions, ["abi-version", "check", "render", "trace", "validate-admission"]);
+    assert_eq!(
+        functions,
+        ["abi-version", "check", "diagnose", "render", "trace", "validate-admission"]
+    );
     let other: Vec<&String> = interface
         .exports
         .iter()

@@ -28,6 +28,13 @@
         (then
           (loop $grow (drop (memory.grow (i32.const 16))) (br $grow))))
       (call $ok))
+    ;; Writes `ok([])` (an empty list) to the return area.
+    (func $empty (result i32)
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (i32.const 8))
+      (i32.store (i32.const 24) (i32.const 0))
+      (i32.const 16))
+    (func (export "diagnose") (param i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     (func (export "trace")
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
@@ -59,6 +66,22 @@
       (field "node" (option string))
       (field "in-interface" (option string))))
   (export $trace-options "trace-options" (type $trace-options'))
+  (type $severity' (enum "error" "warning"))
+  (export $severity "severity" (type $severity'))
+  (type $object-ref' (record (field "kind" string) (field "namespace" string) (field "name" string)))
+  (export $object-ref "object-ref" (type $object-ref'))
+  (type $source'
+    (record (field "file" string) (field "document" u32) (field "line" u32) (field "column" u32)))
+  (export $source "source" (type $source'))
+  (type $diagnostic'
+    (record
+      (field "severity" $severity)
+      (field "object" (option $object-ref))
+      (field "field" string)
+      (field "reason" string)
+      (field "message" string)
+      (field "source" (option $source))))
+  (export $diagnostic "diagnostic" (type $diagnostic'))
   (type $error' (variant (case "bad-input" string) (case "failed" string)))
   (export $error "error" (type $error'))
 
@@ -67,6 +90,10 @@
     (param "inputs" (list $input)) (param "options" $check-options)
     (result (result string (error $error)))
     (canon lift (core func $i "check") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "diagnose")
+    (param "inputs" (list $input)) (param "options" $check-options)
+    (result (result (list $diagnostic) (error $error)))
+    (canon lift (core func $i "diagnose") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "render")
     (param "inputs" (list $input)) (param "options" $render-options)
     (result (result string (error $error)))
