@@ -10,7 +10,7 @@ use bindings as types;
 
 /// The bindings generated from `wit/policy.wit`.
 #[allow(unsafe_code, reason = "wit-bindgen's generated glue is unsafe by nature")]
-#[allow(missing_docs, unreachable_pub, reason = "generated code")]
+#[allow(missing_docs, unreachable_pub, clippy::too_many_arguments, reason = "generated code")]
 mod bindings {
     wit_bindgen::generate!({ path: "../wit/policy.wit", world: "policy" });
 
