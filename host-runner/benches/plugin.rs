@@ -16,8 +16,12 @@ use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions};
 use svclab_host::{CacheDir, EMBEDDED_PLUGIN, Engine, Limits, Outcome, PluginRunner};
 
 fn main() {
-    let quick = std::env::args().any(|arg| arg == "--quick");
+    // `cargo bench` passes `--bench`; without it (`cargo test --benches`) this is a smoke test
+    // on small scenarios.
+    let smoke = !std::env::args().any(|arg| arg == "--bench");
+    let quick = smoke || std::env::args().any(|arg| arg == "--quick");
     let runs = if quick { 1 } else { 5 };
+    let (large_check, large_render) = if smoke { (10, 100) } else { (1_000, 10_000) };
     let cache_dir = std::env::temp_dir().join(format!("svclab-bench-cache-{}", std::process::id()));
     let cache = CacheDir::at(&cache_dir);
 
@@ -60,18 +64,20 @@ fn main() {
     });
     row("instantiate (fresh store + instance + abi-version call)", None, instantiate, None, None);
 
-    for (label, services) in [("check, 1 Service", 1), ("check, 1,000 Services", 1_000)] {
+    for (label, services) in
+        [("check, 1 Service", 1), (&*format!("check, {large_check} Services"), large_check)]
+    {
         let inputs = [Input::new("bench.yaml", scenario(services))];
         let options = CheckOptions::default();
         compare(label, runs, &engine, |engine| engine.check(&inputs, &options));
     }
-    let inputs = [Input::new("bench.yaml", scenario(10_000))];
+    let inputs = [Input::new("bench.yaml", scenario(large_render))];
     let options = RenderOptions::new(ProxyMode::Iptables);
-    compare("render iptables, 10,000 Services", runs.min(3), &engine, |engine| {
+    compare(&format!("render iptables, {large_render} Services"), runs.min(3), &engine, |engine| {
         engine.render(&inputs, &options)
     });
     let options = RenderOptions::new(ProxyMode::Nftables);
-    compare("render nftables, 10,000 Services", runs.min(3), &engine, |engine| {
+    compare(&format!("render nftables, {large_render} Services"), runs.min(3), &engine, |engine| {
         engine.render(&inputs, &options)
     });
 
