@@ -29,7 +29,15 @@ pub(crate) const EXIT_FAILURE: u8 = 2;
 
 /// svclab: what a real cluster does to these Kubernetes Services.
 #[derive(Debug, Parser)]
-#[command(name = "svclab", version, about, max_term_width = 100)]
+#[command(
+    name = "svclab",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Exit status: 0 when the scenario is accepted, 1 when it has errors (the report is \
+                  printed), 2 for usage, I/O and plugin failures.\n\
+                  The plugin engine prints `svclab: plugin fuel used: N` on standard error."
+)]
 pub struct Cli {
     #[command(flatten)]
     engine: EngineOptions,
