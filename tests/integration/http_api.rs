@@ -103,3 +103,31 @@ fn unknown_routes() {
     assert_eq!(check("GET", "/nope", "").status, 404);
     assert_eq!(check("GET", "/validate", "").status, 405);
 }
+
+#[test]
+fn engine_failures_follow_the_failure_policy() {
+    // Enough fuel to load (the ABI check) but not to validate a Service.
+    let limits = svclab_host::Limits { fuel: 20_000, ..svclab_host::Limits::default() };
+    let starved =
+        Engine::embedded_plugin(limits, &svclab_host::CacheDir::at(crate::support::cache_dir()))
+            .expect("loads on a small budget");
+    let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80}]}});
+    let body = review("CREATE", object);
+
+    let denied = response(&route(&starved, FailurePolicy::Fail, "POST", "/validate", &body));
+    assert_eq!(denied["allowed"], false);
+    assert_eq!(denied["status"]["code"], 500);
+    assert_eq!(
+        denied["status"]["message"],
+        "svclab policy failed: plugin ran out of fuel (budget 20000; raise it with --fuel)"
+    );
+
+    let allowed = response(&route(&starved, FailurePolicy::Ignore, "POST", "/validate", &body));
+    assert_eq!(allowed["allowed"], true);
+    assert_eq!(allowed.get("status"), None);
+    assert_eq!(
+        allowed["warnings"][0],
+        "svclab policy failed and was ignored: plugin ran out of fuel (budget 20000; raise it with --fuel)"
+    );
+}

@@ -52,6 +52,13 @@ fn check(case: &Case) -> Vec<String> {
         .and_then(|json| Report::from_json(json).map_err(|err| err.to_string()))
         .map(|report| format!("{:?}", report.diagnostics));
     compare("diagnose (native)", from_report, diagnose(&native));
+    // The CLI prints text from the report JSON (whichever engine made it): the round trip must
+    // lose nothing the text shows.
+    let report = svclab_core::check(&case.inputs, &case.options);
+    let round_trip = Report::from_json(&report.to_json())
+        .map(|report| report.to_text())
+        .map_err(|err| err.to_string());
+    compare("text after the JSON round trip", Ok(report.to_text()), round_trip);
     compare("diagnose", diagnose(&native), diagnose(plugin));
     if case.options.no_defaults {
         return mismatches;
