@@ -249,4 +249,13 @@ fn hostile_plugins_end_with_a_clear_error() {
         run.stderr,
         "error: plugin exceeded its memory limit of 32 MiB (raise it with --max-memory-mib)\n"
     );
+    // A plugin that answers garbage (this guest says "ok") cannot pass for a report.
+    let run = check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/trap.wat"], "", 2);
+    assert!(
+        run.stderr.ends_with(
+            "error: the engine returned a malformed report: expected value at line 1 column 1\n"
+        ),
+        "{}",
+        run.stderr
+    );
 }
