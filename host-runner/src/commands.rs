@@ -19,7 +19,7 @@ use crate::plugin::{CacheDir, Limits};
 pub(crate) use check::CheckCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
-pub use serve::{FailurePolicy, HttpResponse, route};
+pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route, serve_connection};
 pub(crate) use trace::TraceCommand;
 
 /// Exit code when the scenario has errors (the report was printed).

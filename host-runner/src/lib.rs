@@ -10,7 +10,10 @@ mod input;
 mod plugin;
 
 // The public surface: the command line and the engines behind it.
-pub use commands::{Cli, EngineKind, FailurePolicy, HttpResponse, Io, route, run, run_args};
+pub use commands::{
+    Cli, EngineKind, FailurePolicy, HttpResponse, Io, TlsConfig, TlsError, route, run, run_args,
+    serve_connection,
+};
 pub use engine::{Engine, EngineError, Outcome};
 pub use plugin::{
     ABI_VERSION, CacheDir, CallOutput, ComponentInterface, EMBEDDED_PLUGIN, Limits, PluginError,
