@@ -197,6 +197,7 @@ pub struct ProfileSummary {
     /// Effective value of every gate svclab models.
     pub feature_gates: BTreeMap<String, bool>,
     /// Service ranges, primary first.
+    #[serde(rename = "serviceClusterIPRanges")]
     pub service_cluster_ip_ranges: Vec<String>,
     /// Node port range.
     pub service_node_port_range: String,
