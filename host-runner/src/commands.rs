@@ -65,8 +65,8 @@ struct EngineOptions {
     /// Largest linear memory of a plugin call, in MiB.
     #[arg(long, value_name = "MIB", global = true, default_value_t = Limits::DEFAULT_MAX_MEMORY_BYTES >> 20)]
     max_memory_mib: usize,
-    /// Where compiled plugins are cached (default: $SVCLAB_CACHE_DIR, else
-    /// $XDG_CACHE_HOME/svclab, else ~/.cache/svclab).
+    /// Where compiled plugins are cached (default: plugins/ in $SVCLAB_CACHE_DIR, else in
+    /// $XDG_CACHE_HOME/svclab, else in ~/.cache/svclab).
     #[arg(long, value_name = "DIR", global = true)]
     cache_dir: Option<PathBuf>,
     /// Compile the plugin even if a cached compilation exists (and do not store one).

@@ -25,7 +25,8 @@ impl CacheDir {
         CacheDir(Some(dir.into()))
     }
 
-    /// `$SVCLAB_CACHE_DIR`, else `$XDG_CACHE_HOME/svclab`, else `$HOME/.cache/svclab`, else none.
+    /// `plugins/` in svclab's cache directory: `$SVCLAB_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/svclab`, else `$HOME/.cache/svclab` (none without any of them).
     pub fn from_env() -> CacheDir {
         let env_dir = |name: &str| {
             std::env::var_os(name).filter(|value| !value.is_empty()).map(PathBuf::from)
@@ -33,7 +34,7 @@ impl CacheDir {
         let dir = env_dir("SVCLAB_CACHE_DIR")
             .or_else(|| env_dir("XDG_CACHE_HOME").map(|dir| dir.join("svclab")))
             .or_else(|| env_dir("HOME").map(|dir| dir.join(".cache").join("svclab")));
-        CacheDir(dir)
+        CacheDir(dir.map(|dir| dir.join("plugins")))
     }
 
     /// The cache directory, if any.
