@@ -330,16 +330,14 @@ fn run_step(
 }
 
 fn check_value(v: &Value, expect: &Value, returned: &mut BTreeSet<String>) -> Result<(), Failed> {
-    if let Some(want) = expect.get("value") {
-        if key(want) != key(v) {
+    if let Some(want) = expect.get("value")
+        && key(want) != key(v) {
             return Err(format!("value {} != expected {}", text(v), text(want)).into());
         }
-    }
-    if let Some(want) = expect.get("bool") {
-        if want != v {
+    if let Some(want) = expect.get("bool")
+        && want != v {
             return Err(format!("has = {v}, expected {want}").into());
         }
-    }
     if let Some(ranges) = expect["in"].as_array() {
         let k = key(v).ok_or("unordered value")?;
         let inside = ranges.iter().any(|r| match r.as_array().map(Vec::as_slice) {
@@ -357,21 +355,18 @@ fn check_value(v: &Value, expect: &Value, returned: &mut BTreeSet<String>) -> Re
 }
 
 fn expect_error(want: &Value, kind: &str, message: &str) -> Result<(), Failed> {
-    if let Some(k) = want["kind"].as_str() {
-        if k != kind {
+    if let Some(k) = want["kind"].as_str()
+        && k != kind {
             return Err(format!("error kind {kind} ({message}), expected {k}").into());
         }
-    }
-    if let Some(m) = want["message"].as_str() {
-        if m != message {
+    if let Some(m) = want["message"].as_str()
+        && m != message {
             return Err(format!("error message\n  got:  {message}\n  want: {m}").into());
         }
-    }
-    if let Some(m) = want["message_contains"].as_str() {
-        if !message.contains(m) {
+    if let Some(m) = want["message_contains"].as_str()
+        && !message.contains(m) {
             return Err(format!("error message {message:?} does not contain {m:?}").into());
         }
-    }
     Ok(())
 }
 
@@ -388,11 +383,10 @@ fn snapshot_arg(arg: &Value, last: &Option<(String, Vec<u8>)>) -> Result<(String
 }
 
 fn check_snapshot(expect: &Value, range: &str, data: &[u8]) -> Result<(), Failed> {
-    if let Some(want) = expect["range"].as_str() {
-        if want != range {
+    if let Some(want) = expect["range"].as_str()
+        && want != range {
             return Err(format!("snapshot range {range}, expected {want}").into());
         }
-    }
     if let Some(bytes) = expect["bytes"].as_array() {
         let want: Vec<u8> =
             bytes.iter().filter_map(|b| b.as_str()).filter_map(|h| u8::from_str_radix(h, 16).ok()).collect();
@@ -416,16 +410,14 @@ fn counts(target: &Target) -> Option<(u128, u128)> {
 
 fn check_counts(target: &Target, expect: &Value) -> Result<(), Failed> {
     let Some((free, used)) = counts(target) else { return Ok(()) };
-    if let Some(want) = expect["free"].as_u64() {
-        if u128::from(want) != free {
+    if let Some(want) = expect["free"].as_u64()
+        && u128::from(want) != free {
             return Err(format!("free {free}, expected {want}").into());
         }
-    }
-    if let Some(want) = expect["used"].as_u64() {
-        if u128::from(want) != used {
+    if let Some(want) = expect["used"].as_u64()
+        && u128::from(want) != used {
             return Err(format!("used {used}, expected {want}").into());
         }
-    }
     Ok(())
 }
 
@@ -434,37 +426,32 @@ fn check_geometry(target: &Target, want: &Value) -> Result<(), Failed> {
         Target::Ip(r) => (r.free(), r.first(), r.last(), r.offset(), r.static_band(), r.dynamic_band()),
         Target::Object(a) => (a.free(), a.first(), a.last(), a.offset(), a.static_band(), a.dynamic_band()),
         Target::Port(p) => {
-            if let Some(f) = want["free"].as_u64() {
-                if u64::from(p.free()) != f {
+            if let Some(f) = want["free"].as_u64()
+                && u64::from(p.free()) != f {
                     return Err(format!("free {}, expected {f}", p.free()).into());
                 }
-            }
-            if let Some(o) = want["offset"].as_u64() {
-                if u64::from(p.offset()) != o {
+            if let Some(o) = want["offset"].as_u64()
+                && u64::from(p.offset()) != o {
                     return Err(format!("offset {}, expected {o}", p.offset()).into());
                 }
-            }
             return Ok(());
         }
         _ => return Err("geometry for this kind is not defined".into()),
     };
     let show = |ip: Option<IpAddr>| ip.map(|i| i.to_string()).unwrap_or_default();
-    if let Some(f) = want["free"].as_u64() {
-        if u128::from(f) != free {
+    if let Some(f) = want["free"].as_u64()
+        && u128::from(f) != free {
             return Err(format!("free {free}, expected {f}").into());
         }
-    }
-    if let Some(o) = want["offset"].as_u64() {
-        if u128::from(o) != offset {
+    if let Some(o) = want["offset"].as_u64()
+        && u128::from(o) != offset {
             return Err(format!("offset {offset}, expected {o}").into());
         }
-    }
     for (name, got) in [("first", first), ("last", last)] {
-        if let Some(w) = want[name].as_str() {
-            if show(got) != w {
+        if let Some(w) = want[name].as_str()
+            && show(got) != w {
                 return Err(format!("{name} {}, expected {w}", show(got)).into());
             }
-        }
     }
     for (name, got) in [("static", static_band), ("dynamic", dynamic_band)] {
         if let Some([lo, hi]) = want[name].as_array().map(Vec::as_slice) {
@@ -561,11 +548,10 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
     if !errors.is_empty() {
         return Err(format!("unexpected errors: {:?}", errors.iter().map(|d| &d.message).collect::<Vec<_>>()).into());
     }
-    if let Some(p) = expect["ipFamilyPolicy"].as_str() {
-        if last.ip_family_policy != p {
+    if let Some(p) = expect["ipFamilyPolicy"].as_str()
+        && last.ip_family_policy != p {
             return Err(format!("ipFamilyPolicy {}, expected {p}", last.ip_family_policy).into());
         }
-    }
     if let Some(f) = expect["ipFamilies"].as_array() {
         let want: Vec<String> = f.iter().map(text).collect();
         if last.ip_families != want {
@@ -584,16 +570,14 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
             check_value(&Value::from(got.clone()), &serde_json::json!({"in": ranges}), &mut BTreeSet::new())?;
         }
     }
-    if let Some(n) = expect["clusterIPs_count"].as_u64() {
-        if last.cluster_ips.len() as u64 != n {
+    if let Some(n) = expect["clusterIPs_count"].as_u64()
+        && last.cluster_ips.len() as u64 != n {
             return Err(format!("{} clusterIPs, expected {n}", last.cluster_ips.len()).into());
         }
-    }
-    if let Some(n) = expect["allocated"].as_u64() {
-        if last.allocations.len() as u64 != n {
+    if let Some(n) = expect["allocated"].as_u64()
+        && last.allocations.len() as u64 != n {
             return Err(format!("{} allocations, expected {n}", last.allocations.len()).into());
         }
-    }
     if let Some(f) = expect["clusterIP_family"].as_str() {
         let first = last.cluster_ips.first().and_then(|ip| svclab_core::parse_ip_sloppy(ip));
         if first.map(IpFamily::of).map(IpFamily::as_str) != Some(f) {

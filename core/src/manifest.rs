@@ -41,6 +41,7 @@ pub struct Located<T> {
 /// One recognised object of a scenario, in stream order.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
+#[allow(clippy::large_enum_variant, reason = "objects are built and moved once, in stream order")]
 pub enum Object {
     /// `v1 Service`.
     Service(Located<Service>),

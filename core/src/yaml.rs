@@ -329,11 +329,10 @@ fn resolve_plain(text: &str) -> Value {
         if let Some(i) = parse_go_int(&plain) {
             return Value::Int(i);
         }
-        if looks_like_float(&plain) {
-            if let Ok(f) = plain.parse::<f64>() {
+        if looks_like_float(&plain)
+            && let Ok(f) = plain.parse::<f64>() {
                 return Value::Float(f);
             }
-        }
     }
     Value::Str(text.to_owned())
 }

@@ -37,11 +37,10 @@ impl IntervalSet {
             start = prev_end.0;
             self.runs.remove(&prev_end.0);
         }
-        if let Some(next) = value.checked_add(1) {
-            if let Some(next_end) = self.runs.remove(&next) {
+        if let Some(next) = value.checked_add(1)
+            && let Some(next_end) = self.runs.remove(&next) {
                 end = next_end;
             }
-        }
         self.runs.insert(start, end);
         self.len += 1;
         true

@@ -24,11 +24,10 @@ pub(crate) struct CidrGeometry {
 impl CidrGeometry {
     pub(crate) fn new(net: IpNet, offset: u128) -> Result<CidrGeometry, AllocationError> {
         let net = net.trunc();
-        if let IpNet::V6(v6) = net {
-            if v6.prefix_len() < 64 {
+        if let IpNet::V6(v6) = net
+            && v6.prefix_len() < 64 {
                 return Err(AllocationError::PrefixTooShort { prefix: v6.prefix_len() });
             }
-        }
         let host_bits = u32::from(net.max_prefix_len() - net.prefix_len());
         let size = match net {
             IpNet::V4(_) if host_bits <= 1 => 0,

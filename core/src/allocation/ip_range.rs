@@ -113,7 +113,7 @@ impl IpRange {
         }
         let value = ip_to_u128(ip);
         let offset = value.checked_sub(self.base)?;
-        (offset < self.size()).then(|| offset as usize)
+        (offset < self.size()).then_some(offset as usize)
     }
 
     /// Whether an address lies in the static band.

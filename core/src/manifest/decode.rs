@@ -702,7 +702,7 @@ pub(crate) fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
     let kubernetes_version = match root.get("kubernetesVersion").map(|n| &n.value) {
         Some(Value::Float(_) | Value::Int(_)) => {
             let node = root.get("kubernetesVersion");
-            node.map(|n| yaml_source_text(n))
+            node.map(yaml_source_text)
         }
         _ => ctx.opt_string(root.get("kubernetesVersion"), &f("kubernetesVersion")),
     };
