@@ -2,10 +2,11 @@
 //! to the native core's, as a table of medians: compile, load from the disk cache, per-call
 //! instantiation, a 1-Service and a 1,000-Service check, a 10,000-Service render.
 //!
-//! Calls longer than 20 ms are timed in this thread's CPU time (`/proc/thread-self/schedstat`,
-//! which has scheduler-tick resolution) when available, so other processes on a shared machine
-//! do not skew the ratio; the plugin runs on the calling thread, so its time is all there.
-//! Shorter calls, and compilation (which uses worker threads), are timed on the wall clock.
+//! Native and plugin calls are timed in this thread's CPU time (`/proc/thread-self/schedstat`)
+//! when available, so other processes on a shared machine do not skew the ratio (the plugin runs
+//! on the calling thread, so its time is all there). That clock moves in scheduler ticks, so
+//! each sample repeats the call until it spans at least 200 ms and reports the time per call.
+//! Loading, instantiation and compilation (which uses worker threads) are timed on the wall.
 
 #![allow(clippy::print_stdout, reason = "a benchmark prints its table")]
 
@@ -25,45 +26,65 @@ fn main() {
     let cache_dir = std::env::temp_dir().join(format!("svclab-bench-cache-{}", std::process::id()));
     let cache = CacheDir::at(&cache_dir);
 
-    let clock = if thread_cpu().is_some() { "thread CPU time over 20 ms" } else { "wall time" };
+    let clock = if thread_cpu().is_some() { "calls in thread CPU time" } else { "wall time" };
     println!(
         "svclab plugin benchmark (median of {runs} runs, {clock}; component {} bytes)",
         EMBEDDED_PLUGIN.len()
     );
-    println!();
-    println!("| what | native | plugin | plugin / native | plugin fuel | plugin memory |");
-    println!("|---|---:|---:|---:|---:|---:|");
-
     let compile = median(runs.min(3), || {
-        let started = Instant::now();
-        let runner = PluginRunner::load(EMBEDDED_PLUGIN, Limits::default(), &CacheDir::disabled());
-        let elapsed = started.elapsed();
+        let (elapsed, runner) =
+            timed(|| PluginRunner::load(EMBEDDED_PLUGIN, Limits::default(), &CacheDir::disabled()));
         drop(runner.unwrap_or_else(|err| panic!("load: {err}")));
         elapsed
     });
-    row("compile the component (no cache)", None, compile, None, None);
-
-    // Fill the cache once, then measure a process's start: read, link, ABI check.
+    println!("compile the component (no cache): {}", show(compile));
+    // Fill the cache once; every load below reads it.
     let _ = PluginRunner::load(EMBEDDED_PLUGIN, Limits::default(), &cache)
         .unwrap_or_else(|err| panic!("{err}"));
+
+    let sizes = Sizes { runs, large_check, large_render };
+    for (title, pooling) in [
+        ("as `svclab check` runs it: one call per process, on-demand instances", false),
+        ("as `svclab serve` runs it: many calls, pooled instances", true),
+    ] {
+        println!();
+        println!("Plugin {title}:");
+        println!();
+        table(Limits { pooling, ..Limits::default() }, &cache, &sizes);
+    }
+
+    let _ = std::fs::remove_dir_all(&cache_dir);
+}
+
+/// Scenario sizes and repetitions.
+struct Sizes {
+    runs: usize,
+    large_check: usize,
+    large_render: usize,
+}
+
+/// One table: loading from the cache, instantiation, then the calls next to native.
+fn table(limits: Limits, cache: &CacheDir, sizes: &Sizes) {
+    let runs = sizes.runs;
+    println!("| what | native | plugin | plugin / native | plugin fuel | plugin memory |");
+    println!("|---|---:|---:|---:|---:|---:|");
     let load = median(runs, || {
         let (elapsed, runner) =
-            timed(|| PluginRunner::load(EMBEDDED_PLUGIN, Limits::default(), &cache));
+            timed(|| PluginRunner::load(EMBEDDED_PLUGIN, limits.clone(), cache));
         assert!(runner.unwrap_or_else(|err| panic!("load: {err}")).from_cache());
         elapsed
     });
-    row("load from the disk cache (deserialize + link + ABI check)", None, load, None, None);
-
-    let engine = Engine::plugin(EMBEDDED_PLUGIN, Limits::default(), &cache)
-        .unwrap_or_else(|err| panic!("{err}"));
+    row("load from the disk cache (deserialize, link, ABI check)", None, load, None, None);
+    let engine =
+        Engine::plugin(EMBEDDED_PLUGIN, limits, cache).unwrap_or_else(|err| panic!("{err}"));
     let Engine::Plugin(runner) = &engine else { unreachable!("a plugin engine") };
     let instantiate = median(runs.max(20), || {
         let (elapsed, answer) = timed(|| runner.ping());
         answer.unwrap_or_else(|err| panic!("ping: {err}"));
         elapsed
     });
-    row("instantiate (fresh store + instance + abi-version call)", None, instantiate, None, None);
-
+    row("instantiate (fresh store and instance, abi-version call)", None, instantiate, None, None);
+    let large_check = sizes.large_check;
     for (label, services) in
         [("check, 1 Service", 1), (&*format!("check, {large_check} Services"), large_check)]
     {
@@ -71,17 +92,17 @@ fn main() {
         let options = CheckOptions::default();
         compare(label, runs, &engine, |engine| engine.check(&inputs, &options));
     }
+    let large_render = sizes.large_render;
     let inputs = [Input::new("bench.yaml", scenario(large_render))];
-    let options = RenderOptions::new(ProxyMode::Iptables);
-    compare(&format!("render iptables, {large_render} Services"), runs.min(3), &engine, |engine| {
-        engine.render(&inputs, &options)
-    });
-    let options = RenderOptions::new(ProxyMode::Nftables);
-    compare(&format!("render nftables, {large_render} Services"), runs.min(3), &engine, |engine| {
-        engine.render(&inputs, &options)
-    });
-
-    let _ = std::fs::remove_dir_all(&cache_dir);
+    for mode in [ProxyMode::Iptables, ProxyMode::Nftables] {
+        let options = RenderOptions::new(mode);
+        compare(
+            &format!("render {}, {large_render} Services", mode.as_str()),
+            runs.min(3),
+            &engine,
+            |engine| engine.render(&inputs, &options),
+        );
+    }
 }
 
 /// Times `call` on the native engine and on `plugin`; checks both give the same bytes.
@@ -93,25 +114,39 @@ where
     let native_output = call(&native_engine).unwrap_or_else(|err| panic!("{label}: {err}"));
     let plugin_output = call(plugin).unwrap_or_else(|err| panic!("{label}: {err}"));
     assert_eq!(native_output.output, plugin_output.output, "{label}: native and plugin differ");
-    let native = median(runs, || timed(|| call(&native_engine)).0);
-    let plugged = median(runs, || timed(|| call(plugin)).0);
+    let native = per_call(runs, || drop(call(&native_engine)));
+    let plugged = per_call(runs, || drop(call(plugin)));
     row(label, Some(native), plugged, plugin_output.fuel, plugin_output.peak_memory_bytes);
 }
 
-/// Calls at least this long are timed in thread CPU time.
-const CPU_CLOCK_THRESHOLD: Duration = Duration::from_millis(20);
+/// The shortest sample: long enough for the tick-resolution CPU clock to be precise.
+const MIN_SAMPLE: Duration = Duration::from_millis(200);
 
-/// Runs `f`; its cost in thread CPU time (else wall time) and its result.
+/// Median time per call of `call`, each sample repeating it to span [`MIN_SAMPLE`]; thread CPU
+/// time when available, else wall time.
+fn per_call(runs: usize, mut call: impl FnMut()) -> Duration {
+    let (once, ()) = timed(&mut call);
+    let repeats =
+        u32::try_from(MIN_SAMPLE.as_nanos() / once.as_nanos().max(1)).unwrap_or(u32::MAX).max(1);
+    median(runs, || {
+        let cpu = thread_cpu();
+        let started = Instant::now();
+        for _ in 0..repeats {
+            call();
+        }
+        let elapsed = match (cpu, thread_cpu()) {
+            (Some(before), Some(after)) => after.saturating_sub(before),
+            _ => started.elapsed(),
+        };
+        elapsed / repeats
+    })
+}
+
+/// Runs `f` once on the wall clock; its duration and its result.
 fn timed<T>(f: impl FnOnce() -> T) -> (Duration, T) {
-    let cpu = thread_cpu();
     let started = Instant::now();
     let result = f();
-    let wall = started.elapsed();
-    let elapsed = match (cpu, thread_cpu()) {
-        (Some(before), Some(after)) if wall >= CPU_CLOCK_THRESHOLD => after.saturating_sub(before),
-        _ => wall,
-    };
-    (elapsed, result)
+    (started.elapsed(), result)
 }
 
 /// CPU time this thread has run (`/proc/thread-self/schedstat`, first field, nanoseconds).

@@ -79,7 +79,8 @@ const fn duration_ms(duration: Duration) -> u64 {
 }
 
 impl EngineOptions {
-    fn engine(&self) -> anyhow::Result<Engine> {
+    /// The engine; `long_running` hosts (the webhook) reuse instance slots between calls.
+    fn engine(&self, long_running: bool) -> anyhow::Result<Engine> {
         if self.engine == EngineKind::Native {
             anyhow::ensure!(
                 self.plugin.is_none(),
@@ -91,6 +92,7 @@ impl EngineOptions {
             fuel: self.fuel,
             timeout: Duration::from_millis(self.timeout_ms),
             max_memory_bytes: self.max_memory_mib.saturating_mul(1 << 20),
+            pooling: long_running,
             ..Limits::default()
         };
         let cache = match (&self.cache_dir, self.no_cache) {
@@ -180,7 +182,7 @@ where
 }
 
 fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
-    let engine = cli.engine.engine()?;
+    let engine = cli.engine.engine(matches!(cli.command, Command::Serve(_)))?;
     match cli.command {
         Command::Check(command) => command.run(&engine, io),
         Command::Render(command) => command.run(&engine, io),

@@ -92,3 +92,24 @@ fn garbage_is_refused_at_load() {
         .expect_err("refused");
     assert!(matches!(err, EngineError::Plugin(PluginError::Load(_))), "{err:?}");
 }
+
+#[test]
+fn pooled_instances_are_limited_and_reset_too() {
+    // What `svclab serve` runs: instance slots are reused between calls, so a hostile call must
+    // leave nothing behind for the next one.
+    let pooled =
+        Limits { pooling: true, max_memory_bytes: 64 << 20, fuel: 50_000_000, ..Limits::default() };
+    check(
+        "memory-growth",
+        pooled.clone(),
+        PluginError::MemoryLimit { limit: 64 << 20 },
+        Duration::from_secs(5),
+    );
+    check(
+        "endless-loop",
+        pooled.clone(),
+        PluginError::OutOfFuel { fuel: 50_000_000 },
+        Duration::from_secs(5),
+    );
+    check("trap", pooled, PluginError::Trap("unreachable".into()), Duration::from_secs(5));
+}

@@ -17,6 +17,10 @@ pub struct Limits {
     pub max_instances: usize,
     /// Largest WebAssembly stack, in bytes.
     pub max_wasm_stack_bytes: usize,
+    /// Reuse instance slots between calls (wasmtime's pooling allocator): repeated calls start
+    /// faster and skip most page faults, loading costs ~2 ms more. For long-running hosts
+    /// (`svclab serve`), not for one call per process.
+    pub pooling: bool,
 }
 
 impl Limits {
@@ -38,6 +42,7 @@ impl Default for Limits {
             max_table_elements: 100_000,
             max_instances: 16,
             max_wasm_stack_bytes: 1 << 20,
+            pooling: false,
         }
     }
 }
