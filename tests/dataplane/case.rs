@@ -9,8 +9,11 @@ use svclab_core::{EndpointSlice, Service};
 
 use crate::topology::PodSpec;
 
-/// Connections per ClusterIP probe (from the node, a pod, and an endpoint pod).
+/// Connections per ClusterIP probe with one endpoint (from the node, a pod, an endpoint pod).
 pub(crate) const CLUSTER_IP_CONNECTIONS: u32 = 200;
+/// Connections per ClusterIP probe that spreads over several endpoints: enough to tell a
+/// 1/3-1/3-1/3 split from a 1/2-1/4-1/4 one by far (11 standard deviations).
+pub(crate) const SPREAD_CONNECTIONS: u32 = 1000;
 /// Connections per NodePort / external IP / load-balancer IP probe.
 pub(crate) const EXTERNAL_CONNECTIONS: u32 = 100;
 /// Attempts for a probe that is expected to be refused or dropped.
@@ -138,6 +141,11 @@ impl Probe {
     /// How many connections to make.
     pub(crate) fn count(&self) -> u32 {
         match &self.expect {
+            Expect::Land { endpoints, affinity: false }
+                if self.dst_is_cluster_ip && endpoints.iter().filter(|e| e.p > 0.0).count() > 1 =>
+            {
+                SPREAD_CONNECTIONS
+            }
             Expect::Land { .. } if self.dst_is_cluster_ip => CLUSTER_IP_CONNECTIONS,
             Expect::Land { .. } => EXTERNAL_CONNECTIONS,
             _ => NEGATIVE_ATTEMPTS,
@@ -392,6 +400,32 @@ impl Model {
     }
 }
 
+/// Pearson's chi-square of the observed spread against the expected probabilities, and the
+/// critical value for a false-alarm probability of 1e-6 (Wilson-Hilferty approximation).
+pub(crate) fn chi_square(
+    endpoints: &[Ep],
+    landed: &BTreeMap<SocketAddrV4, u32>,
+    n: u32,
+) -> (f64, f64) {
+    let used: Vec<&Ep> = endpoints.iter().filter(|e| e.p > 0.0).collect();
+    if used.len() < 2 {
+        return (0.0, f64::INFINITY);
+    }
+    let chi2: f64 = used
+        .iter()
+        .map(|e| {
+            let expected = f64::from(n) * e.p;
+            let observed = f64::from(landed.get(&e.addr).copied().unwrap_or(0));
+            (observed - expected).powi(2) / expected
+        })
+        .sum();
+    let df = (used.len() - 1) as f64;
+    // z for a one-sided 1e-6 tail.
+    let z = 4.753;
+    let critical = df * (1.0 - 2.0 / (9.0 * df) + z * (2.0 / (9.0 * df)).sqrt()).powi(3);
+    (chi2, critical)
+}
+
 /// What one probe did: answers per endpoint (`ip:port` the server saw as local), sources seen,
 /// and failures by kind.
 #[derive(Debug, Default)]
@@ -450,6 +484,12 @@ impl Observed {
                 }
             }
         }
+        if let Expect::Land { endpoints, affinity: false } = expect {
+            let (chi2, critical) = chi_square(endpoints, &self.landed, self.total);
+            if critical.is_finite() {
+                let _ = write!(text, " chi2={chi2:.2} (limit {critical:.1})");
+            }
+        }
         for (kind, n) in &self.other {
             let _ = write!(text, " {kind}={n}");
         }
@@ -501,6 +541,13 @@ impl Observed {
                         if *p > 0.0 && got == 0.0 && mean >= 5.0 {
                             return Err(format!("{ep} never answered (p={p:.4})"));
                         }
+                    }
+                    let (chi2, critical) = chi_square(endpoints, &self.landed, n);
+                    if chi2 > critical {
+                        return Err(format!(
+                            "the spread over the endpoints does not fit the trace's probabilities: \
+                             chi-square {chi2:.1} > {critical:.1} (p < 1e-6)"
+                        ));
                     }
                 }
                 for ((ep, seen), count) in &self.pairs {
