@@ -22,7 +22,9 @@ fn main() {
             .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
             .unwrap_or_default();
         extra.retain(|p| {
-            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("allocation") && n.ends_with(".yaml"))
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("allocation") && n.ends_with(".yaml"))
         });
         extra.sort();
         files.extend(extra);
@@ -41,7 +43,9 @@ fn main() {
             Ok(v) => v,
             Err(err) => {
                 let msg = format!("{}: {err}", file.display());
-                trials.push(Trial::test(format!("parse {}", file.display()), move || Err(msg.into())));
+                trials.push(Trial::test(format!("parse {}", file.display()), move || {
+                    Err(msg.into())
+                }));
                 continue;
             }
         };
@@ -94,14 +98,19 @@ fn run_vector(vector: &Value) -> Result<(), Failed> {
         "ip-core" => {
             let max = vector["core"]["max"].as_u64().ok_or("core.max")? as usize;
             let offset = vector["core"]["offset"].as_u64().ok_or("core.offset")? as usize;
-            Target::Core(Bitmap::new(max, offset), svclab_core::allocation::Seeded::new(profile.seed, "core"))
+            Target::Core(
+                Bitmap::new(max, offset),
+                svclab_core::allocation::Seeded::new(profile.seed, "core"),
+            )
         }
         "port" => Target::Port(port_allocator(vector, &profile)?),
         "ip-object" => {
             let net = cidr(vector["range"].as_str().ok_or("range")?)?;
             match IpAddressAllocator::new(net, ip_offset_for(&profile, &net), profile.seed) {
                 Ok(a) => Target::Object(a),
-                Err(err) => return expect_error(&vector["expect"]["error"], err.kind(), &err.to_string()),
+                Err(err) => {
+                    return expect_error(&vector["expect"]["error"], err.kind(), &err.to_string());
+                }
             }
         }
         "meta" => {
@@ -114,9 +123,15 @@ fn run_vector(vector: &Value) -> Result<(), Failed> {
                 ipnet::IpNet::V4(_) => IpFamily::V4,
                 ipnet::IpNet::V6(_) => IpFamily::V6,
             });
-            Target::Meta(MetaAllocator::new(family, &cidrs, profile.seed).map_err(|e| e.to_string())?)
+            Target::Meta(
+                MetaAllocator::new(family, &cidrs, profile.seed).map_err(|e| e.to_string())?,
+            )
         }
-        "service" => Target::Service { profile: profile.clone(), cluster: vector["cluster"].clone(), services: Vec::new() },
+        "service" => Target::Service {
+            profile: profile.clone(),
+            cluster: vector["cluster"].clone(),
+            services: Vec::new(),
+        },
         other => return Err(format!("unknown vector kind {other:?}").into()),
     };
     if let Some(geometry) = vector.get("expect_geometry") {
@@ -127,25 +142,30 @@ fn run_vector(vector: &Value) -> Result<(), Failed> {
     for (n, step) in vector["steps"].as_array().cloned().unwrap_or_default().iter().enumerate() {
         let op = step["op"].as_str().unwrap_or("");
         let expect = &step["expect"];
-        let args: Vec<Value> = if let Some([lo, hi]) = step["repeat_args"].as_array().map(Vec::as_slice) {
-            expand(lo, hi)?
-        } else {
-            let repeat = step["repeat"].as_u64().unwrap_or(1);
-            (0..repeat).map(|_| step["arg"].clone()).collect()
-        };
+        let args: Vec<Value> =
+            if let Some([lo, hi]) = step["repeat_args"].as_array().map(Vec::as_slice) {
+                expand(lo, hi)?
+            } else {
+                let repeat = step["repeat"].as_u64().unwrap_or(1);
+                (0..repeat).map(|_| step["arg"].clone()).collect()
+            };
         for arg in &args {
-            run_step(&mut target, op, arg, expect, &mut returned, &mut last_snapshot)
-                .map_err(|e| format!("step {n} ({op} {arg}): {}", e.message().unwrap_or("failed")))?;
+            run_step(&mut target, op, arg, expect, &mut returned, &mut last_snapshot).map_err(
+                |e| format!("step {n} ({op} {arg}): {}", e.message().unwrap_or("failed")),
+            )?;
         }
         if op == "check" {
-            check_counts(&target, expect).map_err(|e| format!("step {n} (check): {}", e.message().unwrap_or("")))?;
+            check_counts(&target, expect)
+                .map_err(|e| format!("step {n} (check): {}", e.message().unwrap_or("")))?;
         }
     }
     Ok(())
 }
 
 fn cidr(text: &str) -> Result<ipnet::IpNet, Failed> {
-    svclab_core::parse_cidr_sloppy(text).map(|(_, n)| n).ok_or_else(|| format!("bad CIDR {text}").into())
+    svclab_core::parse_cidr_sloppy(text)
+        .map(|(_, n)| n)
+        .ok_or_else(|| format!("bad CIDR {text}").into())
 }
 
 fn ip_range(vector: &Value, profile: &Profile) -> Result<IpRange, Failed> {
@@ -215,10 +235,13 @@ fn run_step(
     last_snapshot: &mut Option<(String, Vec<u8>)>,
 ) -> Result<(), Failed> {
     let outcome: Outcome = match (target, op) {
-        (Target::Ip(r), "allocate") => r.allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string())),
-        (Target::Ip(r), "allocate_next") => {
-            r.allocate_next().map(|ip| Some(Value::from(ip.to_string()))).map_err(|e| (e.kind().into(), e.to_string()))
+        (Target::Ip(r), "allocate") => {
+            r.allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
+        (Target::Ip(r), "allocate_next") => r
+            .allocate_next()
+            .map(|ip| Some(Value::from(ip.to_string())))
+            .map_err(|e| (e.kind().into(), e.to_string())),
         (Target::Ip(r), "release") => {
             r.release(ip(arg)?);
             Ok(None)
@@ -227,7 +250,9 @@ fn run_step(
         (Target::Ip(r), "dry_allocate") => {
             r.dry_allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
-        (Target::Ip(r), "dry_allocate_next") => Ok(Some(Value::from(r.dry_allocate_next().to_string()))),
+        (Target::Ip(r), "dry_allocate_next") => {
+            Ok(Some(Value::from(r.dry_allocate_next().to_string())))
+        }
         (Target::Ip(r), "snapshot") => {
             let s = r.snapshot();
             *last_snapshot = Some((s.range.clone(), s.data.clone()));
@@ -247,26 +272,32 @@ fn run_step(
             let i = arg.as_u64().ok_or("index")? as usize;
             b.allocate(i).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
-        (Target::Core(b, rng), "allocate_next") => {
-            b.allocate_next(rng).map(|i| Some(Value::from(i as u64))).map_err(|e| (e.kind().into(), e.to_string()))
-        }
+        (Target::Core(b, rng), "allocate_next") => b
+            .allocate_next(rng)
+            .map(|i| Some(Value::from(i as u64)))
+            .map_err(|e| (e.kind().into(), e.to_string())),
         (Target::Core(b, _), "release") => {
             b.release(arg.as_u64().ok_or("index")? as usize);
             Ok(None)
         }
-        (Target::Core(b, _), "has") => Ok(Some(Value::Bool(b.has(arg.as_u64().ok_or("index")? as usize)))),
+        (Target::Core(b, _), "has") => {
+            Ok(Some(Value::Bool(b.has(arg.as_u64().ok_or("index")? as usize))))
+        }
         (Target::Port(p), "allocate") => {
             let port = arg.as_u64().ok_or("port")? as u32;
             p.allocate(port).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
-        (Target::Port(p), "allocate_next") => {
-            p.allocate_next().map(|v| Some(Value::from(v))).map_err(|e| (e.kind().into(), e.to_string()))
-        }
+        (Target::Port(p), "allocate_next") => p
+            .allocate_next()
+            .map(|v| Some(Value::from(v)))
+            .map_err(|e| (e.kind().into(), e.to_string())),
         (Target::Port(p), "release") => {
             p.release(arg.as_u64().ok_or("port")? as u32);
             Ok(None)
         }
-        (Target::Port(p), "has") => Ok(Some(Value::Bool(p.has(arg.as_u64().ok_or("port")? as u32)))),
+        (Target::Port(p), "has") => {
+            Ok(Some(Value::Bool(p.has(arg.as_u64().ok_or("port")? as u32))))
+        }
         (Target::Port(p), "dry_allocate") => {
             let port = arg.as_u64().ok_or("port")? as u32;
             p.dry_allocate(port).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
@@ -288,32 +319,44 @@ fn run_step(
             }
             result.map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
-        (Target::Object(a), "allocate") => a.allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string())),
-        (Target::Object(a), "allocate_next") => {
-            a.allocate_next().map(|ip| Some(Value::from(ip.to_string()))).map_err(|e| (e.kind().into(), e.to_string()))
+        (Target::Object(a), "allocate") => {
+            a.allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
+        (Target::Object(a), "allocate_next") => a
+            .allocate_next()
+            .map(|ip| Some(Value::from(ip.to_string())))
+            .map_err(|e| (e.kind().into(), e.to_string())),
         (Target::Object(a), "release") => {
             a.release(ip(arg)?);
             Ok(None)
         }
         (Target::Object(a), "has") => Ok(Some(Value::Bool(a.has(ip(arg)?)))),
-        (Target::Meta(m), "allocate") => m.allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string())),
-        (Target::Meta(m), "allocate_next") => {
-            m.allocate_next().map(|ip| Some(Value::from(ip.to_string()))).map_err(|e| (e.kind().into(), e.to_string()))
+        (Target::Meta(m), "allocate") => {
+            m.allocate(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
         }
-        (Target::Meta(m), "release") => m.release(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string())),
+        (Target::Meta(m), "allocate_next") => m
+            .allocate_next()
+            .map(|ip| Some(Value::from(ip.to_string())))
+            .map_err(|e| (e.kind().into(), e.to_string())),
+        (Target::Meta(m), "release") => {
+            m.release(ip(arg)?).map(|()| None).map_err(|e| (e.kind().into(), e.to_string()))
+        }
         (Target::Meta(m), "has") => Ok(Some(Value::Bool(m.has(ip(arg)?)))),
         (Target::Service { profile, cluster, services }, "create_service") => {
             services.push(arg.clone());
             return check_service(profile, cluster, services, expect);
         }
         (_, "check") => return Ok(()),
-        (_, other) => return Err(format!("operation {other:?} does not apply to this vector kind").into()),
+        (_, other) => {
+            return Err(format!("operation {other:?} does not apply to this vector kind").into());
+        }
     };
     match outcome {
         Ok(value) => {
             if !expect["error"].is_null() {
-                return Err(format!("expected error {}, got success {value:?}", expect["error"]).into());
+                return Err(
+                    format!("expected error {}, got success {value:?}", expect["error"]).into()
+                );
             }
             if let Some(v) = &value {
                 check_value(v, expect, returned)?;
@@ -331,17 +374,21 @@ fn run_step(
 
 fn check_value(v: &Value, expect: &Value, returned: &mut BTreeSet<String>) -> Result<(), Failed> {
     if let Some(want) = expect.get("value")
-        && key(want) != key(v) {
-            return Err(format!("value {} != expected {}", text(v), text(want)).into());
-        }
+        && key(want) != key(v)
+    {
+        return Err(format!("value {} != expected {}", text(v), text(want)).into());
+    }
     if let Some(want) = expect.get("bool")
-        && want != v {
-            return Err(format!("has = {v}, expected {want}").into());
-        }
+        && want != v
+    {
+        return Err(format!("has = {v}, expected {want}").into());
+    }
     if let Some(ranges) = expect["in"].as_array() {
         let k = key(v).ok_or("unordered value")?;
         let inside = ranges.iter().any(|r| match r.as_array().map(Vec::as_slice) {
-            Some([lo, hi]) => key(lo).is_some_and(|lo| lo <= k) && key(hi).is_some_and(|hi| k <= hi),
+            Some([lo, hi]) => {
+                key(lo).is_some_and(|lo| lo <= k) && key(hi).is_some_and(|hi| k <= hi)
+            }
             _ => false,
         });
         if !inside {
@@ -356,40 +403,56 @@ fn check_value(v: &Value, expect: &Value, returned: &mut BTreeSet<String>) -> Re
 
 fn expect_error(want: &Value, kind: &str, message: &str) -> Result<(), Failed> {
     if let Some(k) = want["kind"].as_str()
-        && k != kind {
-            return Err(format!("error kind {kind} ({message}), expected {k}").into());
-        }
+        && k != kind
+    {
+        return Err(format!("error kind {kind} ({message}), expected {k}").into());
+    }
     if let Some(m) = want["message"].as_str()
-        && m != message {
-            return Err(format!("error message\n  got:  {message}\n  want: {m}").into());
-        }
+        && m != message
+    {
+        return Err(format!("error message\n  got:  {message}\n  want: {m}").into());
+    }
     if let Some(m) = want["message_contains"].as_str()
-        && !message.contains(m) {
-            return Err(format!("error message {message:?} does not contain {m:?}").into());
-        }
+        && !message.contains(m)
+    {
+        return Err(format!("error message {message:?} does not contain {m:?}").into());
+    }
     Ok(())
 }
 
-fn snapshot_arg(arg: &Value, last: &Option<(String, Vec<u8>)>) -> Result<(String, Vec<u8>), Failed> {
+fn snapshot_arg(
+    arg: &Value,
+    last: &Option<(String, Vec<u8>)>,
+) -> Result<(String, Vec<u8>), Failed> {
     if arg.as_str() == Some("<previous snapshot>") {
         return last.clone().ok_or_else(|| "no previous snapshot".into());
     }
     let range = arg["range"].as_str().ok_or("restore.range")?.to_owned();
     let data = arg["bytes"]
         .as_array()
-        .map(|bytes| bytes.iter().filter_map(|b| b.as_str()).filter_map(|h| u8::from_str_radix(h, 16).ok()).collect())
+        .map(|bytes| {
+            bytes
+                .iter()
+                .filter_map(|b| b.as_str())
+                .filter_map(|h| u8::from_str_radix(h, 16).ok())
+                .collect()
+        })
         .unwrap_or_default();
     Ok((range, data))
 }
 
 fn check_snapshot(expect: &Value, range: &str, data: &[u8]) -> Result<(), Failed> {
     if let Some(want) = expect["range"].as_str()
-        && want != range {
-            return Err(format!("snapshot range {range}, expected {want}").into());
-        }
+        && want != range
+    {
+        return Err(format!("snapshot range {range}, expected {want}").into());
+    }
     if let Some(bytes) = expect["bytes"].as_array() {
-        let want: Vec<u8> =
-            bytes.iter().filter_map(|b| b.as_str()).filter_map(|h| u8::from_str_radix(h, 16).ok()).collect();
+        let want: Vec<u8> = bytes
+            .iter()
+            .filter_map(|b| b.as_str())
+            .filter_map(|h| u8::from_str_radix(h, 16).ok())
+            .collect();
         if want != data {
             return Err(format!("snapshot bytes {data:02x?}, expected {want:02x?}").into());
         }
@@ -411,47 +474,58 @@ fn counts(target: &Target) -> Option<(u128, u128)> {
 fn check_counts(target: &Target, expect: &Value) -> Result<(), Failed> {
     let Some((free, used)) = counts(target) else { return Ok(()) };
     if let Some(want) = expect["free"].as_u64()
-        && u128::from(want) != free {
-            return Err(format!("free {free}, expected {want}").into());
-        }
+        && u128::from(want) != free
+    {
+        return Err(format!("free {free}, expected {want}").into());
+    }
     if let Some(want) = expect["used"].as_u64()
-        && u128::from(want) != used {
-            return Err(format!("used {used}, expected {want}").into());
-        }
+        && u128::from(want) != used
+    {
+        return Err(format!("used {used}, expected {want}").into());
+    }
     Ok(())
 }
 
 fn check_geometry(target: &Target, want: &Value) -> Result<(), Failed> {
     let (free, first, last, offset, static_band, dynamic_band) = match target {
-        Target::Ip(r) => (r.free(), r.first(), r.last(), r.offset(), r.static_band(), r.dynamic_band()),
-        Target::Object(a) => (a.free(), a.first(), a.last(), a.offset(), a.static_band(), a.dynamic_band()),
+        Target::Ip(r) => {
+            (r.free(), r.first(), r.last(), r.offset(), r.static_band(), r.dynamic_band())
+        }
+        Target::Object(a) => {
+            (a.free(), a.first(), a.last(), a.offset(), a.static_band(), a.dynamic_band())
+        }
         Target::Port(p) => {
             if let Some(f) = want["free"].as_u64()
-                && u64::from(p.free()) != f {
-                    return Err(format!("free {}, expected {f}", p.free()).into());
-                }
+                && u64::from(p.free()) != f
+            {
+                return Err(format!("free {}, expected {f}", p.free()).into());
+            }
             if let Some(o) = want["offset"].as_u64()
-                && u64::from(p.offset()) != o {
-                    return Err(format!("offset {}, expected {o}", p.offset()).into());
-                }
+                && u64::from(p.offset()) != o
+            {
+                return Err(format!("offset {}, expected {o}", p.offset()).into());
+            }
             return Ok(());
         }
         _ => return Err("geometry for this kind is not defined".into()),
     };
     let show = |ip: Option<IpAddr>| ip.map(|i| i.to_string()).unwrap_or_default();
     if let Some(f) = want["free"].as_u64()
-        && u128::from(f) != free {
-            return Err(format!("free {free}, expected {f}").into());
-        }
+        && u128::from(f) != free
+    {
+        return Err(format!("free {free}, expected {f}").into());
+    }
     if let Some(o) = want["offset"].as_u64()
-        && u128::from(o) != offset {
-            return Err(format!("offset {offset}, expected {o}").into());
-        }
+        && u128::from(o) != offset
+    {
+        return Err(format!("offset {offset}, expected {o}").into());
+    }
     for (name, got) in [("first", first), ("last", last)] {
         if let Some(w) = want[name].as_str()
-            && show(got) != w {
-                return Err(format!("{name} {}, expected {w}", show(got)).into());
-            }
+            && show(got) != w
+        {
+            return Err(format!("{name} {}, expected {w}", show(got)).into());
+        }
     }
     for (name, got) in [("static", static_band), ("dynamic", dynamic_band)] {
         if let Some([lo, hi]) = want[name].as_array().map(Vec::as_slice) {
@@ -492,7 +566,12 @@ fn check_table(kind: &str, table: &[Value]) -> Result<(), Failed> {
 }
 
 /// Runs the pipeline on the cluster profile plus every Service so far; checks the last one.
-fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect: &Value) -> Result<(), Failed> {
+fn check_service(
+    profile: &Profile,
+    cluster: &Value,
+    services: &[Value],
+    expect: &Value,
+) -> Result<(), Failed> {
     let mut docs = vec![serde_json::json!({
         "apiVersion": "svclab.dev/v1alpha1",
         "kind": "ClusterProfile",
@@ -506,7 +585,9 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
         let name = spec["name"].as_str().unwrap_or("svc").to_owned();
         if let Some(map) = spec.as_object_mut() {
             map.remove("name");
-            if !map.contains_key("ports") && map.get("type").and_then(Value::as_str) != Some("ExternalName") {
+            if !map.contains_key("ports")
+                && map.get("type").and_then(Value::as_str) != Some("ExternalName")
+            {
                 map.insert("ports".into(), serde_json::json!([{"port": 80}]));
             }
         }
@@ -517,7 +598,8 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
         }));
     }
     let scenario: String = docs.iter().map(|d| format!("---\n{d}\n")).collect();
-    let report = svclab_core::check(&[Input::new("vector.yaml", scenario)], &CheckOptions::default());
+    let report =
+        svclab_core::check(&[Input::new("vector.yaml", scenario)], &CheckOptions::default());
     let last = report.services.last().ok_or("no service in the report")?;
     let doc_index = services.len();
     let errors: Vec<&svclab_core::Diagnostic> = report
@@ -540,18 +622,24 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
                     lines.push(d.message.clone());
                 }
             }
-            let agg = if lines.len() == 1 { lines[0].clone() } else { format!("[{}]", lines.join(", ")) };
+            let agg =
+                if lines.len() == 1 { lines[0].clone() } else { format!("[{}]", lines.join(", ")) };
             ("Invalid", format!("Service {:?} is invalid: {agg}", last.name))
         };
         return expect_error(&expect["error"], kind, &message);
     }
     if !errors.is_empty() {
-        return Err(format!("unexpected errors: {:?}", errors.iter().map(|d| &d.message).collect::<Vec<_>>()).into());
+        return Err(format!(
+            "unexpected errors: {:?}",
+            errors.iter().map(|d| &d.message).collect::<Vec<_>>()
+        )
+        .into());
     }
     if let Some(p) = expect["ipFamilyPolicy"].as_str()
-        && last.ip_family_policy != p {
-            return Err(format!("ipFamilyPolicy {}, expected {p}", last.ip_family_policy).into());
-        }
+        && last.ip_family_policy != p
+    {
+        return Err(format!("ipFamilyPolicy {}, expected {p}", last.ip_family_policy).into());
+    }
     if let Some(f) = expect["ipFamilies"].as_array() {
         let want: Vec<String> = f.iter().map(text).collect();
         if last.ip_families != want {
@@ -567,17 +655,23 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
     if let Some(per_index) = expect["clusterIPs_in"].as_array() {
         for (i, ranges) in per_index.iter().enumerate() {
             let got = last.cluster_ips.get(i).ok_or_else(|| format!("no clusterIPs[{i}]"))?;
-            check_value(&Value::from(got.clone()), &serde_json::json!({"in": ranges}), &mut BTreeSet::new())?;
+            check_value(
+                &Value::from(got.clone()),
+                &serde_json::json!({"in": ranges}),
+                &mut BTreeSet::new(),
+            )?;
         }
     }
     if let Some(n) = expect["clusterIPs_count"].as_u64()
-        && last.cluster_ips.len() as u64 != n {
-            return Err(format!("{} clusterIPs, expected {n}", last.cluster_ips.len()).into());
-        }
+        && last.cluster_ips.len() as u64 != n
+    {
+        return Err(format!("{} clusterIPs, expected {n}", last.cluster_ips.len()).into());
+    }
     if let Some(n) = expect["allocated"].as_u64()
-        && last.allocations.len() as u64 != n {
-            return Err(format!("{} allocations, expected {n}", last.allocations.len()).into());
-        }
+        && last.allocations.len() as u64 != n
+    {
+        return Err(format!("{} allocations, expected {n}", last.allocations.len()).into());
+    }
     if let Some(f) = expect["clusterIP_family"].as_str() {
         let first = last.cluster_ips.first().and_then(|ip| svclab_core::parse_ip_sloppy(ip));
         if first.map(IpFamily::of).map(IpFamily::as_str) != Some(f) {
@@ -586,7 +680,11 @@ fn check_service(profile: &Profile, cluster: &Value, services: &[Value], expect:
     }
     if let Some(ranges) = expect["nodePort_in"].as_array() {
         for p in &last.ports {
-            check_value(&Value::from(p.node_port), &serde_json::json!({"in": ranges}), &mut BTreeSet::new())?;
+            check_value(
+                &Value::from(p.node_port),
+                &serde_json::json!({"in": ranges}),
+                &mut BTreeSet::new(),
+            )?;
         }
     }
     Ok(())

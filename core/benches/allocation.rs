@@ -29,13 +29,16 @@ fn allocate_next(c: &mut Criterion) {
         ("fd00::/108", 0.9),
     ] {
         let mut range = filled_range(cidr, 256, fill);
-        group.bench_function(BenchmarkId::new(format!("bitmap {cidr}"), format!("{:.0}%", fill * 100.0)), |b| {
-            b.iter(|| {
-                if let Ok(ip) = range.allocate_next() {
-                    range.release(black_box(ip));
-                }
-            });
-        });
+        group.bench_function(
+            BenchmarkId::new(format!("bitmap {cidr}"), format!("{:.0}%", fill * 100.0)),
+            |b| {
+                b.iter(|| {
+                    if let Ok(ip) = range.allocate_next() {
+                        range.release(black_box(ip));
+                    }
+                });
+            },
+        );
     }
     for fill in [0.0, 0.9] {
         let net = "fd00::/108".parse().unwrap_or_default();
@@ -46,13 +49,16 @@ fn allocate_next(c: &mut Criterion) {
                 break;
             }
         }
-        group.bench_function(BenchmarkId::new("ipaddress fd00::/108", format!("{:.0}%", fill * 100.0)), |b| {
-            b.iter(|| {
-                if let Ok(ip) = a.allocate_next() {
-                    a.release(black_box(ip));
-                }
-            });
-        });
+        group.bench_function(
+            BenchmarkId::new("ipaddress fd00::/108", format!("{:.0}%", fill * 100.0)),
+            |b| {
+                b.iter(|| {
+                    if let Ok(ip) = a.allocate_next() {
+                        a.release(black_box(ip));
+                    }
+                });
+            },
+        );
     }
     group.finish();
 }

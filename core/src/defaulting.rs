@@ -20,7 +20,8 @@ pub(crate) fn default_service(service: &mut Service) {
         spec.session_affinity_config = None;
     }
     if spec.session_affinity == "ClientIP" {
-        let config = spec.session_affinity_config.get_or_insert_with(SessionAffinityConfig::default);
+        let config =
+            spec.session_affinity_config.get_or_insert_with(SessionAffinityConfig::default);
         let client = config.client_ip.get_or_insert_with(ClientIpConfig::default);
         if client.timeout_seconds.is_none() {
             client.timeout_seconds = Some(DEFAULT_CLIENT_IP_TIMEOUT_SECONDS);

@@ -46,19 +46,22 @@ pub use model::{
 };
 pub use net::{IpFamily, PortRange, parse_cidr_sloppy, parse_ip_sloppy};
 pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, StoredService, World, check, evaluate};
-pub use proxy::{
-    DetectLocal, EndpointSelection, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, RuleStats,
-    render, render_objects, render_with_stats, select_endpoints,
+pub use profile::{
+    HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
 };
-pub use profile::{HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version};
+pub use proxy::{
+    DetectLocal, EndpointSelection, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
+    RuleStats, render, render_objects, render_with_stats, select_endpoints,
+};
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
     ServiceReport,
 };
-pub use trace::{
-    TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_mode, trace_nft_text, trace_text,
-};
 pub use source::{Pos, Source};
+pub use trace::{
+    TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_mode, trace_nft_text,
+    trace_text,
+};
 pub use validation::{
     validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
     validate_service_update,

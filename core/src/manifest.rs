@@ -89,7 +89,10 @@ fn looks_like_iptables_save(text: &str) -> bool {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with("# ") && *l != "#")
         .is_some_and(|l| {
-            l.starts_with("*filter") || l.starts_with("*nat") || l.starts_with("*mangle") || l.starts_with("*raw")
+            l.starts_with("*filter")
+                || l.starts_with("*nat")
+                || l.starts_with("*mangle")
+                || l.starts_with("*raw")
         })
 }
 
@@ -139,7 +142,8 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
 const MAX_LIST_DEPTH: usize = 8;
 
 fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario, depth: usize) {
-    let source = |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
+    let source =
+        |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
     let Value::Map(_) = root.value else {
         scenario.diagnostics.push(Diagnostic {
             severity: Severity::Error,
@@ -180,7 +184,9 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
             return;
         }
         let items = match root.value {
-            Value::Map(entries) => entries.into_iter().rev().find(|e| e.key == "items").map(|e| e.value),
+            Value::Map(entries) => {
+                entries.into_iter().rev().find(|e| e.key == "items").map(|e| e.value)
+            }
             _ => None,
         };
         if let Some(Node { value: Value::Seq(items), .. }) = items {
@@ -193,8 +199,12 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
     let mut ctx = decode::Ctx::default();
     let object_pos = root.pos;
     let root = std::sync::Arc::new(root);
-    let positions =
-        Positions { object: object_pos, document, file: file.to_owned(), root: Some(std::sync::Arc::clone(&root)) };
+    let positions = Positions {
+        object: object_pos,
+        document,
+        file: file.to_owned(),
+        root: Some(std::sync::Arc::clone(&root)),
+    };
     let root: &Node = &root;
     let object_ref = |meta: &crate::model::ObjectMeta| ObjectRef {
         kind: kind.clone(),
@@ -210,7 +220,14 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         ("discovery.k8s.io", "EndpointSlice") => {
             let value = decode::endpoint_slice(&mut ctx, root);
             let r = object_ref(&value.metadata);
-            (Object::EndpointSlice(Located { value, api_version: api_version.clone(), positions }), r)
+            (
+                Object::EndpointSlice(Located {
+                    value,
+                    api_version: api_version.clone(),
+                    positions,
+                }),
+                r,
+            )
         }
         ("", "Endpoints") => {
             let value = decode::endpoints(&mut ctx, root);
@@ -242,7 +259,14 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         ("svclab.dev", "ClusterProfile") => {
             let value = decode::cluster_profile(&mut ctx, root);
             let r = ObjectRef { kind: kind.clone(), ..ObjectRef::default() };
-            (Object::ClusterProfile(Located { value, api_version: api_version.clone(), positions }), r)
+            (
+                Object::ClusterProfile(Located {
+                    value,
+                    api_version: api_version.clone(),
+                    positions,
+                }),
+                r,
+            )
         }
         _ => {
             let name = root
@@ -282,7 +306,10 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
     }
     if let Some(first) = ctx.type_errors.first() {
         // Go's decoder reports the first type error; the object is rejected as a whole.
-        let handled_as = if object_ref.kind == "Service" || object_ref.kind == "Endpoints" || object_ref.kind == "Node" {
+        let handled_as = if object_ref.kind == "Service"
+            || object_ref.kind == "Endpoints"
+            || object_ref.kind == "Node"
+        {
             format!("{kind} in version \"v1\" cannot be handled as a {kind}")
         } else {
             let version = api_version.rsplit('/').next().unwrap_or("");

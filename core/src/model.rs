@@ -90,7 +90,9 @@ impl Positions {
                     .rev()
                     .find(|e| e.key == name || lower_first(name).is_some_and(|l| e.key == l))
                     .map(|e| (e.key_pos, &e.value)),
-                (YamlValue::Seq(items), Step::Index(i)) => items.get(i).map(|item| (item.pos, item)),
+                (YamlValue::Seq(items), Step::Index(i)) => {
+                    items.get(i).map(|item| (item.pos, item))
+                }
                 _ => None,
             };
             match next {

@@ -98,11 +98,8 @@ fn parse_ipv6_sloppy(text: &str) -> Option<Ipv6Addr> {
             let v4 = parse_ipv4_sloppy(tail)?;
             let head = &text[..=idx];
             let [a, b, c, d] = v4.octets();
-            let rewritten = format!(
-                "{head}{:x}:{:x}",
-                u16::from_be_bytes([a, b]),
-                u16::from_be_bytes([c, d])
-            );
+            let rewritten =
+                format!("{head}{:x}:{:x}", u16::from_be_bytes([a, b]), u16::from_be_bytes([c, d]));
             return rewritten.parse().ok();
         }
     }
@@ -204,7 +201,10 @@ impl std::fmt::Display for PortRange {
 }
 
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.
-pub(crate) fn parse_service_ranges(texts: &[String], profile: &Profile) -> Result<Vec<IpNet>, String> {
+pub(crate) fn parse_service_ranges(
+    texts: &[String],
+    profile: &Profile,
+) -> Result<Vec<IpNet>, String> {
     if texts.is_empty() {
         return Err("--service-cluster-ip-range must contain at least one valid cidr".into());
     }

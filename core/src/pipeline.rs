@@ -120,7 +120,9 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
                     world.service_status.remove(&key);
                 }
             }
-            Object::EndpointSlice(slice) => apply_endpoint_slice(&mut world, slice, options.no_defaults, &mut diagnostics),
+            Object::EndpointSlice(slice) => {
+                apply_endpoint_slice(&mut world, slice, options.no_defaults, &mut diagnostics)
+            }
             Object::Endpoints(e) => world.endpoints.push(e),
             Object::Node(n) => world.nodes.push(n),
             Object::KubeProxyConfiguration(k) => world.kube_proxy = Some(k),
@@ -146,17 +148,29 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
         || !world.nodes.is_empty()
         || world.kube_proxy.is_some()
         || !world.iptables_dumps.is_empty();
-    let report = Report { rules: if proxy_related { crate::proxy::report_rules(&world) } else { None }, ..report };
+    let report = Report {
+        rules: if proxy_related { crate::proxy::report_rules(&world) } else { None },
+        ..report
+    };
     (world, report)
 }
 
 /// The source of a field of an object.
 pub(crate) fn source_of(positions: &Positions, field: &str) -> Source {
     let pos = positions.of(field);
-    Source { file: positions.file().to_owned(), document: positions.document(), line: pos.line, column: pos.column }
+    Source {
+        file: positions.file().to_owned(),
+        document: positions.document(),
+        line: pos.line,
+        column: pos.column,
+    }
 }
 
-fn collect_service_cidrs(objects: &[Object], profile: &Profile, diags: &mut Vec<Diagnostic>) -> Vec<ipnet::IpNet> {
+fn collect_service_cidrs(
+    objects: &[Object],
+    profile: &Profile,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<ipnet::IpNet> {
     let mut nets = Vec::new();
     for object in objects {
         let Object::ServiceCidr(located) = object else { continue };
@@ -192,7 +206,10 @@ fn collect_service_cidrs(objects: &[Object], profile: &Profile, diags: &mut Vec<
                             object: Some(object_ref.clone()),
                             field: field.clone(),
                             reason: "AllocatorNotReady".into(),
-                            message: format!("ServiceCIDR {:?} has no allocator: {err}", located.value.metadata.name),
+                            message: format!(
+                                "ServiceCIDR {:?} has no allocator: {err}",
+                                located.value.metadata.name
+                            ),
                             source: Some(source_of(&located.positions, &field)),
                         });
                         continue;
@@ -217,7 +234,11 @@ fn service_cidr_nets(cidrs: &[String]) -> Result<Vec<ipnet::IpNet>, Vec<crate::f
     if cidrs.is_empty() {
         errors.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
     } else if cidrs.len() > 2 {
-        errors.push(FieldError::invalid("spec.cidrs", GoValue::strings(cidrs), "may only hold up to 2 values"));
+        errors.push(FieldError::invalid(
+            "spec.cidrs",
+            GoValue::strings(cidrs),
+            "may only hold up to 2 values",
+        ));
     }
     let mut nets = Vec::new();
     for (i, text) in cidrs.iter().enumerate() {
@@ -230,7 +251,10 @@ fn service_cidr_nets(cidrs: &[String]) -> Result<Vec<ipnet::IpNet>, Vec<crate::f
             )),
         }
     }
-    if errors.is_empty() && nets.len() == 2 && crate::net::IpFamily::of_net(&nets[0]) == crate::net::IpFamily::of_net(&nets[1]) {
+    if errors.is_empty()
+        && nets.len() == 2
+        && crate::net::IpFamily::of_net(&nets[0]) == crate::net::IpFamily::of_net(&nets[1])
+    {
         errors.push(FieldError::invalid(
             "spec.cidrs",
             GoValue::strings(cidrs),
@@ -249,7 +273,11 @@ fn object_ref(service: &Service) -> ObjectRef {
 }
 
 /// Creates, updates or deletes one Service document against the cluster.
-fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<Diagnostic>) -> ServiceReport {
+fn apply_service(
+    world: &mut World,
+    located: Located<Service>,
+    diags: &mut Vec<Diagnostic>,
+) -> ServiceReport {
     let json = world.profile.json_field_values();
     let Located { value: mut service, positions, .. } = located;
     default_service(&mut service);
@@ -257,15 +285,28 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
     crate::validation::generate_name(&mut service.metadata, world.profile.seed, &salt);
     let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
     let document_source = source_of(&positions, "");
-    let is_delete = service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete");
+    let is_delete =
+        service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete");
     let Some(cluster) = world.cluster.as_mut() else {
-        return service_report(None, &service, "rejected", &ServiceAllocation::default(), document_source);
+        return service_report(
+            None,
+            &service,
+            "rejected",
+            &ServiceAllocation::default(),
+            document_source,
+        );
     };
     if is_delete {
         return match world.services.remove(&key) {
             Some(stored) => {
                 cluster.release(&stored.allocation);
-                service_report(Some(cluster), &stored.service, "deleted", &ServiceAllocation::default(), document_source)
+                service_report(
+                    Some(cluster),
+                    &stored.service,
+                    "deleted",
+                    &ServiceAllocation::default(),
+                    document_source,
+                )
             }
             None => {
                 diags.push(Diagnostic {
@@ -276,7 +317,13 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
                     message: format!("services {:?} not found", service.metadata.name),
                     source: Some(document_source.clone()),
                 });
-                service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source)
+                service_report(
+                    Some(cluster),
+                    &service,
+                    "rejected",
+                    &ServiceAllocation::default(),
+                    document_source,
+                )
             }
         };
     }
@@ -305,13 +352,18 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
                     // `kubectl apply` patches the stored object, so the update carries its
                     // resourceVersion.
                     if service.metadata.resource_version.is_empty() {
-                        service.metadata.resource_version = if old.service.metadata.resource_version.is_empty() {
-                            "1".to_owned()
-                        } else {
-                            old.service.metadata.resource_version.clone()
-                        };
+                        service.metadata.resource_version =
+                            if old.service.metadata.resource_version.is_empty() {
+                                "1".to_owned()
+                            } else {
+                                old.service.metadata.resource_version.clone()
+                            };
                     }
-                    crate::validation::validate_service_update(&service, &old.service, &world.profile)
+                    crate::validation::validate_service_update(
+                        &service,
+                        &old.service,
+                        &world.profile,
+                    )
                 }
                 None => crate::validation::validate_service_create(&service, &world.profile),
             };
@@ -323,13 +375,20 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
                 if let Some(old) = previous {
                     world.services.insert(key, old);
                 }
-                return service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source);
+                return service_report(
+                    Some(cluster),
+                    &service,
+                    "rejected",
+                    &ServiceAllocation::default(),
+                    document_source,
+                );
             }
             push_service_warnings(&world.profile, &service, &positions, diags);
             // finishUpdate(true): release what the old object gave up.
             let held = previous.as_ref().map(|old| old.allocation.clone()).unwrap_or_default();
             let allocation = cluster.commit(txn, &held);
-            let report = service_report(Some(cluster), &service, outcome, &allocation, document_source);
+            let report =
+                service_report(Some(cluster), &service, outcome, &allocation, document_source);
             world.services.insert(key, StoredService { service, positions, allocation });
             report
         }
@@ -363,7 +422,13 @@ fn apply_service(world: &mut World, located: Located<Service>, diags: &mut Vec<D
             if let Some(old) = previous {
                 world.services.insert(key, old);
             }
-            service_report(Some(cluster), &service, "rejected", &ServiceAllocation::default(), document_source)
+            service_report(
+                Some(cluster),
+                &service,
+                "rejected",
+                &ServiceAllocation::default(),
+                document_source,
+            )
         }
     }
 }
@@ -383,12 +448,16 @@ fn patch_allocated_values(old: &Service, new: &mut Service) {
             new.spec.cluster_ips = old.spec.cluster_ips.clone();
         }
     }
-    let needs_node_port = |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
+    let needs_node_port =
+        |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
     if needs_node_port(old) && needs_node_port(new) {
-        let named = |s: &Service| s.spec.ports.iter().map(|p| p.node_port).filter(|p| *p != 0).collect::<Vec<_>>();
+        let named = |s: &Service| {
+            s.spec.ports.iter().map(|p| p.node_port).filter(|p| *p != 0).collect::<Vec<_>>()
+        };
         let (old_used, new_used) = (named(old), named(new));
         // The last old port of a name wins, as a Go map insert would.
-        let by_name: BTreeMap<&str, i32> = old.spec.ports.iter().map(|p| (p.name.as_str(), p.node_port)).collect();
+        let by_name: BTreeMap<&str, i32> =
+            old.spec.ports.iter().map(|p| (p.name.as_str(), p.node_port)).collect();
         for port in &mut new.spec.ports {
             if port.node_port == 0 {
                 let old_value = by_name.get(port.name.as_str()).copied().unwrap_or(0);
@@ -398,7 +467,8 @@ fn patch_allocated_values(old: &Service, new: &mut Service) {
             }
         }
     }
-    let needs_hc = |s: &Service| s.spec.type_ == "LoadBalancer" && s.spec.external_traffic_policy == "Local";
+    let needs_hc =
+        |s: &Service| s.spec.type_ == "LoadBalancer" && s.spec.external_traffic_policy == "Local";
     if needs_hc(old) && needs_hc(new) && new.spec.health_check_node_port == 0 {
         new.spec.health_check_node_port = old.spec.health_check_node_port;
     }
@@ -407,7 +477,10 @@ fn patch_allocated_values(old: &Service, new: &mut Service) {
 /// `normalizeClusterIPs` (update branch): keep `clusterIP` and `clusterIPs` in step when a
 /// client only sent or only changed the singular field.
 fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
-    if !old.spec.cluster_ips.is_empty() && new.spec.cluster_ips.is_empty() && old.spec.cluster_ip == new.spec.cluster_ip {
+    if !old.spec.cluster_ips.is_empty()
+        && new.spec.cluster_ips.is_empty()
+        && old.spec.cluster_ip == new.spec.cluster_ip
+    {
         new.spec.cluster_ips = old.spec.cluster_ips.clone();
     }
     if old.spec.cluster_ip != new.spec.cluster_ip {
@@ -424,14 +497,20 @@ fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
 
 /// `--no-defaults`: the object as written (the vectors' `validate` mode), nothing allocated. A
 /// later document with the same namespace and name is validated as an update of the earlier one.
-fn validate_as_written(world: &mut World, located: Located<Service>, diags: &mut Vec<Diagnostic>) -> ServiceReport {
+fn validate_as_written(
+    world: &mut World,
+    located: Located<Service>,
+    diags: &mut Vec<Diagnostic>,
+) -> ServiceReport {
     let json = world.profile.json_field_values();
     let Located { value: service, positions, .. } = located;
     let source = source_of(&positions, "");
     let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
     let previous = world.services.get(&key);
     let errors = match previous {
-        Some(old) => crate::validation::validate_service_update(&service, &old.service, &world.profile),
+        Some(old) => {
+            crate::validation::validate_service_update(&service, &old.service, &world.profile)
+        }
         None => crate::validation::validate_service_create(&service, &world.profile),
     };
     let outcome = if previous.is_some() { "updated" } else { "validated" };
@@ -442,15 +521,25 @@ fn validate_as_written(world: &mut World, located: Located<Service>, diags: &mut
     }
     push_service_warnings(&world.profile, &service, &positions, diags);
     let report = service_report(None, &service, outcome, &ServiceAllocation::default(), source);
-    world.services.insert(key, StoredService { service, positions, allocation: ServiceAllocation::default() });
+    world.services.insert(
+        key,
+        StoredService { service, positions, allocation: ServiceAllocation::default() },
+    );
     report
 }
 
 /// Warnings of an accepted Service (`Warning`) and svclab's advisories (`SvclabAdvisory`).
-fn push_service_warnings(profile: &Profile, service: &Service, positions: &Positions, diags: &mut Vec<Diagnostic>) {
+fn push_service_warnings(
+    profile: &Profile,
+    service: &Service,
+    positions: &Positions,
+    diags: &mut Vec<Diagnostic>,
+) {
     let object = object_ref(service);
-    let warnings = crate::validation::service_warnings(service, profile).into_iter().map(|w| (w, "Warning"));
-    let advisories = crate::validation::service_advisories(service).into_iter().map(|w| (w, "SvclabAdvisory"));
+    let warnings =
+        crate::validation::service_warnings(service, profile).into_iter().map(|w| (w, "Warning"));
+    let advisories =
+        crate::validation::service_advisories(service).into_iter().map(|w| (w, "SvclabAdvisory"));
     for (w, reason) in warnings.chain(advisories) {
         diags.push(Diagnostic {
             severity: Severity::Warning,
@@ -465,7 +554,12 @@ fn push_service_warnings(profile: &Profile, service: &Service, positions: &Posit
 
 /// Creates or updates an EndpointSlice: v1 defaulting (unless `--no-defaults`), validation,
 /// warnings. A rejected slice is not stored.
-fn apply_endpoint_slice(world: &mut World, mut located: Located<EndpointSlice>, no_defaults: bool, diags: &mut Vec<Diagnostic>) {
+fn apply_endpoint_slice(
+    world: &mut World,
+    mut located: Located<EndpointSlice>,
+    no_defaults: bool,
+    diags: &mut Vec<Diagnostic>,
+) {
     if !no_defaults {
         crate::validation::default_endpoint_slice(&mut located.value, &world.profile);
         let p = &located.positions;
@@ -484,7 +578,11 @@ fn apply_endpoint_slice(world: &mut World, mut located: Located<EndpointSlice>, 
             && s.value.metadata.namespace == slice.metadata.namespace
     });
     let errors = match existing {
-        Some(i) => crate::validation::validate_endpoint_slice_update(slice, &world.endpoint_slices[i].value, &world.profile),
+        Some(i) => crate::validation::validate_endpoint_slice_update(
+            slice,
+            &world.endpoint_slices[i].value,
+            &world.profile,
+        ),
         None => crate::validation::validate_endpoint_slice_create(slice, &world.profile),
     };
     if !errors.is_empty() {
@@ -600,9 +698,12 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
                         size: u64::try_from(g.size).unwrap_or(u64::MAX),
                         used: u64::try_from(used).unwrap_or(u64::MAX),
                         free: u64::try_from(g.size - used).unwrap_or(u64::MAX),
-                        static_band: band((g.offset > 0).then(|| (ip(g.first), ip(g.first + g.offset - 1)))),
+                        static_band: band(
+                            (g.offset > 0).then(|| (ip(g.first), ip(g.first + g.offset - 1))),
+                        ),
                         dynamic_band: band(
-                            (g.offset < g.size).then(|| (ip(g.first + g.offset), ip(g.first + g.size - 1))),
+                            (g.offset < g.size)
+                                .then(|| (ip(g.first + g.offset), ip(g.first + g.size - 1))),
                         ),
                     });
                 }

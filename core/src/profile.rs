@@ -86,21 +86,13 @@ const GATES: &[Gate] = &[
         stages: &[(33, Stage::Alpha), (36, Stage::Beta)],
         removed: None,
     },
-    Gate {
-        name: "RelaxedServiceNameValidation",
-        stages: &[(34, Stage::Alpha)],
-        removed: None,
-    },
+    Gate { name: "RelaxedServiceNameValidation", stages: &[(34, Stage::Alpha)], removed: None },
     Gate {
         name: "LoadBalancerIPMode",
         stages: &[(29, Stage::Alpha), (30, Stage::Beta), (32, Stage::Ga)],
         removed: Some(34),
     },
-    Gate {
-        name: "AllowServiceLBStatusOnNonLB",
-        stages: &[(29, Stage::BetaOff)],
-        removed: None,
-    },
+    Gate { name: "AllowServiceLBStatusOnNonLB", stages: &[(29, Stage::BetaOff)], removed: None },
 ];
 
 /// A Kubernetes release: minor and, when given, patch.
@@ -317,7 +309,10 @@ impl Profile {
     }
 
     /// Builds the profile from the scenario's `ClusterProfile` (the last one wins).
-    pub fn from_scenario(object: Option<&Located<ClusterProfile>>, diags: &mut Vec<Diagnostic>) -> Profile {
+    pub fn from_scenario(
+        object: Option<&Located<ClusterProfile>>,
+        diags: &mut Vec<Diagnostic>,
+    ) -> Profile {
         let Some(located) = object else { return Profile::default() };
         let spec = &located.value;
         let diag = |field: &str, message: String| Diagnostic {
@@ -346,7 +341,10 @@ impl Profile {
         let mut profile = Profile::for_version(version);
         for (name, value) in &spec.feature_gates {
             if let Err(message) = profile.set_gate(name, *value) {
-                diags.push(diag(&format!("featureGates[{name}]"), format!("featureGates: {message}")));
+                diags.push(diag(
+                    &format!("featureGates[{name}]"),
+                    format!("featureGates: {message}"),
+                ));
             }
         }
         if let Some(seed) = spec.seed {

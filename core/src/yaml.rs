@@ -330,9 +330,10 @@ fn resolve_plain(text: &str) -> Value {
             return Value::Int(i);
         }
         if looks_like_float(&plain)
-            && let Ok(f) = plain.parse::<f64>() {
-                return Value::Float(f);
-            }
+            && let Ok(f) = plain.parse::<f64>()
+        {
+            return Value::Float(f);
+        }
     }
     Value::Str(text.to_owned())
 }
@@ -347,7 +348,8 @@ fn parse_go_int(s: &str) -> Option<i64> {
     if digits.is_empty() {
         return None;
     }
-    let (radix, body) = if let Some(rest) = digits.strip_prefix("0x").or(digits.strip_prefix("0X")) {
+    let (radix, body) = if let Some(rest) = digits.strip_prefix("0x").or(digits.strip_prefix("0X"))
+    {
         (16, rest)
     } else if let Some(rest) = digits.strip_prefix("0o").or(digits.strip_prefix("0O")) {
         (8, rest)

@@ -79,7 +79,8 @@ mod tests {
     #[test]
     fn no_grab_bag_modules() {
         check("modules named utils/common/helpers (name the domain instead)", |p, _| {
-            p.file_stem().is_some_and(|s| matches!(s.to_str(), Some("utils" | "common" | "helpers")))
+            p.file_stem()
+                .is_some_and(|s| matches!(s.to_str(), Some("utils" | "common" | "helpers")))
         });
     }
 }

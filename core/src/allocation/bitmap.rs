@@ -49,7 +49,10 @@ impl Bitmap {
     /// Sets bit `i`.
     pub fn allocate(&mut self, i: usize) -> Result<(), AllocationError> {
         if i >= self.max {
-            return Err(AllocationError::OffsetOutOfRange { offset: i as u128, max: self.max as u128 });
+            return Err(AllocationError::OffsetOutOfRange {
+                offset: i as u128,
+                max: self.max as u128,
+            });
         }
         if self.has(i) {
             return Err(AllocationError::Allocated);

@@ -38,9 +38,10 @@ impl IntervalSet {
             self.runs.remove(&prev_end.0);
         }
         if let Some(next) = value.checked_add(1)
-            && let Some(next_end) = self.runs.remove(&next) {
-                end = next_end;
-            }
+            && let Some(next_end) = self.runs.remove(&next)
+        {
+            end = next_end;
+        }
         self.runs.insert(start, end);
         self.len += 1;
         true

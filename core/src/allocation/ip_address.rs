@@ -25,9 +25,10 @@ impl CidrGeometry {
     pub(crate) fn new(net: IpNet, offset: u128) -> Result<CidrGeometry, AllocationError> {
         let net = net.trunc();
         if let IpNet::V6(v6) = net
-            && v6.prefix_len() < 64 {
-                return Err(AllocationError::PrefixTooShort { prefix: v6.prefix_len() });
-            }
+            && v6.prefix_len() < 64
+        {
+            return Err(AllocationError::PrefixTooShort { prefix: v6.prefix_len() });
+        }
         let host_bits = u32::from(net.max_prefix_len() - net.prefix_len());
         let size = match net {
             IpNet::V4(_) if host_bits <= 1 => 0,
@@ -100,7 +101,13 @@ impl CidrGeometry {
     }
 
     /// First free address at or after band index `start`, wrapping inside `[lo, hi)`.
-    fn first_free_wrapping(&self, set: &IntervalSet, lo: u128, hi: u128, start: u128) -> Option<u128> {
+    fn first_free_wrapping(
+        &self,
+        set: &IntervalSet,
+        lo: u128,
+        hi: u128,
+        start: u128,
+    ) -> Option<u128> {
         let f = self.first;
         set.first_absent(f + start, f + hi).or_else(|| set.first_absent(f + lo, f + start))
     }
@@ -157,7 +164,8 @@ impl IpAddressAllocator {
 
     /// Last allocatable address.
     pub fn last(&self) -> Option<IpAddr> {
-        (self.geometry.size > 0).then(|| self.geometry.ip(self.geometry.first + self.geometry.size - 1))
+        (self.geometry.size > 0)
+            .then(|| self.geometry.ip(self.geometry.first + self.geometry.size - 1))
     }
 
     /// Static band bounds.
@@ -186,7 +194,8 @@ impl IpAddressAllocator {
 
     /// A dynamic pick.
     pub fn allocate_next(&mut self) -> Result<IpAddr, AllocationError> {
-        let value = self.geometry.pick(&self.allocated, &mut self.rng).ok_or(AllocationError::Full)?;
+        let value =
+            self.geometry.pick(&self.allocated, &mut self.rng).ok_or(AllocationError::Full)?;
         self.allocated.insert(value);
         Ok(self.geometry.ip(value))
     }

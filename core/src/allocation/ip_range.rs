@@ -43,7 +43,12 @@ impl IpRange {
         let base = ip_to_u128(net.network()) + 1;
         let max = usize::try_from(max).unwrap_or(usize::MAX);
         let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-        IpRange { net, base, bitmap: Bitmap::new(max, offset), rng: Seeded::new(seed, &net.to_string()) }
+        IpRange {
+            net,
+            base,
+            bitmap: Bitmap::new(max, offset),
+            rng: Seeded::new(seed, &net.to_string()),
+        }
     }
 
     /// The CIDR.
@@ -174,7 +179,8 @@ impl IpRange {
 
     /// `Restore(net, data)`: the network must match; counts are recomputed.
     pub fn restore(&mut self, snapshot: &RangeSnapshot) -> Result<(), AllocationError> {
-        let same = crate::net::parse_cidr_sloppy(&snapshot.range).is_some_and(|(_, n)| n == self.net);
+        let same =
+            crate::net::parse_cidr_sloppy(&snapshot.range).is_some_and(|(_, n)| n == self.net);
         if !same {
             return Err(AllocationError::MismatchedNetwork);
         }

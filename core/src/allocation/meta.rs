@@ -23,7 +23,11 @@ pub struct MetaAllocator {
 
 impl MetaAllocator {
     /// An allocator over CIDRs of one family, each with its band offset.
-    pub fn new(family: IpFamily, cidrs: &[(IpNet, u128)], seed: u64) -> Result<MetaAllocator, AllocationError> {
+    pub fn new(
+        family: IpFamily,
+        cidrs: &[(IpNet, u128)],
+        seed: u64,
+    ) -> Result<MetaAllocator, AllocationError> {
         let mut geometries: Vec<CidrGeometry> = Vec::new();
         for (net, offset) in cidrs {
             let geometry = CidrGeometry::new(*net, *offset)?;
@@ -32,7 +36,12 @@ impl MetaAllocator {
             }
         }
         let label = format!("servicecidrs/{}", family.as_str());
-        Ok(MetaAllocator { family, cidrs: geometries, allocated: IntervalSet::default(), rng: Seeded::new(seed, &label) })
+        Ok(MetaAllocator {
+            family,
+            cidrs: geometries,
+            allocated: IntervalSet::default(),
+            rng: Seeded::new(seed, &label),
+        })
     }
 
     /// The family.
@@ -110,10 +119,7 @@ impl MetaAllocator {
 
     /// Whether the address is allocated.
     pub fn has(&self, ip: IpAddr) -> bool {
-        self.cidrs
-            .first()
-            .and_then(|g| g.value_of(ip))
-            .is_some_and(|v| self.allocated.contains(v))
+        self.cidrs.first().and_then(|g| g.value_of(ip)).is_some_and(|v| self.allocated.contains(v))
     }
 
     /// Every allocated address of the family, ascending.

@@ -90,7 +90,11 @@ impl PortAllocator {
 
     /// `DryRun().Allocate(port)`.
     pub fn dry_allocate(&self, port: u32) -> Result<(), PortError> {
-        if self.range.contains(port) { Ok(()) } else { Err(PortError::NotInRange { range: self.range }) }
+        if self.range.contains(port) {
+            Ok(())
+        } else {
+            Err(PortError::NotInRange { range: self.range })
+        }
     }
 
     /// Every allocated port in ascending order.

@@ -116,11 +116,12 @@ pub(crate) struct Cluster {
 impl Cluster {
     /// Allocators for a profile; `service_cidrs` are the ranges of ServiceCIDR objects in order
     /// (used only when MultiCIDRServiceAllocator is on).
-    pub(crate) fn new(profile: &Profile, service_cidrs: &[IpNet]) -> Result<Cluster, AllocationError> {
-        let primary = profile
-            .service_cluster_ip_ranges
-            .first()
-            .map_or(IpFamily::V4, IpFamily::of_net);
+    pub(crate) fn new(
+        profile: &Profile,
+        service_cidrs: &[IpNet],
+    ) -> Result<Cluster, AllocationError> {
+        let primary =
+            profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net);
         let mut families = BTreeMap::new();
         if profile.multi_cidr() {
             let mut by_family: BTreeMap<IpFamily, Vec<(IpNet, u128)>> = BTreeMap::new();
@@ -131,7 +132,10 @@ impl Cluster {
                     .push((*net, ip_offset_for(profile, net)));
             }
             for (family, cidrs) in by_family {
-                families.insert(family, FamilyAllocator::Objects(MetaAllocator::new(family, &cidrs, profile.seed)?));
+                families.insert(
+                    family,
+                    FamilyAllocator::Objects(MetaAllocator::new(family, &cidrs, profile.seed)?),
+                );
             }
         } else {
             for net in &profile.service_cluster_ip_ranges {
@@ -163,14 +167,22 @@ impl Cluster {
     pub(crate) fn ip_band(&self, ip: IpAddr) -> Band {
         match self.families.get(&IpFamily::of(ip)) {
             Some(FamilyAllocator::Bitmap(r)) if r.offset() > 0 => {
-                if r.in_static_band(ip) { Band::Static } else { Band::Dynamic }
+                if r.in_static_band(ip) {
+                    Band::Static
+                } else {
+                    Band::Dynamic
+                }
             }
             Some(FamilyAllocator::Objects(m)) => {
                 let Some(net) = m.cidr_of(ip) else { return Band::None };
                 match m.geometry(&net) {
                     Some((g, _)) if g.offset > 0 => {
                         let value = g.value_of(ip).unwrap_or(0);
-                        if value >= g.first && value - g.first < g.offset { Band::Static } else { Band::Dynamic }
+                        if value >= g.first && value - g.first < g.offset {
+                            Band::Static
+                        } else {
+                            Band::Dynamic
+                        }
                     }
                     _ => Band::None,
                 }
@@ -210,7 +222,11 @@ impl Cluster {
         }
     }
 
-    fn allocate_create(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn allocate_create(
+        &mut self,
+        svc: &mut Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         if svc.spec.type_ != "ExternalName" {
             self.init_ip_family_fields(svc, None).map_err(AllocFailure::Invalid)?;
         }
@@ -229,7 +245,11 @@ impl Cluster {
     /// `old`. Only what changes is allocated (a secondary family on upgrade, all IPs when
     /// leaving ExternalName, node ports not held before, a health-check port when one becomes
     /// needed); what the old object gives up is released on [`commit`](Cluster::commit).
-    pub(crate) fn update(&mut self, new: &mut Service, old: &Service) -> Result<Transaction, AllocFailure> {
+    pub(crate) fn update(
+        &mut self,
+        new: &mut Service,
+        old: &Service,
+    ) -> Result<Transaction, AllocFailure> {
         let mut txn = Transaction::default();
         let result = self.allocate_update(new, old, &mut txn);
         match result {
@@ -241,7 +261,12 @@ impl Cluster {
         }
     }
 
-    fn allocate_update(&mut self, new: &mut Service, old: &Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn allocate_update(
+        &mut self,
+        new: &mut Service,
+        old: &Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         if new.spec.type_ != "ExternalName" {
             self.init_ip_family_fields(new, Some(old)).map_err(AllocFailure::Invalid)?;
         }
@@ -251,7 +276,11 @@ impl Cluster {
 
     /// The write succeeded: give back what the old object held and the new one does not,
     /// and return what the Service holds now (`old` minus the releases plus the new takes).
-    pub(crate) fn commit(&mut self, txn: Transaction, old: &ServiceAllocation) -> ServiceAllocation {
+    pub(crate) fn commit(
+        &mut self,
+        txn: Transaction,
+        old: &ServiceAllocation,
+    ) -> ServiceAllocation {
         for (family, ip) in &txn.deferred_ips {
             if let Some(a) = self.families.get_mut(family) {
                 a.release(*ip);
@@ -310,7 +339,11 @@ impl Cluster {
     }
 
     /// `initIPFamilyFields` (allocation.md §3.2); `old` is the stored object on an update.
-    fn init_ip_family_fields(&self, svc: &mut Service, old: Option<&Service>) -> Result<(), Vec<FieldError>> {
+    fn init_ip_family_fields(
+        &self,
+        svc: &mut Service,
+        old: Option<&Service>,
+    ) -> Result<(), Vec<FieldError>> {
         // A PreferDualStack Service whose IPs and families did not change is left alone, so a
         // cluster that gained or lost a family never silently up- or downgrades it.
         if old.is_some_and(|old| matching_prefer_dual_stack(svc, old)) {
@@ -426,7 +459,8 @@ impl Cluster {
             ));
         }
         for (i, family) in spec.ip_families.iter().enumerate() {
-            let configured = IpFamily::parse(family).is_some_and(|f| self.families.contains_key(&f));
+            let configured =
+                IpFamily::parse(family).is_some_and(|f| self.families.contains_key(&f));
             if !configured {
                 errors.push(FieldError::invalid(
                     format!("spec.ipFamilies[{i}]"),
@@ -454,7 +488,11 @@ impl Cluster {
     /// hence which error is reported when both fail) is random, and an IP taken before the
     /// other family failed is not given back until the repair loop finds it. We walk
     /// `ipFamilies` in order and give it back at once, the state the cluster settles in.
-    fn alloc_cluster_ips(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn alloc_cluster_ips(
+        &mut self,
+        svc: &mut Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         let spec = &mut svc.spec;
         if spec.type_ == "ExternalName" {
             return Ok(());
@@ -485,7 +523,9 @@ impl Cluster {
         txn: &mut Transaction,
     ) -> Result<String, AllocFailure> {
         let Some(allocator) = self.families.get_mut(&family) else {
-            return Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {family:?} is not configured")));
+            return Err(AllocFailure::Internal(format!(
+                "failed to allocate a serviceIP: {family:?} is not configured"
+            )));
         };
         if text.is_empty() {
             return match allocator.allocate_next() {
@@ -493,7 +533,9 @@ impl Cluster {
                     txn.taken_ips.push((family, ip, false));
                     Ok(ip.to_string())
                 }
-                Err(err) => Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}"))),
+                Err(err) => {
+                    Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}")))
+                }
             };
         }
         let Some(ip) = parse_ip_sloppy(text) else {
@@ -513,7 +555,12 @@ impl Cluster {
     /// `updateClusterIPs`: the four cases of an update (from ExternalName: allocate all; to
     /// ExternalName: release all; upgrade: allocate the secondary; downgrade: release it).
     /// Any other change allocates nothing (validation then rejects changed IPs).
-    fn update_cluster_ips(&mut self, new: &mut Service, old: &Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn update_cluster_ips(
+        &mut self,
+        new: &mut Service,
+        old: &Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         if matching_prefer_dual_stack(new, old) {
             return Ok(());
         }
@@ -540,7 +587,8 @@ impl Cluster {
             }
         } else if old_families == 2
             && new_families == 1
-            && let (Some(family), Some(ip)) = (old.spec.ip_families.get(1), old.spec.cluster_ips.get(1))
+            && let (Some(family), Some(ip)) =
+                (old.spec.ip_families.get(1), old.spec.cluster_ips.get(1))
         {
             self.defer_ip_release(family, ip, txn);
         }
@@ -549,7 +597,9 @@ impl Cluster {
 
     fn defer_ip_release(&self, family: &str, ip: &str, txn: &mut Transaction) {
         // releaseIPs skips a family the cluster no longer has.
-        let (Some(family), Some(ip)) = (IpFamily::parse(family), parse_ip_sloppy(ip)) else { return };
+        let (Some(family), Some(ip)) = (IpFamily::parse(family), parse_ip_sloppy(ip)) else {
+            return;
+        };
         if self.families.contains_key(&family) {
             txn.deferred_ips.push((family, ip));
         }
@@ -562,7 +612,11 @@ impl Cluster {
     /// too. Entries with different numbers naming the same nodePort are NOT shared: the second
     /// take fails with `provided port is already allocated`, before validation could report
     /// the duplicate. The first failure ends the request.
-    fn init_node_ports(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn init_node_ports(
+        &mut self,
+        svc: &mut Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         let should_allocate = should_allocate_node_ports(svc);
         let ports = &mut svc.spec.ports;
         let mut by_number: BTreeMap<i32, i32> = BTreeMap::new();
@@ -604,7 +658,9 @@ impl Cluster {
         old: &Service,
         txn: &mut Transaction,
     ) -> Result<(), AllocFailure> {
-        if needs_node_port(old) && (new.spec.type_ == "ExternalName" || new.spec.type_ == "ClusterIP") {
+        if needs_node_port(old)
+            && (new.spec.type_ == "ExternalName" || new.spec.type_ == "ClusterIP")
+        {
             for port in collect_node_ports(old) {
                 txn.deferred_ports.push(port);
             }
@@ -634,7 +690,12 @@ impl Cluster {
     /// already holds it, and the same protocol and nodePort twice fails with a plain error
     /// (`duplicate nodePort: {TCP 30080}`, HTTP 500 reason Unknown). Old node ports the new
     /// object no longer names are released on commit.
-    fn update_node_ports(&mut self, new: &mut Service, old: &Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn update_node_ports(
+        &mut self,
+        new: &mut Service,
+        old: &Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         let should_allocate = should_allocate_node_ports(new);
         let old_numbers = collect_node_ports(old);
         let mut seen: Vec<(String, i32)> = Vec::new();
@@ -656,7 +717,10 @@ impl Cluster {
             }
             let key = (new.spec.ports[i].protocol.clone(), node_port);
             if seen.contains(&key) {
-                return Err(AllocFailure::Unknown(format!("duplicate nodePort: {{{} {}}}", key.0, key.1)));
+                return Err(AllocFailure::Unknown(format!(
+                    "duplicate nodePort: {{{} {}}}",
+                    key.0, key.1
+                )));
             }
             seen.push(key);
         }
@@ -670,7 +734,12 @@ impl Cluster {
     }
 
     /// Takes a named nodePort for `spec.ports[index]`: 422 on that field when it fails.
-    fn take_node_port(&mut self, index: usize, node_port: i32, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn take_node_port(
+        &mut self,
+        index: usize,
+        node_port: i32,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         let result = match u32::try_from(node_port) {
             Ok(port) => self.ports.allocate(port).map(|()| port),
             Err(_) => Err(PortError::NotInRange { range: self.ports.range() }),
@@ -695,13 +764,19 @@ impl Cluster {
                 txn.taken_ports.push((port, false));
                 Ok(i32::try_from(port).unwrap_or(0))
             }
-            Err(err) => Err(AllocFailure::Internal(format!("failed to allocate a nodePort: {err}"))),
+            Err(err) => {
+                Err(AllocFailure::Internal(format!("failed to allocate a nodePort: {err}")))
+            }
         }
     }
 
     /// `allocHealthCheckNodePort`: both failures are wrapped as InternalError (500), not as a
     /// field error. The dynamic text prints the port the failed pick returned, always 0.
-    fn alloc_health_check_node_port(&mut self, svc: &mut Service, txn: &mut Transaction) -> Result<(), AllocFailure> {
+    fn alloc_health_check_node_port(
+        &mut self,
+        svc: &mut Service,
+        txn: &mut Transaction,
+    ) -> Result<(), AllocFailure> {
         let requested = svc.spec.health_check_node_port;
         if requested != 0 {
             let result = match u32::try_from(requested) {
@@ -723,7 +798,9 @@ impl Cluster {
                     svc.spec.health_check_node_port = i32::try_from(port).unwrap_or(0);
                 }
                 Err(err) => {
-                    return Err(AllocFailure::Internal(format!("failed to allocate a HealthCheck NodePort 0: {err}")));
+                    return Err(AllocFailure::Internal(format!(
+                        "failed to allocate a HealthCheck NodePort 0: {err}"
+                    )));
                 }
             }
         }
@@ -739,7 +816,8 @@ fn needs_node_port(svc: &Service) -> bool {
 /// `allocateLoadBalancerNodePorts: false` (named nodePorts are still taken then).
 fn should_allocate_node_ports(svc: &Service) -> bool {
     svc.spec.type_ == "NodePort"
-        || (svc.spec.type_ == "LoadBalancer" && svc.spec.allocate_load_balancer_node_ports != Some(false))
+        || (svc.spec.type_ == "LoadBalancer"
+            && svc.spec.allocate_load_balancer_node_ports != Some(false))
 }
 
 /// `apiservice.NeedsHealthCheck`.
@@ -749,7 +827,11 @@ fn needs_health_check(svc: &Service) -> bool {
 
 /// `collectServiceNodePorts`: every non-zero nodePort, repeats included.
 fn collect_node_ports(svc: &Service) -> Vec<u32> {
-    svc.spec.ports.iter().filter_map(|p| u32::try_from(p.node_port).ok().filter(|p| *p != 0)).collect()
+    svc.spec
+        .ports
+        .iter()
+        .filter_map(|p| u32::try_from(p.node_port).ok().filter(|p| *p != 0))
+        .collect()
 }
 
 /// `isMatchingPreferDualStackClusterIPFields`: same type with IPs, PreferDualStack on both

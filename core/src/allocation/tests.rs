@@ -111,7 +111,9 @@ fn same_seed_same_picks_different_seed_different_picks() {
     let net = "10.96.0.0/12".parse().unwrap_or_default();
     let picks = |seed| {
         let mut r = IpRange::new(net, 256, seed);
-        (0..5).map(|_| r.allocate_next().map(|ip| ip.to_string()).unwrap_or_default()).collect::<Vec<_>>()
+        (0..5)
+            .map(|_| r.allocate_next().map(|ip| ip.to_string()).unwrap_or_default())
+            .collect::<Vec<_>>()
     };
     assert_eq!(picks(1), picks(1));
     assert_ne!(picks(1), picks(2));
@@ -137,7 +139,10 @@ fn meta_allocator_reports_mismatched_network_outside_every_cidr() {
     let nets = [("10.0.0.0/24".parse().unwrap_or_default(), 16)];
     let mut m = MetaAllocator::new(IpFamily::V4, &nets, 0).unwrap_or_else(|e| panic!("{e}"));
     let outside = "10.0.1.5".parse().unwrap_or(nets[0].0.network());
-    assert_eq!(m.allocate(outside).map_err(|e| e.to_string()), Err("the provided network does not match the current range".into()));
+    assert_eq!(
+        m.allocate(outside).map_err(|e| e.to_string()),
+        Err("the provided network does not match the current range".into())
+    );
     let network = "10.0.0.0".parse().unwrap_or(outside);
     assert_eq!(m.allocate(network).map_err(|e| e.kind()), Err("MismatchedNetwork"));
 }
@@ -148,7 +153,8 @@ fn check_scenario(input: &str, expect: Expect) {
     let report = check(&[Input::new("s.yaml", input)], &CheckOptions::default());
     let mut out = String::new();
     for s in &report.services {
-        let ips: Vec<String> = s.allocations.iter().map(|a| format!("{}({})", a.ip, a.band)).collect();
+        let ips: Vec<String> =
+            s.allocations.iter().map(|a| format!("{}({})", a.ip, a.band)).collect();
         let ports: Vec<String> = s.ports.iter().map(|p| p.node_port.to_string()).collect();
         out.push_str(&format!(
             "{} {} {} {:?} {:?} [{}] ports={}",
@@ -307,7 +313,10 @@ fn a_full_range_is_an_internal_error() {
     let report = check(&[Input::new("s.yaml", input)], &CheckOptions::default());
     let outcomes: Vec<&str> = report.services.iter().map(|s| s.outcome.as_str()).collect();
     assert_eq!(outcomes, ["created", "created", "rejected"]);
-    assert_eq!(report.diagnostics[0].message, "Internal error occurred: failed to allocate a serviceIP: range is full");
+    assert_eq!(
+        report.diagnostics[0].message,
+        "Internal error occurred: failed to allocate a serviceIP: range is full"
+    );
 }
 
 /// A single-stack cluster with a two-port NodePort range, so dynamic picks are forced.
@@ -322,7 +331,10 @@ fn svc(name: &str, spec: &str) -> String {
 #[test]
 fn the_first_node_port_error_ends_the_create() {
     check_scenario(
-        &svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 29999}, {name: alt, port: 81, nodePort: 40000}]"),
+        &svc(
+            "a",
+            "type: NodePort, ports: [{name: web, port: 80, nodePort: 29999}, {name: alt, port: 81, nodePort: 40000}]",
+        ),
         expect![[r#"
             a rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=29999,40000
             FieldValueInvalid spec.ports[0].nodePort: Invalid value: 29999: provided port is not in the valid range. The range of valid ports is 30000-32767
@@ -338,7 +350,10 @@ fn a_shared_port_number_takes_the_later_named_node_port_at_the_first_entry() {
         &format!(
             "{}{}",
             svc("a", "type: NodePort, ports: [{port: 80, nodePort: 30053}]"),
-            svc("b", "type: NodePort, ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP, nodePort: 30053}]"),
+            svc(
+                "b",
+                "type: NodePort, ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP, nodePort: 30053}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30053
@@ -353,7 +368,10 @@ fn a_shared_port_number_takes_the_later_named_node_port_at_the_first_entry() {
 #[test]
 fn two_port_numbers_naming_one_node_port_fail_at_allocation() {
     check_scenario(
-        &svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, protocol: UDP, nodePort: 30080}]"),
+        &svc(
+            "a",
+            "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, protocol: UDP, nodePort: 30080}]",
+        ),
         expect![[r#"
             a rejected SingleStack ["IPv4"] ["10.101.39.219"] [] ports=30080,30080
             FieldValueInvalid spec.ports[1].nodePort: Invalid value: 30080: provided port is already allocated
@@ -366,7 +384,10 @@ fn two_port_numbers_naming_one_node_port_fail_at_allocation() {
 #[test]
 fn load_balancer_without_node_port_allocation_keeps_named_ones() {
     check_scenario(
-        &svc("lb", "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81}]"),
+        &svc(
+            "lb",
+            "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81}]",
+        ),
         expect![[r#"
             lb created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080,0
         "#]],
@@ -381,8 +402,14 @@ fn health_check_node_port_failures_are_internal_errors() {
         &format!(
             "{TINY_PORTS}{}{}{}",
             svc("a", "type: NodePort, ports: [{port: 80, nodePort: 30000}]"),
-            svc("b", "type: LoadBalancer, externalTrafficPolicy: Local, healthCheckNodePort: 30000, ports: [{port: 80, nodePort: 30001}]"),
-            svc("c", "type: LoadBalancer, externalTrafficPolicy: Local, allocateLoadBalancerNodePorts: false, ports: [{port: 80, nodePort: 30001}]"),
+            svc(
+                "b",
+                "type: LoadBalancer, externalTrafficPolicy: Local, healthCheckNodePort: 30000, ports: [{port: 80, nodePort: 30001}]"
+            ),
+            svc(
+                "c",
+                "type: LoadBalancer, externalTrafficPolicy: Local, allocateLoadBalancerNodePorts: false, ports: [{port: 80, nodePort: 30001}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.96.243.213"] [10.96.243.213(dynamic)] ports=30000
@@ -400,7 +427,11 @@ fn health_check_node_port_failures_are_internal_errors() {
 fn an_update_to_node_port_gives_each_entry_its_own_port() {
     let ports = "ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]";
     check_scenario(
-        &format!("{}{}", svc("dns", &format!("type: ClusterIP, {ports}")), svc("dns", &format!("type: NodePort, {ports}"))),
+        &format!(
+            "{}{}",
+            svc("dns", &format!("type: ClusterIP, {ports}")),
+            svc("dns", &format!("type: NodePort, {ports}"))
+        ),
         expect![[r#"
             dns created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=0,0
             dns updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30206,32688
@@ -415,7 +446,10 @@ fn an_update_naming_one_node_port_twice_is_a_plain_error() {
         &format!(
             "{}{}",
             svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}]"),
-            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, nodePort: 30080}]"),
+            svc(
+                "a",
+                "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, nodePort: 30080}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
@@ -457,10 +491,19 @@ fn dual_stack_upgrade_and_downgrade_on_update() {
         &format!(
             "{DUAL}{}{}{}{}{}",
             svc("a", "ipFamilyPolicy: SingleStack, clusterIP: 10.96.0.20, ports: [{port: 80}]"),
-            svc("a", "ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv4, IPv6], ports: [{port: 80}]"),
-            svc("a", "ipFamilyPolicy: PreferDualStack, clusterIPs: [10.96.0.20], clusterIP: 10.96.0.20, ports: [{port: 80}]"),
+            svc(
+                "a",
+                "ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv4, IPv6], ports: [{port: 80}]"
+            ),
+            svc(
+                "a",
+                "ipFamilyPolicy: PreferDualStack, clusterIPs: [10.96.0.20], clusterIP: 10.96.0.20, ports: [{port: 80}]"
+            ),
             svc("a", "ipFamilyPolicy: SingleStack, ports: [{port: 80}]"),
-            svc("b", "ipFamilyPolicy: SingleStack, ipFamilies: [IPv6], clusterIP: 'fd00::a537', ports: [{port: 80}]"),
+            svc(
+                "b",
+                "ipFamilyPolicy: SingleStack, ipFamilies: [IPv6], clusterIP: 'fd00::a537', ports: [{port: 80}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.96.0.20"] [10.96.0.20(static)] ports=0
@@ -477,7 +520,11 @@ fn dual_stack_upgrade_and_downgrade_on_update() {
 // (on commit), Local->Local allocates nothing even when the value changed.
 #[test]
 fn external_traffic_policy_flips_move_the_health_check_port() {
-    let lb = |etp: &str, extra: &str| format!("type: LoadBalancer, externalTrafficPolicy: {etp}, ports: [{{name: web, port: 80, nodePort: 30080}}]{extra}");
+    let lb = |etp: &str, extra: &str| {
+        format!(
+            "type: LoadBalancer, externalTrafficPolicy: {etp}, ports: [{{name: web, port: 80, nodePort: 30080}}]{extra}"
+        )
+    };
     check_scenario(
         &format!(
             "{}{}{}{}{}",
@@ -529,8 +576,14 @@ fn a_rejected_update_keeps_the_old_allocation() {
         &format!(
             "{}{}{}",
             svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}]"),
-            svc("a", "type: NodePort, sessionAffinity: Bogus, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, nodePort: 30081}]"),
-            svc("b", "type: NodePort, ports: [{port: 80, nodePort: 30081}, {port: 81, nodePort: 30080}]"),
+            svc(
+                "a",
+                "type: NodePort, sessionAffinity: Bogus, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, nodePort: 30081}]"
+            ),
+            svc(
+                "b",
+                "type: NodePort, ports: [{port: 80, nodePort: 30081}, {port: 81, nodePort: 30080}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080
@@ -551,7 +604,10 @@ fn an_ip_error_hides_port_and_validation_errors() {
         &format!(
             "{}{}",
             svc("a", "type: NodePort, clusterIP: 10.96.0.10, ports: [{port: 80, nodePort: 30080}]"),
-            svc("b", "type: NodePort, sessionAffinity: Bogus, clusterIP: 10.96.0.10, ports: [{port: 80, nodePort: 30080}]"),
+            svc(
+                "b",
+                "type: NodePort, sessionAffinity: Bogus, clusterIP: 10.96.0.10, ports: [{port: 80, nodePort: 30080}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.96.0.10"] [10.96.0.10(static)] ports=30080
@@ -585,9 +641,15 @@ fn update_node_port_rules_differ_from_create() {
         &format!(
             "{}{}{}{}",
             svc("a", "type: NodePort, ports: [{name: web, port: 80}]"),
-            svc("a", "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, protocol: UDP, nodePort: 30080}]"),
+            svc(
+                "a",
+                "type: NodePort, ports: [{name: web, port: 80, nodePort: 30080}, {name: alt, port: 81, protocol: UDP, nodePort: 30080}]"
+            ),
             svc("lb", "type: LoadBalancer, ports: [{name: web, port: 80}]"),
-            svc("lb", "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80}, {name: alt, port: 81}]"),
+            svc(
+                "lb",
+                "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80}, {name: alt, port: 81}]"
+            ),
         ),
         expect![[r#"
             a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30206

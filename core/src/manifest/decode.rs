@@ -261,7 +261,9 @@ impl Ctx {
                 Value::Null => {
                     out.insert(e.key.clone(), String::new());
                 }
-                _ => self.type_error_at(format!("{}[{}]", at.path(), e.key), at, &e.value, "string"),
+                _ => {
+                    self.type_error_at(format!("{}[{}]", at.path(), e.key), at, &e.value, "string")
+                }
             }
         }
         Some(out)
@@ -395,11 +397,13 @@ pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
         let at = f("sessionAffinityConfig").within("SessionAffinityConfig");
         let node = get(s, "sessionAffinityConfig");
         let present = node.is_some_and(|n| n.value != Value::Null);
-        let sm = ctx.map(node, &f("sessionAffinityConfig"), "v1.SessionAffinityConfig", &["clientIP"]);
+        let sm =
+            ctx.map(node, &f("sessionAffinityConfig"), "v1.SessionAffinityConfig", &["clientIP"]);
         present.then(|| {
             let client = get(sm, "clientIP");
             let client_present = client.is_some_and(|n| n.value != Value::Null);
-            let cm = ctx.map(client, &at.field("clientIP"), "v1.ClientIPConfig", &["timeoutSeconds"]);
+            let cm =
+                ctx.map(client, &at.field("clientIP"), "v1.ClientIPConfig", &["timeoutSeconds"]);
             SessionAffinityConfig {
                 client_ip: client_present.then(|| ClientIpConfig {
                     timeout_seconds: ctx.int32(
@@ -435,24 +439,27 @@ pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
             .unwrap_or(false),
         session_affinity: ctx.string(get(s, "sessionAffinity"), &f("sessionAffinity")),
         session_affinity_config,
-        allocate_load_balancer_node_ports: ctx.opt_bool(
-            get(s, "allocateLoadBalancerNodePorts"),
-            &f("allocateLoadBalancerNodePorts"),
-        ),
+        allocate_load_balancer_node_ports: ctx
+            .opt_bool(get(s, "allocateLoadBalancerNodePorts"), &f("allocateLoadBalancerNodePorts")),
         load_balancer_class: ctx.opt_string(get(s, "loadBalancerClass"), &f("loadBalancerClass")),
         traffic_distribution: ctx
             .opt_string(get(s, "trafficDistribution"), &f("trafficDistribution")),
     };
     let status = {
         let at = top.field("status").within("ServiceStatus");
-        let st = ctx.map(root.get("status"), &top.field("status"), "v1.ServiceStatus", &[
-            "loadBalancer",
-            "conditions",
-        ]);
+        let st = ctx.map(
+            root.get("status"),
+            &top.field("status"),
+            "v1.ServiceStatus",
+            &["loadBalancer", "conditions"],
+        );
         let lb_at = at.field("loadBalancer").within("LoadBalancerStatus");
-        let lb = ctx.map(get(st, "loadBalancer"), &at.field("loadBalancer"), "v1.LoadBalancerStatus", &[
-            "ingress",
-        ]);
+        let lb = ctx.map(
+            get(st, "loadBalancer"),
+            &at.field("loadBalancer"),
+            "v1.LoadBalancerStatus",
+            &["ingress"],
+        );
         let mut ingress = Vec::new();
         for (i, n) in ctx
             .seq(get(lb, "ingress"), &lb_at.field("ingress"), "[]v1.LoadBalancerIngress")
@@ -460,7 +467,12 @@ pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
             .enumerate()
         {
             let at = lb_at.field("ingress").index(i).within("LoadBalancerIngress");
-            let im = ctx.map(Some(n), &at, "v1.LoadBalancerIngress", &["ip", "hostname", "ipMode", "ports"]);
+            let im = ctx.map(
+                Some(n),
+                &at,
+                "v1.LoadBalancerIngress",
+                &["ip", "hostname", "ipMode", "ports"],
+            );
             ingress.push(LoadBalancerIngress {
                 ip: ctx.string(get(im, "ip"), &at.field("ip")),
                 hostname: ctx.string(get(im, "hostname"), &at.field("hostname")),
@@ -476,7 +488,8 @@ fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At) -> Vec<EndpointPo
     let mut out = Vec::new();
     for (i, p) in ctx.seq(node, at, "[]v1.EndpointPort").iter().enumerate() {
         let at = at.index(i).within("EndpointPort");
-        let pm = ctx.map(Some(p), &at, "v1.EndpointPort", &["name", "protocol", "port", "appProtocol"]);
+        let pm =
+            ctx.map(Some(p), &at, "v1.EndpointPort", &["name", "protocol", "port", "appProtocol"]);
         out.push(EndpointPort {
             name: ctx.opt_string(get(pm, "name"), &at.field("name")),
             protocol: ctx.opt_string(get(pm, "protocol"), &at.field("protocol")),
@@ -489,37 +502,44 @@ fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At) -> Vec<EndpointPo
 
 pub(crate) fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
     let top = At::root("EndpointSlice");
-    ctx.map(Some(root), &top, "v1.EndpointSlice", &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "addressType",
-        "endpoints",
-        "ports",
-    ]);
+    ctx.map(
+        Some(root),
+        &top,
+        "v1.EndpointSlice",
+        &["apiVersion", "kind", "metadata", "addressType", "endpoints", "ports"],
+    );
     let metadata = metadata(ctx, root, &top);
     let mut endpoints = Vec::new();
-    for (i, n) in ctx.seq(root.get("endpoints"), &top.field("endpoints"), "[]v1.Endpoint").iter().enumerate() {
+    for (i, n) in
+        ctx.seq(root.get("endpoints"), &top.field("endpoints"), "[]v1.Endpoint").iter().enumerate()
+    {
         let at = top.field("endpoints").index(i).within("Endpoint");
-        let em = ctx.map(Some(n), &at, "v1.Endpoint", &[
-            "addresses",
-            "conditions",
-            "hostname",
-            "targetRef",
-            "nodeName",
-            "zone",
-            "hints",
-            "deprecatedTopology",
-        ]);
+        let em = ctx.map(
+            Some(n),
+            &at,
+            "v1.Endpoint",
+            &[
+                "addresses",
+                "conditions",
+                "hostname",
+                "targetRef",
+                "nodeName",
+                "zone",
+                "hints",
+                "deprecatedTopology",
+            ],
+        );
         let cat = at.field("conditions").within("EndpointConditions");
-        let cm = ctx.map(get(em, "conditions"), &at.field("conditions"), "v1.EndpointConditions", &[
-            "ready",
-            "serving",
-            "terminating",
-        ]);
+        let cm = ctx.map(
+            get(em, "conditions"),
+            &at.field("conditions"),
+            "v1.EndpointConditions",
+            &["ready", "serving", "terminating"],
+        );
         let hints_node = get(em, "hints");
         let hat = at.field("hints").within("EndpointHints");
-        let hm = ctx.map(hints_node, &at.field("hints"), "v1.EndpointHints", &["forZones", "forNodes"]);
+        let hm =
+            ctx.map(hints_node, &at.field("hints"), "v1.EndpointHints", &["forZones", "forNodes"]);
         let hints = hints_node.filter(|n| n.value != Value::Null).map(|_| {
             let mut names = |key: &'static str, strukt: &'static str| -> Vec<String> {
                 let mut out = Vec::new();
@@ -531,7 +551,10 @@ pub(crate) fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
                 }
                 out
             };
-            EndpointHints { for_zones: names("forZones", "ForZone"), for_nodes: names("forNodes", "ForNode") }
+            EndpointHints {
+                for_zones: names("forZones", "ForZone"),
+                for_nodes: names("forNodes", "ForNode"),
+            }
         });
         endpoints.push(Endpoint {
             addresses: ctx.strings(get(em, "addresses"), &at.field("addresses")),
@@ -557,14 +580,30 @@ pub(crate) fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
     ctx.map(Some(root), &top, "v1.Endpoints", &["apiVersion", "kind", "metadata", "subsets"]);
     let metadata = metadata(ctx, root, &top);
     let mut subsets = Vec::new();
-    for (i, n) in ctx.seq(root.get("subsets"), &top.field("subsets"), "[]v1.EndpointSubset").iter().enumerate() {
+    for (i, n) in ctx
+        .seq(root.get("subsets"), &top.field("subsets"), "[]v1.EndpointSubset")
+        .iter()
+        .enumerate()
+    {
         let at = top.field("subsets").index(i).within("EndpointSubset");
-        let sm = ctx.map(Some(n), &at, "v1.EndpointSubset", &["addresses", "notReadyAddresses", "ports"]);
+        let sm = ctx.map(
+            Some(n),
+            &at,
+            "v1.EndpointSubset",
+            &["addresses", "notReadyAddresses", "ports"],
+        );
         let mut addresses = |key: &'static str| -> Vec<EndpointAddress> {
             let mut out = Vec::new();
-            for (k, a) in ctx.seq(get(sm, key), &at.field(key), "[]v1.EndpointAddress").iter().enumerate() {
+            for (k, a) in
+                ctx.seq(get(sm, key), &at.field(key), "[]v1.EndpointAddress").iter().enumerate()
+            {
                 let aat = at.field(key).index(k).within("EndpointAddress");
-                let am = ctx.map(Some(a), &aat, "v1.EndpointAddress", &["ip", "hostname", "nodeName", "targetRef"]);
+                let am = ctx.map(
+                    Some(a),
+                    &aat,
+                    "v1.EndpointAddress",
+                    &["ip", "hostname", "nodeName", "targetRef"],
+                );
                 out.push(EndpointAddress {
                     ip: ctx.string(get(am, "ip"), &aat.field("ip")),
                     hostname: ctx.string(get(am, "hostname"), &aat.field("hostname")),
@@ -588,13 +627,12 @@ pub(crate) fn node(ctx: &mut Ctx, root: &Node) -> KubeNode {
     let top = At::root("Node");
     let metadata = metadata(ctx, root, &top);
     let spec_at = top.field("spec").within("NodeSpec");
-    let spec = ctx.map(root.get("spec"), &top.field("spec"), "v1.NodeSpec", &[
-        "podCIDR",
-        "podCIDRs",
-        "providerID",
-        "taints",
-        "unschedulable",
-    ]);
+    let spec = ctx.map(
+        root.get("spec"),
+        &top.field("spec"),
+        "v1.NodeSpec",
+        &["podCIDR", "podCIDRs", "providerID", "taints", "unschedulable"],
+    );
     let mut pod_cidrs = ctx.strings(get(spec, "podCIDRs"), &spec_at.field("podCIDRs"));
     if pod_cidrs.is_empty() {
         let single = ctx.string(get(spec, "podCIDR"), &spec_at.field("podCIDR"));
@@ -631,25 +669,27 @@ pub(crate) fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
     ctx.map(Some(root), &top, "v1.ServiceCIDR", TOP_FIELDS);
     let metadata = metadata(ctx, root, &top);
     let spec = ctx.map(root.get("spec"), &top.field("spec"), "v1.ServiceCIDRSpec", &["cidrs"]);
-    let cidrs = ctx.strings(get(spec, "cidrs"), &top.field("spec").within("ServiceCIDRSpec").field("cidrs"));
+    let cidrs = ctx
+        .strings(get(spec, "cidrs"), &top.field("spec").within("ServiceCIDRSpec").field("cidrs"));
     ServiceCidr { metadata, cidrs }
 }
 
 pub(crate) fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguration {
     let top = At::root("KubeProxyConfiguration");
     let f = |name: &'static str| top.field(name);
-    let detect = ctx.map(root.get("detectLocal"), &f("detectLocal"), "v1alpha1.DetectLocalConfiguration", &[
-        "bridgeInterface",
-        "interfaceNamePrefix",
-    ]);
+    let detect = ctx.map(
+        root.get("detectLocal"),
+        &f("detectLocal"),
+        "v1alpha1.DetectLocalConfiguration",
+        &["bridgeInterface", "interfaceNamePrefix"],
+    );
     let dat = f("detectLocal").within("DetectLocalConfiguration");
-    let ipt = ctx.map(root.get("iptables"), &f("iptables"), "v1alpha1.KubeProxyIPTablesConfiguration", &[
-        "masqueradeAll",
-        "masqueradeBit",
-        "localhostNodePorts",
-        "syncPeriod",
-        "minSyncPeriod",
-    ]);
+    let ipt = ctx.map(
+        root.get("iptables"),
+        &f("iptables"),
+        "v1alpha1.KubeProxyIPTablesConfiguration",
+        &["masqueradeAll", "masqueradeBit", "localhostNodePorts", "syncPeriod", "minSyncPeriod"],
+    );
     let iat = f("iptables").within("KubeProxyIPTablesConfiguration");
     let conntrack = match root.get("conntrack").map(|n| &n.value) {
         Some(Value::Map(entries)) => Some(entries.as_slice()),
@@ -680,23 +720,29 @@ pub(crate) fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyC
 
 pub(crate) fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
     let top = At::root("ClusterProfile");
-    ctx.map(Some(root), &top, "v1alpha1.ClusterProfile", &[
-        "apiVersion",
-        "kind",
-        "metadata",
-        "kubernetesVersion",
-        "featureGates",
-        "serviceClusterIPRanges",
-        "serviceNodePortRange",
-        "seed",
-        "host",
-    ]);
+    ctx.map(
+        Some(root),
+        &top,
+        "v1alpha1.ClusterProfile",
+        &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "kubernetesVersion",
+            "featureGates",
+            "serviceClusterIPRanges",
+            "serviceNodePortRange",
+            "seed",
+            "host",
+        ],
+    );
     let f = |name: &'static str| top.field(name);
-    let host = ctx.map(root.get("host"), &f("host"), "v1alpha1.HostFacts", &[
-        "iptablesRandomFully",
-        "nfacct",
-        "interfaceAddresses",
-    ]);
+    let host = ctx.map(
+        root.get("host"),
+        &f("host"),
+        "v1alpha1.HostFacts",
+        &["iptablesRandomFully", "nfacct", "interfaceAddresses"],
+    );
     let hat = f("host").within("HostFacts");
     // `kubernetesVersion: 1.24` is a YAML float; accept it like a string the user meant.
     let kubernetes_version = match root.get("kubernetesVersion").map(|n| &n.value) {

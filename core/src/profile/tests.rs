@@ -9,7 +9,8 @@ use super::{Profile, SmallRangeRule, Version};
 fn check(version: &str, expect: Expect) {
     let Some(v) = Version::parse(version) else { panic!("bad version {version}") };
     let p = Profile::for_version(v);
-    let gates: Vec<String> = p.summary().feature_gates.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let gates: Vec<String> =
+        p.summary().feature_gates.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let out = format!(
         "{}\nbands: ip={} port={} multiCIDR={} rule={:?}\n",
         gates.join(" "),
@@ -23,18 +24,24 @@ fn check(version: &str, expect: Expect) {
 
 #[test]
 fn kubernetes_1_24_has_no_bands_by_default() {
-    check("1.24", expect![[r#"
+    check(
+        "1.24",
+        expect![[r#"
         MixedProtocolLBService=true ServiceIPStaticSubrange=false TopologyAwareHints=true
         bands: ip=false port=false multiCIDR=false rule=LessThan16
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn kubernetes_1_33_turns_on_the_ipaddress_allocator() {
-    check("v1.33.2", expect![[r#"
+    check(
+        "v1.33.2",
+        expect![[r#"
         AllowServiceLBStatusOnNonLB=false DisableAllocatorDualWrite=false LoadBalancerIPMode=true MultiCIDRServiceAllocator=true PreferSameTrafficDistribution=false ServiceTrafficDistribution=true StrictIPCIDRValidation=false TopologyAwareHints=true
         bands: ip=true port=true multiCIDR=true rule=AtMost16
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
@@ -47,7 +54,8 @@ fn locked_and_unknown_gates_are_refused_like_the_apiserver() {
     let mut p = Profile::for_version(Version { minor: 26, patch: None });
     assert_eq!(
         p.set_gate("ServiceIPStaticSubrange", false),
-        Err("cannot set feature gate ServiceIPStaticSubrange to false, feature is locked to true".into())
+        Err("cannot set feature gate ServiceIPStaticSubrange to false, feature is locked to true"
+            .into())
     );
     assert_eq!(p.set_gate("NoSuchGate", true), Err("unrecognized feature gate: NoSuchGate".into()));
     let mut p = Profile::for_version(Version { minor: 24, patch: None });

@@ -47,7 +47,11 @@ pub(crate) fn render(report: &Report) -> String {
         let diags = diagnostics.get(key).map(Vec::as_slice).unwrap_or(&[]);
         // Warnings first, as kubectl prints them before the outcome.
         for d in diags.iter().filter(|d| d.severity == Severity::Warning) {
-            let prefix = if d.reason == "Warning" || d.reason == "UnknownField" { "Warning" } else { "svclab" };
+            let prefix = if d.reason == "Warning" || d.reason == "UnknownField" {
+                "Warning"
+            } else {
+                "svclab"
+            };
             let _ = writeln!(out, "{prefix}: {}", d.message);
         }
         let errors: Vec<&Diagnostic> =
@@ -87,7 +91,12 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
             }
         }
         if lines.len() == 1 {
-            let _ = writeln!(out, "The {kind} {} is invalid: {}", crate::field::go_quote(&name), lines[0]);
+            let _ = writeln!(
+                out,
+                "The {kind} {} is invalid: {}",
+                crate::field::go_quote(&name),
+                lines[0]
+            );
         } else {
             // kubectl ends the header with ": " before the newline (a trailing space).
             let _ = writeln!(out, "The {kind} {} is invalid: ", crate::field::go_quote(&name));
@@ -96,7 +105,10 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
             }
         }
     }
-    for d in errors.iter().filter(|d| !(d.reason.starts_with("FieldValue") && d.reason != "FieldValueTypeInvalid")) {
+    for d in errors
+        .iter()
+        .filter(|d| !(d.reason.starts_with("FieldValue") && d.reason != "FieldValueTypeInvalid"))
+    {
         // `kubectl apply -f` wraps server errors other than Invalid with the file
         // (`STDIN` for standard input).
         let file = match d.source.as_ref().map(|s| s.file.as_str()) {
@@ -105,13 +117,25 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
         };
         let line = match d.reason.as_str() {
             "InternalError" => {
-                format!("Error from server (InternalError): error when creating {}: {}", crate::field::go_quote(file), d.message)
+                format!(
+                    "Error from server (InternalError): error when creating {}: {}",
+                    crate::field::go_quote(file),
+                    d.message
+                )
             }
             "FieldValueTypeInvalid" => {
-                format!("Error from server (BadRequest): error when creating {}: {}", crate::field::go_quote(file), d.message)
+                format!(
+                    "Error from server (BadRequest): error when creating {}: {}",
+                    crate::field::go_quote(file),
+                    d.message
+                )
             }
             // A plain Go error from the REST storage becomes a 500 with reason Unknown.
-            "Unknown" => format!("Error from server: error when creating {}: {}", crate::field::go_quote(file), d.message),
+            "Unknown" => format!(
+                "Error from server: error when creating {}: {}",
+                crate::field::go_quote(file),
+                d.message
+            ),
             "NotFound" => format!("Error from server (NotFound): {}", d.message),
             _ => format!("error: {}", d.message),
         };
@@ -143,8 +167,11 @@ impl Diagnostic {
 }
 
 fn render_tables(out: &mut String, report: &Report) {
-    let live: Vec<&ServiceReport> =
-        report.services.iter().filter(|s| s.outcome == "created" || s.outcome == "updated").collect();
+    let live: Vec<&ServiceReport> = report
+        .services
+        .iter()
+        .filter(|s| s.outcome == "created" || s.outcome == "updated")
+        .collect();
     if !live.is_empty() {
         out.push('\n');
         let mut rows = vec![vec![
@@ -156,7 +183,11 @@ fn render_tables(out: &mut String, report: &Report) {
             "PORT(S)".to_owned(),
         ]];
         for s in live {
-            let ips = if s.cluster_ips.is_empty() { "<none>".to_owned() } else { s.cluster_ips.join(",") };
+            let ips = if s.cluster_ips.is_empty() {
+                "<none>".to_owned()
+            } else {
+                s.cluster_ips.join(",")
+            };
             let bands = if s.allocations.is_empty() {
                 "-".to_owned()
             } else {
@@ -181,7 +212,14 @@ fn render_tables(out: &mut String, report: &Report) {
                     .collect::<Vec<_>>()
                     .join(",")
             };
-            rows.push(vec![s.namespace.clone(), s.name.clone(), s.type_.clone(), ips, bands, ports]);
+            rows.push(vec![
+                s.namespace.clone(),
+                s.name.clone(),
+                s.type_.clone(),
+                ips,
+                bands,
+                ports,
+            ]);
         }
         write_table(out, &rows);
         out.push_str("(* = requested by the manifest)\n");
@@ -225,8 +263,9 @@ fn render_tables(out: &mut String, report: &Report) {
 
 fn write_table(out: &mut String, rows: &[Vec<String>]) {
     let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> =
-        (0..columns).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {

@@ -12,7 +12,10 @@ fn check(input: &str, expect: Expect) {
         match doc.root {
             Ok(Some(node)) => out.push_str(&format!("{}: {}\n", doc.index, node.to_json())),
             Ok(None) => out.push_str(&format!("{}: <empty>\n", doc.index)),
-            Err(e) => out.push_str(&format!("{}: error {}:{} {}\n", doc.index, e.pos.line, e.pos.column, e.message)),
+            Err(e) => out.push_str(&format!(
+                "{}: error {}:{} {}\n",
+                doc.index, e.pos.line, e.pos.column, e.message
+            )),
         }
     }
     expect.assert_eq(&out);
