@@ -103,7 +103,8 @@ pub(crate) fn cases() -> Vec<CaseDef> {
     };
     // The goldens come from the shared conformance directory when it is there, else from the
     // in-repo copies under tests/data/proxy, so the suite is hermetic.
-    let shared = svclab_tests::conformance_dir().map(|dir| dir.join("proxy")).filter(|p| p.is_dir());
+    let shared =
+        svclab_tests::conformance_dir().map(|dir| dir.join("proxy")).filter(|p| p.is_dir());
     {
         let proxy = shared.unwrap_or_else(|| svclab_tests::data_dir().join("proxy"));
         for id in GOLDENS {
