@@ -51,7 +51,7 @@ pub use profile::{
 };
 pub use proxy::{
     DetectLocal, EndpointSelection, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    RuleStats, render, render_objects, render_with_stats, select_endpoints,
+    RuleStats, render, render_objects, render_with_stats, report_rules, select_endpoints,
 };
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,

@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::source::Pos;
 use crate::yaml::{Node as YamlNode, Value as YamlValue};
 
@@ -128,7 +126,7 @@ fn lower_first(name: &str) -> Option<String> {
 }
 
 /// `metadata` of any object.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ObjectMeta {
     /// `metadata.name`.
     pub name: String,

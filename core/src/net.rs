@@ -123,15 +123,17 @@ pub fn parse_cidr_sloppy(text: &str) -> Option<(IpAddr, IpNet)> {
     Some((ip, net))
 }
 
+/// The IPv4 form of an IPv4-mapped address, as Go's `net.IP` compares and prints it.
+pub(crate) fn unmap(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
 /// Go `net.IP.String()`: IPv4-mapped addresses print as dotted IPv4.
 pub(crate) fn go_ip_string(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
-            None => v6.to_string(),
-        },
-        IpAddr::V4(v4) => v4.to_string(),
-    }
+    unmap(ip).to_string()
 }
 
 /// The address as an unsigned 128-bit number (IPv4 in the low 32 bits).

@@ -288,13 +288,7 @@ fn apply_service(
     let is_delete =
         service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete");
     let Some(cluster) = world.cluster.as_mut() else {
-        return service_report(
-            None,
-            &service,
-            "rejected",
-            &ServiceAllocation::default(),
-            document_source,
-        );
+        return rejected_report(None, &service, document_source);
     };
     if is_delete {
         return match world.services.remove(&key) {
@@ -317,13 +311,7 @@ fn apply_service(
                     message: format!("services {:?} not found", service.metadata.name),
                     source: Some(document_source.clone()),
                 });
-                service_report(
-                    Some(cluster),
-                    &service,
-                    "rejected",
-                    &ServiceAllocation::default(),
-                    document_source,
-                )
+                rejected_report(Some(cluster), &service, document_source)
             }
         };
     }
@@ -375,13 +363,7 @@ fn apply_service(
                 if let Some(old) = previous {
                     world.services.insert(key, old);
                 }
-                return service_report(
-                    Some(cluster),
-                    &service,
-                    "rejected",
-                    &ServiceAllocation::default(),
-                    document_source,
-                );
+                return rejected_report(Some(cluster), &service, document_source);
             }
             push_service_warnings(&world.profile, &service, &positions, diags);
             // finishUpdate(true): release what the old object gave up.
@@ -422,13 +404,7 @@ fn apply_service(
             if let Some(old) = previous {
                 world.services.insert(key, old);
             }
-            service_report(
-                Some(cluster),
-                &service,
-                "rejected",
-                &ServiceAllocation::default(),
-                document_source,
-            )
+            rejected_report(Some(cluster), &service, document_source)
         }
     }
 }
@@ -517,7 +493,7 @@ fn validate_as_written(
     if !errors.is_empty() {
         let object = object_ref(&service);
         diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &positions, json)));
-        return service_report(None, &service, "rejected", &ServiceAllocation::default(), source);
+        return rejected_report(None, &service, source);
     }
     push_service_warnings(&world.profile, &service, &positions, diags);
     let report = service_report(None, &service, outcome, &ServiceAllocation::default(), source);
@@ -604,6 +580,11 @@ fn apply_endpoint_slice(
         Some(i) => world.endpoint_slices[i] = located,
         None => world.endpoint_slices.push(located),
     }
+}
+
+/// The report of a Service the cluster refused: it holds nothing.
+fn rejected_report(cluster: Option<&Cluster>, service: &Service, source: Source) -> ServiceReport {
+    service_report(cluster, service, "rejected", &ServiceAllocation::default(), source)
 }
 
 fn service_report(

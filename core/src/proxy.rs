@@ -202,7 +202,7 @@ pub fn select_endpoints(
 /// Both rulesets of the scenario (for the report's `rules` field) with the figures of the
 /// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
 /// out rather than failing the check.
-pub(crate) fn report_rules(world: &World) -> Option<crate::report::Rules> {
+pub fn report_rules(world: &World) -> Option<crate::report::Rules> {
     let ipt = render_with_stats(world, &RenderOptions::new(ProxyMode::Iptables)).ok()?;
     let nft = render_with_stats(world, &RenderOptions::new(ProxyMode::Nftables)).ok()?;
     let mut figures = ipt.stats;

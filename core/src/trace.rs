@@ -194,6 +194,31 @@ pub fn trace_mode(world: &World, request: &TraceRequest, mode: ProxyMode) -> Tra
     }
 }
 
+/// The report skeleton of a trace and its parsed addresses, with the path the source implies
+/// (a node address starts in OUTPUT, anything else in PREROUTING); or the report saying why the
+/// packet cannot be traced (no addresses).
+fn begin(
+    request: &TraceRequest,
+    config: &ProxyConfig,
+    ruleset: String,
+    warnings: &[String],
+) -> (TraceReport, Option<(IpAddr, IpAddr)>) {
+    let mut report = TraceReport {
+        request: request.clone(),
+        ruleset,
+        path: String::new(),
+        outcomes: Vec::new(),
+        warnings: warnings.to_vec(),
+    };
+    let (Some(src), Some(dst)) = (parse_ip_sloppy(&request.src), parse_ip_sloppy(&request.dst))
+    else {
+        report.warnings.push("source and destination must be IP addresses".to_owned());
+        return (report, None);
+    };
+    report.path = if config.is_local_address(src) { "OUTPUT" } else { "PREROUTING" }.to_owned();
+    (report, Some((src, dst)))
+}
+
 /// Traces a packet through an nftables `kube-proxy` table given as `nft -f` text.
 pub fn trace_nft_text(
     rules_text: &str,
@@ -201,20 +226,10 @@ pub fn trace_nft_text(
     request: &TraceRequest,
 ) -> TraceReport {
     let table = nft::parse(rules_text);
-    let mut report = TraceReport {
-        request: request.clone(),
-        ruleset: format!("rendered nftables ({})", config.family.as_str()),
-        path: String::new(),
-        outcomes: Vec::new(),
-        warnings: table.warnings.clone(),
-    };
-    let (Some(src), Some(dst)) = (parse_ip_sloppy(&request.src), parse_ip_sloppy(&request.dst))
-    else {
-        report.warnings.push("source and destination must be IP addresses".to_owned());
-        return report;
-    };
-    let local_source = config.is_local_address(src);
-    report.path = if local_source { "OUTPUT" } else { "PREROUTING" }.to_owned();
+    let ruleset = format!("rendered nftables ({})", config.family.as_str());
+    let (mut report, addresses) = begin(request, config, ruleset, &table.warnings);
+    let Some((src, dst)) = addresses else { return report };
+    let local_source = report.path == "OUTPUT";
     let walker = nft::Walker {
         table: &table,
         config,
@@ -280,20 +295,10 @@ fn failed(request: &TraceRequest, message: &str) -> TraceReport {
 /// addresses decide `--dst-type LOCAL` and the path).
 pub fn trace_text(rules_text: &str, config: &ProxyConfig, request: &TraceRequest) -> TraceReport {
     let ruleset = rules::parse(rules_text);
-    let mut report = TraceReport {
-        request: request.clone(),
-        ruleset: format!("rendered iptables ({})", config.family.as_str()),
-        path: String::new(),
-        outcomes: Vec::new(),
-        warnings: ruleset.warnings.clone(),
-    };
-    let (Some(src), Some(dst)) = (parse_ip_sloppy(&request.src), parse_ip_sloppy(&request.dst))
-    else {
-        report.warnings.push("source and destination must be IP addresses".to_owned());
-        return report;
-    };
-    let local_source = config.is_local_address(src);
-    report.path = if local_source { "OUTPUT" } else { "PREROUTING" }.to_owned();
+    let name = format!("rendered iptables ({})", config.family.as_str());
+    let (mut report, addresses) = begin(request, config, name, &ruleset.warnings);
+    let Some((src, dst)) = addresses else { return report };
+    let local_source = report.path == "OUTPUT";
     let tracer = Tracer { set: &ruleset, config, request };
     let start = Packet {
         src,

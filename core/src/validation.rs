@@ -13,7 +13,7 @@ use std::net::IpAddr;
 
 use crate::field::{FieldError, GoValue};
 use crate::model::{EndpointSlice, Service};
-use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
+use crate::net::{parse_cidr_sloppy, parse_ip_sloppy, unmap};
 use crate::profile::Profile;
 
 pub(crate) use endpoint_slice::default_endpoint_slice;
@@ -111,14 +111,6 @@ fn strict_prefix(text: &str) -> bool {
     }
     let max = if ip.is_ipv4() { 32 } else { 128 };
     len.parse::<u32>().is_ok_and(|l| l <= max)
-}
-
-/// The IPv4 form of an IPv4-mapped address, as Go's `net.IP` compares them.
-fn unmap(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    }
 }
 
 /// `ValidateNonSpecialIP` (validation.md §5.3) on an address that already parsed.

@@ -1,7 +1,7 @@
 //! The playground's view of kube-proxy: rulesets for the Rules panel (`svclab_core::render`)
 //! and packet walks for the Trace panel (`svclab_core::trace`).
 
-use svclab_core::{ProxyMode, RenderOptions, Report, Rules, TraceReport, TraceRequest, World};
+use svclab_core::{Report, TraceReport, TraceRequest, World};
 
 use crate::share::SharedTrace;
 
@@ -25,20 +25,7 @@ pub(crate) fn complete_report(world: &World, report: &mut Report) {
     if report.rules.is_some() {
         return;
     }
-    let render = |mode| svclab_core::render_with_stats(world, &RenderOptions::new(mode));
-    if let (Ok(iptables), Ok(nftables)) = (render(ProxyMode::Iptables), render(ProxyMode::Nftables))
-    {
-        // The same figures as the pipeline's own `rules` field: the iptables sync's, plus the
-        // nftables rule and chain counts under `nftables-` keys.
-        let mut figures = iptables.stats;
-        for (key, value) in nftables.stats.rules {
-            figures.rules.insert(format!("nftables-{key}"), value);
-        }
-        for (key, value) in nftables.stats.chains {
-            figures.chains.insert(format!("nftables-{key}"), value);
-        }
-        report.rules = Some(Rules { iptables: iptables.text, nftables: nftables.text, figures });
-    }
+    report.rules = svclab_core::report_rules(world);
 }
 
 /// The first live Service's ClusterIP and port: what the Trace form suggests.

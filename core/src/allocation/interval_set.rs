@@ -86,7 +86,8 @@ impl IntervalSet {
             .sum()
     }
 
-    /// Every value in ascending order (callers keep sets small when they list them).
+    /// Every value in ascending order (for the model-based tests).
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = u128> + '_ {
         self.runs.iter().flat_map(|(&s, &e)| s..=e)
     }

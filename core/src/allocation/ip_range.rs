@@ -152,13 +152,6 @@ impl IpRange {
         self.index_of(ip).is_some_and(|i| self.bitmap.has(i))
     }
 
-    /// Every allocated address in ascending order.
-    pub fn allocated(&self) -> Vec<IpAddr> {
-        let mut out = Vec::with_capacity(self.bitmap.used());
-        self.bitmap.for_each(|i| out.push(self.ip_at(i as u128)));
-        out
-    }
-
     /// `DryRun().Allocate(ip)`: only the range check.
     pub fn dry_allocate(&self, ip: IpAddr) -> Result<(), AllocationError> {
         match self.index_of(ip) {

@@ -121,10 +121,4 @@ impl MetaAllocator {
     pub fn has(&self, ip: IpAddr) -> bool {
         self.cidrs.first().and_then(|g| g.value_of(ip)).is_some_and(|v| self.allocated.contains(v))
     }
-
-    /// Every allocated address of the family, ascending.
-    pub fn allocated(&self) -> Vec<IpAddr> {
-        let Some(g) = self.cidrs.first() else { return Vec::new() };
-        self.allocated.iter().map(|v| g.ip(v)).collect()
-    }
 }

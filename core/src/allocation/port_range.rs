@@ -97,13 +97,6 @@ impl PortAllocator {
         }
     }
 
-    /// Every allocated port in ascending order.
-    pub fn allocated(&self) -> Vec<u32> {
-        let mut out = Vec::new();
-        self.bitmap.for_each(|i| out.push(self.range.base + i as u32));
-        out
-    }
-
     /// `Snapshot()`: range text and bitmap bytes.
     pub fn snapshot(&self) -> (String, Vec<u8>) {
         (self.range.to_string(), self.bitmap.snapshot_bytes())

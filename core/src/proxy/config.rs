@@ -8,7 +8,7 @@ use ipnet::IpNet;
 
 use super::{ProxyMode, RenderError};
 use crate::model::{KubeProxyConfiguration, Node};
-use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
+use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
 use crate::pipeline::World;
 use crate::profile::HostFacts;
 
@@ -180,7 +180,7 @@ impl ProxyConfig {
                 node.addresses
                     .iter()
                     .filter(|(t, _)| t == kind)
-                    .filter_map(|(_, a)| parse_ip_sloppy(a).map(canonical_ip))
+                    .filter_map(|(_, a)| parse_ip_sloppy(a).map(unmap))
                     .find(|ip| IpFamily::of(*ip) == family)
             };
             config.node_ip = pick("InternalIP").or_else(|| pick("ExternalIP"));
@@ -190,8 +190,8 @@ impl ProxyConfig {
             .iter()
             .filter_map(|a| {
                 parse_cidr_sloppy(a)
-                    .map(|(ip, _)| canonical_ip(ip))
-                    .or_else(|| parse_ip_sloppy(a).map(canonical_ip))
+                    .map(|(ip, _)| unmap(ip))
+                    .or_else(|| parse_ip_sloppy(a).map(unmap))
             })
             .filter(|ip| IpFamily::of(*ip) == family)
             .collect();
@@ -203,7 +203,7 @@ impl ProxyConfig {
             });
             if let Some(node) = node {
                 for (_, a) in &node.addresses {
-                    if let Some(ip) = parse_ip_sloppy(a).map(canonical_ip)
+                    if let Some(ip) = parse_ip_sloppy(a).map(unmap)
                         && IpFamily::of(ip) == family
                         && !config.host_addresses.contains(&ip)
                     {
@@ -320,14 +320,6 @@ impl ProxyConfig {
     /// Whether an address is one of this node's own (`-m addrtype --dst-type LOCAL`).
     pub(crate) fn is_local_address(&self, ip: IpAddr) -> bool {
         ip.is_loopback() || self.host_addresses.contains(&ip) || self.node_ip == Some(ip)
-    }
-}
-
-/// IPv4-mapped IPv6 addresses become IPv4, as Go's `net.IP` prints them.
-pub(crate) fn canonical_ip(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
-        v4 => v4,
     }
 }
 

@@ -7,8 +7,9 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use super::config::{ProxyConfig, canonical_ip};
+use super::config::ProxyConfig;
 use crate::model::{EndpointSlice, Endpoints, Service};
+use crate::net::unmap;
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
 
 /// `v1.DefaultClientIPServiceAffinitySeconds`.
@@ -177,7 +178,7 @@ fn parse_family_ip(text: &str, family: IpFamily) -> Option<IpAddr> {
     let text = text.trim();
     let ip = match dotted_quad(text.as_bytes()) {
         Some(v4) => IpAddr::V4(v4),
-        None => canonical_ip(parse_ip_sloppy(text)?),
+        None => unmap(parse_ip_sloppy(text)?),
     };
     (IpFamily::of(ip) == family).then_some(ip)
 }

@@ -69,10 +69,7 @@ fn non_standard_ip(path: &str, value: &str, ip: IpAddr) -> String {
 pub(crate) fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
     let Some((ip, net)) = parse_cidr_sloppy(value) else { return Vec::new() };
     let mut out = Vec::new();
-    let unmapped = match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
-        v4 => v4,
-    };
+    let unmapped = crate::net::unmap(ip);
     if unmapped != net.network() {
         let bits = if net.network().is_ipv4() { 32 } else { 128 };
         out.push(format!(
