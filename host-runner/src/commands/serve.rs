@@ -161,7 +161,10 @@ fn admission_options(
             .into_iter()
             .filter(|diagnostic| diagnostic.severity == Severity::Error)
             .map(|diagnostic| match diagnostic.source {
-                Some(source) => format!("{}:{}: {}", source.file, source.line, diagnostic.message),
+                Some(source) => format!(
+                    "{}:{}:{}: {}",
+                    source.file, source.line, source.column, diagnostic.message
+                ),
                 None => diagnostic.message,
             })
             .collect();
