@@ -266,12 +266,20 @@ fn serve_refuses_to_start_with_a_bad_policy() {
     // instead of listening forever.
     for engine in ["native", "plugin"] {
         let run = check(
-            &["serve", "--listen", "nowhere", "--policy", "data/policy/typo.yaml", "--engine", engine],
+            &[
+                "serve",
+                "--listen",
+                "nowhere",
+                "--policy",
+                "data/policy/typo.yaml",
+                "--engine",
+                engine,
+            ],
             "",
             2,
         );
         assert!(
-            run.stderr.starts_with("error: the Service policy \"data/policy/typo.yaml\" is invalid:\ndata/policy/typo.yaml:7: "),
+            run.stderr.starts_with("error: the Service policy \"data/policy/typo.yaml\" is invalid:\ndata/policy/typo.yaml:7:5: "),
             "{}",
             run.stderr
         );

@@ -197,7 +197,7 @@ fn policy_denial_is_forbidden_with_one_cause_per_violation() {
             "reason": "Forbidden",
             "details": {
                 "name": "web",
-                "kind": "Service",
+                "kind": "services",
                 "causes": [{"reason": "FieldValueForbidden", "message": line, "field": "spec.externalIPs[1]"}],
             },
             "code": 403,
@@ -272,7 +272,7 @@ fn the_profile_sets_the_ranges_validation_and_the_static_band_use() {
 apiVersion: svclab.dev/v1alpha1
 kind: ClusterProfile
 kubernetesVersion: \"1.33\"
-serviceClusterIPRanges: [10.100.0.0/16]
+serviceClusterIPRanges: [10.200.0.0/16]
 ";
     let service = |ip: &str| {
         review(
@@ -282,17 +282,17 @@ serviceClusterIPRanges: [10.100.0.0/16]
         )
     };
     let options = with_policy("clusterIP: {explicit: staticBandOnly}", Some(profile));
-    let in_band = response(&check(&options, "POST", "/validate", &service("10.100.0.10")));
+    let in_band = response(&check(&options, "POST", "/validate", &service("10.200.0.10")));
     assert_eq!(in_band["allowed"], true, "{in_band}");
-    let outside = response(&check(&options, "POST", "/validate", &service("10.100.40.7")));
+    let outside = response(&check(&options, "POST", "/validate", &service("10.200.40.7")));
     assert_eq!(outside["status"]["code"], 403, "{outside}");
     assert_eq!(
         outside["status"]["message"],
-        "spec.clusterIP: Invalid value: \"10.100.40.7\": explicit cluster IPs must lie in the static band 10.100.0.1-10.100.1.0 (clusterIP.explicit)"
+        "spec.clusterIP: Invalid value: \"10.200.40.7\": explicit cluster IPs must lie in the static band 10.200.0.1-10.200.1.0 (clusterIP.explicit)"
     );
     assert_eq!(outside["status"]["details"]["causes"][0]["reason"], "FieldValueInvalid");
     // Without the profile the newest release's 10.96.0.0/12 is modelled: not in range at all.
-    let default_range = response(&check(&plain(), "POST", "/validate", &service("10.100.0.10")));
+    let default_range = response(&check(&plain(), "POST", "/validate", &service("10.200.0.10")));
     assert_eq!(default_range["status"]["code"], 422, "{default_range}");
 }
 
@@ -336,10 +336,10 @@ fn http_exchanges() {
     let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
         "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
     let body = review("CREATE", object);
-    let answer = exchange(&format!(
-        "POST /validate HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    ), &plain());
+    let answer = exchange(
+        &format!("POST /validate HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}", body.len()),
+        &plain(),
+    );
     let (head, json) = answer.split_once("\r\n\r\n").expect("head and body");
     assert!(head.starts_with("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), "{head}");
     let review: Value = serde_json::from_str(json).expect("JSON body");
@@ -363,7 +363,9 @@ fn http_exchanges() {
     );
     assert!(answer.starts_with("HTTP/1.1 411 Length Required\r\n"), "{answer}");
     assert!(exchange("nonsense\r\n\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
-    assert!(exchange("GET /healthz HTTP/1.1\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+    assert!(
+        exchange("GET /healthz HTTP/1.1\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n")
+    );
     let too_big = format!("POST /validate HTTP/1.1\r\nContent-Length: {}\r\n\r\n", 5 << 20);
     assert!(exchange(&too_big, &plain()).starts_with("HTTP/1.1 413 Payload Too Large\r\n"));
 }
