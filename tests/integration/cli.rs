@@ -121,6 +121,20 @@ fn engines_print_identical_bytes() {
 }
 
 #[test]
+fn engines_print_identical_bytes_under_a_policy() {
+    let policy = ["check", "data/policy/scenario.yaml", "--policy", "data/policy/full.yaml"];
+    for requester in [&[][..], &["--user", "netops", "--group", "net-admins"]] {
+        for format in ["text", "json"] {
+            let args = [&policy[..], requester, &["-o", format]].concat();
+            let native = check(&[&args[..], &["--engine", "native"]].concat(), "", 1);
+            let plugin = check(&[&args[..], &["--engine", "plugin"]].concat(), "", 1);
+            assert_eq!(native.stdout, plugin.stdout, "{args:?}");
+            assert!(plugin.stdout.contains("(externalIPs.allowedCIDRs)"), "{}", plugin.stdout);
+        }
+    }
+}
+
+#[test]
 fn plugin_engine_reports_fuel() {
     let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
     let fuel: u64 = plugin
