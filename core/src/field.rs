@@ -345,7 +345,7 @@ impl FieldError {
             field: self.path.clone(),
             reason: self.kind.reason().to_owned(),
             message: self.message(json_values),
-            source: Some(crate::pipeline::source_of(positions, &self.path)),
+            source: Some(positions.source_of(&self.path)),
         }
     }
 }

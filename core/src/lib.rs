@@ -29,40 +29,41 @@ mod net;
 mod pipeline;
 mod profile;
 mod proxy;
+mod registry;
 mod report;
 mod source;
 mod trace;
 mod validation;
+mod world;
 mod yaml;
 
 // The public surface: inputs, the pipeline, the report and the types it is built from.
 pub use admission::{ADMISSION_API_VERSION, AdmissionError, validate_admission};
 pub use diagnostic::{Diagnostic, ObjectRef, Severity};
 pub use field::{ErrorType, FieldError, GoValue, go_quote};
-pub use manifest::{Input, Located, Object, Scenario, parse};
+pub use manifest::{Input, Object, Scenario, parse};
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
-    KubeProxyConfiguration, Node, ObjectMeta, Positions, Service, ServicePort, ServiceSpec,
+    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServicePort,
+    ServiceSpec,
 };
 pub use net::{IpFamily, PortRange, parse_cidr_sloppy, parse_ip_sloppy};
-pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, StoredService, World, check, evaluate};
+pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
 };
 pub use proxy::{
     DetectLocal, EndpointSelection, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    RuleStats, render, render_objects, render_with_stats, report_rules, select_endpoints,
+    RuleStats, render_objects, select_endpoints,
 };
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
-    ServiceReport,
+    ServiceReport, report_rules,
 };
 pub use source::{Pos, Source};
-pub use trace::{
-    TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_mode, trace_nft_text,
-    trace_text,
-};
+pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep, trace_nft_text, trace_text};
 pub use validation::{
     validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
     validate_service_update,
 };
+pub use world::{StoredService, World, render, render_with_stats, trace, trace_mode};

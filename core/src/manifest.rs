@@ -4,6 +4,7 @@
 mod decode;
 
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+pub(crate) use crate::model::Located;
 use crate::model::{
     ClusterProfile, EndpointSlice, Endpoints, KubeProxyConfiguration, Node as KubeNode, Positions,
     Service, ServiceCidr,
@@ -25,17 +26,6 @@ impl Input {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
         Input { name: name.into(), text: text.into() }
     }
-}
-
-/// An object with the positions of its fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Located<T> {
-    /// The decoded object.
-    pub value: T,
-    /// `apiVersion` as written.
-    pub api_version: String,
-    /// Where its fields are.
-    pub positions: Positions,
 }
 
 /// One recognised object of a scenario, in stream order.

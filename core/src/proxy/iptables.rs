@@ -1,5 +1,6 @@
 //! iptables mode: the `iptables-restore` payload kube-proxy writes (pkg/proxy/iptables/
-//! proxier.go `syncProxyRules`), emitted in the tests' canonical order (proxy-rules.md §1.4).
+//! proxier.go `syncProxyRules`), emitted in the canonical order of kube-proxy's own tests
+//! (`pkg/proxy/iptables/proxier_test.go` sorts chains and rules before comparing).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -165,7 +166,7 @@ fn comment(text: &str) -> String {
 }
 
 /// The jump rules kube-proxy installs in the built-in chains outside the payload
-/// (proxy-rules.md §1.2), as (table, chain, args) in the order they end up in each chain on a
+/// (`iptablesJumpChains` of the proxier), as (table, chain, args) in the order they end up in each chain on a
 /// fresh host: each is "ensured" by prepending, so later list entries end up on top.
 pub(crate) fn builtin_jumps(with_kube_firewall: bool) -> Vec<(&'static str, &'static str, String)> {
     let ext = "-m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES";
@@ -284,7 +285,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         }
     }
 
-    // Canonical order (proxy-rules.md §1.4): KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by
+    // Canonical order (that of `sortIPTablesRules` in kube-proxy's tests): KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by
     // name, then the built-in chains. Service ports are iterated in the tests' sort order, so
     // KUBE-SERVICES and KUBE-NODEPORTS need no re-sorting.
     let mut arena = t.arena;
@@ -383,7 +384,7 @@ fn write_table(out: &mut String, name: &str, chains: &[Chain]) {
     out.push_str("COMMIT\n");
 }
 
-/// Per service-port rules (proxy-rules.md §1.6).
+/// Per service-port rules (the service-port loop of `syncProxyRules`).
 fn service_rules(
     sp: &SvcPort,
     config: &ProxyConfig,
@@ -582,7 +583,7 @@ fn service_rules(
     a.end();
 }
 
-/// Service-to-endpoint rules (proxy-rules.md §1.7).
+/// Service-to-endpoint rules (`writeServiceToEndpointRules`).
 fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String], large: bool) {
     /// `-m comment --comment "N -> ip:port" ` unless in large-cluster mode.
     struct Comment<'a>(&'a str, &'a str, bool);
