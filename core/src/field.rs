@@ -1,7 +1,7 @@
 //! Field errors as `k8s.io/apimachinery/pkg/util/validation/field` renders them: error types,
 //! Go-syntax value rendering (`%q`, `%#v`) and the `<path>: <Type>: <value>: <detail>` line.
 
-use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::model::Positions;
 
 /// `field.ErrorType`.
@@ -339,14 +339,9 @@ impl FieldError {
         positions: &Positions,
         json_values: bool,
     ) -> Diagnostic {
-        Diagnostic {
-            severity: Severity::Error,
-            object: Some(object.clone()),
-            field: self.path.clone(),
-            reason: self.kind.reason().to_owned(),
-            message: self.message(json_values),
-            source: Some(positions.source_of(&self.path)),
-        }
+        let message = self.message(json_values);
+        Diagnostic::error(Some(object.clone()), self.path.clone(), self.kind.reason(), message)
+            .at(positions.source_of(&self.path))
     }
 }
 

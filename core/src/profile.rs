@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::model::{ClusterProfile, Located};
 use crate::net::{IpFamily, PortRange, parse_cidr_sloppy};
 
@@ -315,13 +315,10 @@ impl Profile {
     ) -> Profile {
         let Some(located) = object else { return Profile::default() };
         let spec = &located.value;
-        let diag = |field: &str, message: String| Diagnostic {
-            severity: Severity::Error,
-            object: Some(ObjectRef { kind: "ClusterProfile".into(), ..ObjectRef::default() }),
-            field: field.to_owned(),
-            reason: "FieldValueInvalid".into(),
-            message,
-            source: Some(located.positions.source_of(field)),
+        let diag = |field: &str, message: String| {
+            let object = Some(ObjectRef::kind("ClusterProfile"));
+            Diagnostic::error(object, field, "FieldValueInvalid", message)
+                .at(located.positions.source_of(field))
         };
         let version = match &spec.kubernetes_version {
             None => Version::NEWEST,
