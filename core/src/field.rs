@@ -202,7 +202,7 @@ pub(crate) fn go_json_quote(s: &str) -> String {
 }
 
 /// Go `strconv.Quote`.
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

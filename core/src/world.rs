@@ -143,7 +143,10 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
 }
 
 /// [`render`] plus the figures kube-proxy exposes for the sync.
-pub fn render_with_stats(world: &World, options: &RenderOptions) -> Result<Rendered, RenderError> {
+pub(crate) fn render_with_stats(
+    world: &World,
+    options: &RenderOptions,
+) -> Result<Rendered, RenderError> {
     let config =
         ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
     // The apiserver drops `status` on create; the scenario's written status plays the
