@@ -207,7 +207,7 @@ fn stringly_typed_settings_and_profile_read_as_traefik_sends_them() {
     expect![[r#"
         Err(
             Profile(
-                "json: cannot unmarshal string into Go struct field ClusterProfile.featureGates of type bool",
+                "ClusterProfile in version \"v1alpha1\" cannot be handled as a ClusterProfile: json: cannot unmarshal string into Go struct field ClusterProfile.featureGates of type bool",
             ),
         )
     "#]].assert_debug_eq(&admit(&request, &strict).map(|v| v.code));

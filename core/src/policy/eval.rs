@@ -8,12 +8,12 @@ use crate::allocation::{Cluster, FamilyAllocator};
 use crate::field::{FieldError, GoValue};
 use crate::model::{EndpointSlice, Service};
 use crate::net::{IpFamily, parse_ip_sloppy, unmap};
-use crate::pipeline::StoredService;
 use crate::policy::UserInfo;
 use crate::policy::settings::{
     Action, Cidr, Explicit, ExternalIpMode, LoadBalancerIpMode, Manual, NamespacePattern, Ports,
     Settings,
 };
+use crate::world::StoredService;
 
 /// What a rule found.
 #[derive(Debug, Clone, PartialEq, Eq)]

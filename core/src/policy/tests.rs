@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use expect_test::{Expect, expect};
 
 use crate::manifest::Input;
-use crate::pipeline::{CheckOptions, check as run};
 use crate::policy::UserInfo;
+use crate::{CheckOptions, check as run};
 
 /// A release that still accepts leading zeros and IPv4-mapped addresses.
 const PROFILE_1_32: &str =
