@@ -4,6 +4,15 @@ mod playground;
 mod plugin;
 mod tidy;
 
+const USAGE: &str = "usage: cargo xtask <command>
+  ci                 run .ci/run (the test command CI runs)
+  playground         build the playground into target/playground/
+  serve [PORT] [--for SECONDS]
+                     serve the playground on 127.0.0.1 (built first when missing)
+  build-plugin [--out PATH]
+                     build the WebAssembly component
+  bench [--quick]    native vs plugin timing table";
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -12,8 +21,8 @@ fn main() -> anyhow::Result<()> {
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
-        Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
-        None => anyhow::bail!("usage: cargo xtask <ci>"),
+        Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
+        None => anyhow::bail!("{USAGE}"),
     }
 }
 
