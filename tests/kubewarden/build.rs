@@ -51,7 +51,13 @@ fn run() -> Result<(), String> {
             .map_err(|err| format!("cannot copy {}: {err}", prebuilt.display()));
     }
 
-    for input in ["core/src", "core/Cargo.toml", "plugin-wasm/kubewarden", "xtask/src/annotate.rs", "Cargo.lock"] {
+    for input in [
+        "core/src",
+        "core/Cargo.toml",
+        "plugin-wasm/kubewarden",
+        "xtask/src/annotate.rs",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
     // `$CARGO_TARGET_DIR/plugin-wasm`, the directory `cargo xtask plugins` and host-runner's
@@ -80,7 +86,8 @@ fn run() -> Result<(), String> {
     if !status.success() {
         return Err(format!("`cargo build -p {PACKAGE} --target {TARGET}` failed ({status})"));
     }
-    let built = target_dir.join(TARGET).join(PROFILE).join(format!("{}.wasm", PACKAGE.replace('-', "_")));
+    let built =
+        target_dir.join(TARGET).join(PROFILE).join(format!("{}.wasm", PACKAGE.replace('-', "_")));
     let wasm =
         std::fs::read(&built).map_err(|err| format!("cannot read {}: {err}", built.display()))?;
     let metadata_path = workspace.join("plugin-wasm/kubewarden/metadata.yml");

@@ -74,7 +74,12 @@ pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn build_guest(root: &Path, target_dir: &Path, out: &Path, guest: &Guest) -> anyhow::Result<PathBuf> {
+fn build_guest(
+    root: &Path,
+    target_dir: &Path,
+    out: &Path,
+    guest: &Guest,
+) -> anyhow::Result<PathBuf> {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(root)
         .args(["build", "--package", guest.package, "--target", guest.target])

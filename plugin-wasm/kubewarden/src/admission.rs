@@ -1,10 +1,12 @@
-//! One Kubewarden `validate` call: the admission request through the core's admission, its
-//! verdict as a Kubewarden `ValidationResponse`.
+//! One Kubewarden `validate` call: the AdmissionRequest through the core's `admit`, its verdict
+//! as a Kubewarden `ValidationResponse`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use svclab_core::{AdmissionOptions, AdmissionRequest, UserInfo, Verdict};
 
+use crate::inventory;
 use crate::settings::Settings;
 
 /// `ValidationResponse`, snake_case like the SDK writes it; policy-server copies `message` and
@@ -22,47 +24,110 @@ pub(crate) struct ValidationResponse {
     audit_annotations: BTreeMap<String, String>,
 }
 
-/// What `validate_admission` answers, as far as a ValidationResponse carries it.
-#[derive(Deserialize)]
-struct Review {
-    response: Response,
-}
-
+/// The parts of Kubewarden's `KubernetesAdmissionRequest` (the apiserver's AdmissionRequest,
+/// camelCase) the core reads.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Response {
-    allowed: bool,
+struct Request {
     #[serde(default)]
-    status: Option<Status>,
+    kind: GroupVersionKind,
     #[serde(default)]
-    warnings: Vec<String>,
+    operation: String,
     #[serde(default)]
-    audit_annotations: BTreeMap<String, String>,
+    sub_resource: String,
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    object: Value,
+    #[serde(default)]
+    old_object: Value,
+    #[serde(default)]
+    user_info: Option<RequestUserInfo>,
+}
+
+#[derive(Default, Deserialize)]
+struct GroupVersionKind {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    kind: String,
 }
 
 #[derive(Deserialize)]
-struct Status {
-    message: String,
-    code: u16,
+struct RequestUserInfo {
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    groups: Vec<String>,
 }
 
-/// Judges one admission request (Kubewarden's `KubernetesAdmissionRequest`, which is the
-/// apiserver's `AdmissionRequest`).
-pub(crate) fn evaluate(request: &Value, settings: &Settings) -> Result<ValidationResponse, String> {
-    let review = serde_json::json!({
-        "apiVersion": svclab_core::ADMISSION_API_VERSION,
-        "kind": "AdmissionReview",
-        "request": request,
-    });
-    let answer = svclab_core::validate_admission(&review.to_string()).map_err(|err| err.to_string())?;
-    let review: Review = serde_json::from_str(&answer).map_err(|err| err.to_string())?;
-    let _ = settings;
-    let response = review.response;
-    Ok(ValidationResponse {
-        accepted: response.allowed,
-        message: response.status.as_ref().map(|status| status.message.clone()),
-        code: response.status.map(|status| status.code),
-        warnings: response.warnings,
-        audit_annotations: response.audit_annotations,
-    })
+/// The `metav1.Status` of a refusal, for its message.
+#[derive(Deserialize)]
+struct Status {
+    #[serde(default)]
+    message: String,
+}
+
+/// Judges one admission request. An error (settings the core refuses, an object that is not
+/// JSON) answers the waPC call with an error, which policy-server turns into a rejection.
+pub(crate) fn evaluate(request: Value, settings: &Settings) -> Result<ValidationResponse, String> {
+    let request: Request = serde_json::from_value(request)
+        .map_err(|err| format!("the admission request cannot be read: {err}"))?;
+    // The names `admit` takes, as `validate_admission` derives them from the review.
+    let kind = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
+        ("", "Service") => "Service".to_owned(),
+        ("discovery.k8s.io", "EndpointSlice") => "EndpointSlice".to_owned(),
+        (group, kind) => format!("{kind}.{group}"),
+    };
+    let json = |value: Value| value.is_object().then(|| value.to_string());
+    let inventory = (settings.unique_selector && kind == "Service")
+        .then(|| {
+            // The object's namespace, else the request's (the apiserver fills one from the
+            // other), else `default`, as the core places the object.
+            let namespace = [
+                request.object.pointer("/metadata/namespace").and_then(Value::as_str),
+                Some(request.namespace.as_str()),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|namespace| !namespace.is_empty())
+            .unwrap_or("default");
+            inventory::fetch(namespace)
+        })
+        .flatten();
+    let admission = AdmissionRequest {
+        kind,
+        operation: request.operation,
+        subresource: request.sub_resource,
+        namespace: request.namespace,
+        object: json(request.object),
+        old_object: json(request.old_object),
+        user_info: request
+            .user_info
+            .map(|user| UserInfo { username: user.username, groups: user.groups }),
+    };
+    let options = AdmissionOptions {
+        policy: settings.policy.clone(),
+        inventory,
+        ..AdmissionOptions::default()
+    };
+    let verdict = svclab_core::admit(&admission, &options).map_err(|err| err.to_string())?;
+    Ok(response(verdict))
+}
+
+fn response(verdict: Verdict) -> ValidationResponse {
+    let refused = !verdict.allowed;
+    let message = verdict
+        .status
+        .as_deref()
+        .filter(|_| refused)
+        .and_then(|status| serde_json::from_str::<Status>(status).ok())
+        .map(|status| status.message);
+    ValidationResponse {
+        accepted: verdict.allowed,
+        message,
+        code: refused.then_some(verdict.code),
+        warnings: verdict.warnings,
+        audit_annotations: verdict.audit_annotations,
+    }
 }

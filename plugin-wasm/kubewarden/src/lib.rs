@@ -63,7 +63,7 @@ struct ValidationRequest {
 fn validate(payload: &[u8]) -> wapc_guest::CallResult {
     let request: ValidationRequest = serde_json::from_slice(payload)
         .map_err(|err| format!("the validation request is not JSON: {err}"))?;
-    let settings = Settings::from_value(request.settings)?;
-    let response = admission::evaluate(&request.request, &settings)?;
+    let settings = Settings::from_value(request.settings);
+    let response = admission::evaluate(request.request, &settings)?;
     Ok(serde_json::to_vec(&response)?)
 }

@@ -1,24 +1,22 @@
-//! The policy's Kubewarden `settings`: the svclab Service policy settings object itself, plus
+//! The policy's Kubewarden `settings`: the svclab Service policy settings object itself, with
 //! one optional top-level key `profile` holding ClusterProfile fields (`kubernetesVersion`,
 //! `featureGates`, `serviceClusterIPRanges`, `serviceNodePortRange`) for the release and ranges
-//! that apiserver validation models.
+//! that apiserver validation models. The core reads both from the one object.
 
-use serde_json::{Map, Value};
-use svclab_core::Input;
+use serde_json::Value;
+use svclab_core::{AdmissionError, AdmissionOptions, AdmissionRequest, Input};
 
-/// Input names, so settings errors say which part of the settings they are about.
-const POLICY_INPUT: &str = "settings";
-const PROFILE_INPUT: &str = "settings.profile";
+/// Input name, so settings errors say what they are about.
+const SETTINGS_INPUT: &str = "settings";
 
-/// The settings split into what the core takes.
+/// The settings as the core takes them.
 pub(crate) struct Settings {
-    /// The Service policy settings (every key but `profile`); `None` when there are none, so
-    /// only apiserver validation runs, like `svclab serve` without `--policy`.
+    /// The settings object; `None` when it is empty (or the policy has none), so only
+    /// apiserver validation runs, like `svclab serve` without `--policy`.
     pub(crate) policy: Option<Input>,
-    /// The ClusterProfile fields; `None` models the newest release with its default ranges.
-    pub(crate) profile: Option<Input>,
-    /// Namespaces whose Services the context-aware rules need (empty: no rule needs any).
-    pub(crate) inventory_namespaces: Vec<String>,
+    /// `selector.uniqueInNamespace` is on: the one rule that compares with the cluster's other
+    /// Services, which the policy then asks the host for.
+    pub(crate) unique_selector: bool,
 }
 
 impl Settings {
@@ -26,67 +24,30 @@ impl Settings {
     pub(crate) fn decode(payload: &[u8]) -> Result<Settings, String> {
         let value: Value = serde_json::from_slice(payload)
             .map_err(|err| format!("settings: the settings are not JSON: {err}"))?;
-        Settings::from_value(value)
+        Ok(Settings::from_value(value))
     }
 
-    /// Splits a settings value; `null` (a policy deployed without settings) is `{}`.
-    pub(crate) fn from_value(value: Value) -> Result<Settings, String> {
-        let mut fields = match value {
-            Value::Null => Map::new(),
-            Value::Object(fields) => fields,
-            other => {
-                return Err(format!(
-                    "settings: Invalid value: {other}: the settings must be an object"
-                ));
-            }
-        };
-        let profile = match fields.remove("profile") {
-            None | Some(Value::Null) => None,
-            Some(profile @ Value::Object(_)) => Some(Input::new(PROFILE_INPUT, profile.to_string())),
-            Some(other) => {
-                return Err(format!(
-                    "profile: Invalid value: {other}: the profile must be an object of ClusterProfile fields"
-                ));
-            }
-        };
-        let inventory_namespaces = inventory_namespaces(&fields);
-        let policy = (!fields.is_empty())
-            .then(|| Input::new(POLICY_INPUT, Value::Object(fields).to_string()));
-        Ok(Settings { policy, profile, inventory_namespaces })
+    /// The settings of a `validate` request; `null` (a policy deployed without settings) is
+    /// `{}`.
+    pub(crate) fn from_value(value: Value) -> Settings {
+        let unique_selector =
+            value.pointer("/selector/uniqueInNamespace").and_then(Value::as_bool) == Some(true);
+        let empty = value.is_null() || value.as_object().is_some_and(serde_json::Map::is_empty);
+        let policy = (!empty).then(|| Input::new(SETTINGS_INPUT, value.to_string()));
+        Settings { policy, unique_selector }
     }
 
-    /// Settings errors, one per line in the `field.Error` shape with settings paths.
+    /// The settings errors (unknown keys, bad CIDRs, orphans, a bad `profile`) in the
+    /// `field.Error` shape with settings paths: one line, or several as `[a, b]`. They come from
+    /// the admission path itself (`admit` checks the profile and the settings before it looks at
+    /// the request), so settings that pass here never make `validate` fail.
     pub(crate) fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// The namespaces to list Services in for the context-aware rules the settings switch on:
-/// `selector.uniqueInNamespace` compares with the Services of the object's own namespace
-/// (written `""` here, resolved per request), and `clusterIP.reservations` /
-/// `nodePorts.reservations` look at the Services that hold a reserved value in the namespaces
-/// the reservations name.
-fn inventory_namespaces(fields: &Map<String, Value>) -> Vec<String> {
-    let mut namespaces = Vec::new();
-    let unique_selector =
-        fields.get("selector").and_then(|selector| selector.get("uniqueInNamespace"));
-    if matches!(unique_selector, Some(Value::Bool(true))) {
-        namespaces.push(String::new());
-    }
-    for block in ["clusterIP", "nodePorts"] {
-        let reservations = fields
-            .get(block)
-            .and_then(|block| block.get("reservations"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for reservation in reservations {
-            if let Some(namespace) = reservation.get("namespace").and_then(Value::as_str)
-                && !namespaces.iter().any(|known| known == namespace)
-            {
-                namespaces.push(namespace.to_owned());
-            }
+        let options =
+            AdmissionOptions { policy: self.policy.clone(), ..AdmissionOptions::default() };
+        match svclab_core::admit(&AdmissionRequest::default(), &options) {
+            Ok(_) => Ok(()),
+            Err(AdmissionError::Settings(lines) | AdmissionError::Profile(lines)) => Err(lines),
+            Err(other) => Err(other.to_string()),
         }
     }
-    namespaces
 }

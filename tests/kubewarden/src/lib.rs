@@ -30,8 +30,7 @@ fn engine_and_module() -> Result<&'static (wasmtime::Engine, wasmtime::Module), 
             let mut config = wasmtime::Config::new();
             config.epoch_interruption(true);
             let engine = wasmtime::Engine::new(&config).map_err(|err| format!("{err:#}"))?;
-            let module =
-                wasmtime::Module::new(&engine, WASM).map_err(|err| format!("{err:#}"))?;
+            let module = wasmtime::Module::new(&engine, WASM).map_err(|err| format!("{err:#}"))?;
             let ticking = engine.clone();
             std::thread::spawn(move || {
                 loop {
@@ -93,12 +92,14 @@ impl Policy {
             })
             .build()
             .map_err(|err| PolicyError::Host(err.to_string()))?;
-        let callback: Box<HostCallback> = Box::new(move |_id, binding, namespace, operation, payload| {
-            match &capability {
+        let callback: Box<HostCallback> =
+            Box::new(move |_id, binding, namespace, operation, payload| match &capability {
                 Some(answer) => answer(binding, namespace, operation, payload).map_err(Into::into),
-                None => Err(format!("host capability {binding}/{namespace}/{operation} is not available").into()),
-            }
-        });
+                None => Err(format!(
+                    "host capability {binding}/{namespace}/{operation} is not available"
+                )
+                .into()),
+            });
         let host = WapcHost::new(Box::new(provider), Some(callback))
             .map_err(|err| PolicyError::Host(err.to_string()))?;
         let policy = Policy { host, settings };
