@@ -582,10 +582,13 @@ fn shop_service(name: &str) -> Value {
     object
 }
 
+/// One host call as the host saw it: binding, namespace, operation, payload.
+type HostCall = (String, String, String, Value);
+
 /// The policy asks for the Services of the object's namespace, in the SDK's request shape, and
 /// judges with them: a second Service with the same selector is denied, as the core denies it.
 fn context_host_call() -> Result<(), Failed> {
-    let calls: Arc<Mutex<Vec<(String, String, String, Value)>>> = Arc::default();
+    let calls: Arc<Mutex<Vec<HostCall>>> = Arc::default();
     let stored: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(vec![shop_service("web")]));
     let answer = scripted_capability(Arc::clone(&stored));
     let recorder = Arc::clone(&calls);

@@ -77,6 +77,8 @@ impl std::fmt::Display for PolicyError {
     }
 }
 
+impl std::error::Error for PolicyError {}
+
 impl Policy {
     /// Instantiates the module, checks its protocol version and validates `settings`, as
     /// policy-server does before it serves a policy. `capability` answers host calls; without
