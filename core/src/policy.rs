@@ -71,6 +71,9 @@ mod eval;
 mod schema;
 mod settings;
 
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::field::{ErrorType, FieldError};
 use crate::manifest::{Input, Located};
@@ -601,11 +604,64 @@ pub(crate) fn cause_reason(diagnostic: &Diagnostic) -> &'static str {
         .map_or(ErrorType::Forbidden.reason(), |t| t.reason())
 }
 
+/// The map key of a stored Service: (namespace as stored, name).
+type ServiceKey = (String, String);
+/// (namespace, selector) of a Service that selects Pods.
+type SelectorKey = (String, Vec<(String, String)>);
+
+/// Stored Services by (namespace, selector), so selector uniqueness costs a lookup rather than
+/// a scan of the namespace. The pipeline tells it of every Service it stores (from an empty
+/// cluster on); entries are never removed but checked against the inventory on lookup, so a
+/// deleted or changed Service never collides.
+#[derive(Debug, Default)]
+pub(crate) struct SelectorIndex(RefCell<BTreeMap<SelectorKey, BTreeSet<ServiceKey>>>);
+
+fn selector_key(service: &crate::model::Service) -> Option<SelectorKey> {
+    if service.spec.type_ == "ExternalName" {
+        return None;
+    }
+    let selector = service.spec.selector.as_ref().filter(|m| !m.is_empty())?;
+    let namespace = match service.metadata.namespace.as_str() {
+        "" => "default",
+        ns => ns,
+    };
+    Some((namespace.to_owned(), selector.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
+}
+
+impl SelectorIndex {
+    /// A Service was stored under `key`.
+    pub(crate) fn stored(&self, key: &ServiceKey, service: &crate::model::Service) {
+        if let Some(selector) = selector_key(service) {
+            self.0.borrow_mut().entry(selector).or_default().insert(key.clone());
+        }
+    }
+
+    /// The other stored Services of the namespace with exactly this Service's selector.
+    pub(crate) fn same_selector(
+        &self,
+        inventory: &BTreeMap<ServiceKey, StoredService>,
+        service: &crate::model::Service,
+    ) -> Vec<ServiceKey> {
+        let Some(wanted) = selector_key(service) else { return Vec::new() };
+        let index = self.0.borrow();
+        let Some(keys) = index.get(&wanted) else { return Vec::new() };
+        keys.iter()
+            .filter(|key| key.1 != service.metadata.name)
+            .filter(|key| {
+                inventory
+                    .get(*key)
+                    .is_some_and(|other| selector_key(&other.service).as_ref() == Some(&wanted))
+            })
+            .cloned()
+            .collect()
+    }
+}
+
 /// The stored Services a judgement may look at, or `None` when the host has none.
 pub(crate) fn inventory<'a>(
     context: &Context,
-    services: &'a std::collections::BTreeMap<(String, String), StoredService>,
-) -> Option<&'a std::collections::BTreeMap<(String, String), StoredService>> {
+    services: &'a BTreeMap<(String, String), StoredService>,
+) -> Option<&'a BTreeMap<(String, String), StoredService>> {
     (!context.no_inventory).then_some(services)
 }
 
