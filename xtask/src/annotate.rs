@@ -90,3 +90,47 @@ fn leb128(mut value: u32) -> Vec<u8> {
         out.push(byte | 0x80);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{HEADER, SECTION, annotate};
+
+    /// Annotates `module`, checks the section is last and well formed, and that annotating the
+    /// result again gives the same bytes.
+    fn check(module: &[u8], metadata: &str) -> Vec<u8> {
+        let once = annotate(module, metadata, "9.9.9").expect("annotates");
+        assert_eq!(annotate(&once, metadata, "9.9.9").expect("annotates again"), once);
+        assert!(once.starts_with(module));
+        let section = &once[module.len()..];
+        assert_eq!(section[0], 0, "a custom section");
+        let body = &section[2..];
+        assert_eq!(usize::from(section[1]), body.len(), "the size covers the body");
+        assert_eq!(usize::from(body[0]), SECTION.len());
+        assert_eq!(&body[1..=SECTION.len()], SECTION.as_bytes());
+        once[module.len() + 3 + SECTION.len()..].to_vec()
+    }
+
+    #[test]
+    fn appends_metadata_with_version() {
+        let payload = check(&HEADER, "rules: []\nannotations: {a: b}\n");
+        assert_eq!(
+            String::from_utf8(payload).expect("UTF-8"),
+            r#"{"annotations":{"a":"b","io.kubewarden.policy.version":"9.9.9"},"rules":[]}"#
+        );
+    }
+
+    #[test]
+    fn keeps_other_sections() {
+        // A custom section "name" with a one-byte body, before the metadata.
+        let mut module = HEADER.to_vec();
+        module.extend([0, 6, 4, b'n', b'a', b'm', b'e', 7]);
+        check(&module, "annotations: {}\n");
+    }
+
+    #[test]
+    fn refuses_components_and_missing_annotations() {
+        let component = [0, b'a', b's', b'm', 0x0d, 0, 1, 0];
+        assert!(annotate(&component, "annotations: {}", "1").is_err());
+        assert!(annotate(&HEADER, "rules: []", "1").is_err());
+    }
+}
