@@ -31,6 +31,7 @@ fn main() {
         Trial::test("context::host_call", context_host_call),
         Trial::test("context::skipped_without_capability", context_skipped),
         Trial::test("context::host_refuses", context_host_refuses),
+        Trial::test("context::update_is_not_a_collision", context_update),
     ]);
     libtest_mimic::run(&args, trials).exit();
 }
@@ -633,6 +634,20 @@ fn context_skipped() -> Result<(), Failed> {
         return Err(format!("no skipped annotation: {verdict}").into());
     }
     Ok(())
+}
+
+/// On update the host lists the Service's own stored version too: that is not another Service
+/// with the same selector.
+fn context_update() -> Result<(), Failed> {
+    let stored = Arc::new(Mutex::new(vec![shop_service("web")]));
+    let inventory = stored.lock().map_err(|_| "poisoned")?.clone();
+    let policy = Policy::load(unique_selector_settings(), Some(scripted_capability(stored)))?;
+    let mut updated = shop_service("web");
+    updated["metadata"]["labels"] = json!({"tier": "front"});
+    let request = request("UPDATE", "shop", &updated, Some(&shop_service("web")));
+    let verdict = policy.validate(&request)?;
+    check(&verdict, &core_verdict(&request, &unique_selector_settings(), Some(&inventory))?)?;
+    check(&verdict["accepted"], &json!(true))
 }
 
 /// A host that answers with an error or with something that is not a list is no inventory.
