@@ -18,7 +18,8 @@ use serde_json::Value;
 use settings::Settings;
 
 /// waPC's start-up hook: the host calls it once after instantiation, before any operation
-/// (`wapc` 2.x `WapcHost::new` runs `wapc_init`, else `_start`).
+/// (`wasmtime-provider` 2.x `initialize` calls each of `_start` and `wapc_init` the module
+/// exports, under the `wapc_init` epoch deadline).
 #[expect(unsafe_code, reason = "the waPC host finds this export by its unmangled name")]
 #[unsafe(no_mangle)]
 pub extern "C" fn wapc_init() {
