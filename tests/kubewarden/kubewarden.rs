@@ -18,6 +18,7 @@ fn main() {
         Trial::test("module::size", size),
         Trial::test("module::metadata", metadata),
         Trial::test("protocol::call_order", call_order),
+        Trial::test("protocol::resources", resources),
     ];
     trials.extend([
         Trial::test("deploy::artifacthub_pkg", artifacthub_pkg),
@@ -170,6 +171,51 @@ fn call_order() -> Result<(), Failed> {
     let answer = policy.validate(&invalid)?;
     check(&answer["accepted"], &json!(false))?;
     check(&answer["code"], &json!(422))?;
+    Ok(())
+}
+
+/// The three resources of the metadata's rules, each with a policy rule that refuses it: a
+/// `services/status` update (what a load-balancer controller writes), a hand-written
+/// EndpointSlice, and a warn and an audit verdict on a Service.
+fn resources() -> Result<(), Failed> {
+    let web = service("web", json!({"type": "LoadBalancer", "ports": [{"port": 80}]}));
+    let mut with_status = web.clone();
+    with_status["status"] = json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}});
+    let mut status = request("UPDATE", "default", &with_status, Some(&web));
+    status["subResource"] = json!("status");
+    status["requestSubResource"] = json!("status");
+    status["resource"]["resource"] = json!("services");
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "web-manual", "namespace": "default"},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.1.2.3"]}],
+        "ports": [{"name": "http", "port": 80, "protocol": "TCP"}],
+    });
+    let node_port = request(
+        "CREATE",
+        "default",
+        &service("np", json!({"type": "NodePort", "ports": [{"port": 80}]})),
+        None,
+    );
+    let cases = [
+        (json!({"loadBalancer": {"statusIngressAllowedCIDRs": ["192.0.2.0/24"]}}), status, false),
+        (
+            json!({"endpointSlices": {"manual": "forbid"}}),
+            request("CREATE", "default", &slice, None),
+            false,
+        ),
+        (json!({"nodePorts": {"forbid": true, "action": "warn"}}), node_port.clone(), true),
+        (json!({"nodePorts": {"forbid": true, "action": "audit"}}), node_port, true),
+    ];
+    for (settings, request, accepted) in cases {
+        let answer = Policy::load(settings.clone(), None)?.validate(&request)?;
+        check(&answer, &core_verdict(&request, &settings, None)?)?;
+        check(&answer["accepted"], &json!(accepted))?;
+        if answer.as_object().is_some_and(|fields| fields.len() < 2) {
+            return Err(format!("{settings}: no message, warning or annotation: {answer}").into());
+        }
+    }
     Ok(())
 }
 
