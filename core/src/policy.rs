@@ -64,8 +64,46 @@
 //!
 //! [`UserInfo`], `CheckOptions { policy, user_info }`, [`check_settings`], [`settings_schema`],
 //! `AdmissionOptions`, `AdmissionRequest`, `Verdict`, `admit` and
-//! `validate_admission(review, &options)`, all re-exported at the crate root. Refinements made
-//! since the first version: none.
+//! `validate_admission(review, &options)`, all re-exported at the crate root. Additions since the
+//! first version: [`ServicePolicy`] (the scenario object), `Severity::Info`,
+//! `AdmissionError::{Settings, Profile}`, and the audit annotation `svclab.dev/skipped` for
+//! rules that lacked an input on the admission path.
+//!
+//! # Choices where the contract is silent
+//!
+//! Made as an operator coming from Kyverno or Gatekeeper would expect:
+//!
+//! - An unknown key is `<path>: Unsupported value: "<key>": supported values: ...`, listing the
+//!   keys of that block (the typo and its fix on one line).
+//! - Orphans: `allowedCIDRs` without `mode: allowlist`, `allowedLoadBalancerIPCIDRs` without
+//!   `loadBalancerIP: allowlist`, `internalAnnotations` without `requireInternal`,
+//!   `requireInternal` without `internalAnnotations`, `countLoadBalancerNodePorts: false`
+//!   without `forbid`, `managedBy` with `manual: allow`, address CIDRs without
+//!   `manual: restrictAddresses`.
+//! - `staticBandOnly` also fails when a configured range is too small to have a band.
+//! - "Explicit" values are those the request asked for by value (not kept from the old object,
+//!   not picked by the allocator); an update that keeps its cluster IP is not judged again.
+//! - `externalIPs` users rules judge only IPs the request adds; `forbidNew` needs the old
+//!   object (skipped without it on an UPDATE); `allowlist` judges every IP on every write.
+//! - `namespaceRanges` / `namespaceCIDRs`: a listed namespace keeps to its ranges (allocated
+//!   values count, so it must ask for values in them); other namespaces may not *ask* for values
+//!   in them; a random pick is never refused (that would fail requests at random).
+//!   `reservations` refuse any value, allocated or asked for.
+//! - `requireInternal` accepts an annotation with the configured value (any value when the
+//!   setting's value is empty). Source ranges come from `spec.loadBalancerSourceRanges`, else
+//!   from the `service.beta.kubernetes.io/load-balancer-source-ranges` annotation;
+//!   `forbidOpenSourceRanges` does not treat "no ranges" as open (`requireSourceRanges` does).
+//! - `statusIngressAllowedCIDRs` reads `status` as the request wrote it (a scenario may play the
+//!   load-balancer controller; on the admission path a `status` subresource request is judged by
+//!   this rule alone).
+//! - `selector` rules do not apply to ExternalName Services.
+//! - Exemptions by user or group, without a requester, are `skipped` and the policy applies.
+//! - On the admission path only the request's object is judged; its old object and the
+//!   inventory are context. Several audit violations of one rule share an annotation, joined
+//!   with `"; "`. A 403's `details.kind` is the resource (`services`, `endpointslices`), as
+//!   `NewForbidden` fills it.
+//! - A policy file holds ServicePolicy documents, or exactly one bare settings object; an empty
+//!   file is an error (it would otherwise enforce nothing silently).
 
 mod eval;
 mod schema;
