@@ -644,8 +644,9 @@ pub(crate) fn cause_reason(diagnostic: &Diagnostic) -> &'static str {
 
 /// The map key of a stored Service: (namespace as stored, name).
 type ServiceKey = (String, String);
-/// (namespace, selector) of a Service that selects Pods.
-type SelectorKey = (String, Vec<(String, String)>);
+/// (namespace, selector) of a Service that selects Pods, the selector as `k=v` pairs joined by
+/// NUL (which no label key or value holds), so a key costs two allocations.
+type SelectorKey = (String, String);
 
 /// Stored Services by (namespace, selector), so selector uniqueness costs a lookup rather than
 /// a scan of the namespace. The pipeline tells it of every Service it stores (from an empty
@@ -663,7 +664,18 @@ fn selector_key(service: &crate::model::Service) -> Option<SelectorKey> {
         "" => "default",
         ns => ns,
     };
-    Some((namespace.to_owned(), selector.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
+    let mut flat = String::new();
+    for (k, v) in selector {
+        flat.push_str(k);
+        flat.push('=');
+        flat.push_str(v);
+        flat.push('\0');
+    }
+    Some((namespace.to_owned(), flat))
+}
+
+fn namespace_of_meta(namespace: &str) -> &str {
+    if namespace.is_empty() { "default" } else { namespace }
 }
 
 impl SelectorIndex {
@@ -686,9 +698,12 @@ impl SelectorIndex {
         keys.iter()
             .filter(|key| key.1 != service.metadata.name)
             .filter(|key| {
-                inventory
-                    .get(*key)
-                    .is_some_and(|other| selector_key(&other.service).as_ref() == Some(&wanted))
+                inventory.get(*key).is_some_and(|other| {
+                    let o = &other.service;
+                    o.spec.type_ != "ExternalName"
+                        && o.spec.selector == service.spec.selector
+                        && namespace_of_meta(&o.metadata.namespace) == wanted.0
+                })
             })
             .cloned()
             .collect()
