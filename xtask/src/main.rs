@@ -2,6 +2,7 @@
 
 mod playground;
 mod plugin;
+mod plugins;
 mod tidy;
 
 fn main() -> anyhow::Result<()> {
@@ -11,6 +12,7 @@ fn main() -> anyhow::Result<()> {
         Some("playground") => playground::build(),
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
+        Some("plugins") => plugins::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
         None => anyhow::bail!("usage: cargo xtask <ci>"),
