@@ -100,7 +100,7 @@ fn handle(config: &GatewayConfig) -> bool {
     let decision = match gateway::interest(config, &head) {
         Interest::Forward { warnings } => Decision::Forward { warnings },
         Interest::Respond(reply) => Decision::Respond(reply),
-        Interest::Body => match read_request_body(config.max_body_bytes) {
+        Interest::Body => match read_request_body(config.max_body_bytes, content_length) {
             Some(body) => gateway::decide(config, &head, &body),
             None => Decision::Respond(gateway::too_large(config)),
         },
@@ -130,21 +130,35 @@ fn handle(config: &GatewayConfig) -> bool {
     }
 }
 
-/// The whole request body, or `None` past `limit` bytes.
-fn read_request_body(limit: usize) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+/// The whole request body, or `None` past `limit` bytes, then handed back to the host as the
+/// body the next handler sends upstream (the same bytes).
+///
+/// Why both: the request-body buffering of the http-wasm host Traefik ships keeps only what a
+/// read returned together with end of stream, so a body read in more than one piece (bodies of
+/// 2 KiB and more, read straight from the connection) would reach the next handler truncated.
+/// Writing the bytes back replaces the request body with exactly what was read.
+fn read_request_body(limit: usize, expected: Option<u64>) -> Option<Vec<u8>> {
+    // One call: the host fills the buffer until end of stream or the buffer is full.
+    let size = expected.map_or(limit, |length| usize::try_from(length).unwrap_or(limit).min(limit));
+    let mut body = vec![0u8; size + 1];
+    let mut filled = 0;
     loop {
-        let result = unsafe { read_body(REQUEST, chunk.as_mut_ptr(), len(&chunk)) };
-        let read = (result & 0xffff_ffff) as usize;
-        body.extend_from_slice(&chunk[..read.min(chunk.len())]);
-        if body.len() > limit {
+        let result =
+            unsafe { read_body(REQUEST, body[filled..].as_mut_ptr(), len(&body[filled..])) };
+        filled += ((result & 0xffff_ffff) as usize).min(body.len() - filled);
+        if filled > limit {
             return None;
         }
         if result >> 32 != 0 {
-            return Some(body);
+            break;
+        }
+        if filled == body.len() {
+            body.resize(body.len() * 2, 0);
         }
     }
+    body.truncate(filled);
+    unsafe { write_body(REQUEST, body.as_ptr(), len(&body)) };
+    Some(body)
 }
 
 /// Headers first: without response buffering the host writes the status line (and with it the

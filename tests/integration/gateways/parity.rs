@@ -88,7 +88,7 @@ pub(super) fn requests() -> Vec<(String, &'static str, String, Vec<u8>)> {
 
 fn run(kind: Kind) {
     let requests = requests();
-    assert!(requests.len() > 150, "only {} vectors found", requests.len());
+    assert!(requests.len() >= 90, "only {} vectors found", requests.len());
     let upstream = Upstream::start();
     let config = json!({});
     let gateway = Gateway::start(kind, upstream.port, &config.to_string());
@@ -101,7 +101,7 @@ fn run(kind: Kind) {
         if response.status >= 400 { refused += 1 } else { passed += 1 }
     }
     // Both outcomes are exercised.
-    assert!(refused > 50 && passed > 10, "{refused} refused, {passed} passed");
+    assert!(refused > 30 && passed > 10, "{refused} refused, {passed} passed");
 }
 
 #[test]

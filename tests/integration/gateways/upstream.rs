@@ -2,10 +2,13 @@
 //! the discovery documents kubectl asks for, echoes created and updated objects, and records
 //! every complete request that reached it.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// A header on every response of the upstream: a response without it came from the gateway.
+pub(crate) const UPSTREAM_HEADER: &str = "x-svclab-test-upstream";
 
 /// One request as it reached the upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +55,7 @@ fn serve(stream: TcpStream, log: &Mutex<Vec<Recorded>>) {
         let (status, body) = answer(&request);
         log.lock().expect("upstream log").push(request);
         let head = format!(
-            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{UPSTREAM_HEADER}: 1\r\ncontent-length: {}\r\n\r\n",
             body.len()
         );
         if writer.write_all(head.as_bytes()).and_then(|()| writer.write_all(&body)).is_err() {
