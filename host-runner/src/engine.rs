@@ -83,6 +83,7 @@ impl Engine {
         match self {
             Engine::Native => Ok(native(svclab_core::check(inputs, options).to_json())),
             Engine::Plugin(runner) => {
+                refuse_policy(options)?;
                 let options = WitCheckOptions { no_defaults: options.no_defaults };
                 Ok(runner.check(&wit_inputs(inputs), options)?.into())
             }
@@ -100,6 +101,7 @@ impl Engine {
         match self {
             Engine::Native => Ok(svclab_core::check(inputs, options).diagnostics),
             Engine::Plugin(runner) => {
+                refuse_policy(options)?;
                 let options = WitCheckOptions { no_defaults: options.no_defaults };
                 let call = runner.diagnose(&wit_inputs(inputs), options)?;
                 Ok(call.output.into_iter().map(decode_diagnostic).collect())
@@ -169,9 +171,11 @@ impl Engine {
     /// An `admission.k8s.io/v1` AdmissionReview in, the AdmissionReview with its response out.
     pub fn validate_admission(&self, review: &str) -> Result<Outcome, EngineError> {
         match self {
-            Engine::Native => svclab_core::validate_admission(review)
-                .map(native)
-                .map_err(|err| EngineError::BadInput(err.to_string())),
+            Engine::Native => {
+                svclab_core::validate_admission(review, &svclab_core::AdmissionOptions::default())
+                    .map(native)
+                    .map_err(|err| EngineError::BadInput(err.to_string()))
+            }
             Engine::Plugin(runner) => Ok(runner.validate_admission(review)?.into()),
         }
     }
@@ -195,6 +199,17 @@ impl From<crate::plugin::CallOutput> for Outcome {
             peak_memory_bytes: Some(call.peak_memory_bytes),
         }
     }
+}
+
+/// The plugin ABI 0.1 cannot carry a policy or a requester: refuse rather than judge without
+/// them.
+fn refuse_policy(options: &CheckOptions) -> Result<(), EngineError> {
+    if options.policy.is_some() || options.user_info.is_some() {
+        return Err(EngineError::BadInput(
+            "this plugin cannot take --policy, --user or --group; use --engine native".into(),
+        ));
+    }
+    Ok(())
 }
 
 fn native(output: String) -> Outcome {

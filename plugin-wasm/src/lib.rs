@@ -32,7 +32,7 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::CheckOptions,
     ) -> Result<String, types::Error> {
-        let options = CheckOptions { no_defaults: options.no_defaults };
+        let options = CheckOptions { no_defaults: options.no_defaults, ..CheckOptions::default() };
         Ok(svclab_core::check(&decode_inputs(inputs), &options).to_json())
     }
 
@@ -40,7 +40,7 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::CheckOptions,
     ) -> Result<Vec<types::Diagnostic>, types::Error> {
-        let options = CheckOptions { no_defaults: options.no_defaults };
+        let options = CheckOptions { no_defaults: options.no_defaults, ..CheckOptions::default() };
         let report = svclab_core::check(&decode_inputs(inputs), &options);
         report.diagnostics.into_iter().map(encode_diagnostic).collect()
     }
@@ -86,7 +86,7 @@ impl bindings::Guest for Plugin {
     }
 
     fn validate_admission(review: String) -> Result<String, types::Error> {
-        svclab_core::validate_admission(&review)
+        svclab_core::validate_admission(&review, &svclab_core::AdmissionOptions::default())
             .map_err(|err| types::Error::BadInput(err.to_string()))
     }
 }
@@ -105,7 +105,9 @@ fn encode_diagnostic(diagnostic: Diagnostic) -> Result<types::Diagnostic, types:
     Ok(types::Diagnostic {
         severity: match diagnostic.severity {
             Severity::Error => types::Severity::Error,
-            Severity::Warning => types::Severity::Warning,
+            // The 0.1 ABI has no `info` severity; policy audits and skipped rules travel as
+            // warnings until the WIT world grows one.
+            Severity::Warning | Severity::Info => types::Severity::Warning,
         },
         object: diagnostic.object.map(|object| types::ObjectRef {
             kind: object.kind,

@@ -132,7 +132,7 @@ fn file_case(path: &Path, no_defaults: bool) -> Case {
     Case {
         name: name.clone(),
         inputs: vec![Input::new(name, text)],
-        options: CheckOptions { no_defaults },
+        options: CheckOptions { no_defaults, ..CheckOptions::default() },
     }
 }
 
@@ -220,7 +220,7 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
         cases.push(Case {
             name: format!("{file} {id}"),
             inputs,
-            options: CheckOptions { no_defaults },
+            options: CheckOptions { no_defaults, ..CheckOptions::default() },
         });
     }
     cases

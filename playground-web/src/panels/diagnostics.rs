@@ -28,6 +28,7 @@ fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -
     let class = match diagnostic.severity {
         Severity::Error => "diag error",
         Severity::Warning => "diag warning",
+        Severity::Info => "diag info",
     };
     match &diagnostic.source {
         Some(source) => {
