@@ -12,9 +12,9 @@
 mod config;
 mod path;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::admission::{AdmissionError, validate_admission};
+use crate::admission::{AdmissionRequest, admit};
 use crate::manifest::{Input, parse};
 use crate::net::IpFamily;
 use crate::pipeline::{CheckOptions, check, evaluate};
@@ -174,29 +174,45 @@ fn admission(
     namespace: &str,
     body: &str,
 ) -> Decision {
-    let object: Value = match serde_json::from_str(body) {
-        Ok(object) => object,
-        // kube-apiserver decodes YAML bodies too; core reads YAML, so convert through it.
-        Err(_) => match yaml_object(body) {
-            Some(object) => object,
+    let object = if serde_json::from_str::<Value>(body).is_ok_and(|value| value.is_object()) {
+        body.to_owned()
+    } else {
+        // kube-apiserver decodes YAML bodies too.
+        match yaml_object(body) {
+            Some(object) => object.to_string(),
             None => {
                 return Decision::Respond(bad_request(
                     "the request body is neither a JSON nor a YAML object",
                 ));
             }
-        },
+        }
     };
-    let verdict = match verdict(kind, operation, subresource, namespace, object) {
+    let request = AdmissionRequest {
+        kind: kind.to_owned(),
+        operation: operation.to_owned(),
+        subresource: subresource.to_owned(),
+        namespace: namespace.to_owned(),
+        object: Some(object),
+        // A gateway sees neither the stored object nor the requester.
+        old_object: None,
+        user_info: None,
+    };
+    let verdict = match admit(&request, &config.admission_options()) {
         Ok(verdict) => verdict,
         Err(err) => return Decision::Respond(bad_request(&err.to_string())),
     };
     let mut warnings: Vec<String> = verdict.warnings.iter().map(|w| warning_header(w)).collect();
     match verdict.status {
         Some(status) if config.mode == Mode::Enforce => {
-            Decision::Respond(json_reply(verdict.code, status))
+            let mut body = with_kind(&status);
+            body.push('\n');
+            Decision::Respond(text_reply(verdict.code, "application/json", body))
         }
         Some(status) => {
-            let message = status.get("message").and_then(Value::as_str).unwrap_or_default();
+            let message = serde_json::from_str::<Value>(&status)
+                .ok()
+                .and_then(|status| status["message"].as_str().map(str::to_owned))
+                .unwrap_or_default();
             warnings.push(warning_header(&format!("svclab (mode warn) would refuse: {message}")));
             Decision::Forward { warnings }
         }
@@ -204,53 +220,16 @@ fn admission(
     }
 }
 
-/// The verdict on one object.
-struct Verdict {
-    code: u16,
-    /// The `Status` of a refusal.
-    status: Option<Value>,
-    warnings: Vec<String>,
-}
-
-fn verdict(
-    kind: &str,
-    operation: &str,
-    subresource: &str,
-    namespace: &str,
-    object: Value,
-) -> Result<Verdict, AdmissionError> {
-    let group = if kind == "EndpointSlice" { "discovery.k8s.io" } else { "" };
-    let review = serde_json::json!({
-        "apiVersion": crate::admission::ADMISSION_API_VERSION,
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "gateway",
-            "kind": {"group": group, "version": "v1", "kind": kind},
-            "operation": operation,
-            "subResource": subresource,
-            "namespace": namespace,
-            "object": object,
+/// The `Status` as kube-apiserver writes it to a client: `kind` and `apiVersion` first (inside
+/// an AdmissionReview they are left out).
+fn with_kind(status: &str) -> String {
+    match status.strip_prefix('{') {
+        Some(rest) if !status.contains("\"kind\":\"Status\"") => {
+            let separator = if rest.trim_start().starts_with('}') { "" } else { "," };
+            format!("{{\"kind\":\"Status\",\"apiVersion\":\"v1\"{separator}{rest}")
         }
-    });
-    let answer = validate_admission(&review.to_string())?;
-    let answer: Value =
-        serde_json::from_str(&answer).map_err(|err| AdmissionError::Json(err.to_string()))?;
-    let response = &answer["response"];
-    let warnings = response["warnings"]
-        .as_array()
-        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default();
-    if response["allowed"].as_bool() == Some(true) {
-        return Ok(Verdict { code: 200, status: None, warnings });
+        _ => status.to_owned(),
     }
-    let mut status = Map::new();
-    status.insert("kind".into(), "Status".into());
-    status.insert("apiVersion".into(), "v1".into());
-    if let Some(fields) = response["status"].as_object() {
-        status.extend(fields.clone());
-    }
-    let code = status.get("code").and_then(Value::as_u64).unwrap_or(422);
-    Ok(Verdict { code: u16::try_from(code).unwrap_or(422), status: Some(status.into()), warnings })
 }
 
 /// A YAML body (one document, a mapping) as JSON.
@@ -284,7 +263,8 @@ fn api(config: &GatewayConfig, call: &ApiCall, path: &str, body: &[u8]) -> Reply
     let query = Query::parse(path);
     match call {
         ApiCall::Check => {
-            let options = CheckOptions { no_defaults: query.flag("noDefaults") };
+            let options =
+                CheckOptions { no_defaults: query.flag("noDefaults"), ..CheckOptions::default() };
             let report = check(&inputs, &options);
             text_reply(200, "application/json", report.to_json())
         }

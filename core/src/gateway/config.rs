@@ -7,6 +7,12 @@
 
 use serde_json::Value;
 
+use crate::admission::{AdmissionError, AdmissionOptions, AdmissionRequest, admit};
+use crate::manifest::Input;
+
+/// The object the settings and the profile are tried on when the configuration is read.
+const PROBE: &str = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"probe"},"spec":{"ports":[{"port":80}]}}"#;
+
 /// kube-apiserver's own request body limit (`--max-request-body-bytes` default 3 MiB,
 /// `apiserver/pkg/server/config.go` `MaxRequestBodyBytes: 3 * 1024 * 1024`).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -115,7 +121,19 @@ fn field(path: &str, message: impl Into<String>) -> GatewayConfigError {
 }
 
 impl GatewayConfig {
-    /// Reads the plugin configuration (empty bytes = all defaults).
+    /// The admission options of `policy` and `profile`.
+    pub fn admission_options(&self) -> AdmissionOptions {
+        AdmissionOptions {
+            policy: self.policy.as_ref().map(|text| Input::new("policy", text.as_str())),
+            profile: self.profile.as_ref().map(|text| Input::new("profile", text.as_str())),
+            stringly_typed: self.stringly_typed,
+            inventory: None,
+        }
+    }
+
+    /// Reads the plugin configuration (empty bytes = all defaults); bad `policy` settings or a
+    /// bad `profile` are errors here, so a gateway refuses the configuration instead of running
+    /// without the rules it was given.
     pub fn parse(bytes: &[u8], stringly_typed: bool) -> Result<GatewayConfig, GatewayConfigError> {
         let mut config = GatewayConfig { stringly_typed, ..GatewayConfig::default() };
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -169,7 +187,20 @@ impl GatewayConfig {
                 _ => return Err(field(&key, "unknown key")),
             }
         }
-        Ok(config)
+        // One admission of a minimal Service decodes the settings and the profile exactly as
+        // every request will.
+        let probe = AdmissionRequest {
+            kind: "Service".into(),
+            operation: "CREATE".into(),
+            namespace: "default".into(),
+            object: Some(PROBE.into()),
+            ..AdmissionRequest::default()
+        };
+        match admit(&probe, &config.admission_options()) {
+            Err(AdmissionError::Settings(message)) => Err(field("policy", message)),
+            Err(AdmissionError::Profile(message)) => Err(field("profile", message)),
+            _ => Ok(config),
+        }
     }
 }
 

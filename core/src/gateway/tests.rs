@@ -69,10 +69,10 @@ fn invalid_service_gets_the_apiservers_status() {
         "/api/v1/namespaces/shop/services",
         INVALID,
         expect![[r#"
-        422
-        content-type: application/json
-        {"apiVersion":"v1","code":422,"details":{"causes":[{"field":"spec.ports[0].port","message":"Invalid value: 0: must be between 1 and 65535, inclusive","reason":"FieldValueInvalid"}],"kind":"Service","name":"web"},"kind":"Status","message":"Service \"web\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive","metadata":{},"reason":"Invalid","status":"Failure"}
-    "#]],
+            422
+            content-type: application/json
+            {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Service \"web\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive","reason":"Invalid","details":{"name":"web","kind":"Service","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: 0: must be between 1 and 65535, inclusive","field":"spec.ports[0].port"}]},"code":422}
+        "#]],
     );
     check(
         "",
@@ -80,10 +80,10 @@ fn invalid_service_gets_the_apiservers_status() {
         "/api/v1/namespaces/shop/services/web",
         INVALID,
         expect![[r#"
-        422
-        content-type: application/json
-        {"apiVersion":"v1","code":422,"details":{"causes":[{"field":"spec.ports[0].port","message":"Invalid value: 0: must be between 1 and 65535, inclusive","reason":"FieldValueInvalid"}],"kind":"Service","name":"web"},"kind":"Status","message":"Service \"web\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive","metadata":{},"reason":"Invalid","status":"Failure"}
-    "#]],
+            422
+            content-type: application/json
+            {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Service \"web\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive","reason":"Invalid","details":{"name":"web","kind":"Service","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: 0: must be between 1 and 65535, inclusive","field":"spec.ports[0].port"}]},"code":422}
+        "#]],
     );
 }
 
@@ -96,10 +96,10 @@ fn yaml_bodies_are_judged_too() {
         "/api/v1/namespaces/shop/services",
         yaml,
         expect![[r#"
-        422
-        content-type: application/json
-        {"apiVersion":"v1","code":422,"details":{"causes":[{"field":"spec.ports[0].port","message":"Invalid value: 0: must be between 1 and 65535, inclusive","reason":"FieldValueInvalid"}],"kind":"Service","name":"web"},"kind":"Status","message":"Service \"web\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive","metadata":{},"reason":"Invalid","status":"Failure"}
-    "#]],
+            422
+            content-type: application/json
+            {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Service \"web\" is invalid: spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive","reason":"Invalid","details":{"name":"web","kind":"Service","causes":[{"reason":"FieldValueInvalid","message":"Invalid value: 0: must be between 1 and 65535, inclusive","field":"spec.ports[0].port"}]},"code":422}
+        "#]],
     );
     check(
         "",
@@ -349,6 +349,54 @@ fn configuration_errors_name_the_key() {
     assert!(GatewayConfig::parse(br#"{"limits": {"maxObjects": "5"}}"#, false).is_err());
     let istio = GatewayConfig::parse(br#"{"limits": {"maxBodyBytes": 3145728.0}}"#, false);
     assert_eq!(istio.map(|c| c.max_body_bytes), Ok(3_145_728));
+}
+
+#[test]
+fn policy_denies_with_403_and_warns() {
+    let config = r#"{"policy": {"types": {"allowed": ["ClusterIP"]}, "externalIPs": {"mode": "forbid", "action": "warn"}}}"#;
+    let node_port = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"port":80}]}}"#;
+    check(
+        config,
+        "POST",
+        "/api/v1/namespaces/shop/services",
+        node_port,
+        expect![[r#"
+        403
+        content-type: application/json
+        {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"spec.type: Unsupported value: \"NodePort\": supported values: \"ClusterIP\" (types.allowed)","reason":"Forbidden","details":{"name":"np","kind":"services","causes":[{"reason":"FieldValueNotSupported","message":"spec.type: Unsupported value: \"NodePort\": supported values: \"ClusterIP\" (types.allowed)","field":"spec.type"}]},"code":403}
+    "#]],
+    );
+    let external = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"ext"},"spec":{"externalIPs":["192.0.2.1"],"ports":[{"port":80}]}}"#;
+    check(
+        config,
+        "POST",
+        "/api/v1/namespaces/shop/services",
+        external,
+        expect![[r#"
+        forward
+        warning: 299 - "spec.externalIPs is deprecated and may no longer be implemented in some clusters"
+        warning: 299 - "spec.externalIPs[0]: Forbidden: external IPs are not allowed (externalIPs.mode)"
+    "#]],
+    );
+    // Settings errors refuse the configuration.
+    check(
+        r#"{"policy": {"types": {"allowed": ["Nope"]}}}"#,
+        "GET",
+        "/",
+        "",
+        expect![[r#"
+        config error: policy: types.allowed[0]: Unsupported value: "Nope": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"
+    "#]],
+    );
+    check(
+        r#"{"profile": {"kubernetesVersion": "0.1"}}"#,
+        "GET",
+        "/",
+        "",
+        expect![[r#"
+        config error: profile: kubernetesVersion: Invalid value: "0.1": svclab models Kubernetes 1.24 to 1.37; using 1.37
+    "#]],
+    );
 }
 
 #[test]
