@@ -247,7 +247,8 @@ fn api(config: &GatewayConfig, call: &ApiCall, path: &str, body: &[u8]) -> Reply
     let Ok(text) = std::str::from_utf8(body) else {
         return bad_request("the request body is not UTF-8");
     };
-    let inputs = [Input::new("request", text)];
+    // Named like the command line's standard input, so the report is the same bytes.
+    let inputs = [Input::new("-", text)];
     let scenario = parse(&inputs);
     if scenario.objects.len() > config.max_objects {
         return failure(

@@ -10,6 +10,8 @@ use anyhow::{Context, bail, ensure};
 
 use crate::plugin::{PROFILE, plugin_target_dir, say, workspace_root};
 
+mod lower;
+
 /// The largest artifact we ship (gateways fetch modules over the network at start-up).
 const MAX_BYTES: u64 = 1_500_000;
 
@@ -53,8 +55,9 @@ fn proxy_wasm(root: &Path, out: &Path) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The http-wasm middleware (`wasm32-wasip1` command module), also placed where Traefik's
-/// local plugin layout in `deploy/traefik/` expects it.
+/// The http-wasm middleware (`wasm32-wasip1` command module) with its `memory.fill`s lowered
+/// (see `lower.rs`), also placed where Traefik's local plugin layout in `deploy/traefik/`
+/// expects it.
 fn http_wasm(root: &Path, out: &Path) -> anyhow::Result<PathBuf> {
     let path = cargo_build(
         root,
@@ -63,6 +66,10 @@ fn http_wasm(root: &Path, out: &Path) -> anyhow::Result<PathBuf> {
         "svclab_plugin_http_wasm.wasm",
         out,
     )?;
+    let module = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let lowered = lower::lower_memory_fill(&module)?;
+    ensure!(lower::memory_fills(&lowered)? == 0, "memory.fill left in {}", path.display());
+    std::fs::write(&path, lowered).with_context(|| format!("cannot write {}", path.display()))?;
     let layout = root.join("deploy/traefik/plugins-local/src/svclab.dev/svclab/plugin.wasm");
     std::fs::copy(&path, &layout)
         .with_context(|| format!("cannot copy to {}", layout.display()))?;

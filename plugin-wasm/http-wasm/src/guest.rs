@@ -3,7 +3,7 @@
 
 #![allow(unsafe_code, reason = "the http-wasm ABI is foreign functions over linear memory")]
 
-use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use svclab_core::gateway::{self, Decision, GatewayConfig, Interest, Reply, RequestHead};
 
@@ -49,42 +49,34 @@ unsafe extern "C" {
     fn set_status_code(code: u32);
 }
 
-thread_local! {
-    /// The configuration, read once per instance in `main`.
-    static CONFIG: RefCell<Option<GatewayConfig>> = const { RefCell::new(None) };
-}
+/// The configuration, read on the first request of each instance.
+static CONFIG: OnceLock<Result<GatewayConfig, String>> = OnceLock::new();
 
-/// Runs from `main`: reads the configuration and enables request body buffering. A bad
-/// configuration traps, so Traefik refuses the middleware instead of running it unguarded.
-pub(crate) fn init() {
-    // Traefik turns every middleware option into a string.
-    match GatewayConfig::parse(&read_all(|buf, limit| unsafe { get_config(buf, limit) }), true) {
-        Ok(config) => CONFIG.with(|slot| *slot.borrow_mut() = Some(config)),
-        Err(err) => {
+/// Reads the configuration (Traefik turns every middleware option into a string). A bad one
+/// is logged and every request is refused, rather than passed unjudged.
+fn configure() -> Result<GatewayConfig, String> {
+    GatewayConfig::parse(&read_all(|buf, limit| unsafe { get_config(buf, limit) }), true).map_err(
+        |err| {
             let message = format!("svclab: {err}");
             unsafe { log(LOG_ERROR, message.as_ptr(), len(message.as_bytes())) };
-            std::process::abort();
-        }
-    }
-    unsafe { enable_features(FEATURE_BUFFER_REQUEST) };
+            message
+        },
+    )
 }
 
 /// `handle_request`: the high 32 bits are a context the host hands back to
 /// `handle_response`, the low bit says whether the next handler runs.
 #[unsafe(no_mangle)]
 extern "C" fn handle_request() -> u64 {
-    CONFIG.with(|slot| match &*slot.borrow() {
-        Some(config) => u64::from(handle(config)),
-        // `main` did not run: refuse rather than pass unjudged.
-        None => {
-            respond(&gateway::failure(
-                500,
-                "svclab: the middleware has no configuration",
-                "InternalError",
-            ));
+    // Enabled during a request, buffering applies to that request.
+    unsafe { enable_features(FEATURE_BUFFER_REQUEST) };
+    match CONFIG.get_or_init(configure) {
+        Ok(config) => u64::from(handle(config)),
+        Err(message) => {
+            respond(&gateway::failure(500, message, "InternalError"));
             0
         }
-    })
+    }
 }
 
 /// `handle_response`: nothing to do, the warnings were set before the next handler ran.

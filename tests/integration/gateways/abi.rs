@@ -88,10 +88,18 @@ fn proxy_wasm_filter_imports_only_proxy_abi_and_wasi_subset() {
 
 #[test]
 fn http_wasm_middleware_imports_only_http_handler_and_wasi_subset() {
-    check(
-        "svclab_plugin_http_wasm.wasm",
-        "http_handler",
-        "",
-        &["memory", "_start", "handle_request", "handle_response"],
-    );
+    let file = "svclab_plugin_http_wasm.wasm";
+    check(file, "http_handler", "", &["memory", "handle_request", "handle_response"]);
+    // Traefik's wazero 1.8.0 miscompiles `memory.fill`: `cargo xtask plugins` lowers them all.
+    let bytes = std::fs::read(guests().join(file)).expect("the http-wasm guest");
+    let mut fills = 0;
+    for payload in wasmparser::Parser::new(0).parse_all(&bytes) {
+        if let Ok(wasmparser::Payload::CodeSectionEntry(body)) = payload {
+            for operator in body.get_operators_reader().expect("operators") {
+                fills +=
+                    usize::from(matches!(operator, Ok(wasmparser::Operator::MemoryFill { .. })));
+            }
+        }
+    }
+    assert_eq!(fills, 0, "{file} still has memory.fill instructions");
 }

@@ -195,38 +195,39 @@ fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
-/// The folder with both gateway guests, built once per test process from source with the
-/// `plugin` profile (`$SVCLAB_GATEWAY_PLUGINS` points at a folder `cargo xtask plugins` filled
-/// instead).
+/// The folder with both gateway guests, built once per test process from source by
+/// `cargo xtask plugins` (which also lowers the http-wasm guest for Traefik's wazero);
+/// `$SVCLAB_GATEWAY_PLUGINS` points at a folder it filled instead.
 pub(crate) fn guests() -> &'static Path {
     static GUESTS: OnceLock<PathBuf> = OnceLock::new();
     GUESTS.get_or_init(|| {
         if let Some(dir) = std::env::var_os("SVCLAB_GATEWAY_PLUGINS") {
             return PathBuf::from(dir);
         }
-        let root = workspace();
-        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-            .map_or_else(|| root.join("target"), PathBuf::from)
-            .join("plugin-wasm");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gateway-plugins");
         let cargo = std::env::var("CARGO")
             .ok()
             .or_else(|| option_env!("CARGO").map(str::to_owned))
             .unwrap_or_else(|| "cargo".into());
+        // xtask gets a target directory of its own: `cargo test` may still hold the lock of
+        // the outer one. Its nested guest builds use `$CARGO_TARGET_DIR/plugin-wasm`, shared
+        // with host-runner's build script.
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| workspace().join("target"), PathBuf::from);
         let mut command = Command::new(cargo);
         command
-            .current_dir(&root)
-            .args(["build", "--package", "svclab-plugin-proxy-wasm"])
-            .args(["--package", "svclab-plugin-http-wasm"])
-            .args(["--target", "wasm32-wasip1", "--profile", "plugin", "--target-dir"])
-            .arg(&target_dir);
-        for var in
-            ["CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR", "RUSTC_WRAPPER"]
-        {
+            .current_dir(workspace())
+            .args(["run", "--quiet", "--package", "xtask", "--target-dir"])
+            .arg(target.join("xtask"))
+            .args(["--", "plugins", "--out"])
+            .arg(&out);
+        // The outer build's flags and wrappers are for the test binary.
+        for var in ["CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "RUSTC_WRAPPER"] {
             command.env_remove(var);
         }
-        let status = command.status().expect("run cargo to build the gateway guests");
-        assert!(status.success(), "building the gateway guests failed ({status})");
-        target_dir.join("wasm32-wasip1/plugin")
+        let status = command.status().expect("run `cargo xtask plugins`");
+        assert!(status.success(), "`cargo xtask plugins` failed ({status})");
+        out
     })
 }
 
