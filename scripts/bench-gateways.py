@@ -4,7 +4,7 @@
 Starts, on loopback: an Envoy that plays the API server (a direct_response 201, so the
 upstream costs next to nothing), then Envoy and Traefik from the files in deploy/ in front of
 it, each once with the svclab guest and once without, and drives each with wrk (POST of a
-typical Service, 2 threads, 16 connections). Prints requests per second and p50/p99 latency,
+typical Service, one connection by default, so latency is the time per request). Prints requests per second and p50/p99 latency,
 and the filter's cost (p99 with minus p99 without).
 
 Usage: cargo xtask plugins && scripts/bench-gateways.py [--duration 10] [--plugins DIR]
@@ -142,8 +142,8 @@ def traefik(work, upstream, plugins, with_filter):
     return proc, port
 
 
-def wrk(port, duration, script):
-    out = subprocess.run(["wrk", "-t2", "-c16", "-d%ds" % duration, "--latency", "-s", script,
+def wrk(port, duration, script, connections):
+    out = subprocess.run(["wrk", "-t1", "-c%d" % connections, "-d%ds" % duration, "--latency", "-s", script,
                           "http://127.0.0.1:%d/api/v1/namespaces/shop/services" % port],
                          capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -158,6 +158,8 @@ def wrk(port, duration, script):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=1,
+                        help="concurrent connections (1 measures the time per request)")
     parser.add_argument("--plugins", default=os.path.join(
         os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "plugin-wasm", "plugins"))
     args = parser.parse_args()
@@ -182,8 +184,8 @@ def main():
             for with_filter in (False, True):
                 proc, port = launch(work, up_port, args.plugins, with_filter)
                 procs.append(proc)
-                wrk(port, 2, script)  # warm-up
-                rps, p50, p99[with_filter], bad = wrk(port, args.duration, script)
+                wrk(port, 2, script, args.connections)  # warm-up
+                rps, p50, p99[with_filter], bad = wrk(port, args.duration, script, args.connections)
                 print("| %s | %s | %.0f | %.2f | %.2f | %d |" % (name, "on" if with_filter else "off", rps, p50,
                                                                   p99[with_filter], bad))
                 proc.terminate()
