@@ -79,6 +79,7 @@ struct PolicyScope<'a> {
     policies: crate::policy::Policies,
     context: &'a crate::policy::Context,
     user_info: Option<&'a crate::policy::UserInfo>,
+    selectors: crate::policy::SelectorIndex,
 }
 
 /// [`evaluate`] with what an admission host knows (or lacks) about the request.
@@ -129,6 +130,7 @@ pub(crate) fn evaluate_with(
         ),
         context,
         user_info: options.user_info.as_ref(),
+        selectors: crate::policy::SelectorIndex::default(),
     };
     let mut service_reports = Vec::new();
     for object in scenario.objects {
@@ -420,6 +422,7 @@ fn apply_service(
                     cluster: Some(&*cluster),
                     user_info: scope.user_info,
                     inventory: crate::policy::inventory(scope.context, &world.services),
+                    selectors: &scope.selectors,
                     old_object_missing: scope.context.old_object_missing,
                     status_only: scope.context.status_only,
                 };
@@ -442,6 +445,7 @@ fn apply_service(
             let allocation = cluster.commit(txn, &held);
             let report =
                 service_report(Some(cluster), &service, outcome, &allocation, document_source);
+            scope.selectors.stored(&key, &service);
             world.services.insert(key, StoredService { service, positions, allocation });
             report
         }
@@ -579,6 +583,7 @@ fn validate_as_written(
             cluster: None,
             user_info: scope.user_info,
             inventory: crate::policy::inventory(scope.context, &world.services),
+            selectors: &scope.selectors,
             old_object_missing: scope.context.old_object_missing,
             status_only: scope.context.status_only,
         };
@@ -593,6 +598,7 @@ fn validate_as_written(
     push_service_warnings(&world.profile, &service, &positions, diags);
     diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     let report = service_report(None, &service, outcome, &ServiceAllocation::default(), source);
+    scope.selectors.stored(&key, &service);
     world.services.insert(
         key,
         StoredService { service, positions, allocation: ServiceAllocation::default() },

@@ -655,3 +655,94 @@ fn check_settings_reports_bare_settings_errors() {
         ]
     "#]].assert_debug_eq(&lines);
 }
+
+#[test]
+fn example_external_ips() {
+    check(
+        include_str!("../../../examples/policy-external-ips.yaml"),
+        None,
+        expect![[r#"
+        warning Warning L23: spec.externalIPs is deprecated and may no longer be implemented in some clusters
+        error policy:externalIPs.allowedCIDRs L35: spec.externalIPs[0]: Forbidden: "203.0.113.9" is outside the allowed ranges 192.0.2.0/24 (externalIPs.allowedCIDRs)
+        edge/ingress created ["10.101.39.219"]
+        team-a/hijack rejected ["10.103.224.41"]
+    "#]],
+    );
+}
+
+#[test]
+fn example_no_nodeport() {
+    check(
+        include_str!("../../../examples/policy-no-nodeport.yaml"),
+        None,
+        expect![[r#"
+        error policy:nodePorts.forbid L43: spec.ports[0].nodePort: Forbidden: node ports are not allowed (nodePorts.forbid)
+        error policy:nodePorts.forbid L54: spec.ports[0].nodePort: Forbidden: a LoadBalancer Service allocates node ports; set allocateLoadBalancerNodePorts: false (nodePorts.forbid)
+        default/api created ["10.101.39.219"]
+        default/public created ["10.103.224.41"]
+        default/debug rejected ["10.105.1.23"]
+        default/shop rejected ["10.107.124.56"]
+    "#]],
+    );
+}
+
+#[test]
+fn example_internal_load_balancers() {
+    check(
+        include_str!("../../../examples/policy-internal-load-balancers.yaml"),
+        None,
+        expect![[r#"
+            error policy:loadBalancer.requireInternal L33: metadata.annotations: Required value: a LoadBalancer Service must be internal: set service.beta.kubernetes.io/aws-load-balancer-scheme: internal or service.beta.kubernetes.io/azure-load-balancer-internal: true or networking.gke.io/load-balancer-type: Internal (loadBalancer.requireInternal)
+            error policy:loadBalancer.forbidOpenSourceRanges L37: spec.loadBalancerSourceRanges[0]: Forbidden: "0.0.0.0/0" opens the load balancer to every address (loadBalancer.forbidOpenSourceRanges)
+            default/billing created ["10.101.39.219"]
+            default/storefront rejected ["10.103.224.41"]
+        "#]],
+    );
+}
+
+#[test]
+fn example_unique_selector() {
+    check(
+        include_str!("../../../examples/policy-unique-selector.yaml"),
+        None,
+        expect![[r#"
+        error policy:selector.uniqueInNamespace L52: spec.selector: Forbidden: Service "web" in namespace "shop" has the same selector (selector.uniqueInNamespace)
+        shop/web created ["10.101.39.219"]
+        shop/api created ["10.103.224.41"]
+        blog/web created ["10.105.1.23"]
+        shop/web-canary rejected ["10.107.124.56"]
+    "#]],
+    );
+}
+
+#[test]
+fn example_allowed_ports() {
+    check(
+        include_str!("../../../examples/policy-allowed-ports.yaml"),
+        None,
+        expect![[r#"
+        warning policy:ports.allowedPorts L42: spec.ports[0].port: Invalid value: 5432: must be one of the allowed ports 80, 443, 8000-8999 (ports.allowedPorts)
+        warning policy:ports.allowedPorts L52: spec.ports[0].port: Invalid value: 22: must be one of the allowed ports 80, 443, 8000-8999 (ports.allowedPorts)
+        error policy:ports.deniedPorts L52: spec.ports[0].port: Forbidden: port 22 is denied (ports.deniedPorts)
+        default/web created ["10.101.39.219"]
+        default/db created ["10.103.224.41"]
+        default/bastion rejected ["10.105.1.23"]
+    "#]],
+    );
+}
+
+#[test]
+fn orphan_settings_are_errors() {
+    check(
+        &policy(
+            "p",
+            "{nodePorts: {countLoadBalancerNodePorts: false}, endpointSlices: {managedBy: [my-controller]}, loadBalancer: {internalAnnotations: [{key: a, value: b}]}}",
+        ),
+        None,
+        expect![[r#"
+            error FieldValueForbidden L4: spec.nodePorts.countLoadBalancerNodePorts: Forbidden: only applies with forbid: true
+            error FieldValueForbidden L4: spec.loadBalancer.internalAnnotations: Forbidden: only applies with requireInternal: true
+            error FieldValueForbidden L4: spec.endpointSlices.managedBy: Forbidden: only applies with manual: forbid or restrictAddresses
+        "#]],
+    );
+}
