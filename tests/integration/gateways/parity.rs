@@ -104,6 +104,70 @@ fn run(kind: Kind) {
     assert!(refused > 30 && passed > 10, "{refused} refused, {passed} passed");
 }
 
+/// (example file, the policy settings, the Service creates) of every `examples/policy-*.yaml`.
+fn policy_examples() -> Vec<(String, Value, Vec<(String, Vec<u8>)>)> {
+    let dir = crate::support::workspace().join("examples");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("examples/")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("policy-"))
+        })
+        .collect();
+    files.sort();
+    let mut examples = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("example");
+        let (mut settings, mut creates) = (Value::Null, Vec::new());
+        for document in serde_norway::Deserializer::from_str(&text) {
+            let Ok(object) = <Value as serde::Deserialize>::deserialize(document) else { continue };
+            match object["kind"].as_str() {
+                Some("ServicePolicy") => settings = object["spec"].clone(),
+                Some("Service") => {
+                    let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
+                    let path = format!("/api/v1/namespaces/{}/services", segment(namespace));
+                    creates.push((path, object.to_string().into_bytes()));
+                }
+                _ => {}
+            }
+        }
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        examples.push((name, settings, creates));
+    }
+    examples
+}
+
+/// Every policy example through the gateway with its settings as the plugin's `policy`.
+fn run_policy_examples(kind: Kind) {
+    let examples = policy_examples();
+    assert!(examples.len() >= 3, "only {} policy examples", examples.len());
+    let (mut refused, mut passed) = (0, 0);
+    for (name, settings, creates) in examples {
+        let upstream = Upstream::start();
+        let config = json!({ "policy": settings });
+        let gateway = Gateway::start(kind, upstream.port, &config.to_string());
+        for (path, body) in &creates {
+            let response = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                super::check(&gateway, &upstream, &config, "POST", path, body)
+            }))
+            .unwrap_or_else(|_| panic!("{name}: POST {path}"));
+            if response.status == 403 { refused += 1 } else { passed += 1 }
+        }
+    }
+    assert!(refused > 0 && passed > 0, "{refused} refused, {passed} passed");
+}
+
+#[test]
+fn envoy_matches_native_on_the_policy_examples() {
+    run_policy_examples(Kind::Envoy);
+}
+
+#[test]
+fn traefik_matches_native_on_the_policy_examples() {
+    run_policy_examples(Kind::Traefik);
+}
+
 #[test]
 fn envoy_matches_native_on_every_validation_vector() {
     run(Kind::Envoy);
