@@ -104,8 +104,11 @@ fn run(kind: Kind) {
     assert!(refused > 30 && passed > 10, "{refused} refused, {passed} passed");
 }
 
-/// (example file, the policy settings, the Service creates) of every `examples/policy-*.yaml`.
-fn policy_examples() -> Vec<(String, Value, Vec<(String, Vec<u8>)>)> {
+/// An example file's name, its policy settings and its Service creates (path, body).
+type PolicyExample = (String, Value, Vec<(String, Vec<u8>)>);
+
+/// Every `examples/policy-*.yaml`.
+fn policy_examples() -> Vec<PolicyExample> {
     let dir = crate::support::workspace().join("examples");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("examples/")
