@@ -55,7 +55,7 @@ fn proxy_wasm(root: &Path, out: &Path) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// The http-wasm middleware (`wasm32-wasip1` command module) with its `memory.fill`s lowered
+/// The http-wasm middleware (`wasm32-wasip1` reactor module) with its `memory.fill`s lowered
 /// (see `lower.rs`), also placed where Traefik's local plugin layout in `deploy/traefik/`
 /// expects it.
 fn http_wasm(root: &Path, out: &Path) -> anyhow::Result<PathBuf> {
