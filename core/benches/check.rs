@@ -10,9 +10,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use svclab_core::testing::validate_service_create;
 use svclab_core::{
     CheckOptions, Input, Object, Profile, Service, UserInfo, check, evaluate, parse,
-    validate_service_create,
 };
 
 /// 1,000 Services: 60 % ClusterIP, 25 % NodePort, 10 % LoadBalancer (half with

@@ -65,7 +65,7 @@
 //! [`UserInfo`], `CheckOptions { policy, user_info }`, [`check_settings`], [`settings_schema`],
 //! `AdmissionOptions`, `AdmissionRequest`, `Verdict`, `admit` and
 //! `validate_admission(review, &options)`, all re-exported at the crate root. Additions since the
-//! first version: [`ServicePolicy`] (the scenario object), `Severity::Info`,
+//! first version: `ServicePolicy` (the scenario object, in the model), `Severity::Info`,
 //! `AdmissionError::{Settings, Profile}`, and the audit annotation `svclab.dev/skipped` for
 //! rules that lacked an input on the admission path.
 //!
@@ -114,9 +114,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::field::{ErrorType, FieldError};
-use crate::manifest::{Input, Located};
-use crate::model::{EndpointSlice, ObjectMeta, Positions};
-use crate::pipeline::{OPERATION_ANNOTATION, StoredService, source_of};
+use crate::manifest::Input;
+use crate::model::{EndpointSlice, Located, Positions, ServicePolicy};
+use crate::world::StoredService;
+// The crate root's re-export: the pipeline, which owns it, sits above this layer.
+use crate::OPERATION_ANNOTATION;
 use crate::profile::Profile;
 use crate::source::Source;
 use crate::yaml::{Node, Value};
@@ -134,14 +136,6 @@ pub struct UserInfo {
     pub username: String,
     /// `userInfo.groups`.
     pub groups: Vec<String>,
-}
-
-/// A `svclab.dev/v1alpha1 ServicePolicy` document; its `spec` (the settings) is decoded from
-/// the positioned tree when the pipeline reaches it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServicePolicy {
-    /// `metadata`.
-    pub metadata: ObjectMeta,
 }
 
 /// What a host knows about a request besides the objects (the admission path fills it; a
@@ -481,7 +475,7 @@ impl Policies {
                     field: String::new(),
                     reason: "NotFound".into(),
                     message: format!("servicepolicies {:?} not found", meta.name),
-                    source: Some(source_of(positions, "")),
+                    source: Some(positions.source_of("")),
                 });
             }
             return;
@@ -493,7 +487,7 @@ impl Policies {
                 field: "metadata.name".into(),
                 reason: "FieldValueRequired".into(),
                 message: "metadata.name: Required value: name or generateName is required".into(),
-                source: Some(source_of(positions, "metadata")),
+                source: Some(positions.source_of("metadata")),
             });
             return;
         }
@@ -596,7 +590,7 @@ fn judgement(
                         Action::Audit => Severity::Info,
                     },
                     object: Some(object.clone()),
-                    source: Some(source_of(positions, &error.path)),
+                    source: Some(positions.source_of(&error.path)),
                     field: error.path.clone(),
                     reason: format!("policy:{rule}"),
                     message: format!("{} ({rule})", error.message(json_values)),
@@ -608,7 +602,7 @@ fn judgement(
                 field: String::new(),
                 reason: "policy:skipped".into(),
                 message: format!("{rule}: skipped: needs {needs}"),
-                source: Some(source_of(positions, "")),
+                source: Some(positions.source_of("")),
             },
         };
         // Two policies with the same rule may find the same thing; say it once.
@@ -644,8 +638,9 @@ pub(crate) fn cause_reason(diagnostic: &Diagnostic) -> &'static str {
 
 /// The map key of a stored Service: (namespace as stored, name).
 type ServiceKey = (String, String);
-/// (namespace, selector) of a Service that selects Pods.
-type SelectorKey = (String, Vec<(String, String)>);
+/// (namespace, selector) of a Service that selects Pods, the selector as `k=v` pairs joined by
+/// NUL (which no label key or value holds), so a key costs two allocations.
+type SelectorKey = (String, String);
 
 /// Stored Services by (namespace, selector), so selector uniqueness costs a lookup rather than
 /// a scan of the namespace. The pipeline tells it of every Service it stores (from an empty
@@ -663,7 +658,18 @@ fn selector_key(service: &crate::model::Service) -> Option<SelectorKey> {
         "" => "default",
         ns => ns,
     };
-    Some((namespace.to_owned(), selector.iter().map(|(k, v)| (k.clone(), v.clone())).collect()))
+    let mut flat = String::new();
+    for (k, v) in selector {
+        flat.push_str(k);
+        flat.push('=');
+        flat.push_str(v);
+        flat.push('\0');
+    }
+    Some((namespace.to_owned(), flat))
+}
+
+fn namespace_of_meta(namespace: &str) -> &str {
+    if namespace.is_empty() { "default" } else { namespace }
 }
 
 impl SelectorIndex {
@@ -686,9 +692,12 @@ impl SelectorIndex {
         keys.iter()
             .filter(|key| key.1 != service.metadata.name)
             .filter(|key| {
-                inventory
-                    .get(*key)
-                    .is_some_and(|other| selector_key(&other.service).as_ref() == Some(&wanted))
+                inventory.get(*key).is_some_and(|other| {
+                    let o = &other.service;
+                    o.spec.type_ != "ExternalName"
+                        && o.spec.selector == service.spec.selector
+                        && namespace_of_meta(&o.metadata.namespace) == wanted.0
+                })
             })
             .cloned()
             .collect()

@@ -121,8 +121,10 @@ fn engines_print_identical_bytes() {
 }
 
 #[test]
-fn plugin_engine_reports_fuel() {
-    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+fn plugin_engine_reports_fuel_when_verbose() {
+    let quiet = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    assert_eq!(quiet.stderr, "");
+    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json", "-v"], "", 0);
     let fuel: u64 = plugin
         .stderr
         .strip_prefix("svclab: plugin fuel used: ")
@@ -130,10 +132,10 @@ fn plugin_engine_reports_fuel() {
         .unwrap_or_else(|| panic!("no fuel line in {:?}", plugin.stderr));
     assert!(fuel > 0);
     let native =
-        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native"], "", 0);
+        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native", "-v"], "", 0);
     assert_eq!(native.stderr, "");
     // Fuel is deterministic: the same call costs the same.
-    let again = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    let again = check(&["check", "data/cli/valid.yaml", "-o", "json", "--verbose"], "", 0);
     assert_eq!(again.stderr, plugin.stderr);
 }
 

@@ -5,6 +5,15 @@ mod plugin;
 mod plugins;
 mod tidy;
 
+const USAGE: &str = "usage: cargo xtask <command>
+  ci                 run .ci/run (the test command CI runs)
+  playground         build the playground into target/playground/
+  serve [PORT] [--for SECONDS]
+                     serve the playground on 127.0.0.1 (built first when missing)
+  build-plugin [--out PATH]
+                     build the WebAssembly component
+  bench [--quick]    native vs plugin timing table";
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -14,8 +23,8 @@ fn main() -> anyhow::Result<()> {
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("plugins") => plugins::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
-        Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
-        None => anyhow::bail!("usage: cargo xtask <ci>"),
+        Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
+        None => anyhow::bail!("{USAGE}"),
     }
 }
 

@@ -207,8 +207,37 @@ fn stringly_typed_settings_and_profile_read_as_traefik_sends_them() {
     expect![[r#"
         Err(
             Profile(
-                "json: cannot unmarshal string into Go struct field ClusterProfile.featureGates of type bool",
+                "ClusterProfile in version \"v1alpha1\" cannot be handled as a ClusterProfile: json: cannot unmarshal string into Go struct field ClusterProfile.featureGates of type bool",
             ),
         )
     "#]].assert_debug_eq(&admit(&request, &strict).map(|v| v.code));
+}
+
+#[test]
+fn update_without_old_object_skips_forbid_new() {
+    let request = AdmissionRequest {
+        kind: "Service".into(),
+        operation: "UPDATE".into(),
+        namespace: "default".into(),
+        object: Some(
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"externalIPs":["192.0.2.1"],"ports":[{"port":80}]}}"#
+                .into(),
+        ),
+        ..AdmissionRequest::default()
+    };
+    let options = AdmissionOptions {
+        policy: Some(Input::new("settings", "externalIPs: {mode: forbidNew}")),
+        ..AdmissionOptions::default()
+    };
+    expect![[r#"
+        Ok(
+            (
+                true,
+                {
+                    "svclab.dev/skipped": "externalIPs.mode: skipped: needs oldObject",
+                },
+            ),
+        )
+    "#]]
+    .assert_debug_eq(&admit(&request, &options).map(|v| (v.allowed, v.audit_annotations)));
 }

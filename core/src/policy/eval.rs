@@ -8,12 +8,12 @@ use crate::allocation::{Cluster, FamilyAllocator};
 use crate::field::{FieldError, GoValue};
 use crate::model::{EndpointSlice, Service};
 use crate::net::{IpFamily, parse_ip_sloppy, unmap};
-use crate::pipeline::StoredService;
 use crate::policy::UserInfo;
 use crate::policy::settings::{
     Action, Cidr, Explicit, ExternalIpMode, LoadBalancerIpMode, Manual, NamespacePattern, Ports,
     Settings,
 };
+use crate::world::StoredService;
 
 /// What a rule found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1064,6 +1064,10 @@ fn deprecations(judge: &mut Judge<'_>, service: &Service) {
 /// The canonical spelling of an address when `text` is not it: leading-zero IPv4 octets,
 /// IPv4-mapped IPv6, IPv6 that is not RFC 5952 (CVE-2021-29923).
 pub(crate) fn canonical_form(text: &str) -> Option<String> {
+    // Dotted IPv4 is canonical unless an octet has a leading zero: no need to print it.
+    if !text.contains(':') && !text.split('.').any(|o| o.len() > 1 && o.starts_with('0')) {
+        return None;
+    }
     let ip = parse_ip_sloppy(text)?;
     let canonical = match ip {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -1078,36 +1082,40 @@ pub(crate) fn canonical_form(text: &str) -> Option<String> {
 fn non_canonical(judge: &mut Judge<'_>, service: &Service) {
     let Some(action) = judge.settings.non_canonical_ips.action() else { return };
     let spec = &service.spec;
-    let mut values: Vec<(String, &str)> = Vec::new();
+    // Paths are formatted only for the values that are reported.
     if spec.cluster_ip != "None" && !spec.cluster_ip.is_empty() {
-        values.push(("spec.clusterIP".to_owned(), &spec.cluster_ip));
+        report_non_canonical(judge, action, || "spec.clusterIP".to_owned(), &spec.cluster_ip);
     }
     for (i, ip) in spec.cluster_ips.iter().enumerate().skip(1) {
-        values.push((format!("spec.clusterIPs[{i}]"), ip));
+        report_non_canonical(judge, action, || format!("spec.clusterIPs[{i}]"), ip);
     }
     for (i, ip) in spec.external_ips.iter().enumerate() {
-        values.push((format!("spec.externalIPs[{i}]"), ip));
+        report_non_canonical(judge, action, || format!("spec.externalIPs[{i}]"), ip);
     }
     if !spec.load_balancer_ip.is_empty() {
-        values.push(("spec.loadBalancerIP".to_owned(), &spec.load_balancer_ip));
+        let path = || "spec.loadBalancerIP".to_owned();
+        report_non_canonical(judge, action, path, &spec.load_balancer_ip);
     }
     for (i, range) in spec.load_balancer_source_ranges.iter().enumerate() {
         if let Some((ip, _)) = range.split_once('/') {
-            values.push((format!("spec.loadBalancerSourceRanges[{i}]"), ip));
+            let path = || format!("spec.loadBalancerSourceRanges[{i}]");
+            report_non_canonical(judge, action, path, ip);
         }
-    }
-    for (path, text) in values {
-        report_non_canonical(judge, action, path, text);
     }
 }
 
-fn report_non_canonical(judge: &mut Judge<'_>, action: Action, path: String, text: &str) {
+fn report_non_canonical(
+    judge: &mut Judge<'_>,
+    action: Action,
+    path: impl FnOnce() -> String,
+    text: &str,
+) {
     if let Some(canonical) = canonical_form(text) {
         judge.with(
             "nonCanonicalIPs",
             action,
             FieldError::invalid(
-                path,
+                path(),
                 GoValue::Str(text.to_owned()),
                 format!("must be written in canonical form {}", crate::field::go_quote(&canonical)),
             ),
@@ -1185,7 +1193,7 @@ pub(crate) fn endpoint_slice(settings: &Settings, slice: &EndpointSlice, out: &m
                 report_non_canonical(
                     &mut judge,
                     action,
-                    format!("endpoints[{i}].addresses[{j}]"),
+                    || format!("endpoints[{i}].addresses[{j}]"),
                     text,
                 );
             }
