@@ -18,8 +18,9 @@ use crate::admission::{AdmissionRequest, admit};
 use crate::manifest::{Input, parse};
 use crate::net::IpFamily;
 use crate::pipeline::{CheckOptions, check, evaluate};
-use crate::proxy::{ProxyMode, RenderOptions, render};
-use crate::trace::{TraceRequest, trace};
+use crate::proxy::{ProxyMode, RenderOptions};
+use crate::trace::TraceRequest;
+use crate::world::{render, trace};
 
 pub use config::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_OBJECTS, GatewayConfig, GatewayConfigError, Guard, Mode,
