@@ -23,6 +23,7 @@ mod allocation;
 mod defaulting;
 mod diagnostic;
 mod field;
+pub mod gateway;
 mod manifest;
 mod model;
 mod net;

@@ -1,11 +1,12 @@
 //! The host's integration tests, in one binary: the `svclab` command line, the plugin artifact's
-//! import/export allow-list, native = plugin parity, and hostile guests.
+//! import/export allow-list, native = plugin parity, hostile guests, and the gateway guests inside real Envoy and Traefik.
 //!
 //! Run with `cargo test -p svclab-tests --features host --test integration` (the feature pulls
 //! in wasmtime).
 
 mod cache;
 mod cli;
+mod gateways;
 mod hostile;
 mod http_api;
 mod parity;

@@ -1,6 +1,8 @@
-//! `cargo xtask plugins [--out DIR]` builds every svclab guest (the WIT component and the
-//! plugins for third-party hosts) into one folder, default `$CARGO_TARGET_DIR/plugins`, and
-//! prints each file with its size. A guest over `MAX_SIZE` fails the build: policy engines load
+//! `cargo xtask plugins [--out DIR]` builds every svclab guest into one folder, default
+//! `$CARGO_TARGET_DIR/plugins`, and prints each file with its size: the WIT component (our host,
+//! jco), the Kubewarden policy (waPC), the proxy-wasm filter (Envoy, Istio, Envoy Gateway) and the
+//! http-wasm middleware (Traefik), which is also copied into Traefik's local plugin layout under
+//! `deploy/traefik/`. A guest over `MAX_SIZE` fails the build: policy engines load
 //! every policy at start-up and hosts such as Kubewarden feel large modules
 //! (`kubewarden/adm-controller#1818`, #528).
 
@@ -11,6 +13,8 @@ use anyhow::{Context, bail, ensure};
 
 use crate::annotate;
 use crate::plugin::{PROFILE, plugin_target_dir, say, workspace_root};
+
+mod lower;
 
 /// The size every guest stays under.
 const MAX_SIZE: u64 = 1_536 * 1024;
@@ -29,6 +33,9 @@ enum Finish {
     AsBuilt,
     /// Kubewarden: `metadata.yml` (relative to the workspace) into the module's custom section.
     KubewardenMetadata(&'static str),
+    /// Traefik: every `memory.fill` lowered into a call (see `lower.rs`), then also copied to
+    /// the local plugin layout (relative to the workspace) that `deploy/traefik/` configures.
+    LowerMemoryFill(&'static str),
 }
 
 const GUESTS: &[Guest] = &[
@@ -46,6 +53,18 @@ const GUESTS: &[Guest] = &[
         target: "wasm32-unknown-unknown",
         file: "svclab-kubewarden.wasm",
         finish: Finish::KubewardenMetadata("plugin-wasm/kubewarden/metadata.yml"),
+    },
+    Guest {
+        package: "svclab-plugin-proxy-wasm",
+        target: "wasm32-wasip1",
+        file: "svclab_plugin_proxy_wasm.wasm",
+        finish: Finish::AsBuilt,
+    },
+    Guest {
+        package: "svclab-plugin-http-wasm",
+        target: "wasm32-wasip1",
+        file: "svclab_plugin_http_wasm.wasm",
+        finish: Finish::LowerMemoryFill("deploy/traefik/plugins-local/src/svclab.dev/svclab/plugin.wasm"),
     },
 ];
 
@@ -109,8 +128,18 @@ fn build_guest(
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("cannot annotate {}", built.display()))?
         }
+        Finish::LowerMemoryFill(_) => {
+            let lowered = lower::lower_memory_fill(&wasm)?;
+            ensure!(lower::memory_fills(&lowered)? == 0, "memory.fill left in {}", built.display());
+            lowered
+        }
     };
     let path = out.join(guest.file);
-    std::fs::write(&path, wasm).with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, &wasm).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Finish::LowerMemoryFill(layout) = guest.finish {
+        let layout = root.join(layout);
+        std::fs::write(&layout, &wasm)
+            .with_context(|| format!("cannot write {}", layout.display()))?;
+    }
     Ok(path)
 }
