@@ -1,6 +1,7 @@
 //! The command line: global options, one module and one `XxxCommand` struct per subcommand.
 
 mod check;
+mod doc;
 mod render;
 mod serve;
 mod trace;
@@ -17,6 +18,7 @@ use crate::input::io_message;
 use crate::plugin::{CacheDir, Limits};
 
 pub(crate) use check::CheckCommand;
+pub(crate) use doc::DocCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route, serve_connection};
@@ -136,6 +138,8 @@ enum Command {
     Trace(TraceCommand),
     /// Serve a validating admission webhook (AdmissionReview v1 at /validate, /healthz).
     Serve(ServeCommand),
+    /// Check the svclab examples of Markdown documents (`svclab doc test FILE.md...`).
+    Doc(DocCommand),
 }
 
 /// The standard streams a command reads and writes (captured in tests).
@@ -188,5 +192,6 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Render(command) => command.run(&engine, io),
         Command::Trace(command) => command.run(&engine, io),
         Command::Serve(command) => command.run(&engine, io),
+        Command::Doc(command) => command.run(&engine, io),
     }
 }

@@ -1,5 +1,7 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod docs;
+mod npm;
 mod playground;
 mod plugin;
 mod tidy;
@@ -12,8 +14,12 @@ fn main() -> anyhow::Result<()> {
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
+        Some("npm") => npm::build(),
+        Some("docs") => docs::build(),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
-        None => anyhow::bail!("usage: cargo xtask <ci>"),
+        None => {
+            anyhow::bail!("usage: cargo xtask <ci|playground|serve|build-plugin|bench|npm|docs>")
+        }
     }
 }
 
