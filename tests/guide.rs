@@ -55,7 +55,7 @@ fn guide_examples_in_headless_chromium() {
     );
 
     let build = Command::new(cargo()).current_dir(&root).args(["xtask", "docs"]).status();
-    assert!(matches!(build.map(|s| s.success()), Ok(true)), "`cargo xtask docs` failed: {build:?}");
+    assert!(build.as_ref().is_ok_and(|s| s.success()), "`cargo xtask docs` failed: {build:?}");
 
     let child = Command::new(cargo())
         .current_dir(&root)
