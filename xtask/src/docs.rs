@@ -19,6 +19,9 @@ use crate::playground::{find_files, gzip, say, target_dir, workspace_root};
 /// The guide's pages are served at `/guide/`, the playground at `/`.
 const PLAYGROUND: &str = "../";
 
+/// What `show=` may name (the element's views).
+const VIEWS: [&str; 5] = ["diagnostics", "allocations", "iptables", "nftables", "trace"];
+
 /// One page of `SUMMARY.md`.
 struct Page {
     title: String,
@@ -238,6 +241,9 @@ fn element(example: &Example) -> anyhow::Result<String> {
         example.info
     );
     let shown = shown(&command, &attributes);
+    if let Some(view) = shown.iter().find(|view| !VIEWS.contains(&view.as_str())) {
+        bail!("`{}`: unknown view {view:?} (show= takes {})", example.info, VIEWS.join(", "));
+    }
     let command_line = command.join(" ");
     let expected = example.expected.as_deref().unwrap_or_default();
     let mut html = format!(
