@@ -99,6 +99,7 @@ test("every guide page renders all of its examples live", async () => {
     assert.deepEqual(errors, [], `${name}: examples failed`);
     assert.ok(states.every((s) => s === "rendered"), `${name}: ${states}`);
     examples += states.length;
+    await page.screenshot({ path: path.join(SHOTS, `page-${name.replace(/\.html$/, "")}.png`), fullPage: true });
   }
   metrics.examples = examples;
   assert.ok(examples >= 20, `only ${examples} examples in the guide`);
@@ -162,7 +163,17 @@ test("a hand-written element with only a scenario renders and links to the playg
   const text = await page.locator("#hand .svclab-diags").textContent();
   assert.match(text, /10\.096\.0\.050/);
   assert.match(await page.locator("#hand .svclab-scenario").textContent(), /kubernetesVersion: "1.36"/);
-  assert.match(await page.getAttribute("#hand .svclab-open", "href"), /\/#v1\.[A-Za-z0-9_-]+$/);
+  const href = await page.getAttribute("#hand .svclab-open", "href");
+  assert.match(href, /\/#v1\.[A-Za-z0-9_-]+$/);
+  // The fragment is the playground's: base64url of the raw deflate of the state JSON.
+  const state = await page.evaluate(async (link) => {
+    const b64 = link.split("#v1.")[1].replaceAll("-", "+").replaceAll("_", "/");
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+    return JSON.parse(await new Response(stream).text());
+  }, href);
+  assert.equal(state.scenario, await page.locator("#hand .svclab-scenario").textContent());
+  assert.equal(state.tab, "diagnostics");
   await page.close();
   assert.deepEqual(problems, []);
 });

@@ -240,6 +240,11 @@ fn element(example: &Example) -> anyhow::Result<String> {
         "`{}`: examples run check, render or trace",
         example.info
     );
+    // `profile=` and the other element attributes would change what the reader sees without
+    // `svclab doc test` knowing: in Markdown the scenario's own ClusterProfile is the profile.
+    if let Some((name, _)) = attributes.iter().find(|(name, _)| *name != "show") {
+        bail!("`{}`: only show= may follow the command, not {name}=", example.info);
+    }
     let shown = shown(&command, &attributes);
     if let Some(view) = shown.iter().find(|view| !VIEWS.contains(&view.as_str())) {
         bail!("`{}`: unknown view {view:?} (show= takes {})", example.info, VIEWS.join(", "));
@@ -388,6 +393,18 @@ mod tests {
     #[test]
     fn an_example_without_expected_output_is_refused() {
         check("```svclab check\na\n```\n\nprose\n", "error: the example `svclab check`");
+    }
+
+    #[test]
+    fn only_show_may_follow_the_command() {
+        check(
+            "```svclab check profile=1.30\na\n```\n```text expected\nb\n```\n",
+            "error: `svclab check profile=1.30`: only show= may follow the command",
+        );
+        check(
+            "```svclab check show=rules\na\n```\n```text expected\nb\n```\n",
+            "unknown view \"rules\"",
+        );
     }
 
     #[test]
