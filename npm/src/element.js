@@ -357,10 +357,13 @@ export class SvclabExample extends HTMLElement {
     const shown = views(this.getAttribute("show"), command);
     const scenario = withProfile(await this.#scenario(), this.getAttribute("profile"));
     const { bar, result } = this.#frame(scenario, commandLine);
-    // Keep the box's height: the live view takes exactly the pre-rendered result's space.
+    // Keep the box's height where the reader can see it: on screen (or above it) the live view
+    // takes exactly the pre-rendered result's space, so nothing moves; below the viewport it
+    // takes its natural height, since growing there moves nothing the reader sees.
     const reserved = result.getBoundingClientRect().height;
+    const offscreen = result.getBoundingClientRect().top >= window.innerHeight;
     const live = el("div", { class: "svclab-live", "aria-live": "polite" }, evaluate(scenario, command, shown, this.getAttribute("name") ?? "-"));
-    if (reserved > 0) result.style.height = `${reserved}px`;
+    if (reserved > 0 && !offscreen) result.style.height = `${reserved}px`;
     result.replaceChildren(live);
     result.setAttribute("role", "region");
     result.setAttribute("aria-label", `svclab ${commandLine}: ${shown.join(", ")}`);
