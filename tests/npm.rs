@@ -1,8 +1,8 @@
 //! The `svclab` npm package in Node, run by `cargo test`: builds the native `svclab` command and
 //! the package (`cargo xtask npm`, jco over the plugin component), then runs
-//! `npm/test/parity.test.mjs` with node's test runner, which compares the package's answers with
-//! the command's bytes on the examples, the guide, the validation vectors and the kube-proxy
-//! golden inputs. Missing tools fail the test with the set-up command that installs them.
+//! `npm/test/` with node's test runner: `parity.test.mjs` compares the package's answers with the
+//! command's bytes on the examples, the guide, the validation vectors and the kube-proxy golden
+//! inputs; `types.test.mjs` type-checks a consumer against the package's TypeScript types. Missing tools fail the test with the set-up command that installs them.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
