@@ -174,6 +174,16 @@ test("a hand-written element with only a scenario renders and links to the playg
   }, href);
   assert.equal(state.scenario, await page.locator("#hand .svclab-scenario").textContent());
   assert.equal(state.tab, "diagnostics");
+  // `src=`: the scenario comes from the origin (the guide's own copy of an example).
+  await page.evaluate(() => {
+    const el = document.createElement("svclab-example");
+    el.id = "fetched";
+    el.setAttribute("src", "scenarios/trace-1.yaml");
+    el.setAttribute("command", "trace --src 10.244.1.5 --dst 10.96.0.10 --dport 53 --protocol udp");
+    document.querySelector("main").prepend(el);
+  });
+  await page.waitForFunction(() => document.getElementById("fetched")?.dataset.svclabState === "rendered");
+  assert.equal(await page.locator("#fetched .svclab-outcome").count(), 2);
   await page.close();
   assert.deepEqual(problems, []);
 });

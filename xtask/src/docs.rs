@@ -54,9 +54,14 @@ pub(crate) fn build() -> anyhow::Result<()> {
     for (index, page) in pages.iter().enumerate() {
         let markdown = std::fs::read_to_string(src.join(&page.source))
             .with_context(|| format!("reading docs/guide/{}", page.source))?;
-        let (body, count) =
-            render_page(&markdown).with_context(|| format!("in docs/guide/{}", page.source))?;
-        examples += count;
+        let stem = page.source.trim_end_matches(".md");
+        let (body, scenarios) = render_page(&markdown, stem)
+            .with_context(|| format!("in docs/guide/{}", page.source))?;
+        examples += scenarios.len();
+        std::fs::create_dir_all(out.join("scenarios"))?;
+        for (at, scenario) in scenarios.iter().enumerate() {
+            std::fs::write(out.join(scenario_path(stem, at)), scenario)?;
+        }
         let html = layout(&pages, index, &body);
         std::fs::write(out.join(html_name(&page.source)), html)?;
     }
@@ -95,13 +100,18 @@ struct Example {
     expected: Option<String>,
 }
 
-/// The page's HTML body and its number of examples.
-fn render_page(markdown: &str) -> anyhow::Result<(String, usize)> {
+/// Where the guide keeps the scenario of a page's example (0-based `at`), for download and `src=`.
+fn scenario_path(stem: &str, at: usize) -> String {
+    format!("scenarios/{stem}-{}.yaml", at + 1)
+}
+
+/// The page's HTML body and the scenarios of its examples.
+fn render_page(markdown: &str, stem: &str) -> anyhow::Result<(String, Vec<String>)> {
     let mut events: Vec<Event<'_>> = Vec::new();
     let mut pending: Option<Example> = None;
     let mut in_block: Option<String> = None;
     let mut block_text = String::new();
-    let mut count = 0;
+    let mut scenarios = Vec::new();
     let options = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES;
     for event in Parser::new_ext(markdown, options) {
         match event {
@@ -118,8 +128,9 @@ fn render_page(markdown: &str) -> anyhow::Result<(String, usize)> {
                 match pending.take() {
                     Some(mut example) if is_expected(&info) => {
                         example.expected = Some(std::mem::take(&mut block_text));
-                        events.push(Event::Html(CowStr::from(element(&example)?)));
-                        count += 1;
+                        let file = scenario_path(stem, scenarios.len());
+                        events.push(Event::Html(CowStr::from(element(&example, &file)?)));
+                        scenarios.push(example.scenario);
                     }
                     Some(example) => bail!("the example `{}` has no expected block", example.info),
                     None => {
@@ -153,7 +164,7 @@ fn render_page(markdown: &str) -> anyhow::Result<(String, usize)> {
     }
     let mut html = String::new();
     pulldown_cmark::html::push_html(&mut html, events.into_iter());
-    Ok((html, count))
+    Ok((html, scenarios))
 }
 
 fn is_expected(info: &str) -> bool {
@@ -229,7 +240,7 @@ fn share_link(scenario: &str, command: &[&str], shown: &[String]) -> String {
 }
 
 /// The `<svclab-example>` of one example, pre-rendered.
-fn element(example: &Example) -> anyhow::Result<String> {
+fn element(example: &Example, file: &str) -> anyhow::Result<String> {
     let words: Vec<&str> = example.info.split_whitespace().skip(1).collect();
     let is_attribute = |word: &&str| !word.starts_with('-') && word.contains('=');
     let command: Vec<&str> = words.iter().copied().filter(|w| !is_attribute(w)).collect();
@@ -259,12 +270,14 @@ fn element(example: &Example) -> anyhow::Result<String> {
     let _ = write!(
         html,
         "<pre class=\"svclab-scenario\" tabindex=\"0\" aria-label=\"Scenario\"><code>{}</code></pre>\n\
-         <div class=\"svclab-bar\"><span><code>$ svclab {}</code></span>\
-         <a class=\"svclab-open\" data-svclab-share href=\"{}\">Open in the playground</a></div>\n\
+         <div class=\"svclab-bar\"><span><code>$ svclab {}</code></span><span class=\"svclab-links\">\
+         <a href=\"{}\" download>YAML</a> \
+         <a class=\"svclab-open\" data-svclab-share href=\"{}\">Open in the playground</a></span></div>\n\
          <div class=\"svclab-result\" role=\"region\" tabindex=\"0\" aria-label=\"Output of svclab {}\"><pre><code>{}</code></pre></div>\n\
          </svclab-example>\n",
         escape(&example.scenario),
         escape(&command_line),
+        escape(file),
         escape(&share_link(&example.scenario, &command, &shown)),
         escape(&command_line),
         escape(expected),
@@ -374,7 +387,8 @@ mod tests {
     use super::*;
 
     fn check(markdown: &str, expected_fragment: &str) {
-        let (html, _) = render_page(markdown).unwrap_or_else(|err| (format!("error: {err:#}"), 0));
+        let (html, _) = render_page(markdown, "page")
+            .unwrap_or_else(|err| (format!("error: {err:#}"), Vec::new()));
         assert!(html.contains(expected_fragment), "{expected_fragment:?} not in:\n{html}");
     }
 
