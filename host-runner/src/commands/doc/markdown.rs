@@ -2,7 +2,7 @@
 //! backtick and tilde fences) whose info string starts with `svclab`, each paired with the
 //! `expected` block that follows it.
 //!
-//! The syntax, also documented in `docs/guide/src/writing-examples.md`:
+//! The syntax, also documented in `docs/guide/writing-examples.md`:
 //!
 //! ````markdown
 //! ```svclab check
