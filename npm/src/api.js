@@ -38,8 +38,25 @@ function inputs(list) {
   });
 }
 
+/** A policy or profile given as a string (YAML or JSON), an object (its settings), or {name, text}. */
+function document(value, name) {
+  if (value == null) return undefined;
+  if (typeof value === "string") return { name, text: value };
+  if (typeof value.text === "string") return { name: String(value.name ?? name), text: value.text };
+  return { name, text: JSON.stringify(value) };
+}
+
+function userInfo(user) {
+  if (user == null) return undefined;
+  return { username: String(user.username ?? ""), groups: (user.groups ?? []).map(String) };
+}
+
 function checkOptions(options = {}) {
-  return { noDefaults: Boolean(options.noDefaults) };
+  return {
+    noDefaults: Boolean(options.noDefaults),
+    policy: document(options.policy, "policy"),
+    userInfo: userInfo(options.userInfo),
+  };
 }
 
 /** The whole pipeline: the report JSON (`svclab check --output json`), as text. */
@@ -99,8 +116,18 @@ export function trace(list, options) {
   return JSON.parse(traceJson(list, options));
 }
 
-/** An admission.k8s.io/v1 AdmissionReview (object or JSON text) in, the reviewed AdmissionReview out. */
-export function validateAdmission(review) {
+/**
+ * An admission.k8s.io/v1 AdmissionReview (object or JSON text) in, the reviewed AdmissionReview
+ * out. `options`: `policy` (the Service policy), `profile` (a ClusterProfile or its fields),
+ * `stringlyTyped`, `inventory` (the cluster's other Services, objects or JSON texts).
+ */
+export function validateAdmission(review, options = {}) {
   const text = typeof review === "string" ? review : JSON.stringify(review);
-  return JSON.parse(call(() => component.validateAdmission(text)));
+  const admission = {
+    policy: document(options.policy, "policy"),
+    profile: document(options.profile, "profile"),
+    stringlyTyped: Boolean(options.stringlyTyped),
+    inventory: options.inventory?.map((s) => (typeof s === "string" ? s : JSON.stringify(s))),
+  };
+  return JSON.parse(call(() => component.validateAdmission(text, admission)));
 }

@@ -140,8 +140,8 @@ function diagnosticsView(report) {
       list.map((d) =>
         el(
           "li",
-          { class: `svclab-diag ${d.severity === "error" ? "error" : "warning"}` },
-          el("span", { class: "svclab-sev", text: d.severity === "error" ? "error" : "warning" }),
+          { class: `svclab-diag ${["error", "warning", "info"].includes(d.severity) ? d.severity : "warning"}` },
+          el("span", { class: "svclab-sev", text: d.severity }),
           el("span", { class: "svclab-loc svclab-mono", text: location(d) }),
           el("span", { class: "svclab-msg svclab-mono", text: d.object ? `${objectName(d.object)}: ${d.message}` : d.message }),
         ),
