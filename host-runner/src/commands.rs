@@ -2,6 +2,7 @@
 
 mod check;
 mod doc;
+mod policy;
 mod render;
 mod serve;
 mod trace;
@@ -19,6 +20,7 @@ use crate::plugin::{CacheDir, Limits};
 
 pub(crate) use check::CheckCommand;
 pub(crate) use doc::DocCommand;
+pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route, serve_connection};
@@ -140,6 +142,8 @@ enum Command {
     Serve(ServeCommand),
     /// Check the svclab examples of Markdown documents (`svclab doc test FILE.md...`).
     Doc(DocCommand),
+    /// The operator's Service policy: its settings schema, and checking settings alone.
+    Policy(PolicyCommand),
 }
 
 /// The standard streams a command reads and writes (captured in tests).
@@ -186,6 +190,10 @@ where
 }
 
 fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    // Settings checks and the schema need no engine: they never load the plugin.
+    if let Command::Policy(command) = cli.command {
+        return command.run(io);
+    }
     let engine = cli.engine.engine(matches!(cli.command, Command::Serve(_)))?;
     match cli.command {
         Command::Check(command) => command.run(&engine, io),
@@ -193,5 +201,6 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Trace(command) => command.run(&engine, io),
         Command::Serve(command) => command.run(&engine, io),
         Command::Doc(command) => command.run(&engine, io),
+        Command::Policy(_) => Ok(EXIT_FAILURE),
     }
 }

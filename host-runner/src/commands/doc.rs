@@ -137,7 +137,7 @@ fn check_example(engine: &Engine, example: &markdown::Example) -> Result<String,
         Command::Check(command) => command.run(engine, &mut io),
         Command::Render(command) => command.run(engine, &mut io),
         Command::Trace(command) => command.run(engine, &mut io),
-        Command::Serve(_) | Command::Doc(_) => {
+        Command::Serve(_) | Command::Doc(_) | Command::Policy(_) => {
             return Err("examples run `check`, `render` or `trace`".to_owned());
         }
     };
