@@ -9,9 +9,33 @@ export type { Diagnostic, IpFamily, ProxyMode };
 export type Input = WitInput;
 export type Inputs = Input[] | string;
 
+/** A policy or profile: YAML or JSON text, a settings object, or a named input. */
+export type Document = string | Input | Record<string, unknown>;
+
+/** Who sends the request (an admission request's `userInfo`). */
+export interface UserInfo {
+  username?: string;
+  groups?: string[];
+}
+
 export interface CheckOptions {
   /** Validate objects exactly as written: no defaulting, no allocation. */
   noDefaults?: boolean;
+  /** The operator's Service policy (a ServicePolicy document or the bare settings), in effect before every object. */
+  policy?: Document;
+  /** The requester; without it, rules about users report `policy:skipped`. */
+  userInfo?: UserInfo;
+}
+
+export interface AdmissionOptions {
+  /** The Service policy; absent: apiserver validation only. */
+  policy?: Document;
+  /** A ClusterProfile document or its bare fields; absent: the newest release. */
+  profile?: Document;
+  /** Accept strings for booleans and numbers in `policy` and `profile` (Traefik's options). */
+  stringlyTyped?: boolean;
+  /** The cluster's other Services (objects or JSON texts), for the rules that compare with them. */
+  inventory?: Array<string | Record<string, unknown>>;
 }
 
 export interface RenderOptions {
@@ -56,7 +80,7 @@ export interface Report {
   ranges: Array<{ cidr: string; family: string; allocator: string; size: number; used: number; free: number; staticBand?: Band; dynamicBand?: Band }>;
   nodePortRange: { range: string; size: number; used: number; free: number; staticBand?: Band; dynamicBand?: Band };
   diagnostics: Array<{
-    severity: "error" | "warning";
+    severity: "error" | "warning" | "info";
     object?: { kind: string; namespace: string; name: string };
     field: string;
     reason: string;
@@ -100,4 +124,8 @@ export function trace(inputs: Inputs, options: TraceOptions): TraceReport;
 /** The packet walk as JSON text (`svclab trace --output json`, byte for byte). */
 export function traceJson(inputs: Inputs, options: TraceOptions): string;
 /** An AdmissionReview (object or JSON text) in, the reviewed AdmissionReview out. */
-export function validateAdmission(review: string | object): any;
+export function validateAdmission(review: string | object, options?: AdmissionOptions): any;
+/** The settings errors of a Service policy alone; empty when the settings are valid. */
+export function checkSettings(settings: Document): Diagnostic[];
+/** The JSON Schema (draft 2020-12) of the Service policy settings. */
+export function settingsSchema(): Record<string, unknown>;

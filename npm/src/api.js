@@ -116,6 +116,16 @@ export function trace(list, options) {
   return JSON.parse(traceJson(list, options));
 }
 
+/** The settings errors of a Service policy alone (`svclab policy check`); empty when valid. */
+export function checkSettings(settings) {
+  return call(() => component.checkSettings(document(settings, "policy")));
+}
+
+/** The JSON Schema (draft 2020-12) of the Service policy settings (`svclab policy schema`). */
+export function settingsSchema() {
+  return JSON.parse(component.settingsSchema());
+}
+
 /**
  * An admission.k8s.io/v1 AdmissionReview (object or JSON text) in, the reviewed AdmissionReview
  * out. `options`: `policy` (the Service policy), `profile` (a ClusterProfile or its fields),

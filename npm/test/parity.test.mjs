@@ -50,7 +50,7 @@ const scenarios = [
 ].map((file) => ({ label: path.relative(root, file), text: readFileSync(file, "utf8") }));
 
 test("the package speaks the plugin ABI and keeps the WIT shapes", () => {
-  assert.equal(svclab.abiVersion, 1);
+  assert.equal(svclab.abiVersion, 2);
   const diagnostics = svclab.diagnose([{ name: "bad.yaml", text: "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec:\n  ports: [{port: 0}]\n" }]);
   assert.equal(diagnostics[0].severity, "error");
   assert.equal(diagnostics[0].field, "spec.ports[0].port");
@@ -98,6 +98,57 @@ for (const { label, text } of scenarios) {
     }
   });
 }
+
+// The Service policy: options of `check`, settings checks, the schema, admission options.
+const policyDir = path.join(root, "tests/data/policy");
+test("a policy and a requester given to check give the command's bytes", () => {
+  const scenario = readFileSync(path.join(policyDir, "scenario.yaml"), "utf8");
+  for (const file of readdirSync(policyDir).filter((f) => f.endsWith(".yaml") && f !== "scenario.yaml").sort()) {
+    const policyFile = path.join(policyDir, file);
+    const policy = { name: policyFile, text: readFileSync(policyFile, "utf8") };
+    for (const userInfo of [undefined, { username: "alice", groups: ["dev", "system:masters"] }]) {
+      const flags = userInfo ? ["--user", userInfo.username, ...userInfo.groups.flatMap((g) => ["--group", g])] : [];
+      assert.deepEqual(
+        js(() => svclab.checkJson(scenario, { policy, userInfo })),
+        cli(["check", "--policy", policyFile, ...flags, "--output", "json", "-"], scenario),
+        `${file} ${JSON.stringify(userInfo)}`,
+      );
+    }
+  }
+});
+
+test("settings checks and the schema are the command's", () => {
+  const typo = path.join(policyDir, "typo.yaml");
+  const diagnostics = svclab.checkSettings({ name: typo, text: readFileSync(typo, "utf8") });
+  assert.ok(diagnostics.length > 0);
+  const lines = diagnostics.map((d) => `${typo}:${d.source.line}:${d.source.column}: ${d.message}\n`).join("");
+  assert.equal(lines, cli(["policy", "check", typo], "").out);
+  assert.deepEqual(svclab.checkSettings(readFileSync(path.join(policyDir, "full.yaml"), "utf8")), []);
+  assert.deepEqual(svclab.settingsSchema(), JSON.parse(cli(["policy", "schema"], "").out));
+});
+
+test("validateAdmission applies the policy and the profile it is given", () => {
+  const review = (spec) => ({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: "1",
+      kind: { group: "", version: "v1", kind: "Service" },
+      operation: "CREATE",
+      userInfo: { username: "alice", groups: ["dev"] },
+      object: { apiVersion: "v1", kind: "Service", metadata: { name: "x", namespace: "default" }, spec },
+    },
+  });
+  const nodePort = review({ type: "NodePort", ports: [{ port: 80 }] });
+  assert.equal(svclab.validateAdmission(nodePort).response.allowed, true);
+  const denied = svclab.validateAdmission(nodePort, { policy: { nodePorts: { forbid: true } } });
+  assert.equal(denied.response.allowed, false);
+  assert.equal(denied.response.status.code, 403);
+  assert.throws(
+    () => svclab.validateAdmission(nodePort, { policy: { nodePorts: { forbidd: true } } }),
+    (err) => err instanceof svclab.SvclabError && err.kind === "bad-input",
+  );
+});
 
 // The guide's examples, with their own command lines.
 const guide = path.join(root, "docs/guide");

@@ -13,14 +13,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const NPM = process.env.SVCLAB_NPM ?? path.join(root, "target/npm/svclab");
 const TSC = path.join(root, "playground-web/js/node_modules/.bin/tsc");
 
-const GOOD = `import { check, diagnose, render, trace, validateAdmission, SvclabError, type Report } from "svclab";
+const GOOD = `import { check, checkSettings, diagnose, render, settingsSchema, trace, validateAdmission, SvclabError, type Report } from "svclab";
 import type { SvclabExample } from "svclab/element";
 const report: Report = check([{ name: "a.yaml", text: "kind: Service" }], { noDefaults: true });
-const severity: "error" | "warning" = diagnose("kind: Service")[0].severity;
+const severity: "error" | "warning" | "info" = diagnose("kind: Service", { policy: { nodePorts: { forbid: true } }, userInfo: { username: "ci" } })[0].severity;
+const settingsErrors = checkSettings("spec: {}").length + Object.keys(settingsSchema()).length;
 const rules: string = render("x", { proxyMode: "nftables", ipFamily: "IPv6" });
 const walk = trace("x", { src: "10.244.1.5", dst: "10.96.0.10", dport: 53, protocol: "udp" });
 const element: SvclabExample | null = document.querySelector("svclab-example");
-console.log(report.services.length, severity, rules, walk.outcomes[0]?.steps.length, validateAdmission("{}"), SvclabError, element);
+console.log(report.services.length, severity, rules, walk.outcomes[0]?.steps.length, validateAdmission("{}", { profile: { kubernetesVersion: "1.30" } }), SvclabError, element, settingsErrors);
 `;
 
 /** Type-checks `source` as a consumer of the package; tsc's output, or "" when it passes. */

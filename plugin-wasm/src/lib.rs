@@ -98,9 +98,7 @@ impl bindings::Guest for Plugin {
             .map_err(|err| types::Error::BadInput(err.to_string()))
     }
 
-    fn check_settings(
-        settings: types::Input,
-    ) -> Result<Vec<types::Diagnostic>, types::Error> {
+    fn check_settings(settings: types::Input) -> Result<Vec<types::Diagnostic>, types::Error> {
         svclab_core::check_settings(&decode_input(settings))
             .into_iter()
             .map(encode_diagnostic)

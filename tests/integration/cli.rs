@@ -266,7 +266,15 @@ fn serve_refuses_to_start_with_a_bad_policy() {
     // instead of listening forever.
     for engine in ["native", "plugin"] {
         let run = check(
-            &["serve", "--listen", "nowhere", "--policy", "data/policy/typo.yaml", "--engine", engine],
+            &[
+                "serve",
+                "--listen",
+                "nowhere",
+                "--policy",
+                "data/policy/typo.yaml",
+                "--engine",
+                engine,
+            ],
             "",
             2,
         );

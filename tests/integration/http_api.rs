@@ -336,10 +336,10 @@ fn http_exchanges() {
     let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
         "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
     let body = review("CREATE", object);
-    let answer = exchange(&format!(
-        "POST /validate HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    ), &plain());
+    let answer = exchange(
+        &format!("POST /validate HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}", body.len()),
+        &plain(),
+    );
     let (head, json) = answer.split_once("\r\n\r\n").expect("head and body");
     assert!(head.starts_with("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), "{head}");
     let review: Value = serde_json::from_str(json).expect("JSON body");
@@ -363,7 +363,9 @@ fn http_exchanges() {
     );
     assert!(answer.starts_with("HTTP/1.1 411 Length Required\r\n"), "{answer}");
     assert!(exchange("nonsense\r\n\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
-    assert!(exchange("GET /healthz HTTP/1.1\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
+    assert!(
+        exchange("GET /healthz HTTP/1.1\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n")
+    );
     let too_big = format!("POST /validate HTTP/1.1\r\nContent-Length: {}\r\n\r\n", 5 << 20);
     assert!(exchange(&too_big, &plain()).starts_with("HTTP/1.1 413 Payload Too Large\r\n"));
 }

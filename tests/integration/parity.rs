@@ -154,9 +154,8 @@ fn examples() {
 
 #[test]
 fn policies() {
-    let read = |path: &str| {
-        std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{path}: {err}"))
-    };
+    let read =
+        |path: &str| std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{path}: {err}"));
     let requesters = [
         None,
         Some(UserInfo { username: "dev".into(), groups: vec!["system:authenticated".into()] }),
@@ -194,7 +193,8 @@ fn policies() {
     assert_parity(&cases);
 
     for settings in scenario_files(Path::new("data/policy")) {
-        let input = Input::new(settings.display().to_string(), read(&settings.display().to_string()));
+        let input =
+            Input::new(settings.display().to_string(), read(&settings.display().to_string()));
         let native = Engine::Native.check_settings(&input).map(|d| format!("{d:?}"));
         let plugged = plugin().check_settings(&input).map(|d| format!("{d:?}"));
         assert_eq!(native, plugged, "check-settings {}", settings.display());
