@@ -190,6 +190,17 @@ fn policies() {
     let mut typo = file_case(Path::new("data/policy/scenario.yaml"), false);
     typo.options.policy = Some(Input::new("typo.yaml", read("data/policy/typo.yaml")));
     cases.push(typo);
+    // The policy really judges these objects (parity over empty verdicts would prove nothing).
+    let report = svclab_core::check(&cases[cases.len() - 2].inputs, &CheckOptions::default());
+    let mut rules: Vec<&str> = report
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.reason.strip_prefix("policy:"))
+        .filter(|rule| *rule != "skipped")
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    assert!(rules.len() >= 10, "only {rules:?}");
     assert_parity(&cases);
 
     for settings in scenario_files(Path::new("data/policy")) {

@@ -762,7 +762,8 @@ impl Decoder {
     /// `mode: allowlist`) is an error: it would read as a rule that is not enforced.
     fn orphan(&mut self, node: &Node, path: &str, key: &str, needs: &str) {
         if let Some(value) = present(node, key) {
-            let empty = matches!(&value.value, Value::Seq(items) if items.is_empty());
+            let empty = matches!(&value.value, Value::Seq(items) if items.is_empty())
+                || matches!(&value.value, Value::Bool(true)) && key == "countLoadBalancerNodePorts";
             if !empty {
                 self.error(
                     FieldError::forbidden(join(path, key), format!("only applies with {needs}")),
@@ -794,6 +795,10 @@ impl Decoder {
         np.count_load_balancer_node_ports = self.bool(n, "countLoadBalancerNodePorts", p, true);
         np.allowed_ranges = self.port_ranges(n, "allowedRanges", p);
         np.explicit = self.explicit(n, p);
+        if !np.forbid && present(n, "countLoadBalancerNodePorts").is_some() {
+            // It only decides whether `forbid` counts a LoadBalancer's node ports.
+            self.orphan(n, p, "countLoadBalancerNodePorts", "forbid: true");
+        }
         for (ip, item) in self.list(n, "namespaceRanges", p) {
             if self.map(item, &ip, &["namespaces", "ranges"]).is_none() {
                 continue;
@@ -987,6 +992,9 @@ impl Decoder {
         }
         e.allowed_address_cidrs = self.cidrs(n, "allowedAddressCIDRs", p);
         e.denied_address_cidrs = self.cidrs(n, "deniedAddressCIDRs", p);
+        if e.manual == Manual::Allow {
+            self.orphan(n, p, "managedBy", "manual: forbid or restrictAddresses");
+        }
         if e.manual != Manual::RestrictAddresses {
             self.orphan(n, p, "allowedAddressCIDRs", "manual: restrictAddresses");
             self.orphan(n, p, "deniedAddressCIDRs", "manual: restrictAddresses");

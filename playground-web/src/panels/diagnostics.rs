@@ -37,11 +37,18 @@ fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -
         Severity::Warning => "diag warning",
         Severity::Info => "diag info",
     };
-    // The rule id of a policy finding, shown apart so the message keeps kubectl's wording.
-    let rule = diagnostic
-        .reason
-        .starts_with(POLICY_REASON_PREFIX)
-        .then(|| html! { <span class="rule-id">{diagnostic.reason.clone()}</span> });
+    // The rule id of a policy finding, shown apart so the message keeps kubectl's wording; it
+    // may only break after a dot of its settings path.
+    let rule = diagnostic.reason.starts_with(POLICY_REASON_PREFIX).then(|| {
+        let mut parts = diagnostic.reason.split('.');
+        let first = parts.next().unwrap_or_default().to_owned();
+        html! {
+            <span class="rule-id">
+                {first}
+                { for parts.map(|part| html! { <>{"."}<wbr/>{part.to_owned()}</> }) }
+            </span>
+        }
+    });
     match &diagnostic.source {
         Some(source) => {
             let (line, column) = (source.line, source.column);
