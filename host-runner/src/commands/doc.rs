@@ -134,9 +134,9 @@ fn check_example(engine: &Engine, example: &markdown::Example) -> Result<String,
     let mut io = Io { stdin: &mut stdin, stdout: &mut stdout, stderr: &mut stderr };
     // The example's own engine options are ignored: `svclab doc test --engine ...` chooses.
     let result = match cli.command {
-        Command::Check(command) => command.run(engine, &mut io),
-        Command::Render(command) => command.run(engine, &mut io),
-        Command::Trace(command) => command.run(engine, &mut io),
+        Command::Check(command) => command.run(engine, &mut io, false),
+        Command::Render(command) => command.run(engine, &mut io, false),
+        Command::Trace(command) => command.run(engine, &mut io, false),
         Command::Serve(_) | Command::Doc(_) | Command::Policy(_) => {
             return Err("examples run `check`, `render` or `trace`".to_owned());
         }
