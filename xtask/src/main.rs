@@ -1,9 +1,11 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod annotate;
 mod docs;
 mod npm;
 mod playground;
 mod plugin;
+mod plugins;
 mod tidy;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -25,6 +27,7 @@ fn main() -> anyhow::Result<()> {
         Some("playground") => playground::build(),
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
+        Some("plugins") => plugins::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
         Some("npm") => npm::build(),
         Some("docs") => docs::build(),
