@@ -1,6 +1,7 @@
 //! The command line: global options, one module and one `XxxCommand` struct per subcommand.
 
 mod check;
+mod doc;
 mod policy;
 mod render;
 mod serve;
@@ -18,6 +19,7 @@ use crate::input::io_message;
 use crate::plugin::{CacheDir, Limits};
 
 pub(crate) use check::CheckCommand;
+pub(crate) use doc::DocCommand;
 pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
@@ -142,6 +144,8 @@ enum Command {
     Trace(TraceCommand),
     /// Serve a validating admission webhook (AdmissionReview v1 at /validate, /healthz).
     Serve(ServeCommand),
+    /// Check the svclab examples of Markdown documents (`svclab doc test FILE.md...`).
+    Doc(DocCommand),
     /// The operator's Service policy: its settings schema, and checking settings alone.
     Policy(PolicyCommand),
 }
@@ -200,6 +204,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Render(command) => command.run(&engine, io, cli.verbose),
         Command::Trace(command) => command.run(&engine, io, cli.verbose),
         Command::Serve(command) => command.run(&engine, io),
+        Command::Doc(command) => command.run(&engine, io),
         Command::Policy(_) => Ok(EXIT_FAILURE),
     }
 }

@@ -6,6 +6,7 @@
 
 mod cache;
 mod cli;
+mod doc_test;
 mod gateways;
 mod hostile;
 mod http_api;

@@ -1,6 +1,8 @@
 //! `cargo xtask`: build automation written in Rust.
 
 mod annotate;
+mod docs;
+mod npm;
 mod playground;
 mod plugin;
 mod plugins;
@@ -9,11 +11,14 @@ mod tidy;
 const USAGE: &str = "usage: cargo xtask <command>
   ci                 run .ci/run (the test command CI runs)
   playground         build the playground into target/playground/
-  serve [PORT] [--for SECONDS]
-                     serve the playground on 127.0.0.1 (built first when missing)
+  serve [PORT] [--for SECONDS] [--no-build]
+                     serve the playground on 127.0.0.1 (built first when missing),
+                     the guide at /guide/
   build-plugin [--out PATH]
                      build the WebAssembly component
-  bench [--quick]    native vs plugin timing table";
+  bench [--quick]    native vs plugin timing table
+  npm                build the svclab npm package into target/npm/svclab/
+  docs               build the guide (docs/guide/) into target/guide/";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,6 +29,8 @@ fn main() -> anyhow::Result<()> {
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("plugins") => plugins::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
+        Some("npm") => npm::build(),
+        Some("docs") => docs::build(),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
     }

@@ -1,5 +1,6 @@
 //! `cargo xtask playground` builds the browser playground into a self-contained static site
-//! (`<target>/playground/`); `cargo xtask serve [PORT]` serves it on 127.0.0.1.
+//! (`<target>/playground/`); `cargo xtask serve [PORT]` serves it on 127.0.0.1, and the guide
+//! (`cargo xtask docs`, `<target>/guide/`) at `/guide/`.
 //!
 //! The build does without trunk: cargo builds `svclab-playground` for `wasm32-unknown-unknown`
 //! in release, the `wasm-bindgen` CLI (the exact version of the crate in Cargo.lock) writes the
@@ -18,11 +19,11 @@ const PACKAGE: &str = "svclab-playground";
 const WASM_NAME: &str = "svclab-playground.wasm";
 const OUT_NAME: &str = "svclab_playground";
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) if !dir.is_empty() => {
             let dir = PathBuf::from(dir);
@@ -37,7 +38,7 @@ pub(crate) fn site_dir() -> PathBuf {
     target_dir(&workspace_root()).join("playground")
 }
 
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
@@ -162,7 +163,7 @@ pub(crate) fn build() -> anyhow::Result<()> {
 }
 
 /// Files under `dir` whose name ends with `suffix`, sorted.
-fn find_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+pub(crate) fn find_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -181,7 +182,7 @@ fn find_files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
 }
 
 /// gzip (RFC 1952) around miniz_oxide's raw deflate.
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 255];
     out.extend(miniz_oxide::deflate::compress_to_vec(data, 9));
     out.extend(crc32(data).to_le_bytes());
@@ -200,11 +201,13 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
-/// `cargo xtask serve [PORT] [--for SECONDS]`: a static file server on 127.0.0.1 (builds the
+/// `cargo xtask serve [PORT] [--for SECONDS] [--no-build]`: a static file server on 127.0.0.1 (builds the
 /// site first when it is missing; `cargo xtask playground` rebuilds it).
 pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
     let mut port: u16 = 8080;
     let mut lifetime: Option<Duration> = None;
+    // `--no-build` serves what exists (the guide's tests need no playground).
+    let mut build_missing = true;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
@@ -213,6 +216,7 @@ pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
                     rest.next().context("--for needs seconds")?.parse().context("--for SECONDS")?;
                 lifetime = Some(Duration::from_secs(seconds));
             }
+            "--no-build" => build_missing = false,
             "--port" => {
                 port = rest.next().context("--port needs a number")?.parse().context("--port N")?
             }
@@ -222,9 +226,12 @@ pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
         }
     }
     let site = site_dir();
-    if !site.join("index.html").exists() {
+    if build_missing && !site.join("index.html").exists() {
         say(&format!("{} has no index.html: building it first", site.display()));
         build()?;
+    }
+    if !crate::docs::guide_dir().join("index.html").exists() {
+        say("the guide is not built: `cargo xtask docs` builds it (served at /guide/)");
     }
     let listener = TcpListener::bind(("127.0.0.1", port))
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;
@@ -262,6 +269,7 @@ fn content_type(path: &Path) -> &'static str {
         Some("css") => "text/css; charset=utf-8",
         Some("wasm") => "application/wasm",
         Some("json") => "application/json",
+        Some("yaml") => "text/yaml; charset=utf-8",
         Some("svg") => "image/svg+xml",
         Some("png") => "image/png",
         _ => "application/octet-stream",
@@ -301,9 +309,15 @@ fn handle(stream: TcpStream, site: &Path) -> anyhow::Result<()> {
         let target = parts.next().unwrap_or("/");
         let path = target.split(['?', '#']).next().unwrap_or("/");
         let relative = path.trim_start_matches('/');
+        // The guide (`cargo xtask docs`) is served beside the playground, under /guide/.
+        let (base, relative) = match relative.strip_prefix("guide") {
+            Some("" | "/") => (crate::docs::guide_dir(), "index.html"),
+            Some(rest) if rest.starts_with('/') => (crate::docs::guide_dir(), &rest[1..]),
+            _ => (site.to_path_buf(), relative),
+        };
         let relative = if relative.is_empty() { "index.html" } else { relative };
         let safe = !relative.split('/').any(|c| c == ".." || c.is_empty() || c.starts_with('.'));
-        let file = site.join(relative);
+        let file = base.join(relative);
         let (status, body, encoding, kind) =
             if (method != "GET" && method != "HEAD") || !safe || !file.is_file() {
                 let status = if method == "GET" || method == "HEAD" {

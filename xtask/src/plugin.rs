@@ -32,13 +32,8 @@ pub(crate) fn plugin_target_dir(root: &Path) -> PathBuf {
     target.join("plugin-wasm")
 }
 
-/// `cargo xtask build-plugin [--out PATH]`.
-pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
-    let out = match args {
-        [] => None,
-        [flag, path] if flag == "--out" => Some(PathBuf::from(path)),
-        _ => bail!("usage: cargo xtask build-plugin [--out PATH]"),
-    };
+/// Builds the component; the path of the built `.wasm`.
+pub(crate) fn build_component() -> anyhow::Result<PathBuf> {
     let root = workspace_root();
     let target_dir = plugin_target_dir(&root);
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
@@ -52,7 +47,17 @@ pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
         status.success(),
         "building the plugin failed (is the {TARGET} target installed? see scripts/setup.d/10-rust.sh)"
     );
-    let built = target_dir.join(TARGET).join(PROFILE).join("svclab_plugin.wasm");
+    Ok(target_dir.join(TARGET).join(PROFILE).join("svclab_plugin.wasm"))
+}
+
+/// `cargo xtask build-plugin [--out PATH]`.
+pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
+    let out = match args {
+        [] => None,
+        [flag, path] if flag == "--out" => Some(PathBuf::from(path)),
+        _ => bail!("usage: cargo xtask build-plugin [--out PATH]"),
+    };
+    let built = build_component()?;
     let path = match out {
         Some(out) => {
             std::fs::copy(&built, &out)
