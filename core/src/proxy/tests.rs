@@ -525,3 +525,61 @@ fn world_objects_drive_the_configuration() {
     assert_eq!(rules.iptables, a);
     assert_eq!(rules.figures.no_local_endpoints_external, 1);
 }
+
+/// pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem` (kube-proxy 1.31 to the newest):
+/// one element per key. A two-port Service writes its ClusterIP into `cluster-ips` once; two
+/// Services sharing an external IP and port replace the key (delete, then add) instead of
+/// adding it twice, which the kernel refuses with "File exists"; equal values (two ports'
+/// no-endpoint verdicts on one key cannot happen, but two Services without endpoints on one
+/// external IP and port can) are written once with the first comment.
+#[test]
+fn map_elements_are_written_once_per_key() {
+    let shared = |name: &str, cip: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Service\nmetadata: {{namespace: ns1, name: {name}}}\nspec:\n  clusterIP: {cip}\n  externalIPs: [\"1.2.3.4\"]\n  ports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let endpoints = |name: &str, ip: &str| {
+        format!(
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: ns1, name: {name}-1, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nendpoints: [{{addresses: [\"{ip}\"], nodeName: test-node}}]\nports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let yaml = [
+        shared("a", "172.30.0.41"),
+        endpoints("a", "10.180.0.1"),
+        shared("b", "172.30.0.42"),
+        endpoints("b", "10.180.0.2"),
+    ]
+    .concat();
+    let text = check(&yaml, ProxyMode::Nftables, none, &[], &[]).text;
+    let count = |needle: &str| text.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("add element ip kube-proxy cluster-ips { 172.30.0.41 }"), 1, "{text}");
+    assert_eq!(count("add element ip kube-proxy cluster-ips { 172.30.0.42 }"), 1, "{text}");
+    // Service a writes the key first, Service b replaces it: the last writer wins.
+    for port in [80, 81] {
+        let key = format!("service-ips {{ 1.2.3.4 . tcp . {port} ");
+        assert_eq!(count(&format!("add element ip kube-proxy {key}")), 2, "{text}");
+        assert_eq!(
+            count(&format!(
+                "delete element ip kube-proxy service-ips {{ 1.2.3.4 . tcp . {port} }}"
+            )),
+            1,
+            "{text}"
+        );
+        let last = text.lines().filter(|l| l.contains(&key)).last().unwrap_or_default();
+        assert!(last.ends_with(&format!("-ns1/b/tcp/p{port} }}")), "{last}");
+    }
+
+    // Without endpoints both write the same verdict: one element, with a's comment.
+    let text = check(
+        &[shared("a", "172.30.0.41"), shared("b", "172.30.0.42")].concat(),
+        ProxyMode::Nftables,
+        none,
+        &[],
+        &["delete element"],
+    )
+    .text;
+    let line = "add element ip kube-proxy no-endpoint-services { 1.2.3.4 . tcp . 80 comment \"ns1/a:p80\" : goto reject-chain }";
+    assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "{text}");
+    assert!(!text.contains("1.2.3.4 . tcp . 80 comment \"ns1/b:p80\""), "{text}");
+}
