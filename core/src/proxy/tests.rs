@@ -94,6 +94,7 @@ fn mark_is_go_formatted() {
         KubeProxyConfiguration { masquerade_bit: Some(15), ..KubeProxyConfiguration::default() };
     let config = ProxyConfig::from_objects(
         IpFamily::V4,
+        ProxyMode::Iptables,
         Some(&kpc),
         &[],
         None,
@@ -582,4 +583,47 @@ fn map_elements_are_written_once_per_key() {
     let line = "add element ip kube-proxy no-endpoint-services { 1.2.3.4 . tcp . 80 comment \"ns1/a:p80\" : goto reject-chain }";
     assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "{text}");
     assert!(!text.contains("1.2.3.4 . tcp . 80 comment \"ns1/b:p80\""), "{text}");
+}
+
+/// pkg/proxy/apis/config/v1alpha1/conversion.go
+/// `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration` (1.31 to the
+/// newest) and cmd/kube-proxy/app/server_linux.go `createProxier`: the nftables proxier takes
+/// masqueradeAll and masqueradeBit from `nftables:`, the iptables proxier from `iptables:`;
+/// component-helpers `nodeutil.GetHostname` lowercases `hostnameOverride` (1.24 to the newest);
+/// kube-proxy's own `featureGates` override the profile's gate either way.
+#[test]
+fn configuration_blocks_hostname_and_own_gates() {
+    let world = |kpc: &str, profile_gates: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.33\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nfeatureGates: {{{profile_gates}}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-b}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.3}}]}}\n"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        world
+    };
+    let blocks = "hostnameOverride: \" Node-B \"\niptables: {masqueradeAll: true, masqueradeBit: 15}\nnftables: {masqueradeBit: 12}\nfeatureGates: {PreferSameTrafficDistribution: false}";
+    let w = world(blocks, "PreferSameTrafficDistribution: true");
+    let ipt = ProxyConfig::from_world(&w, None, None, ProxyMode::Iptables).unwrap();
+    assert_eq!((ipt.masquerade_all, ipt.masquerade_mark.as_str()), (true, "0x00008000"));
+    let nft = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
+    assert_eq!((nft.masquerade_all, nft.masquerade_mark.as_str()), (false, "0x00001000"));
+    assert_eq!(nft.node_name, "node-b");
+    assert_eq!(nft.node_ip, Some("192.168.0.3".parse().unwrap()));
+    assert!(!nft.prefer_same_node, "kube-proxy's own gate wins over the profile");
+    // Without an own gate the profile decides; without `nftables:` the defaults (bit 14).
+    let w = world(
+        "mode: nftables\niptables: {masqueradeAll: true}",
+        "PreferSameTrafficDistribution: true",
+    );
+    let nft = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
+    assert_eq!((nft.masquerade_all, nft.masquerade_mark.as_str()), (false, "0x00004000"));
+    assert!(nft.prefer_same_node);
+    let w = world(
+        "featureGates: {PreferSameTrafficDistribution: true}",
+        "PreferSameTrafficDistribution: false",
+    );
+    assert!(ProxyConfig::from_world(&w, None, None, ProxyMode::Iptables).unwrap().prefer_same_node);
 }
