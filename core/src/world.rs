@@ -130,6 +130,9 @@ impl ProxyConfig {
             &world.profile.host,
             &world.profile.service_cluster_ip_ranges,
         )?;
+        // pkg/proxy/endpointslicecache.go `addEndpoints` changed its duplicate rule in
+        // kubernetes/kubernetes#135593 (merged December 2025, first in 1.36).
+        config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
         // A gate kube-proxy's own `featureGates` names wins over the profile, either way.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
         config.prefer_same_node = own

@@ -110,6 +110,9 @@ pub struct ProxyConfig {
     pub service_cidrs: Vec<IpNet>,
     /// Feature gate PreferSameTrafficDistribution (node hints).
     pub prefer_same_node: bool,
+    /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
+    /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
+    pub prefer_non_terminating_duplicates: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -139,6 +142,7 @@ impl ProxyConfig {
             large_cluster_threshold: 1000,
             service_cidrs: Vec::new(),
             prefer_same_node: false,
+            prefer_non_terminating_duplicates: true,
         }
     }
 

@@ -613,6 +613,8 @@ fn configuration_blocks_hostname_and_own_gates() {
     assert_eq!(nft.node_name, "node-b");
     assert_eq!(nft.node_ip, Some("192.168.0.3".parse().unwrap()));
     assert!(!nft.prefer_same_node, "kube-proxy's own gate wins over the profile");
+    // The duplicate-endpoint rule of endpointslicecache.go follows the release (1.33 here).
+    assert!(!nft.prefer_non_terminating_duplicates);
     // Without an own gate the profile decides; without `nftables:` the defaults (bit 14).
     let w = world(
         "mode: nftables\niptables: {masqueradeAll: true}",
@@ -626,4 +628,55 @@ fn configuration_blocks_hostname_and_own_gates() {
         "PreferSameTrafficDistribution: false",
     );
     assert!(ProxyConfig::from_world(&w, None, None, ProxyMode::Iptables).unwrap().prefer_same_node);
+}
+
+/// cmd/kube-proxy/app/server.go `ProxyServer.Run` (1.24 to the newest): Services and
+/// EndpointSlices labelled `service.kubernetes.io/service-proxy-name` or
+/// `service.kubernetes.io/headless` (any value) are not listed, so they program nothing.
+#[test]
+fn labelled_objects_are_ignored() {
+    let labelled = |label: &str| {
+        SVC.replace("name: svc1}", &format!("name: svc1, labels: {{{label}}}}}"))
+            + &slice(&[("10.0.0.5", "test-node")])
+    };
+    for label in
+        ["service.kubernetes.io/service-proxy-name: other", "service.kubernetes.io/headless: \"\""]
+    {
+        let r =
+            check(&labelled(label), ProxyMode::Nftables, none, &[], &["172.30.0.41", "10.0.0.5"]);
+        assert_eq!(r.stats.service_ports, 0);
+        // A labelled slice is ignored too: the Service has no endpoints and rejects.
+        let yaml = SVC.to_owned()
+            + &slice(&[("10.0.0.5", "test-node")]).replace(
+                "kubernetes.io/service-name: svc1}",
+                &format!("kubernetes.io/service-name: svc1, {label}}}"),
+            );
+        check(
+            &yaml,
+            ProxyMode::Iptables,
+            none,
+            &["has no endpoints\" -m tcp -p tcp -d 172.30.0.41"],
+            &["10.0.0.5"],
+        );
+    }
+}
+
+/// pkg/proxy/endpointslicecache.go `addEndpoints`: of two copies of one `ip:port`, 1.36 and
+/// later keep the non-terminating one (kubernetes/kubernetes#135593, a pod IP reused while the
+/// old pod terminates); 1.24 to 1.35 keep a local copy.
+#[test]
+fn duplicate_endpoints_by_release() {
+    let ghost = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s-a, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [\"10.0.0.5\"], nodeName: test-node, conditions: {ready: false, serving: false, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let running = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s-b, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [\"10.0.0.5\"], nodeName: other, conditions: {ready: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let yaml = format!("{SVC}{ghost}{running}");
+    // Newest: the running copy is kept, so the Service has a ready endpoint.
+    check(&yaml, ProxyMode::Iptables, none, &["-j KUBE-SEP-"], &["has no endpoints"]);
+    // 1.35: the local terminating copy is kept; not ready, not serving: no endpoint at all.
+    check(
+        &yaml,
+        ProxyMode::Iptables,
+        |c| c.prefer_non_terminating_duplicates = false,
+        &["has no endpoints"],
+        &["-j KUBE-SEP-"],
+    );
 }
