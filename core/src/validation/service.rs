@@ -67,7 +67,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     validate_object_meta(&mut errors, &svc.metadata, rule);
     topology_annotations(&mut errors, svc);
     ports_required(&mut errors, svc);
-    type_specific_fields(&mut errors, svc);
+    type_specific_fields(&mut errors, svc, profile);
     ports(&mut errors, svc);
     if let Some(selector) = &svc.spec.selector {
         validate_labels(&mut errors, selector, "spec.selector");
@@ -115,11 +115,36 @@ fn ports_required(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// Type-specific rules: NodePort and LoadBalancer cannot be headless; ExternalName holds no
-/// cluster IPs or families and needs a DNS name.
-fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service) {
+/// The release that dropped the LoadBalancer kubelet-port rule: kubernetes/kubernetes#129174
+/// ("Remove the limitation on exposing port 10250 externally", merged December 2024, in the
+/// 1.33 release notes).
+const KUBELET_PORT_RULE_UNTIL: u32 = 32;
+
+/// `ports.KubeletPort`.
+const KUBELET_PORT: i32 = 10250;
+
+/// Type-specific rules: a LoadBalancer may not expose the kubelet port (1.24 to 1.32);
+/// NodePort and LoadBalancer cannot be headless; ExternalName holds no cluster IPs or families
+/// and needs a DNS name.
+fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     let headless = is_headless(svc);
+    // `ValidateService`'s LoadBalancer case, before its headless check (1.24 to 1.32): the whole
+    // port is the field, its number the value ("a workaround for broken cloud environments that
+    // over-open firewalls").
+    if spec.type_ == "LoadBalancer" && profile.version.minor <= KUBELET_PORT_RULE_UNTIL {
+        for (i, port) in spec.ports.iter().enumerate() {
+            if port.port == KUBELET_PORT {
+                errors.push(FieldError::invalid(
+                    format!("spec.ports[{i}]"),
+                    GoValue::Int(i64::from(KUBELET_PORT)),
+                    format!(
+                        "may not expose port {KUBELET_PORT} externally since it is used by kubelet"
+                    ),
+                ));
+            }
+        }
+    }
     match spec.type_.as_str() {
         "LoadBalancer" | "NodePort" if headless => {
             errors.push(FieldError::invalid(

@@ -581,3 +581,37 @@ fn generate_name_gets_five_seeded_characters_in_api_mode() {
     "#]],
     );
 }
+
+#[test]
+fn load_balancer_kubelet_port_until_1_32() {
+    // pkg/apis/core/validation/validation.go `ValidateService`, LoadBalancer case, before the
+    // headless check: `field.Invalid(spec.ports[i], port.Port, "may not expose port 10250
+    // externally since it is used by kubelet")` in 1.24 to 1.32; removed by
+    // kubernetes/kubernetes#129174 (1.33 release notes).
+    let lb = "apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec:
+  type: LoadBalancer
+  selector: {app: s}
+  ports: [{name: a, port: 80}, {name: k, port: 10250}]
+";
+    check(
+        false,
+        &format!("{}{lb}", profile("1.32")),
+        expect![[r#"
+            Error FieldValueInvalid spec.ports[1]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet @11:32
+            service s rejected
+            --- text
+            The Service "s" is invalid: spec.ports[1]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
+        "#]],
+    );
+    check(
+        false,
+        &format!("{}{lb}", profile("1.33")),
+        expect![[r#"
+            service s created
+            --- text
+        "#]],
+    );
+}
