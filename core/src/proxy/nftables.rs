@@ -105,13 +105,17 @@ impl Tx {
     }
 
     /// One element of a set (`value` empty) or map, written as kube-proxy's
-    /// `nftElementStorage.ensureElem` (pkg/proxy/nftables/proxier.go, kube-proxy 1.31 to the
-    /// newest) writes it: a key is added once; the same key again with the same value (a
-    /// multi-port Service's ClusterIP in `cluster-ips`, two ports' identical no-endpoint
-    /// verdicts) adds nothing and keeps the first comment; with another value (two Services
-    /// sharing an external IP and port) the element is deleted and added again, so the last
-    /// writer wins. The kernel refuses a second `add element` with the same key and another
-    /// value ("File exists"), which would fail the whole `nft -f` transaction.
+    /// `nftElementStorage.ensureElem` (pkg/proxy/nftables/proxier.go, added by
+    /// kubernetes/kubernetes#126013, opened July 2024 after the 1.31 freeze, so taken as 1.32
+    /// to the newest) writes it: a key is added once; the same key again with the same value (a
+    /// multi-port Service's ClusterIP in `cluster-ips`, two Services without endpoints on one
+    /// external IP and port) adds nothing and keeps the first comment; with another value (two
+    /// Services with endpoints sharing an external IP and port) the element is deleted and
+    /// added again, so the last writer in svclab's (namespace, name, port) order wins, where
+    /// kube-proxy ranges over a Go map. The kernel refuses a second `add element` with the same
+    /// key and another value ("File exists"), which would fail the whole `nft -f` transaction,
+    /// as kube-proxy 1.29 to 1.31 does (it added every element); svclab applies the later rule
+    /// to every release.
     fn element(&mut self, set: &'static str, key: &str, comment: Option<&str>, value: &str) {
         let previous = self.elements.get(&(set, key.to_owned()));
         if previous.is_some_and(|v| v == value) {

@@ -527,7 +527,8 @@ fn world_objects_drive_the_configuration() {
     assert_eq!(rules.figures.no_local_endpoints_external, 1);
 }
 
-/// pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem` (kube-proxy 1.31 to the newest):
+/// pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem` (#126013, kube-proxy 1.32 to
+/// the newest):
 /// one element per key. A two-port Service writes its ClusterIP into `cluster-ips` once; two
 /// Services sharing an external IP and port replace the key (delete, then add) instead of
 /// adding it twice, which the kernel refuses with "File exists"; equal values (two ports'
