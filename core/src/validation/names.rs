@@ -244,7 +244,13 @@ fn validate_annotations(
             path: path.to_owned(),
             kind: crate::field::ErrorType::TooLong,
             value: GoValue::Null,
-            detail: format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes"),
+            // `field.TooLong`: "must have at most N bytes" to v0.31, "may not be more than N
+            // bytes" from v0.32 (`pkg/util/validation/field/errors.go`).
+            detail: if t.minor >= 32 {
+                format!("may not be more than {ANNOTATIONS_MAX_BYTES} bytes")
+            } else {
+                format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes")
+            },
         });
     }
 }

@@ -713,3 +713,36 @@ fn apimachinery_texts_v0_35_on() {
         "#]],
     );
 }
+
+#[test]
+fn oversized_annotations_by_release() {
+    // apimachinery `pkg/api/validation/objectmeta.go` `ValidateAnnotations` calls
+    // `field.TooLong(fldPath, "", TotalAnnotationSizeLimitB)`, whose text changed in v0.32.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1\nkind: Service\nmetadata: {{name: s, namespace: ns, annotations: {{a: {}}}}}\nspec:\n  ports: [{{port: 80}}]\n",
+            profile(version),
+            "x".repeat(256 * 1024)
+        )
+    };
+    check(
+        false,
+        &scenario("1.31"),
+        expect![[r#"
+            Error FieldValueTooLong metadata.annotations: Too long: must have at most 262144 bytes @7:36
+            service s rejected
+            --- text
+            The Service "s" is invalid: metadata.annotations: Too long: must have at most 262144 bytes
+        "#]],
+    );
+    check(
+        false,
+        &scenario("1.32"),
+        expect![[r#"
+            Error FieldValueTooLong metadata.annotations: Too long: may not be more than 262144 bytes @7:36
+            service s rejected
+            --- text
+            The Service "s" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes
+        "#]],
+    );
+}
