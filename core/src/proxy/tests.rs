@@ -568,7 +568,7 @@ fn map_elements_are_written_once_per_key() {
             1,
             "{text}"
         );
-        let last = text.lines().filter(|l| l.contains(&key)).last().unwrap_or_default();
+        let last = text.lines().rfind(|l| l.contains(&key)).unwrap_or_default();
         assert!(last.ends_with(&format!("-ns1/b/tcp/p{port} }}")), "{last}");
     }
 
