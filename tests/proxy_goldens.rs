@@ -203,6 +203,11 @@ fn config_of(cfg: &Value, labels: Option<&Value>) -> Result<(ProxyConfig, ProxyM
             "masqueradeBit": 14,
             "localhostNodePorts": cfg["localhostNodePorts"].as_bool().unwrap_or(true),
         },
+        // The nftables proxier reads its own block (conversion.go, server_linux.go).
+        "nftables": {
+            "masqueradeAll": cfg["masqueradeAll"].as_bool().unwrap_or(false),
+            "masqueradeBit": 14,
+        },
         "nodePortAddresses": json_list(&cfg["nodePortAddresses"]),
         "conntrack": {"tcpBeLiberal": cfg["conntrackTCPBeLiberal"].as_bool().unwrap_or(false)},
     });
@@ -255,6 +260,7 @@ fn config_of(cfg: &Value, labels: Option<&Value>) -> Result<(ProxyConfig, ProxyM
     let node_refs: Vec<&Node> = nodes.iter().collect();
     let mut config = ProxyConfig::from_objects(
         family,
+        mode,
         kpc_obj.as_ref(),
         &node_refs,
         None,

@@ -449,6 +449,10 @@ pub struct KubeProxyConfiguration {
     pub masquerade_all: bool,
     /// `iptables.masqueradeBit`.
     pub masquerade_bit: Option<i32>,
+    /// `nftables.masqueradeAll` (the block exists from 1.29, with the nftables mode).
+    pub nftables_masquerade_all: bool,
+    /// `nftables.masqueradeBit`.
+    pub nftables_masquerade_bit: Option<i32>,
     /// `iptables.localhostNodePorts`.
     pub localhost_node_ports: Option<bool>,
     /// `nodePortAddresses`.

@@ -108,31 +108,36 @@ impl World {
 }
 
 impl ProxyConfig {
-    /// Builds the configuration from a scenario's cluster state. `mode` is accepted for
-    /// symmetry with [`RenderOptions`]: the one mode-specific default
-    /// (nftables' `primary` nodePortAddresses) is applied when rendering.
+    /// Builds the configuration from a scenario's cluster state for a kube-proxy in `mode`
+    /// (which picks the `iptables` or `nftables` block; nftables' `primary`
+    /// nodePortAddresses default is applied when rendering).
     pub fn from_world(
         world: &World,
         family: Option<IpFamily>,
         node_name: Option<&str>,
         mode: ProxyMode,
     ) -> Result<ProxyConfig, RenderError> {
-        let _ = mode;
         let family = family.unwrap_or_else(|| {
             world.profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net)
         });
         let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
         let mut config = ProxyConfig::from_objects(
             family,
+            mode,
             world.kube_proxy.as_ref().map(|k| &k.value),
             &nodes,
             node_name,
             &world.profile.host,
             &world.profile.service_cluster_ip_ranges,
         )?;
-        if !config.prefer_same_node {
-            config.prefer_same_node = world.profile.gate("PreferSameTrafficDistribution");
-        }
+        // pkg/proxy/endpointslicecache.go `addEndpoints` changed its duplicate rule in
+        // kubernetes/kubernetes#135593 (merged December 2025, first in 1.36).
+        config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
+        // A gate kube-proxy's own `featureGates` names wins over the profile, either way.
+        let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
+        config.prefer_same_node = own
+            .and_then(|gates| gates.get("PreferSameTrafficDistribution").copied())
+            .unwrap_or_else(|| world.profile.gate("PreferSameTrafficDistribution"));
         Ok(config)
     }
 }

@@ -51,6 +51,8 @@ pub(crate) fn golden_config_docs(config: &Value) -> String {
             "masqueradeAll": config["masqueradeAll"].as_bool().unwrap_or(false),
             "localhostNodePorts": config["localhostNodePorts"].as_bool().unwrap_or(true),
         },
+        // The nftables proxier reads its own block.
+        "nftables": {"masqueradeAll": config["masqueradeAll"].as_bool().unwrap_or(false)},
         "nodePortAddresses": Value::Array(strings(&config["nodePortAddresses"])),
         "conntrack": {"tcpBeLiberal": config["conntrackTCPBeLiberal"].as_bool().unwrap_or(false)},
     });

@@ -785,6 +785,13 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
         &["masqueradeAll", "masqueradeBit", "localhostNodePorts", "syncPeriod", "minSyncPeriod"],
     );
     let iat = f("iptables").within("KubeProxyIPTablesConfiguration");
+    let nft = ctx.map(
+        root.get("nftables"),
+        &f("nftables"),
+        "v1alpha1.KubeProxyNFTablesConfiguration",
+        &["masqueradeAll", "masqueradeBit", "syncPeriod", "minSyncPeriod"],
+    );
+    let nat = f("nftables").within("KubeProxyNFTablesConfiguration");
     let conntrack = match root.get("conntrack").map(|n| &n.value) {
         Some(Value::Map(entries)) => Some(entries.as_slice()),
         _ => None,
@@ -802,6 +809,10 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
             .opt_bool(get(ipt, "masqueradeAll"), &iat.field("masqueradeAll"))
             .unwrap_or(false),
         masquerade_bit: ctx.int32(get(ipt, "masqueradeBit"), &iat.field("masqueradeBit")),
+        nftables_masquerade_all: ctx
+            .opt_bool(get(nft, "masqueradeAll"), &nat.field("masqueradeAll"))
+            .unwrap_or(false),
+        nftables_masquerade_bit: ctx.int32(get(nft, "masqueradeBit"), &nat.field("masqueradeBit")),
         localhost_node_ports: ctx
             .opt_bool(get(ipt, "localhostNodePorts"), &iat.field("localhostNodePorts")),
         node_port_addresses: ctx.strings(root.get("nodePortAddresses"), &f("nodePortAddresses")),

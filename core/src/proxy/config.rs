@@ -85,7 +85,7 @@ pub struct ProxyConfig {
     pub node_ip: Option<IpAddr>,
     /// Local-traffic detector.
     pub detect_local: DetectLocal,
-    /// `iptables.masqueradeAll`.
+    /// `masqueradeAll` of the mode's block (`iptables.masqueradeAll` or `nftables.masqueradeAll`).
     pub masquerade_all: bool,
     /// Mark string, `%#08x` of `1 << masqueradeBit` (`0x00004000`); the Go test fakes use `0x4000`.
     pub masquerade_mark: String,
@@ -110,6 +110,9 @@ pub struct ProxyConfig {
     pub service_cidrs: Vec<IpNet>,
     /// Feature gate PreferSameTrafficDistribution (node hints).
     pub prefer_same_node: bool,
+    /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
+    /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
+    pub prefer_non_terminating_duplicates: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -139,13 +142,15 @@ impl ProxyConfig {
             large_cluster_threshold: 1000,
             service_cidrs: Vec::new(),
             prefer_same_node: false,
+            prefer_non_terminating_duplicates: true,
         }
     }
 
-    /// Builds the configuration from the real objects. `node_name` overrides
-    /// `hostnameOverride`; without both, the first Node is used.
+    /// Builds the configuration from the real objects for a kube-proxy running in `mode`.
+    /// `node_name` overrides `hostnameOverride`; without both, the first Node is used.
     pub fn from_objects(
         family: IpFamily,
+        mode: ProxyMode,
         kube_proxy: Option<&KubeProxyConfiguration>,
         nodes: &[&Node],
         node_name: Option<&str>,
@@ -155,9 +160,13 @@ impl ProxyConfig {
         let mut config = ProxyConfig::new(family);
         let default_kpc = KubeProxyConfiguration::default();
         let kpc = kube_proxy.unwrap_or(&default_kpc);
+        // cmd/kube-proxy/app/server.go `newProxyServer` takes the hostname from
+        // component-helpers `nodeutil.GetHostname(hostnameOverride)`, which trims and
+        // lowercases it (every release svclab offers, 1.24 to the newest): `Node-A` finds Node
+        // `node-a` and makes endpoints with `nodeName: node-a` local.
         let wanted = node_name.map(str::to_owned).or_else(|| {
             (!kpc.hostname_override.trim().is_empty())
-                .then(|| kpc.hostname_override.trim().to_owned())
+                .then(|| kpc.hostname_override.trim().to_lowercase())
         });
         let node = match &wanted {
             Some(name) => match nodes.iter().find(|n| n.metadata.name == *name) {
@@ -215,8 +224,20 @@ impl ProxyConfig {
             config.node_ip = config.host_addresses.iter().copied().find(|ip| !ip.is_loopback());
         }
         config.detect_local = detect_local(kpc, node, family);
-        config.masquerade_all = kpc.masquerade_all;
-        config.masquerade_mark = mark_string(kpc.masquerade_bit.unwrap_or(14));
+        // pkg/proxy/apis/config/v1alpha1/conversion.go
+        // `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration` (1.31 to
+        // the newest) takes masqueradeAll from the block of the configured mode, and
+        // cmd/kube-proxy/app/server_linux.go `createProxier` hands the nftables proxier
+        // `NFTables.MasqueradeBit`, the iptables proxier `IPTables.MasqueradeBit` (each
+        // defaulted to 14 by `SetDefaults_KubeProxyConfiguration`). The `nftables` block
+        // appeared with the nftables mode in 1.29; 1.29 and 1.30 are taken to read it the same
+        // way (not checked at those tags).
+        let (masquerade_all, masquerade_bit) = match mode {
+            ProxyMode::Nftables => (kpc.nftables_masquerade_all, kpc.nftables_masquerade_bit),
+            ProxyMode::Iptables => (kpc.masquerade_all, kpc.masquerade_bit),
+        };
+        config.masquerade_all = masquerade_all;
+        config.masquerade_mark = mark_string(masquerade_bit.unwrap_or(14));
         config.random_fully = host.iptables_random_fully;
         config.localhost_node_ports = kpc.localhost_node_ports.unwrap_or(true);
         config.node_port_addresses = kpc.node_port_addresses.clone();
@@ -225,6 +246,10 @@ impl ProxyConfig {
         config.nfacct_localhost = host.nfacct;
         config.service_cidrs =
             service_cidrs.iter().copied().filter(|n| IpFamily::of_net(n) == family).collect();
+        // kube-proxy's own gates: `featureGates` of its configuration, applied by
+        // cmd/kube-proxy/app/server.go `Options.processV1Alpha1Config`'s
+        // `utilfeature.DefaultMutableFeatureGate.SetFromMap`; a gate it leaves out keeps the
+        // release default, which `from_world` takes from the profile.
         config.prefer_same_node =
             kpc.feature_gates.get("PreferSameTrafficDistribution").copied().unwrap_or(false);
         Ok(config)

@@ -227,6 +227,11 @@ pub(crate) fn build<'a>(
     let family = config.family;
     // Endpoints grouped by (namespace, service name), then (port name, protocol).
     let mut by_service: BTreeMap<(&'a str, &'a str), PortEndpoints<'a>> = BTreeMap::new();
+    // Slices in name order stand for the Go map kube-proxy ranges over (random order), so the
+    // duplicate rule below picks one copy the same way on every run.
+    let mut slices: Vec<&EndpointSlice> =
+        slices.iter().copied().filter(|s| !ignored_by_kube_proxy(&s.metadata.labels)).collect();
+    slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     for slice in slices {
         let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else {
             continue;
@@ -317,6 +322,9 @@ pub(crate) fn build<'a>(
     }
     let mut out = Vec::new();
     for service in services {
+        if ignored_by_kube_proxy(&service.metadata.labels) {
+            continue;
+        }
         let spec = &service.spec;
         if spec.type_ == "ExternalName" {
             continue;
@@ -368,7 +376,7 @@ pub(crate) fn build<'a>(
                 .get_mut(&key)
                 .and_then(|p| p.remove(&(port.name.as_str(), protocol.clone())))
                 .unwrap_or_default();
-            endpoints = dedup(endpoints);
+            endpoints = dedup(endpoints, config.prefer_non_terminating_duplicates);
             let mut sp = SvcPort {
                 namespace: ns.clone(),
                 name: service.metadata.name.clone(),
@@ -398,13 +406,30 @@ pub(crate) fn build<'a>(
     out
 }
 
-/// Collapses duplicates (same `ip:port` in several slices), a local copy winning, and sorts
-/// by the endpoint string byte-wise (`10.1.1.11:11` before `10.1.1.1:11`).
-fn dedup(mut endpoints: Vec<Ep>) -> Vec<Ep> {
-    // Local copies sort first among equal strings, so dedup keeps them.
-    endpoints.sort_by(|a, b| a.text.cmp(&b.text).then(b.local.cmp(&a.local)));
-    endpoints.dedup_by(|later, first| later.text == first.text);
-    endpoints
+/// cmd/kube-proxy/app/server.go `ProxyServer.Run` lists Services and EndpointSlices through
+/// one informer factory whose label selector requires `service.kubernetes.io/service-proxy-name`
+/// and `service.kubernetes.io/headless` to be absent (any value, even empty, excludes the
+/// object), in every release svclab offers (1.24 to the newest).
+fn ignored_by_kube_proxy(labels: &BTreeMap<String, String>) -> bool {
+    labels.contains_key("service.kubernetes.io/service-proxy-name")
+        || labels.contains_key("service.kubernetes.io/headless")
+}
+
+/// Collapses duplicates (same `ip:port` in several slices or twice in one) as
+/// pkg/proxy/endpointslicecache.go `addEndpoints` does, walking the copies in slice order:
+/// a later copy replaces the kept one when it is not terminating (1.36 to the newest,
+/// kubernetes/kubernetes#135593: a pod IP reused while the old pod terminates) or when it is
+/// local (1.24 to 1.35: `!exists || isLocal`). Then sorts by the endpoint string byte-wise
+/// (`10.1.1.11:11` before `10.1.1.1:11`).
+fn dedup(endpoints: Vec<Ep>, prefer_non_terminating: bool) -> Vec<Ep> {
+    let mut kept: BTreeMap<String, Ep> = BTreeMap::new();
+    for ep in endpoints {
+        let replaces = if prefer_non_terminating { !ep.terminating } else { ep.local };
+        if replaces || !kept.contains_key(&ep.text) {
+            kept.insert(ep.text.clone(), ep);
+        }
+    }
+    kept.into_values().collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! nftables mode: the `kube-proxy` table kube-proxy's nftables proxier writes
 //! (pkg/proxy/nftables/proxier.go), as an `nft -f` transaction for an empty host.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::config::{ProxyConfig, nft_ip};
@@ -45,6 +46,9 @@ struct Tx {
     prefix: String,
     rules: u64,
     chains: u64,
+    /// Per set or map, each key written so far and its value (empty for a set): the
+    /// `nftElementStorage` of pkg/proxy/nftables/proxier.go.
+    elements: BTreeMap<(&'static str, String), String>,
 }
 
 impl Tx {
@@ -100,18 +104,43 @@ impl Tx {
         b.push('\n');
     }
 
-    fn element(&mut self, set: &str, element: &str) {
-        self.elementf(set, format_args!("{element}"));
-    }
-
-    fn elementf(&mut self, set: &str, element: std::fmt::Arguments<'_>) {
+    /// One element of a set (`value` empty) or map, written as kube-proxy's
+    /// `nftElementStorage.ensureElem` (pkg/proxy/nftables/proxier.go, added by
+    /// kubernetes/kubernetes#126013, opened July 2024 after the 1.31 freeze, so taken as 1.32
+    /// to the newest) writes it: a key is added once; the same key again with the same value (a
+    /// multi-port Service's ClusterIP in `cluster-ips`, two Services without endpoints on one
+    /// external IP and port) adds nothing and keeps the first comment; with another value (two
+    /// Services with endpoints sharing an external IP and port) the element is deleted and
+    /// added again, so the last writer in svclab's (namespace, name, port) order wins, where
+    /// kube-proxy ranges over a Go map. The kernel refuses a second `add element` with the same
+    /// key and another value ("File exists"), which would fail the whole `nft -f` transaction,
+    /// as kube-proxy 1.29 to 1.31 does (it added every element); svclab applies the later rule
+    /// to every release.
+    fn element(&mut self, set: &'static str, key: &str, comment: Option<&str>, value: &str) {
+        let previous = self.elements.get(&(set, key.to_owned()));
+        if previous.is_some_and(|v| v == value) {
+            return;
+        }
+        if previous.is_some() {
+            let _ = writeln!(self.text, "delete element {} {set} {{ {key} }}", self.prefix);
+        }
+        self.elements.insert((set, key.to_owned()), value.to_owned());
         let b = &mut self.text;
         b.push_str("add element ");
         b.push_str(&self.prefix);
         b.push(' ');
         b.push_str(set);
         b.push_str(" { ");
-        let _ = b.write_fmt(element);
+        b.push_str(key);
+        if let Some(comment) = comment {
+            b.push_str(" comment \"");
+            b.push_str(comment);
+            b.push('"');
+        }
+        if !value.is_empty() {
+            b.push_str(" : ");
+            b.push_str(value);
+        }
         b.push_str(" }\n");
     }
 }
@@ -131,6 +160,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         prefix: format!("{ipx} kube-proxy"),
         rules: 0,
         chains: 0,
+        elements: BTreeMap::new(),
     };
     let _ =
         writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
@@ -229,7 +259,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     );
     if let Some(cidrs) = &node_port_cidrs {
         for ip in config.node_port_ips(cidrs, true) {
-            tx.element("nodeport-ips", &ip.to_string());
+            tx.element("nodeport-ips", &ip.to_string(), None, "");
         }
     }
     tx.rule(
@@ -487,41 +517,34 @@ impl<'a> PortObjects<'a> {
         let sp = self.sp;
         let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, sp.port, sp.cluster_ip);
         let (ext, fw, verdict) = (&self.ext, &self.fw, self.verdict);
-        tx.elementf("cluster-ips", format_args!("{cip}"));
+        let key = |ip: &dyn std::fmt::Display| format!("{ip} . {p} . {port}");
+        let node_key = format!("{p} . {}", sp.node_port);
+        tx.element("cluster-ips", &cip.to_string(), None, "");
         if self.has_internal {
             let chain = self.internal_chain();
-            tx.elementf("service-ips", format_args!("{cip} . {p} . {port} : goto {chain}"));
+            tx.element("service-ips", &key(&cip), None, &format!("goto {chain}"));
         } else {
-            tx.elementf(
-                "no-endpoint-services",
-                format_args!("{cip} . {p} . {port} comment \"{n}\" : {verdict}"),
-            );
+            tx.element("no-endpoint-services", &key(&cip), Some(n), verdict);
         }
         for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
             if self.has_endpoints {
-                tx.elementf("service-ips", format_args!("{ip} . {p} . {port} : goto {ext}"));
+                tx.element("service-ips", &key(ip), None, &format!("goto {ext}"));
             }
         }
         if sp.node_port != 0 && self.has_endpoints {
-            tx.elementf("service-nodeports", format_args!("{p} . {} : goto {ext}", sp.node_port));
+            tx.element("service-nodeports", &node_key, None, &format!("goto {ext}"));
         }
         if self.use_fw {
             for vip in &sp.lb_vips {
-                tx.elementf("firewall-ips", format_args!("{vip} . {p} . {port} : goto {fw}"));
+                tx.element("firewall-ips", &key(vip), None, &format!("goto {fw}"));
             }
         }
         if !self.has_external {
             if sp.node_port != 0 {
-                tx.elementf(
-                    "no-endpoint-nodeports",
-                    format_args!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port),
-                );
+                tx.element("no-endpoint-nodeports", &node_key, Some(n), verdict);
             }
             for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
-                tx.elementf(
-                    "no-endpoint-services",
-                    format_args!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"),
-                );
+                tx.element("no-endpoint-services", &key(ip), Some(n), verdict);
             }
         }
     }

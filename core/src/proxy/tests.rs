@@ -94,6 +94,7 @@ fn mark_is_go_formatted() {
         KubeProxyConfiguration { masquerade_bit: Some(15), ..KubeProxyConfiguration::default() };
     let config = ProxyConfig::from_objects(
         IpFamily::V4,
+        ProxyMode::Iptables,
         Some(&kpc),
         &[],
         None,
@@ -524,4 +525,159 @@ fn world_objects_drive_the_configuration() {
     let rules = report.rules.expect("rules in the report");
     assert_eq!(rules.iptables, a);
     assert_eq!(rules.figures.no_local_endpoints_external, 1);
+}
+
+/// pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem` (#126013, kube-proxy 1.32 to
+/// the newest):
+/// one element per key. A two-port Service writes its ClusterIP into `cluster-ips` once; two
+/// Services sharing an external IP and port replace the key (delete, then add) instead of
+/// adding it twice, which the kernel refuses with "File exists"; equal values (two ports'
+/// no-endpoint verdicts on one key cannot happen, but two Services without endpoints on one
+/// external IP and port can) are written once with the first comment.
+#[test]
+fn map_elements_are_written_once_per_key() {
+    let shared = |name: &str, cip: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: Service\nmetadata: {{namespace: ns1, name: {name}}}\nspec:\n  clusterIP: {cip}\n  externalIPs: [\"1.2.3.4\"]\n  ports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let endpoints = |name: &str, ip: &str| {
+        format!(
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: ns1, name: {name}-1, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nendpoints: [{{addresses: [\"{ip}\"], nodeName: test-node}}]\nports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let yaml = [
+        shared("a", "172.30.0.41"),
+        endpoints("a", "10.180.0.1"),
+        shared("b", "172.30.0.42"),
+        endpoints("b", "10.180.0.2"),
+    ]
+    .concat();
+    let text = check(&yaml, ProxyMode::Nftables, none, &[], &[]).text;
+    let count = |needle: &str| text.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(count("add element ip kube-proxy cluster-ips { 172.30.0.41 }"), 1, "{text}");
+    assert_eq!(count("add element ip kube-proxy cluster-ips { 172.30.0.42 }"), 1, "{text}");
+    // Service a writes the key first, Service b replaces it: the last writer wins.
+    for port in [80, 81] {
+        let key = format!("service-ips {{ 1.2.3.4 . tcp . {port} ");
+        assert_eq!(count(&format!("add element ip kube-proxy {key}")), 2, "{text}");
+        assert_eq!(
+            count(&format!(
+                "delete element ip kube-proxy service-ips {{ 1.2.3.4 . tcp . {port} }}"
+            )),
+            1,
+            "{text}"
+        );
+        let last = text.lines().rfind(|l| l.contains(&key)).unwrap_or_default();
+        assert!(last.ends_with(&format!("-ns1/b/tcp/p{port} }}")), "{last}");
+    }
+
+    // Without endpoints both write the same verdict: one element, with a's comment.
+    let text = check(
+        &[shared("a", "172.30.0.41"), shared("b", "172.30.0.42")].concat(),
+        ProxyMode::Nftables,
+        none,
+        &[],
+        &["delete element"],
+    )
+    .text;
+    let line = "add element ip kube-proxy no-endpoint-services { 1.2.3.4 . tcp . 80 comment \"ns1/a:p80\" : goto reject-chain }";
+    assert_eq!(text.lines().filter(|l| *l == line).count(), 1, "{text}");
+    assert!(!text.contains("1.2.3.4 . tcp . 80 comment \"ns1/b:p80\""), "{text}");
+}
+
+/// pkg/proxy/apis/config/v1alpha1/conversion.go
+/// `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration` (1.31 to the
+/// newest) and cmd/kube-proxy/app/server_linux.go `createProxier`: the nftables proxier takes
+/// masqueradeAll and masqueradeBit from `nftables:`, the iptables proxier from `iptables:`;
+/// component-helpers `nodeutil.GetHostname` lowercases `hostnameOverride` (1.24 to the newest);
+/// kube-proxy's own `featureGates` override the profile's gate either way.
+#[test]
+fn configuration_blocks_hostname_and_own_gates() {
+    let world = |kpc: &str, profile_gates: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.33\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nfeatureGates: {{{profile_gates}}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-b}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.3}}]}}\n"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        world
+    };
+    let blocks = "hostnameOverride: \" Node-B \"\niptables: {masqueradeAll: true, masqueradeBit: 15}\nnftables: {masqueradeBit: 12}\nfeatureGates: {PreferSameTrafficDistribution: false}";
+    let w = world(blocks, "PreferSameTrafficDistribution: true");
+    let ipt = ProxyConfig::from_world(&w, None, None, ProxyMode::Iptables).unwrap();
+    assert_eq!((ipt.masquerade_all, ipt.masquerade_mark.as_str()), (true, "0x00008000"));
+    let nft = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
+    assert_eq!((nft.masquerade_all, nft.masquerade_mark.as_str()), (false, "0x00001000"));
+    assert_eq!(nft.node_name, "node-b");
+    assert_eq!(nft.node_ip, Some("192.168.0.3".parse().unwrap()));
+    assert!(!nft.prefer_same_node, "kube-proxy's own gate wins over the profile");
+    // The duplicate-endpoint rule of endpointslicecache.go follows the release (1.33 here).
+    assert!(!nft.prefer_non_terminating_duplicates);
+    // Without an own gate the profile decides; without `nftables:` the defaults (bit 14).
+    let w = world(
+        "mode: nftables\niptables: {masqueradeAll: true}",
+        "PreferSameTrafficDistribution: true",
+    );
+    let nft = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
+    assert_eq!((nft.masquerade_all, nft.masquerade_mark.as_str()), (false, "0x00004000"));
+    assert!(nft.prefer_same_node);
+    let w = world(
+        "featureGates: {PreferSameTrafficDistribution: true}",
+        "PreferSameTrafficDistribution: false",
+    );
+    assert!(ProxyConfig::from_world(&w, None, None, ProxyMode::Iptables).unwrap().prefer_same_node);
+}
+
+/// cmd/kube-proxy/app/server.go `ProxyServer.Run` (1.24 to the newest): Services and
+/// EndpointSlices labelled `service.kubernetes.io/service-proxy-name` or
+/// `service.kubernetes.io/headless` (any value) are not listed, so they program nothing.
+#[test]
+fn labelled_objects_are_ignored() {
+    let labelled = |label: &str| {
+        SVC.replace("name: svc1}", &format!("name: svc1, labels: {{{label}}}}}"))
+            + &slice(&[("10.0.0.5", "test-node")])
+    };
+    for label in
+        ["service.kubernetes.io/service-proxy-name: other", "service.kubernetes.io/headless: \"\""]
+    {
+        let r =
+            check(&labelled(label), ProxyMode::Nftables, none, &[], &["172.30.0.41", "10.0.0.5"]);
+        assert_eq!(r.stats.service_ports, 0);
+        // A labelled slice is ignored too: the Service has no endpoints and rejects.
+        let yaml = SVC.to_owned()
+            + &slice(&[("10.0.0.5", "test-node")]).replace(
+                "kubernetes.io/service-name: svc1}",
+                &format!("kubernetes.io/service-name: svc1, {label}}}"),
+            );
+        check(
+            &yaml,
+            ProxyMode::Iptables,
+            none,
+            &["has no endpoints\" -m tcp -p tcp -d 172.30.0.41"],
+            &["10.0.0.5"],
+        );
+    }
+}
+
+/// pkg/proxy/endpointslicecache.go `addEndpoints`: of two copies of one `ip:port`, 1.36 and
+/// later keep the non-terminating one (kubernetes/kubernetes#135593, a pod IP reused while the
+/// old pod terminates); 1.24 to 1.35 keep a local copy.
+#[test]
+fn duplicate_endpoints_by_release() {
+    let ghost = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s-a, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [\"10.0.0.5\"], nodeName: test-node, conditions: {ready: false, serving: false, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let running = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s-b, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [\"10.0.0.5\"], nodeName: other, conditions: {ready: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let yaml = format!("{SVC}{ghost}{running}");
+    // Newest: the running copy is kept, so the Service has a ready endpoint.
+    check(&yaml, ProxyMode::Iptables, none, &["-j KUBE-SEP-"], &["has no endpoints"]);
+    // 1.35: the local terminating copy is kept; not ready, not serving: no endpoint at all.
+    check(
+        &yaml,
+        ProxyMode::Iptables,
+        |c| c.prefer_non_terminating_duplicates = false,
+        &["has no endpoints"],
+        &["-j KUBE-SEP-"],
+    );
 }

@@ -68,6 +68,18 @@ pub(crate) fn parse(text: &str) -> Table {
         }
         let w = words(line);
         // add <kind> <family> <table> <name> ...
+        // `delete element <family> <table> <map> { <key> }`: the renderer replaces a map key
+        // another service port wrote first (kube-proxy's `nftElementStorage.ensureElem`).
+        if w.len() >= 5 && w[0] == "delete" && w[1] == "element" {
+            let body = w.get(5..).map(|x| x.join(" ")).unwrap_or_default();
+            let key = body.trim().trim_start_matches('{').trim_end_matches('}').trim();
+            if let Some(map) = t.maps.get_mut(w[4]) {
+                map.retain(|(k, _)| k != key);
+            } else if let Some(set) = t.sets.get_mut(w[4]) {
+                set.retain(|e| e != key);
+            }
+            continue;
+        }
         if w.len() < 5 || w[0] != "add" {
             if !matches!(w.first(), Some(&"flush") | Some(&"delete")) {
                 t.warnings.push(format!("line not understood: {line}"));

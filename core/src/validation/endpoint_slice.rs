@@ -6,7 +6,7 @@ use crate::model::EndpointSlice;
 use crate::net::parse_ip_sloppy;
 use crate::profile::Profile;
 use crate::validation::names::{
-    NameRule, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
+    NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
     validate_object_meta,
 };
 use crate::validation::{ip_messages, non_special_ip_errors};
@@ -36,7 +36,8 @@ pub(super) fn validate(
     profile: &Profile,
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    validate_object_meta(&mut errors, &slice.metadata, NameRule::Dns1123Subdomain);
+    let t = Texts::of(profile);
+    validate_object_meta(&mut errors, t, &slice.metadata, NameRule::Dns1123Subdomain);
     let address_type = slice.address_type.as_str();
     match address_type {
         "" => errors.push(FieldError::required("addressType", "")),
@@ -93,7 +94,7 @@ pub(super) fn validate(
                         }
                         errors.extend(non_special_ip_errors(&apath, address));
                     }
-                    "FQDN" => errors.extend(fully_qualified_domain_name(&apath, address)),
+                    "FQDN" => errors.extend(fully_qualified_domain_name(t, &apath, address)),
                     _ => {}
                 }
             }
@@ -110,7 +111,7 @@ pub(super) fn validate(
                     &mut errors,
                     &format!("{path}.hostname"),
                     hostname,
-                    dns1123_label(hostname),
+                    dns1123_label(t, hostname),
                 );
             }
             if let Some(hints) = &endpoint.hints {
@@ -118,7 +119,7 @@ pub(super) fn validate(
                     &mut errors,
                     &format!("{path}.hints.forZones"),
                     &hints.for_zones,
-                    label_value,
+                    &|name| label_value(t, name),
                 );
                 // forNodes rules (KEP-3015, PreferSameNode) are unconfirmed; modelled on forZones with
                 // node-name checks.
@@ -126,7 +127,7 @@ pub(super) fn validate(
                     &mut errors,
                     &format!("{path}.hints.forNodes"),
                     &hints.for_nodes,
-                    dns1123_subdomain,
+                    &dns1123_subdomain,
                 );
             }
         }
@@ -140,7 +141,7 @@ pub(super) fn validate(
             let path = format!("ports[{i}]");
             let name = port.name.as_deref().unwrap_or("");
             if !name.is_empty() {
-                push_invalid(&mut errors, &format!("{path}.name"), name, dns1123_label(name));
+                push_invalid(&mut errors, &format!("{path}.name"), name, dns1123_label(t, name));
             }
             // Names must be unique, the empty name included.
             if names.contains(&name) {
@@ -161,7 +162,12 @@ pub(super) fn validate(
                 )),
             }
             if let Some(app) = &port.app_protocol {
-                push_invalid(&mut errors, &format!("{path}.appProtocol"), app, qualified_name(app));
+                push_invalid(
+                    &mut errors,
+                    &format!("{path}.appProtocol"),
+                    app,
+                    qualified_name(t, app),
+                );
             }
         }
     }
@@ -182,7 +188,7 @@ fn hint_names(
     errors: &mut Vec<FieldError>,
     path: &str,
     names: &[String],
-    check: fn(&str) -> Vec<String>,
+    check: &dyn Fn(&str) -> Vec<String>,
 ) {
     if names.len() > MAX_HINTS {
         errors.push(too_many(path, names.len(), MAX_HINTS));
@@ -201,7 +207,7 @@ fn hint_names(
 }
 
 /// `IsFullyQualifiedDomainName`: the first failure only, on the value without its trailing dot.
-fn fully_qualified_domain_name(path: &str, name: &str) -> Vec<FieldError> {
+fn fully_qualified_domain_name(t: Texts, path: &str, name: &str) -> Vec<FieldError> {
     if name.is_empty() {
         return vec![FieldError::required(path, "")];
     }
@@ -218,7 +224,7 @@ fn fully_qualified_domain_name(path: &str, name: &str) -> Vec<FieldError> {
         )];
     }
     for label in name.split('.') {
-        let msgs = dns1123_label(label);
+        let msgs = dns1123_label(t, label);
         if !msgs.is_empty() {
             return vec![FieldError::invalid(path, GoValue::Str(label.to_owned()), msgs.join(","))];
         }

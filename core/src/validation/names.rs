@@ -3,6 +3,28 @@
 
 use crate::field::{FieldError, GoValue};
 use crate::model::{ObjectMeta, StringMap};
+use crate::profile::Profile;
+
+/// The wording of `k8s.io/apimachinery/pkg/util/validation` (and, from 1.35, of
+/// `pkg/api/validate/content`) in one release; apimachinery v0.N ships with Kubernetes 1.N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Texts {
+    minor: u32,
+}
+
+impl Texts {
+    /// The texts of the profile's release.
+    pub(crate) fn of(profile: &Profile) -> Texts {
+        Texts { minor: profile.version.minor }
+    }
+
+    /// `MaxLenError` of label keys, label values and a key's prefix: `validation.go` counts
+    /// "characters" (v0.24 to v0.34); from v0.35 `IsQualifiedName` and `IsValidLabelValue` are
+    /// `content.IsLabelKey` / `content.IsLabelValue`, whose `content/errors.go` counts "bytes".
+    fn label_max_len(self, n: usize) -> String {
+        if self.minor >= 35 { format!("must be no more than {n} bytes") } else { max_len(n) }
+    }
+}
 
 /// DNS-1035 label text (`RegexError`: note the two spaces before `or`).
 pub(crate) const MSG_DNS1035: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
@@ -41,14 +63,15 @@ fn matches_dns1123_subdomain(s: &str) -> bool {
 }
 
 /// `IsDNS1123Label`.
-pub(crate) fn dns1123_label(s: &str) -> Vec<String> {
+pub(crate) fn dns1123_label(t: Texts, s: &str) -> Vec<String> {
     let mut msgs = Vec::new();
     if s.len() > 63 {
         msgs.push(max_len(63));
     }
     if !matches_dns1123_label(s) {
-        // A valid subdomain that is not a label can only have failed on its dots.
-        if matches_dns1123_subdomain(s) {
+        // A valid subdomain that is not a label can only have failed on its dots: said so from
+        // v0.27 (`IsDNS1123Label`); v0.24 to v0.26 give the regex message.
+        if t.minor >= 27 && matches_dns1123_subdomain(s) {
             msgs.push("must not contain dots".to_owned());
         } else {
             msgs.push(MSG_DNS1123_LABEL.to_owned());
@@ -95,9 +118,10 @@ fn matches_qualified_name_part(s: &str) -> bool {
         && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
-/// `IsQualifiedName` (label keys, annotation keys, `appProtocol`, `loadBalancerClass`), in the
-/// wording of the 2025 `content` package.
-pub(crate) fn qualified_name(value: &str) -> Vec<String> {
+/// `IsQualifiedName` (label keys, annotation keys, `appProtocol`, `loadBalancerClass`): "a
+/// qualified name" with "characters" in `validation.go` v0.24 to v0.34, "a valid label key"
+/// with "bytes" in `content.IsLabelKey` from v0.35.
+pub(crate) fn qualified_name(t: Texts, value: &str) -> Vec<String> {
     let parts: Vec<&str> = value.split('/').collect();
     let mut msgs = Vec::new();
     let name = match parts.as_slice() {
@@ -106,23 +130,28 @@ pub(crate) fn qualified_name(value: &str) -> Vec<String> {
             if prefix.is_empty() {
                 msgs.push("prefix part must be non-empty".to_owned());
             } else {
-                msgs.extend(
-                    dns1123_subdomain(prefix).into_iter().map(|m| format!("prefix part {m}")),
-                );
+                // `IsDNS1123Subdomain` of the same package, so "bytes" from v0.35.
+                if prefix.len() > 253 {
+                    msgs.push(format!("prefix part {}", t.label_max_len(253)));
+                }
+                if !matches_dns1123_subdomain(prefix) {
+                    msgs.push(format!("prefix part {MSG_DNS1123_SUBDOMAIN}"));
+                }
             }
             *name
         }
         _ => {
             let without = MSG_QN_NAME.trim_start_matches("name part ");
+            let what = if t.minor >= 35 { "a valid label key" } else { "a qualified name" };
             return vec![format!(
-                "a valid label key {without} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                "{what} {without} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )];
         }
     };
     if name.is_empty() {
         msgs.push("name part must be non-empty".to_owned());
     } else if name.len() > 63 {
-        msgs.push(format!("name part {}", max_len(63)));
+        msgs.push(format!("name part {}", t.label_max_len(63)));
     }
     if !matches_qualified_name_part(name) {
         msgs.push(MSG_QN_NAME.to_owned());
@@ -130,11 +159,11 @@ pub(crate) fn qualified_name(value: &str) -> Vec<String> {
     msgs
 }
 
-/// `IsValidLabelValue`.
-pub(crate) fn label_value(value: &str) -> Vec<String> {
+/// `IsValidLabelValue` ("bytes" from v0.35, `content.IsLabelValue`).
+pub(crate) fn label_value(t: Texts, value: &str) -> Vec<String> {
     let mut msgs = Vec::new();
     if value.len() > 63 {
-        msgs.push(max_len(63));
+        msgs.push(t.label_max_len(63));
     }
     if !value.is_empty() && !matches_qualified_name_part(value) {
         msgs.push(MSG_LABEL_VALUE.to_owned());
@@ -143,7 +172,7 @@ pub(crate) fn label_value(value: &str) -> Vec<String> {
 }
 
 /// `IsValidPortName` (IANA_SVC_NAME): every failing check, in Go's order.
-pub(crate) fn port_name(port: &str) -> Vec<String> {
+pub(crate) fn port_name(t: Texts, port: &str) -> Vec<String> {
     let mut msgs = Vec::new();
     if port.len() > 15 {
         msgs.push(max_len(15));
@@ -156,7 +185,12 @@ pub(crate) fn port_name(port: &str) -> Vec<String> {
         );
     }
     if !port.bytes().any(|b| b.is_ascii_lowercase()) {
-        msgs.push("must contain at least one letter (a-z)".to_owned());
+        // The same `[a-z]` check; v0.24 worded it as if digits counted.
+        msgs.push(if t.minor >= 25 {
+            "must contain at least one letter (a-z)".to_owned()
+        } else {
+            "must contain at least one letter or number (a-z, 0-9)".to_owned()
+        });
     }
     if port.contains("--") {
         msgs.push("must not contain consecutive hyphens".to_owned());
@@ -180,19 +214,29 @@ pub(crate) fn push_invalid(
 }
 
 /// `ValidateLabels`: key errors carry the key, value errors the value; path has no key suffix.
-pub(crate) fn validate_labels(errors: &mut Vec<FieldError>, labels: &StringMap, path: &str) {
+pub(crate) fn validate_labels(
+    errors: &mut Vec<FieldError>,
+    t: Texts,
+    labels: &StringMap,
+    path: &str,
+) {
     // Go iterates the map in random order; we use key order so the output is stable.
     for (k, v) in labels {
-        push_invalid(errors, path, k, qualified_name(k));
-        push_invalid(errors, path, v, label_value(v));
+        push_invalid(errors, path, k, qualified_name(t, k));
+        push_invalid(errors, path, v, label_value(t, v));
     }
 }
 
 /// `ValidateAnnotations`: keys checked lower-cased, reported as written; total size limit.
-fn validate_annotations(errors: &mut Vec<FieldError>, annotations: &StringMap, path: &str) {
+fn validate_annotations(
+    errors: &mut Vec<FieldError>,
+    t: Texts,
+    annotations: &StringMap,
+    path: &str,
+) {
     let mut total = 0usize;
     for (k, v) in annotations {
-        push_invalid(errors, path, k, qualified_name(&k.to_lowercase()));
+        push_invalid(errors, path, k, qualified_name(t, &k.to_lowercase()));
         total += k.len() + v.len();
     }
     if total > ANNOTATIONS_MAX_BYTES {
@@ -200,7 +244,13 @@ fn validate_annotations(errors: &mut Vec<FieldError>, annotations: &StringMap, p
             path: path.to_owned(),
             kind: crate::field::ErrorType::TooLong,
             value: GoValue::Null,
-            detail: format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes"),
+            // `field.TooLong`: "must have at most N bytes" to v0.31, "may not be more than N
+            // bytes" from v0.32 (`pkg/util/validation/field/errors.go`).
+            detail: if t.minor >= 32 {
+                format!("may not be more than {ANNOTATIONS_MAX_BYTES} bytes")
+            } else {
+                format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes")
+            },
         });
     }
 }
@@ -217,7 +267,7 @@ pub(crate) enum NameRule {
 }
 
 impl NameRule {
-    fn check(self, name: &str, prefix: bool) -> Vec<String> {
+    fn check(self, t: Texts, name: &str, prefix: bool) -> Vec<String> {
         // `maskTrailingDash`: a generateName prefix may end with '-'.
         let masked;
         let name = if prefix
@@ -232,7 +282,7 @@ impl NameRule {
         };
         match self {
             NameRule::Dns1035 => dns1035_label(name),
-            NameRule::Dns1123Label => dns1123_label(name),
+            NameRule::Dns1123Label => dns1123_label(t, name),
             NameRule::Dns1123Subdomain => dns1123_subdomain(name),
         }
     }
@@ -242,6 +292,7 @@ impl NameRule {
 /// labels, annotations, in that order.
 pub(crate) fn validate_object_meta(
     errors: &mut Vec<FieldError>,
+    t: Texts,
     meta: &ObjectMeta,
     rule: NameRule,
 ) {
@@ -250,18 +301,23 @@ pub(crate) fn validate_object_meta(
             errors,
             "metadata.generateName",
             &meta.generate_name,
-            rule.check(&meta.generate_name, true),
+            rule.check(t, &meta.generate_name, true),
         );
     }
     if meta.name.is_empty() {
         errors.push(FieldError::required("metadata.name", "name or generateName is required"));
     } else {
-        push_invalid(errors, "metadata.name", &meta.name, rule.check(&meta.name, false));
+        push_invalid(errors, "metadata.name", &meta.name, rule.check(t, &meta.name, false));
     }
     if meta.namespace.is_empty() {
         errors.push(FieldError::required("metadata.namespace", ""));
     } else {
-        push_invalid(errors, "metadata.namespace", &meta.namespace, dns1123_label(&meta.namespace));
+        push_invalid(
+            errors,
+            "metadata.namespace",
+            &meta.namespace,
+            dns1123_label(t, &meta.namespace),
+        );
     }
     if meta.generation < 0 {
         errors.push(FieldError::invalid(
@@ -270,14 +326,15 @@ pub(crate) fn validate_object_meta(
             "must be greater than or equal to 0",
         ));
     }
-    validate_labels(errors, &meta.labels, "metadata.labels");
-    validate_annotations(errors, &meta.annotations, "metadata.annotations");
+    validate_labels(errors, t, &meta.labels, "metadata.labels");
+    validate_annotations(errors, t, &meta.annotations, "metadata.annotations");
 }
 
 /// `ValidateObjectMetaUpdate`: resourceVersion, generation, immutable identity, then the new
 /// labels and annotations.
 pub(crate) fn validate_object_meta_update(
     errors: &mut Vec<FieldError>,
+    t: Texts,
     new: &ObjectMeta,
     old: &ObjectMeta,
 ) {
@@ -307,6 +364,6 @@ pub(crate) fn validate_object_meta_update(
     immutable(errors, "metadata.name", &new.name, &old.name);
     immutable(errors, "metadata.namespace", &new.namespace, &old.namespace);
     immutable(errors, "metadata.uid", &new.uid, &old.uid);
-    validate_labels(errors, &new.labels, "metadata.labels");
-    validate_annotations(errors, &new.annotations, "metadata.annotations");
+    validate_labels(errors, t, &new.labels, "metadata.labels");
+    validate_annotations(errors, t, &new.annotations, "metadata.annotations");
 }

@@ -6,7 +6,7 @@ use crate::model::{IntOrString, Service};
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::validation::names::{
-    NameRule, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name,
+    NameRule, Texts, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name,
     validate_labels, validate_object_meta, validate_object_meta_update,
 };
 use crate::validation::{MSG_CIDR, MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
@@ -37,12 +37,13 @@ pub(super) fn validate_create(svc: &Service, profile: &Profile) -> Vec<FieldErro
 
 pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    validate_object_meta_update(&mut errors, &new.metadata, &old.metadata);
+    let t = Texts::of(profile);
+    validate_object_meta_update(&mut errors, t, &new.metadata, &old.metadata);
     cluster_ips_update(&mut errors, new, old);
     ip_families_update(&mut errors, new, old);
     // validateLoadBalancerClassField(old, new): immutability and the format checks, which
     // ValidateService(new) repeats below (so a bad class is reported twice on update).
-    load_balancer_class(&mut errors, new, Some(old));
+    load_balancer_class(&mut errors, t, new, Some(old));
     if new.needs_health_check()
         && old.needs_health_check()
         && new.spec.health_check_node_port != old.spec.health_check_node_port
@@ -64,13 +65,14 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     } else {
         NameRule::Dns1035
     };
-    validate_object_meta(&mut errors, &svc.metadata, rule);
+    let t = Texts::of(profile);
+    validate_object_meta(&mut errors, t, &svc.metadata, rule);
     topology_annotations(&mut errors, svc);
     ports_required(&mut errors, svc);
-    type_specific_fields(&mut errors, svc);
-    ports(&mut errors, svc);
+    type_specific_fields(&mut errors, svc, profile);
+    ports(&mut errors, t, svc);
     if let Some(selector) = &svc.spec.selector {
-        validate_labels(&mut errors, selector, "spec.selector");
+        validate_labels(&mut errors, t, selector, "spec.selector");
     }
     session_affinity(&mut errors, svc);
     let old_cluster_ips: &[String] = old.map_or(&[], |o| o.spec.cluster_ips.as_slice());
@@ -80,7 +82,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     node_ports(&mut errors, svc);
     load_balancer_source_ranges(&mut errors, svc, old, strict);
     allocate_load_balancer_node_ports(&mut errors, svc);
-    load_balancer_class(&mut errors, svc, None);
+    load_balancer_class(&mut errors, t, svc, None);
     external_traffic_policy(&mut errors, svc);
     health_check_node_port(&mut errors, svc);
     internal_traffic_policy(&mut errors, svc);
@@ -115,11 +117,36 @@ fn ports_required(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// Type-specific rules: NodePort and LoadBalancer cannot be headless; ExternalName holds no
-/// cluster IPs or families and needs a DNS name.
-fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service) {
+/// The release that dropped the LoadBalancer kubelet-port rule: kubernetes/kubernetes#129174
+/// ("Remove the limitation on exposing port 10250 externally", merged December 2024, in the
+/// 1.33 release notes).
+const KUBELET_PORT_RULE_UNTIL: u32 = 32;
+
+/// `ports.KubeletPort`.
+const KUBELET_PORT: i32 = 10250;
+
+/// Type-specific rules: a LoadBalancer may not expose the kubelet port (1.24 to 1.32);
+/// NodePort and LoadBalancer cannot be headless; ExternalName holds no cluster IPs or families
+/// and needs a DNS name.
+fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     let headless = is_headless(svc);
+    // `ValidateService`'s LoadBalancer case, before its headless check (1.24 to 1.32): the whole
+    // port is the field, its number the value ("a workaround for broken cloud environments that
+    // over-open firewalls").
+    if spec.type_ == "LoadBalancer" && profile.version.minor <= KUBELET_PORT_RULE_UNTIL {
+        for (i, port) in spec.ports.iter().enumerate() {
+            if port.port == KUBELET_PORT {
+                errors.push(FieldError::invalid(
+                    format!("spec.ports[{i}]"),
+                    GoValue::Int(i64::from(KUBELET_PORT)),
+                    format!(
+                        "may not expose port {KUBELET_PORT} externally since it is used by kubelet"
+                    ),
+                ));
+            }
+        }
+    }
     match spec.type_.as_str() {
         "LoadBalancer" | "NodePort" if headless => {
             errors.push(FieldError::invalid(
@@ -152,7 +179,7 @@ fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service) {
 }
 
 /// `validateServicePort` for each port, plus the unique names a multi-port Service needs.
-fn ports(errors: &mut Vec<FieldError>, svc: &Service) {
+fn ports(errors: &mut Vec<FieldError>, t: Texts, svc: &Service) {
     let spec = &svc.spec;
     let mut names: Vec<&str> = Vec::new();
     let multi = spec.ports.len() > 1;
@@ -161,7 +188,7 @@ fn ports(errors: &mut Vec<FieldError>, svc: &Service) {
         if multi && port.name.is_empty() {
             errors.push(FieldError::required(format!("{path}.name"), ""));
         } else if !port.name.is_empty() {
-            push_invalid(errors, &format!("{path}.name"), &port.name, dns1123_label(&port.name));
+            push_invalid(errors, &format!("{path}.name"), &port.name, dns1123_label(t, &port.name));
             if names.contains(&port.name.as_str()) {
                 errors.push(FieldError::duplicate(
                     format!("{path}.name"),
@@ -198,11 +225,11 @@ fn ports(errors: &mut Vec<FieldError>, svc: &Service) {
                 }
             }
             IntOrString::String(s) => {
-                push_invalid(errors, &format!("{path}.targetPort"), s, port_name(s))
+                push_invalid(errors, &format!("{path}.targetPort"), s, port_name(t, s))
             }
         }
         if let Some(app) = &port.app_protocol {
-            push_invalid(errors, &format!("{path}.appProtocol"), app, qualified_name(app));
+            push_invalid(errors, &format!("{path}.appProtocol"), app, qualified_name(t, app));
         }
     }
 }
@@ -510,7 +537,12 @@ fn mixed_protocol_load_balancer(
 
 /// `validateLoadBalancerClassField`: on update a LoadBalancer may not change its class; a class
 /// must be a qualified name on LoadBalancers and is forbidden on other types.
-fn load_balancer_class(errors: &mut Vec<FieldError>, svc: &Service, old: Option<&Service>) {
+fn load_balancer_class(
+    errors: &mut Vec<FieldError>,
+    t: Texts,
+    svc: &Service,
+    old: Option<&Service>,
+) {
     if let Some(old) = old
         && old.spec.type_ == "LoadBalancer"
         && svc.spec.type_ == "LoadBalancer"
@@ -524,7 +556,7 @@ fn load_balancer_class(errors: &mut Vec<FieldError>, svc: &Service, old: Option<
     }
     if let Some(class) = &svc.spec.load_balancer_class {
         if svc.spec.type_ == "LoadBalancer" {
-            push_invalid(errors, "spec.loadBalancerClass", class, qualified_name(class));
+            push_invalid(errors, "spec.loadBalancerClass", class, qualified_name(t, class));
         } else {
             errors.push(FieldError::forbidden(
                 "spec.loadBalancerClass",

@@ -584,3 +584,168 @@ fn generate_name_gets_five_seeded_characters_in_api_mode() {
     "#]],
     );
 }
+
+#[test]
+fn load_balancer_kubelet_port_until_1_32() {
+    // pkg/apis/core/validation/validation.go `ValidateService`, LoadBalancer case, before the
+    // headless check: `field.Invalid(spec.ports[i], port.Port, "may not expose port 10250
+    // externally since it is used by kubelet")` in 1.24 to 1.32; removed by
+    // kubernetes/kubernetes#129174 (1.33 release notes).
+    let lb = "apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec:
+  type: LoadBalancer
+  selector: {app: s}
+  ports: [{name: a, port: 80}, {name: k, port: 10250}]
+";
+    check(
+        false,
+        &format!("{}{lb}", profile("1.32")),
+        expect![[r#"
+            Error FieldValueInvalid spec.ports[1]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet @11:32
+            service s rejected
+            --- text
+            The Service "s" is invalid: spec.ports[1]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
+        "#]],
+    );
+    check(
+        false,
+        &format!("{}{lb}", profile("1.33")),
+        expect![[r#"
+            service s created
+            --- text
+        "#]],
+    );
+}
+
+/// k8s.io/apimachinery `pkg/util/validation/validation.go` at the tags, as Service validation
+/// shows it: `IsValidPortName` said "letter or number" in v0.24 only; `IsDNS1123Label` says
+/// "must not contain dots" from v0.27; from v0.35 `IsQualifiedName` / `IsValidLabelValue` are
+/// `pkg/api/validate/content`'s `IsLabelKey` / `IsLabelValue` ("a valid label key", lengths in
+/// "bytes"), before it "a qualified name" and "characters".
+fn texts_scenario(version: &str) -> String {
+    let long = "v".repeat(64);
+    let prefix = "p".repeat(254);
+    format!(
+        "{}apiVersion: v1
+kind: Service
+metadata:
+  name: s
+  namespace: ns
+  labels: {{a/b/c: x, k: {long}, {prefix}/{long}: v}}
+spec:
+  selector: {{app: s}}
+  ports: [{{name: a.b, port: 80, targetPort: '1-2'}}]
+",
+        profile(version)
+    )
+}
+
+#[test]
+fn apimachinery_texts_v0_24() {
+    check(
+        false,
+        &texts_scenario("1.24"),
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName') @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters @10:3
+            Error FieldValueInvalid spec.ports[0].name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?') @13:12
+            Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter or number (a-z, 0-9) @13:33
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
+            * metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters
+            * spec.ports[0].name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')
+            * spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter or number (a-z, 0-9)
+        "#]],
+    );
+}
+
+#[test]
+fn apimachinery_texts_v0_27_to_v0_34() {
+    check(
+        false,
+        &texts_scenario("1.34"),
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName') @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters @10:3
+            Error FieldValueInvalid spec.ports[0].name: Invalid value: "a.b": must not contain dots @13:12
+            Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z) @13:33
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
+            * metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters
+            * spec.ports[0].name: Invalid value: "a.b": must not contain dots
+            * spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z)
+        "#]],
+    );
+}
+
+#[test]
+fn apimachinery_texts_v0_35_on() {
+    check(
+        false,
+        &texts_scenario("1.35"),
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName') @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 bytes @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 bytes @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 bytes @10:3
+            Error FieldValueInvalid spec.ports[0].name: Invalid value: "a.b": must not contain dots @13:12
+            Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z) @13:33
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.labels: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
+            * metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 bytes
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 bytes
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 bytes
+            * spec.ports[0].name: Invalid value: "a.b": must not contain dots
+            * spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z)
+        "#]],
+    );
+}
+
+#[test]
+fn oversized_annotations_by_release() {
+    // apimachinery `pkg/api/validation/objectmeta.go` `ValidateAnnotations` calls
+    // `field.TooLong(fldPath, "", TotalAnnotationSizeLimitB)`, whose text changed in v0.32.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1\nkind: Service\nmetadata: {{name: s, namespace: ns, annotations: {{a: {}}}}}\nspec:\n  ports: [{{port: 80}}]\n",
+            profile(version),
+            "x".repeat(256 * 1024)
+        )
+    };
+    check(
+        false,
+        &scenario("1.31"),
+        expect![[r#"
+            Error FieldValueTooLong metadata.annotations: Too long: must have at most 262144 bytes @7:36
+            service s rejected
+            --- text
+            The Service "s" is invalid: metadata.annotations: Too long: must have at most 262144 bytes
+        "#]],
+    );
+    check(
+        false,
+        &scenario("1.32"),
+        expect![[r#"
+            Error FieldValueTooLong metadata.annotations: Too long: may not be more than 262144 bytes @7:36
+            service s rejected
+            --- text
+            The Service "s" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes
+        "#]],
+    );
+}
