@@ -1,7 +1,9 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod annotate;
 mod playground;
 mod plugin;
+mod plugins;
 mod tidy;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -20,6 +22,7 @@ fn main() -> anyhow::Result<()> {
         Some("playground") => playground::build(),
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
+        Some("plugins") => plugins::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
