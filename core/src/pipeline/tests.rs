@@ -8,6 +8,11 @@ use crate::{CheckOptions, Input, check};
 const EXAMPLES: &[&str] = &[
     include_str!("../../../examples/dns-static-band.yaml"),
     include_str!("../../../examples/gate-off-collision.yaml"),
+    include_str!("../../../examples/policy-external-ips.yaml"),
+    include_str!("../../../examples/policy-no-nodeport.yaml"),
+    include_str!("../../../examples/policy-internal-load-balancers.yaml"),
+    include_str!("../../../examples/policy-unique-selector.yaml"),
+    include_str!("../../../examples/policy-allowed-ports.yaml"),
 ];
 
 /// Runs the pipeline twice in both modes and checks that the outputs agree.
