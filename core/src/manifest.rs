@@ -127,7 +127,7 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
             Ok(Some(root)) => {
                 if looks_like_iptables_save(&doc.text) {
                     scenario.objects.push(Object::IptablesSave {
-                        text: doc.text.clone(),
+                        text: doc.text.clone().into_owned(),
                         source: source(Pos { line: doc.first_line, column: 1 }),
                     });
                     continue;
@@ -197,15 +197,10 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         return;
     }
     let mut ctx = decode::Ctx::default();
-    let object_pos = root.pos;
-    let root = std::sync::Arc::new(root);
-    let positions = Positions {
-        object: object_pos,
-        document,
-        file: file.to_owned(),
-        root: Some(std::sync::Arc::clone(&root)),
-    };
-    let root: &Node = &root;
+    // The tree joins the positions once the object is decoded (see the end).
+    let positions = Positions { object: root.pos, document, file: file.to_owned(), root: None };
+    let tree = root;
+    let root: &Node = &tree;
     let object_ref = |meta: &crate::model::ObjectMeta| ObjectRef {
         kind: kind.clone(),
         namespace: meta.namespace.clone(),
@@ -325,7 +320,30 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         });
         return;
     }
+    let mut object = object;
+    if let Some(positions) = object.positions_mut() {
+        // Positions only walk keys and containers: the decoded object holds the values, so
+        // the tree kept for positions drops its strings.
+        let mut tree = tree;
+        yaml::drop_scalars(&mut tree);
+        positions.root = Some(std::sync::Arc::new(tree));
+    }
     scenario.objects.push(object);
+}
+
+impl Object {
+    fn positions_mut(&mut self) -> Option<&mut Positions> {
+        match self {
+            Object::Service(l) => Some(&mut l.positions),
+            Object::EndpointSlice(l) => Some(&mut l.positions),
+            Object::Endpoints(l) => Some(&mut l.positions),
+            Object::Node(l) => Some(&mut l.positions),
+            Object::ServiceCidr(l) => Some(&mut l.positions),
+            Object::KubeProxyConfiguration(l) => Some(&mut l.positions),
+            Object::ClusterProfile(l) => Some(&mut l.positions),
+            Object::IptablesSave { .. } => None,
+        }
+    }
 }
 
 #[cfg(test)]

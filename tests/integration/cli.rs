@@ -121,8 +121,9 @@ fn engines_print_identical_bytes() {
 }
 
 #[test]
-fn plugin_engine_reports_fuel() {
-    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+fn plugin_engine_reports_fuel_when_metered() {
+    let metered = ["check", "data/cli/valid.yaml", "-o", "json", "--fuel", "50000000000"];
+    let plugin = check(&metered, "", 0);
     let fuel: u64 = plugin
         .stderr
         .strip_prefix("svclab: plugin fuel used: ")
@@ -133,8 +134,12 @@ fn plugin_engine_reports_fuel() {
         check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native"], "", 0);
     assert_eq!(native.stderr, "");
     // Fuel is deterministic: the same call costs the same.
-    let again = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    let again = check(&metered, "", 0);
     assert_eq!(again.stderr, plugin.stderr);
+    // The embedded plugin is trusted: without --fuel it runs unmetered, with the same answer.
+    let unmetered = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    assert_eq!(unmetered.stderr, "");
+    assert_eq!(unmetered.stdout, plugin.stdout);
 }
 
 #[test]
