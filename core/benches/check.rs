@@ -9,9 +9,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use svclab_core::{
-    CheckOptions, Input, Object, Profile, Service, check, evaluate, parse, validate_service_create,
-};
+use svclab_core::testing::validate_service_create;
+use svclab_core::{CheckOptions, Input, Object, Profile, Service, check, evaluate, parse};
 
 /// 1,000 Services: 60 % ClusterIP, 25 % NodePort, 10 % LoadBalancer (half with
 /// `externalTrafficPolicy: Local`), 5 % headless; one to three named ports each.

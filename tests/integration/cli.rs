@@ -121,8 +121,10 @@ fn engines_print_identical_bytes() {
 }
 
 #[test]
-fn plugin_engine_reports_fuel_when_metered() {
-    let metered = ["check", "data/cli/valid.yaml", "-o", "json", "--fuel", "50000000000"];
+fn plugin_engine_reports_fuel_when_verbose_and_metered() {
+    let quiet = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    assert_eq!(quiet.stderr, "");
+    let metered = ["check", "data/cli/valid.yaml", "-o", "json", "-v", "--fuel", "50000000000"];
     let plugin = check(&metered, "", 0);
     let fuel: u64 = plugin
         .stderr
@@ -131,13 +133,13 @@ fn plugin_engine_reports_fuel_when_metered() {
         .unwrap_or_else(|| panic!("no fuel line in {:?}", plugin.stderr));
     assert!(fuel > 0);
     let native =
-        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native"], "", 0);
+        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native", "-v"], "", 0);
     assert_eq!(native.stderr, "");
     // Fuel is deterministic: the same call costs the same.
     let again = check(&metered, "", 0);
     assert_eq!(again.stderr, plugin.stderr);
     // The embedded plugin is trusted: without --fuel it runs unmetered, with the same answer.
-    let unmetered = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    let unmetered = check(&["check", "data/cli/valid.yaml", "-o", "json", "-v"], "", 0);
     assert_eq!(unmetered.stderr, "");
     assert_eq!(unmetered.stdout, plugin.stdout);
 }

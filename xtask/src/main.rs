@@ -5,6 +5,20 @@ mod plugin;
 mod scaling;
 mod tidy;
 
+const USAGE: &str = "usage: cargo xtask <command>
+  ci                 run .ci/run (the test command CI runs)
+  playground         build the playground into target/playground/
+  serve [PORT] [--for SECONDS]
+                     serve the playground on 127.0.0.1 (built first when missing)
+  build-plugin [--out PATH]
+                     build the WebAssembly component
+  bench [scaling|plugin] [--quick] [--runs N] [--sizes 1000,10000] [--svclab PATH]
+                     scaling table of whole processes (1k/10k/100k Services, with and
+                     without EndpointSlices, check and render, native and plugin, peak
+                     memory), then the plugin's per-call table
+  gen-scenario --services N [--slices]
+                     print the generated scenario the benchmarks use";
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -14,13 +28,13 @@ fn main() -> anyhow::Result<()> {
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("gen-scenario") => scaling::gen_scenario(&args[1..]),
-        Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
-        None => anyhow::bail!("usage: cargo xtask <ci>"),
+        Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
+        None => anyhow::bail!("{USAGE}"),
     }
 }
 
-/// `cargo xtask bench [scaling|plugin] [--quick] [--runs N] [--sizes 1000,10000] [--svclab PATH]`: the scaling
-/// table of whole processes, then the plugin's per-call table; either alone when named.
+/// `cargo xtask bench`: the scaling table of whole processes, then the plugin's per-call table;
+/// either alone when named (`bench scaling`, `bench plugin`).
 fn bench(args: &[String]) -> anyhow::Result<()> {
     match args.first().map(String::as_str) {
         Some("scaling") => scaling::table(&scaling::Options::parse(&args[1..])?),

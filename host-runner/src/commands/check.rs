@@ -36,11 +36,13 @@ pub(crate) enum OutputFormat {
 }
 
 impl CheckCommand {
-    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>, verbose: bool) -> anyhow::Result<u8> {
         let inputs = read_inputs(&self.files, io.stdin)?;
         let options = CheckOptions { no_defaults: self.no_defaults };
         let outcome = engine.check(&inputs, &options)?;
-        outcome.report_fuel(io.stderr)?;
+        if verbose {
+            outcome.report_fuel(io.stderr)?;
+        }
         let report =
             Report::from_json(&outcome.output).context("the engine returned a malformed report")?;
         let text = match self.output {
