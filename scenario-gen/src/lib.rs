@@ -79,7 +79,7 @@ fn namespace(i: usize) -> usize {
 
 fn service(out: &mut String, i: usize) {
     let ns = namespace(i);
-    let type_line = if i % NODE_PORT_EVERY == 0 { "  type: NodePort\n" } else { "" };
+    let type_line = if i.is_multiple_of(NODE_PORT_EVERY) { "  type: NodePort\n" } else { "" };
     // Writing into a String cannot fail.
     let _ = write!(
         out,
@@ -116,7 +116,7 @@ fn endpoint_slice(out: &mut String, i: usize) {
         let v = base + k;
         format!("10.{}.{}.{}", (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff)
     };
-    let node = |k: usize| if (i + k) % 2 == 0 { "node-a" } else { "node-b" };
+    let node = |k: usize| if (i + k).is_multiple_of(2) { "node-a" } else { "node-b" };
     let _ = write!(
         out,
         "---
