@@ -27,6 +27,7 @@ mod manifest;
 mod model;
 mod net;
 mod pipeline;
+mod policy;
 mod profile;
 mod proxy;
 mod registry;
@@ -39,16 +40,20 @@ mod yaml;
 
 // The public surface, what hosts (the `svclab` command, the plugin, the playground) use: inputs,
 // the pipeline, the report and the types it is built from, rendering and tracing.
-pub use admission::{ADMISSION_API_VERSION, AdmissionError, validate_admission};
+pub use admission::{
+    ADMISSION_API_VERSION, AdmissionError, AdmissionOptions, AdmissionRequest, Verdict, admit,
+    validate_admission,
+};
 pub use diagnostic::{Diagnostic, ObjectRef, Severity};
 pub use manifest::{Input, Object, Scenario, parse};
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
-    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServicePort,
-    ServiceSpec,
+    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServicePolicy,
+    ServicePort, ServiceSpec,
 };
 pub use net::{IpFamily, PortRange};
 pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate};
+pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
 };

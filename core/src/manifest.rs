@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::model::{
     ClusterProfile, EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node as KubeNode,
-    Positions, Service, ServiceCidr,
+    Positions, Service, ServiceCidr, ServicePolicy,
 };
 use crate::source::{Pos, Source};
 use crate::yaml::{self, Node, Value};
@@ -48,6 +48,8 @@ pub enum Object {
     KubeProxyConfiguration(Located<KubeProxyConfiguration>),
     /// `svclab.dev/v1alpha1 ClusterProfile`.
     ClusterProfile(Located<ClusterProfile>),
+    /// `svclab.dev/v1alpha1 ServicePolicy` (its settings stay in the positioned tree).
+    ServicePolicy(Located<ServicePolicy>),
     /// A plain `iptables-save` dump pasted as a scenario document.
     IptablesSave {
         /// The dump text.
@@ -199,11 +201,15 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
     }
     match decoded.object {
         Ok(mut object) => {
+            // A ServicePolicy's rules read values from its tree; for the other kinds positions
+            // only walk keys and containers and the decoded object holds the values, so the
+            // tree kept for positions drops its strings.
+            let keeps_values = matches!(object, Object::ServicePolicy(_));
             if let Some(positions) = object.positions_mut() {
-                // Positions only walk keys and containers, and the decoded object holds the
-                // values, so the tree kept for positions drops its strings.
                 let mut tree = root;
-                yaml::drop_scalars(&mut tree);
+                if !keeps_values {
+                    yaml::drop_scalars(&mut tree);
+                }
                 positions.root = Some(Arc::new(tree));
             }
             scenario.objects.push(object);
@@ -230,7 +236,48 @@ impl Object {
             Object::ServiceCidr(l) => Some(&mut l.positions),
             Object::KubeProxyConfiguration(l) => Some(&mut l.positions),
             Object::ClusterProfile(l) => Some(&mut l.positions),
+            Object::ServicePolicy(l) => Some(&mut l.positions),
             Object::IptablesSave { .. } => None,
+        }
+    }
+}
+
+/// A ClusterProfile from a positioned node (a whole document or its bare fields, as the
+/// admission hosts and Kubewarden's settings carry them), with decode errors as diagnostics:
+/// unknown fields are errors here (a typo in a host's configuration must not pass).
+pub(crate) fn cluster_profile_from(
+    root: Node,
+    file: &str,
+    document: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Located<ClusterProfile>> {
+    let positions = Positions {
+        object: root.pos,
+        document,
+        file: file.to_owned(),
+        root: Some(Arc::new(root.clone())),
+    };
+    let source =
+        |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
+    let decoded = decode::object(&root, "svclab.dev/v1alpha1", "ClusterProfile", positions)?;
+    for unknown in &decoded.unknown_fields {
+        let message = format!("unknown field \"{}\"", unknown.path);
+        let object = Some(decoded.object_ref.clone());
+        diags.push(
+            Diagnostic::error(object, unknown.path.clone(), "UnknownField", message)
+                .at(source(unknown.pos)),
+        );
+    }
+    match decoded.object {
+        Ok(Object::ClusterProfile(located)) => Some(located),
+        Ok(_) => None,
+        Err(first) => {
+            let object = Some(decoded.object_ref.clone());
+            diags.push(
+                Diagnostic::error(object, first.path, "FieldValueTypeInvalid", first.message)
+                    .at(source(first.pos)),
+            );
+            None
         }
     }
 }

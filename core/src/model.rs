@@ -170,6 +170,14 @@ pub struct ObjectMeta {
     pub finalizers: Vec<String>,
 }
 
+/// `svclab.dev/v1alpha1 ServicePolicy`: the operator's Service policy as a scenario object. Its
+/// `spec` (the settings) is decoded by the policy layer from the positioned tree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServicePolicy {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+}
+
 /// `v1 Service`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Service {

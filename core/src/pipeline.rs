@@ -7,12 +7,15 @@
 //! allocation (which wins over validation, as in the generic registry `Store.Create`/`Update`),
 //! validation of the allocated object, then commit or rollback.
 
+use std::collections::BTreeMap;
+
 use crate::allocation::{AllocFailure, Cluster, ServiceAllocation};
 use crate::defaulting::default_service;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::FieldError;
 use crate::manifest::{self, Input, Object};
 use crate::model::{ClusterProfile, EndpointSlice, Located, Positions, Service};
+use crate::policy::{self, UserInfo};
 use crate::profile::Profile;
 use crate::registry;
 use crate::report::{Report, ServiceReport};
@@ -27,6 +30,12 @@ pub const OPERATION_ANNOTATION: &str = "svclab.dev/operation";
 pub struct CheckOptions {
     /// Validate objects exactly as written: no defaulting, no allocation (`--no-defaults`).
     pub no_defaults: bool,
+    /// `svclab check --policy FILE`: ServicePolicy documents or the bare settings, YAML or
+    /// JSON, in effect before every object (ServicePolicy documents inside the scenario apply
+    /// to the objects after them, by `metadata.name`).
+    pub policy: Option<Input>,
+    /// The requester; `None` makes user-based policy rules report `policy:skipped`.
+    pub user_info: Option<UserInfo>,
 }
 
 /// Runs the pipeline and returns the report.
@@ -36,19 +45,74 @@ pub fn check(inputs: &[Input], options: &CheckOptions) -> Report {
 
 /// Runs the pipeline and returns the resulting cluster state with the report.
 pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
+    evaluate_with(inputs, options, &policy::Context::default())
+}
+
+/// The operator's policies in effect and what the host knows for them, as objects are judged.
+struct PolicyScope<'a> {
+    policies: policy::Policies,
+    context: &'a policy::Context,
+    user_info: Option<&'a UserInfo>,
+    selectors: policy::SelectorIndex,
+}
+
+impl PolicyScope<'_> {
+    /// Whether the policy judges an object written at `positions`.
+    fn judges(&self, positions: &Positions) -> bool {
+        !self.policies.is_empty() && self.context.judges(positions.file())
+    }
+
+    /// The environment of one judgement over the stored Services.
+    fn env<'w>(
+        &'w self,
+        services: &'w BTreeMap<(String, String), StoredService>,
+        cluster: Option<&'w Cluster>,
+    ) -> policy::Env<'w> {
+        policy::Env {
+            cluster,
+            user_info: self.user_info,
+            inventory: policy::inventory(self.context, services),
+            selectors: &self.selectors,
+            old_object_missing: self.context.old_object_missing,
+            status_only: self.context.status_only,
+        }
+    }
+}
+
+/// [`evaluate`] with what an admission host knows (or lacks) about the request.
+pub(crate) fn evaluate_with(
+    inputs: &[Input],
+    options: &CheckOptions,
+    context: &policy::Context,
+) -> (World, Report) {
     let scenario = manifest::parse(inputs);
     let mut diags = scenario.diagnostics;
     let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
     let cluster = new_cluster(&profile, &scenario.objects, &mut diags);
     let mut world = World::new(profile, cluster);
+    let policies = policy::Policies::from_input(
+        options.policy.as_ref(),
+        &world.profile,
+        context.decoding,
+        &mut diags,
+    );
+    let mut scope = PolicyScope {
+        policies,
+        context,
+        user_info: options.user_info.as_ref(),
+        selectors: policy::SelectorIndex::default(),
+    };
     let mut services = Vec::new();
     for object in scenario.objects {
         match object {
             Object::Service(located) => {
-                services.push(store_service(&mut world, located, options, &mut diags));
+                services.push(store_service(&mut world, located, options, &scope, &mut diags));
             }
             Object::EndpointSlice(slice) => {
-                store_endpoint_slice(&mut world, slice, options, &mut diags);
+                store_endpoint_slice(&mut world, slice, options, &scope, &mut diags);
+            }
+            Object::ServicePolicy(policy) => {
+                scope.policies.apply(&policy, &world.profile, context.decoding, &mut diags);
             }
             Object::Endpoints(e) => world.endpoints.push(e),
             Object::Node(n) => world.nodes.push(n),
@@ -98,6 +162,7 @@ fn store_service(
     world: &mut World,
     located: Located<Service>,
     options: &CheckOptions,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
     let meta = &located.value.metadata;
@@ -105,9 +170,9 @@ fn store_service(
     let key = (namespace.to_owned(), meta.name.clone());
     let status = located.value.status.clone();
     let report = if options.no_defaults {
-        validate_as_written(world, located, diags)
+        validate_as_written(world, located, scope, diags)
     } else {
-        write_service(world, located, diags)
+        write_service(world, located, scope, diags)
     };
     // The apiserver drops `status` on create, but a scenario uses it to play the load-balancer
     // controller (kube-proxy reads `status.loadBalancer.ingress`).
@@ -123,9 +188,11 @@ fn store_service(
 fn write_service(
     world: &mut World,
     located: Located<Service>,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
     let Located { value: mut service, positions, .. } = located;
+    let written_status = service.status.clone();
     default_service(&mut service);
     registry::generate_name(&mut service.metadata, &positions, world.profile.seed);
     let document = positions.source_of("");
@@ -190,12 +257,41 @@ fn write_service(
         }
         return ServiceReport::rejected(Some(cluster), &service, document);
     }
+    // The operator's policy judges what the apiserver accepted; a deny is a refusal like any
+    // other: nothing stored, the allocations of this request undone.
+    let judgement = scope.judges(&positions).then(|| {
+        let subject = policy::ServiceSubject {
+            service: &service,
+            old: previous.as_ref().map(|old| &old.service),
+            requested: Some(txn.requested()),
+            status: &written_status,
+        };
+        let json = world.profile.json_field_values();
+        scope.policies.judge_service(
+            &subject,
+            &scope.env(&world.services, Some(&*cluster)),
+            &positions,
+            json,
+        )
+    });
+    if let Some(judgement) = &judgement
+        && judgement.denied
+    {
+        cluster.revert(txn);
+        diags.extend(judgement.diagnostics.iter().cloned());
+        if let Some(old) = previous {
+            world.services.insert(key, old);
+        }
+        return ServiceReport::rejected(Some(cluster), &service, document);
+    }
     diags.extend(service_warnings(&world.profile, &service, &positions));
+    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     // finishUpdate(true): release what the old object gave up.
     let outcome = if previous.is_some() { "updated" } else { "created" };
     let held = previous.map(|old| old.allocation).unwrap_or_default();
     let allocation = cluster.commit(txn, &held);
     let report = ServiceReport::new(Some(cluster), &service, outcome, &allocation, document);
+    scope.selectors.stored(&key, &service);
     world.services.insert(key, StoredService { service, positions, allocation });
     report
 }
@@ -205,6 +301,7 @@ fn write_service(
 fn validate_as_written(
     world: &mut World,
     located: Located<Service>,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
     let Located { value: service, positions, .. } = located;
@@ -225,9 +322,27 @@ fn validate_as_written(
         ));
         return ServiceReport::rejected(None, &service, document);
     }
+    let judgement = scope.judges(&positions).then(|| {
+        let subject = policy::ServiceSubject {
+            service: &service,
+            old: previous.map(|old| &old.service),
+            requested: None,
+            status: &service.status,
+        };
+        let json = world.profile.json_field_values();
+        scope.policies.judge_service(&subject, &scope.env(&world.services, None), &positions, json)
+    });
+    if let Some(judgement) = &judgement
+        && judgement.denied
+    {
+        diags.extend(judgement.diagnostics.iter().cloned());
+        return ServiceReport::rejected(None, &service, document);
+    }
     diags.extend(service_warnings(&world.profile, &service, &positions));
+    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     let none = ServiceAllocation::default();
     let report = ServiceReport::new(None, &service, outcome, &none, document);
+    scope.selectors.stored(&key, &service);
     world.services.insert(key, StoredService { service, positions, allocation: none });
     report
 }
@@ -238,6 +353,7 @@ fn store_endpoint_slice(
     world: &mut World,
     mut located: Located<EndpointSlice>,
     options: &CheckOptions,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) {
     if !options.no_defaults {
@@ -263,6 +379,16 @@ fn store_endpoint_slice(
         diags.extend(field_diagnostics(&errors, &object, &located.positions, &world.profile));
         return;
     }
+    let judgement = scope.judges(&located.positions).then(|| {
+        let json = world.profile.json_field_values();
+        scope.policies.judge_endpoint_slice(slice, scope.user_info, &located.positions, json)
+    });
+    if let Some(judgement) = &judgement
+        && judgement.denied
+    {
+        diags.extend(judgement.diagnostics.iter().cloned());
+        return;
+    }
     let warnings = validation::endpoint_slice_warnings(slice, existing.is_none(), &world.profile);
     for w in warnings {
         let source = located.positions.source_of(&w.path);
@@ -270,6 +396,7 @@ fn store_endpoint_slice(
             Diagnostic::warning(Some(object.clone()), w.path, "Warning", w.message).at(source),
         );
     }
+    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     world.store_endpoint_slice(existing, located);
 }
 

@@ -121,6 +121,20 @@ fn engines_print_identical_bytes() {
 }
 
 #[test]
+fn engines_print_identical_bytes_under_a_policy() {
+    let policy = ["check", "data/policy/scenario.yaml", "--policy", "data/policy/full.yaml"];
+    for requester in [&[][..], &["--user", "netops", "--group", "net-admins"]] {
+        for format in ["text", "json"] {
+            let args = [&policy[..], requester, &["-o", format]].concat();
+            let native = check(&[&args[..], &["--engine", "native"]].concat(), "", 1);
+            let plugin = check(&[&args[..], &["--engine", "plugin"]].concat(), "", 1);
+            assert_eq!(native.stdout, plugin.stdout, "{args:?}");
+            assert!(plugin.stdout.contains("(externalIPs.allowedCIDRs)"), "{}", plugin.stdout);
+        }
+    }
+}
+
+#[test]
 fn plugin_engine_reports_fuel_when_verbose_and_metered() {
     let quiet = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
     assert_eq!(quiet.stderr, "");
@@ -150,7 +164,7 @@ fn plugin_flag_loads_another_plugin() {
         check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/wrong-abi.wat"], "", 2);
     assert_eq!(
         run.stderr,
-        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 1\n"
+        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 2\n"
     );
     let run = check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/missing.wasm"], "", 2);
     assert_eq!(
@@ -265,4 +279,114 @@ fn hostile_plugins_end_with_a_clear_error() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn serve_refuses_to_start_with_a_bad_policy() {
+    // `--listen nowhere` cannot be bound: were the policy accepted, serve would stop there
+    // instead of listening forever.
+    for engine in ["native", "plugin"] {
+        let run = check(
+            &[
+                "serve",
+                "--listen",
+                "nowhere",
+                "--policy",
+                "data/policy/typo.yaml",
+                "--engine",
+                engine,
+            ],
+            "",
+            2,
+        );
+        assert!(
+            run.stderr.starts_with("error: the Service policy \"data/policy/typo.yaml\" is invalid:\ndata/policy/typo.yaml:7:5: "),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("allowedCIDR"), "{}", run.stderr);
+
+        // Valid settings that cannot apply to the profile: 1.24 has no static band.
+        let args = [
+            "serve",
+            "--listen",
+            "nowhere",
+            "--policy",
+            "data/policy/static-band-only.yaml",
+            "--profile",
+            "data/policy/profile-1-24.yaml",
+            "--engine",
+            engine,
+        ];
+        let run = check(&args, "", 2);
+        assert!(run.stderr.contains("clusterIP.explicit"), "{}", run.stderr);
+        assert!(!run.stderr.contains("cannot listen"), "{}", run.stderr);
+
+        // The same settings on the newest release start (and stop at the listener).
+        let newest = [&args[..5], &args[7..]].concat();
+        let run = check(&newest, "", 2);
+        assert!(run.stderr.starts_with("error: cannot listen on nowhere"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn check_policy_denies_with_the_rule_id() {
+    let run = check(
+        &["check", "data/cli/valid.yaml", "--policy", "data/cli/policy.yaml", "--engine", "native"],
+        "",
+        1,
+    );
+    assert!(
+        run.stdout.contains(
+            "spec.ports[0].nodePort: Forbidden: node ports are not allowed (nodePorts.forbid)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("service/dns created"), "{}", run.stdout);
+    assert!(!run.stdout.contains("service/web created"), "{}", run.stdout);
+}
+
+#[test]
+fn check_policy_user_and_groups_reach_user_rules() {
+    let scenario = "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec: {externalIPs: [192.0.2.1], ports: [{port: 80}]}\n";
+    let args = ["check", "-", "--policy", "data/cli/policy.yaml", "--engine", "native"];
+    let anonymous = check(&args, scenario, 0);
+    assert!(
+        anonymous.stdout.contains("Info: externalIPs.allowedGroups: skipped: needs userInfo"),
+        "{}",
+        anonymous.stdout
+    );
+    let mut as_alice = args.to_vec();
+    as_alice.extend(["--user", "alice", "--group", "dev"]);
+    let denied = check(&as_alice, scenario, 1);
+    assert!(denied.stdout.contains("user \"alice\" may not set external IPs"), "{}", denied.stdout);
+    let mut as_admin = args.to_vec();
+    as_admin.extend(["--user", "bob", "--group", "dev", "--group", "net-admins"]);
+    check(&as_admin, scenario, 0);
+}
+
+#[test]
+fn policy_check_points_at_the_settings_line() {
+    let run = check(&["policy", "check", "data/cli/policy-invalid.yaml"], "", 1);
+    assert!(
+        run.stdout.contains("data/cli/policy-invalid.yaml:3:32: externalIPs.allowedCIDRs[1]: Invalid value: \"10.0.0.0/33\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("data/cli/policy-invalid.yaml:4:1: nodePort: Unsupported value"),
+        "{}",
+        run.stdout
+    );
+    let valid = check(&["policy", "check", "-"], "nodePorts: {forbid: true}\n", 0);
+    assert_eq!(valid.stdout, "-: the policy settings are valid\n");
+}
+
+#[test]
+fn policy_schema_is_json_schema() {
+    let run = check(&["policy", "schema"], "", 0);
+    let schema: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(schema["properties"]["nodePorts"]["additionalProperties"], false);
 }

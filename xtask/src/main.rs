@@ -1,7 +1,9 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod annotate;
 mod playground;
 mod plugin;
+mod plugins;
 mod scaling;
 mod tidy;
 
@@ -28,6 +30,7 @@ fn main() -> anyhow::Result<()> {
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("gen-scenario") => scaling::gen_scenario(&args[1..]),
+        Some("plugins") => plugins::build(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
     }

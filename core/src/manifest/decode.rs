@@ -10,7 +10,7 @@ use crate::model::{
     ClientIpConfig, ClusterProfile, Endpoint, EndpointAddress, EndpointHints, EndpointPort,
     EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyConfiguration,
     LoadBalancerIngress, Located, Node as KubeNode, ObjectMeta, Positions, Service, ServiceCidr,
-    ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
+    ServicePolicy, ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
 };
 use crate::source::Pos;
 use crate::yaml::{Entry, Node, Value};
@@ -398,6 +398,14 @@ pub(crate) fn object(
                 Object::ClusterProfile(Located { value, api_version, positions }),
                 ObjectRef::kind(kind),
             )
+        }
+        // Only `metadata` is decoded here: the policy layer decodes `spec` strictly from the
+        // positioned tree (unknown keys there are errors, not warnings).
+        ("svclab.dev", "ServicePolicy") => {
+            let value =
+                ServicePolicy { metadata: metadata(&mut ctx, root, &At::root("ServicePolicy")) };
+            let r = meta_ref(&value.metadata);
+            (Object::ServicePolicy(Located { value, api_version, positions }), r)
         }
         _ => return None,
     };

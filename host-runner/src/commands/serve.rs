@@ -1,7 +1,9 @@
 //! `svclab serve`: a validating admission webhook (`admission.k8s.io/v1` AdmissionReview at
 //! `/validate`, liveness at `/healthz`) answering through the engine, one fresh plugin store
 //! per request; HTTPS when given a certificate and key (kube-apiserver only calls webhooks over
-//! TLS), plain HTTP otherwise.
+//! TLS), plain HTTP otherwise. `--policy` adds the operator's Service policy (403 `Forbidden`
+//! with causes, warnings, audit annotations) and `--profile` the release and ranges that
+//! apiserver validation models; both are read and checked once, before listening.
 //!
 //! [`route`] is the whole HTTP behaviour as a pure function and [`serve_connection`] speaks
 //! HTTP/1.1 over any byte stream, so tests drive both in-process; the command only accepts
@@ -15,9 +17,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
+use svclab_core::{AdmissionOptions, Input, Severity};
 
 use crate::commands::Io;
 use crate::engine::{Engine, EngineError};
+use crate::input::read_inputs;
 
 /// Largest request body accepted (kube-apiserver's own limit on an object is 3 MiB).
 const MAX_BODY_BYTES: usize = 4 << 20;
@@ -42,6 +46,15 @@ pub(crate) struct ServeCommand {
     /// webhook's `failurePolicy`, `Fail` denies and `Ignore` allows.
     #[arg(long, value_enum, default_value_t = FailurePolicy::Fail)]
     failure_policy: FailurePolicy,
+    /// The operator's Service policy: a ServicePolicy document or the bare settings, YAML or
+    /// JSON. Settings errors refuse to start.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// The cluster apiserver validation models: a ClusterProfile document or its bare fields
+    /// (kubernetesVersion, featureGates, serviceClusterIPRanges, serviceNodePortRange); the
+    /// newest release with its default ranges when absent.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
 }
 
 /// `--failure-policy`.
@@ -76,10 +89,11 @@ impl HttpResponse {
     }
 }
 
-/// The webhook's routes: `POST /validate`, `GET /healthz`.
+/// The webhook's routes: `POST /validate` (judged under `options`), `GET /healthz`.
 pub fn route(
     engine: &Engine,
     policy: FailurePolicy,
+    options: &AdmissionOptions,
     method: &str,
     path: &str,
     body: &str,
@@ -87,7 +101,7 @@ pub fn route(
     let path = path.split('?').next().unwrap_or(path);
     match (method, path) {
         ("GET", "/healthz") => HttpResponse::text(200, "ok\n"),
-        ("POST", "/validate") => match engine.validate_admission(body) {
+        ("POST", "/validate") => match engine.validate_admission(body, options) {
             Ok(outcome) => HttpResponse::json(outcome.output),
             Err(EngineError::BadInput(message)) => HttpResponse::text(400, format!("{message}\n")),
             Err(err) => failure_response(policy, body, &err),
@@ -128,8 +142,61 @@ fn failure_response(policy: FailurePolicy, body: &str, err: &EngineError) -> Htt
     HttpResponse::json(format!("{review}\n"))
 }
 
+/// A Service every profile accepts: the request [`admission_options`] answers once so that
+/// settings that cannot apply to the profile (and a malformed profile) stop the start instead
+/// of failing every request.
+const PROBE_REVIEW: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"svclab-serve-probe","kind":{"group":"","version":"v1","kind":"Service"},"operation":"CREATE","namespace":"default","object":{"apiVersion":"v1","kind":"Service","metadata":{"name":"probe"},"spec":{"ports":[{"port":80}]}}}}"#;
+
+/// The admission options of `--policy FILE` and `--profile FILE`, refused when the settings
+/// have errors (a typo must never switch a security rule off silently) or do not fit the
+/// profile.
+fn admission_options(
+    engine: &Engine,
+    policy: Option<Input>,
+    profile: Option<Input>,
+) -> anyhow::Result<AdmissionOptions> {
+    if let Some(settings) = &policy {
+        let errors: Vec<String> = engine
+            .check_settings(settings)?
+            .into_iter()
+            .filter(|diagnostic| diagnostic.severity == Severity::Error)
+            .map(|diagnostic| match diagnostic.source {
+                Some(source) => format!(
+                    "{}:{}:{}: {}",
+                    source.file, source.line, source.column, diagnostic.message
+                ),
+                None => diagnostic.message,
+            })
+            .collect();
+        anyhow::ensure!(
+            errors.is_empty(),
+            "the Service policy {:?} is invalid:\n{}",
+            settings.name,
+            errors.join("\n")
+        );
+    }
+    let options = AdmissionOptions { policy, profile, stringly_typed: false, inventory: None };
+    match engine.validate_admission(PROBE_REVIEW, &options) {
+        Err(EngineError::BadInput(message)) => Err(anyhow::anyhow!("{message}")),
+        Err(err) => Err(err.into()),
+        Ok(_) => Ok(options),
+    }
+}
+
 impl ServeCommand {
     pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+        let read = |path: &PathBuf, stdin: &mut dyn Read| -> anyhow::Result<Option<Input>> {
+            Ok(read_inputs(std::slice::from_ref(path), stdin)?.pop())
+        };
+        let policy = match &self.policy {
+            Some(path) => read(path, io.stdin)?,
+            None => None,
+        };
+        let profile = match &self.profile {
+            Some(path) => read(path, io.stdin)?,
+            None => None,
+        };
+        let options = admission_options(engine, policy, profile)?;
         let tls = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some(TlsConfig::load(cert, key)?),
             _ => None,
@@ -148,8 +215,8 @@ impl ServeCommand {
             let _ = tcp.set_read_timeout(Some(IO_TIMEOUT));
             let _ = tcp.set_write_timeout(Some(IO_TIMEOUT));
             let served = match &tls {
-                Some(tls) => tls.serve(tcp, engine, self.failure_policy),
-                None => serve_connection(&mut tcp, engine, self.failure_policy),
+                Some(tls) => tls.serve(tcp, engine, self.failure_policy, &options),
+                None => serve_connection(&mut tcp, engine, self.failure_policy, &options),
             };
             if let Err(err) = served {
                 writeln!(io.stderr, "svclab: connection dropped: {err}")?;
@@ -165,9 +232,12 @@ pub fn serve_connection<S: Read + Write>(
     stream: &mut S,
     engine: &Engine,
     policy: FailurePolicy,
+    options: &AdmissionOptions,
 ) -> std::io::Result<()> {
     let answer = match read_request(stream)? {
-        Ok(request) => route(engine, policy, &request.method, &request.target, &request.body),
+        Ok(request) => {
+            route(engine, policy, options, &request.method, &request.target, &request.body)
+        }
         Err(refusal) => refusal,
     };
     let reason = match answer.status {
@@ -330,11 +400,12 @@ impl TlsConfig {
         tcp: std::net::TcpStream,
         engine: &Engine,
         policy: FailurePolicy,
+        options: &AdmissionOptions,
     ) -> std::io::Result<()> {
         let connection =
             rustls::ServerConnection::new(Arc::clone(&self.0)).map_err(std::io::Error::other)?;
         let mut stream = rustls::StreamOwned::new(connection, tcp);
-        serve_connection(&mut stream, engine, policy)?;
+        serve_connection(&mut stream, engine, policy, options)?;
         stream.conn.send_close_notify();
         stream.flush()
     }
