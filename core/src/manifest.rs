@@ -118,7 +118,7 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
             Ok(Some(root)) => {
                 if looks_like_iptables_save(&doc.text) {
                     scenario.objects.push(Object::IptablesSave {
-                        text: doc.text.clone(),
+                        text: doc.text.clone().into_owned(),
                         source: source(Pos { line: doc.first_line, column: 1 }),
                     });
                     continue;
@@ -178,14 +178,8 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         }
         return;
     }
-    let object_pos = root.pos;
-    let root = Arc::new(root);
-    let positions = Positions {
-        object: object_pos,
-        document,
-        file: file.to_owned(),
-        root: Some(Arc::clone(&root)),
-    };
+    // The tree joins the positions once the object is decoded (see below).
+    let positions = Positions { object: root.pos, document, file: file.to_owned(), root: None };
     let Some(decoded) = decode::object(&root, &api_version, &kind, positions) else {
         let meta = |field: &str| {
             root.get("metadata").and_then(|m| m.get(field)).and_then(Node::as_str).unwrap_or("")
@@ -206,7 +200,20 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         );
     }
     match decoded.object {
-        Ok(object) => scenario.objects.push(object),
+        Ok(mut object) => {
+            // A ServicePolicy's rules read values from its tree; for the other kinds positions
+            // only walk keys and containers and the decoded object holds the values, so the
+            // tree kept for positions drops its strings.
+            let keeps_values = matches!(object, Object::ServicePolicy(_));
+            if let Some(positions) = object.positions_mut() {
+                let mut tree = root;
+                if !keeps_values {
+                    yaml::drop_scalars(&mut tree);
+                }
+                positions.root = Some(Arc::new(tree));
+            }
+            scenario.objects.push(object);
+        }
         Err(error) => scenario.diagnostics.push(
             Diagnostic::error(
                 Some(decoded.object_ref),
@@ -216,6 +223,22 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
             )
             .at(source(error.pos)),
         ),
+    }
+}
+
+impl Object {
+    fn positions_mut(&mut self) -> Option<&mut Positions> {
+        match self {
+            Object::Service(l) => Some(&mut l.positions),
+            Object::EndpointSlice(l) => Some(&mut l.positions),
+            Object::Endpoints(l) => Some(&mut l.positions),
+            Object::Node(l) => Some(&mut l.positions),
+            Object::ServiceCidr(l) => Some(&mut l.positions),
+            Object::KubeProxyConfiguration(l) => Some(&mut l.positions),
+            Object::ClusterProfile(l) => Some(&mut l.positions),
+            Object::ServicePolicy(l) => Some(&mut l.positions),
+            Object::IptablesSave { .. } => None,
+        }
     }
 }
 

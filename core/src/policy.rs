@@ -301,11 +301,11 @@ fn spec_of(root: &Node) -> (Option<&Node>, Vec<settings::SettingsError>) {
     if let Value::Map(entries) = &root.value {
         const KNOWN: [&str; 4] = ["apiVersion", "kind", "metadata", "spec"];
         for entry in entries {
-            if !KNOWN.contains(&entry.key.as_str()) {
+            if !KNOWN.contains(&entry.key.as_ref()) {
                 errors.push(settings::SettingsError {
                     error: FieldError::not_supported(
-                        entry.key.clone(),
-                        crate::field::GoValue::Str(entry.key.clone()),
+                        entry.key.to_string(),
+                        crate::field::GoValue::Str(entry.key.to_string()),
                         &KNOWN,
                     ),
                     pos: entry.key_pos,

@@ -37,7 +37,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{EndpointSlice, Endpoints, Service};
+use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
 pub use config::{DetectLocal, ProxyConfig};
@@ -152,11 +152,8 @@ pub fn render_objects(
     mode: ProxyMode,
     standalone: bool,
 ) -> Rendered {
-    let ports = model::build(services, slices, endpoints, config);
-    match mode {
-        ProxyMode::Iptables => iptables::render(&ports, config, standalone),
-        ProxyMode::Nftables => nftables::render(&ports, config),
-    }
+    let ports = ServicePorts::build(&with_own_status(services), slices, endpoints, config);
+    ports.render(config, mode, standalone)
 }
 
 /// Endpoint selection (kube-proxy's `CategorizeEndpoints`) for every service port, sorted by
@@ -167,7 +164,42 @@ pub fn select_endpoints(
     endpoints: &[&Endpoints],
     config: &ProxyConfig,
 ) -> Vec<EndpointSelection> {
-    model::build(services, slices, endpoints, config).into_iter().map(|p| p.selection()).collect()
+    let ports = model::build(&with_own_status(services), slices, endpoints, config);
+    ports.into_iter().map(|p| p.selection()).collect()
+}
+
+fn with_own_status<'a>(services: &[&'a Service]) -> Vec<(&'a Service, &'a ServiceStatus)> {
+    services.iter().map(|s| (*s, &s.status)).collect()
+}
+
+/// The service-port model of one proxier configuration, which does not depend on the mode:
+/// built once, it renders both rulesets of a report.
+pub(crate) struct ServicePorts(Vec<model::SvcPort>);
+
+impl ServicePorts {
+    /// Every service port of the configuration's family with its categorized endpoints; each
+    /// Service comes with the status kube-proxy sees (the scenario may write one for it).
+    pub(crate) fn build(
+        services: &[(&Service, &ServiceStatus)],
+        slices: &[&EndpointSlice],
+        endpoints: &[&Endpoints],
+        config: &ProxyConfig,
+    ) -> ServicePorts {
+        ServicePorts(model::build(services, slices, endpoints, config))
+    }
+
+    /// The payload of a mode.
+    pub(crate) fn render(
+        &self,
+        config: &ProxyConfig,
+        mode: ProxyMode,
+        standalone: bool,
+    ) -> Rendered {
+        match mode {
+            ProxyMode::Iptables => iptables::render(&self.0, config, standalone),
+            ProxyMode::Nftables => nftables::render(&self.0, config),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::model::{
 };
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
-use crate::proxy::{ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, render_objects};
+use crate::proxy::{ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts};
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
 
@@ -154,23 +154,23 @@ pub(crate) fn render_with_stats(
 ) -> Result<Rendered, RenderError> {
     let config =
         ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
+    Ok(service_ports(world, &config).render(&config, options.mode, options.standalone))
+}
+
+/// The service-port model of the cluster state for one proxier configuration.
+pub(crate) fn service_ports(world: &World, config: &ProxyConfig) -> ServicePorts {
     // The apiserver drops `status` on create; the scenario's written status plays the
     // load-balancer controller.
-    let with_status: Vec<Service> = world
+    let services: Vec<(&Service, &ServiceStatus)> = world
         .services
         .iter()
         .map(|(key, stored)| {
-            let mut service = stored.service.clone();
-            if let Some(status) = world.service_status.get(key) {
-                service.status = status.clone();
-            }
-            service
+            (&stored.service, world.service_status.get(key).unwrap_or(&stored.service.status))
         })
         .collect();
-    let services: Vec<&Service> = with_status.iter().collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
     let endpoints: Vec<&Endpoints> = world.endpoints.iter().map(|e| &e.value).collect();
-    Ok(render_objects(&services, &slices, &endpoints, &config, options.mode, options.standalone))
+    ServicePorts::build(&services, &slices, &endpoints, config)
 }
 
 /// Traces a packet through the scenario's rules: the last pasted `iptables-save` dump if

@@ -4,6 +4,7 @@
 //! YAML 1.1 rules of go-yaml v2 (`yes`, `on`, `0777`, ...). We parse with `saphyr-parser` and apply
 //! those rules ourselves, so `publishNotReadyAddresses: yes` means what kubectl thinks it means.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
@@ -32,9 +33,116 @@ pub(crate) enum Value {
     Map(Vec<Entry>),
 }
 
+/// A mapping key: field names Kubernetes objects repeat in every document are shared
+/// `'static` strings, so only unusual keys cost an allocation.
+pub(crate) type Key = Cow<'static, str>;
+
+/// Keys of Kubernetes manifests (and `kubectl get -o yaml` output) that are not allocated
+/// per occurrence. Invariant: sorted byte-wise, for the binary search in [`key`].
+const COMMON_KEYS: &[&str] = &[
+    "address",
+    "addressType",
+    "addresses",
+    "allocateLoadBalancerNodePorts",
+    "annotations",
+    "apiGroup",
+    "apiVersion",
+    "app",
+    "app.kubernetes.io/component",
+    "app.kubernetes.io/instance",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/name",
+    "app.kubernetes.io/part-of",
+    "appProtocol",
+    "blockOwnerDeletion",
+    "clientIP",
+    "clusterCIDR",
+    "clusterIP",
+    "clusterIPs",
+    "component",
+    "conditions",
+    "controller",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "endpoints",
+    "endpointslice.kubernetes.io/managed-by",
+    "externalIPs",
+    "externalName",
+    "externalTrafficPolicy",
+    "fieldsType",
+    "fieldsV1",
+    "finalizers",
+    "forNodes",
+    "forZones",
+    "generateName",
+    "generation",
+    "healthCheckNodePort",
+    "hints",
+    "hostname",
+    "ingress",
+    "internalTrafficPolicy",
+    "ip",
+    "ipFamilies",
+    "ipFamilyPolicy",
+    "ipMode",
+    "items",
+    "k8s-app",
+    "kind",
+    "kubernetes.io/hostname",
+    "kubernetes.io/service-name",
+    "labels",
+    "loadBalancer",
+    "loadBalancerClass",
+    "loadBalancerIP",
+    "loadBalancerSourceRanges",
+    "managedFields",
+    "manager",
+    "metadata",
+    "name",
+    "namespace",
+    "nodeName",
+    "nodePort",
+    "notReadyAddresses",
+    "operation",
+    "ownerReferences",
+    "port",
+    "ports",
+    "protocol",
+    "publishNotReadyAddresses",
+    "ready",
+    "resourceVersion",
+    "selector",
+    "serving",
+    "sessionAffinity",
+    "sessionAffinityConfig",
+    "spec",
+    "status",
+    "subresource",
+    "subsets",
+    "targetPort",
+    "targetRef",
+    "terminating",
+    "tier",
+    "time",
+    "timeoutSeconds",
+    "topology.kubernetes.io/zone",
+    "trafficDistribution",
+    "type",
+    "uid",
+    "zone",
+];
+
+/// The key for a scalar's text: a shared string when it is common.
+fn key(text: Cow<'_, str>) -> Key {
+    match COMMON_KEYS.binary_search(&text.as_ref()) {
+        Ok(i) => Cow::Borrowed(COMMON_KEYS[i]),
+        Err(_) => Cow::Owned(text.into_owned()),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Entry {
-    pub(crate) key: String,
+    pub(crate) key: Key,
     pub(crate) key_pos: Pos,
     pub(crate) value: Node,
 }
@@ -79,7 +187,7 @@ impl Node {
             Value::Map(entries) => {
                 let mut map = serde_json::Map::new();
                 for e in entries {
-                    map.insert(e.key.clone(), e.value.to_json());
+                    map.insert(e.key.to_string(), e.value.to_json());
                 }
                 serde_json::Value::Object(map)
             }
@@ -89,12 +197,13 @@ impl Node {
 
 /// One document of a multi-document stream.
 #[derive(Debug)]
-pub(crate) struct Document {
+pub(crate) struct Document<'t> {
     /// Index of the document in its file (0-based).
     pub(crate) index: usize,
     /// 1-based line where the document's text starts.
     pub(crate) first_line: u32,
-    pub(crate) text: String,
+    /// The document's text: a slice of the stream, except when content follows the `---`.
+    pub(crate) text: Cow<'t, str>,
     pub(crate) root: Result<Option<Node>, SyntaxError>,
 }
 
@@ -105,14 +214,20 @@ pub(crate) struct SyntaxError {
 }
 
 /// Splits a stream on `---` lines and parses every document on its own, so one malformed
-/// document never hides the others.
-pub(crate) fn parse_stream(text: &str) -> Vec<Document> {
+/// document never hides the others. Documents borrow the stream's text.
+pub(crate) fn parse_stream(text: &str) -> Vec<Document<'_>> {
     let mut docs = Vec::new();
-    let mut current = String::new();
+    // The current document is `prefix` (content written on its `---` line) followed by
+    // `text[start..end]`.
+    let mut prefix: Option<String> = None;
+    let mut start = 0usize;
+    let mut offset = 0usize;
     let mut first_line = 1u32;
     let mut line_no = 0u32;
     let mut saw_content = false;
     for line in text.split_inclusive('\n') {
+        let line_start = offset;
+        offset += line.len();
         line_no += 1;
         let trimmed = line.trim_end_matches(['\n', '\r']);
         let is_separator = trimmed == "---"
@@ -122,16 +237,16 @@ pub(crate) fn parse_stream(text: &str) -> Vec<Document> {
         if is_separator {
             if saw_content {
                 let index = docs.len();
-                docs.push(parse_document(index, first_line, std::mem::take(&mut current)));
+                let body = finish(prefix.take(), &text[start..line_start]);
+                docs.push(parse_document(index, first_line, body));
             }
-            current.clear();
+            prefix = None;
+            start = offset;
             saw_content = false;
             // `--- {a: 1}` carries content on the separator line itself.
             let rest = trimmed.strip_prefix("---").unwrap_or("").trim();
             if !rest.is_empty() && trimmed != "..." {
-                current.push_str(&" ".repeat(4));
-                current.push_str(rest);
-                current.push('\n');
+                prefix = Some(format!("    {rest}\n"));
                 saw_content = true;
                 first_line = line_no;
             } else {
@@ -139,20 +254,27 @@ pub(crate) fn parse_stream(text: &str) -> Vec<Document> {
             }
             continue;
         }
-        if !saw_content && is_blank_or_comment(trimmed) {
-            current.push_str(line);
-            continue;
-        }
-        if !saw_content {
+        if !saw_content && !is_blank_or_comment(trimmed) {
             saw_content = true;
         }
-        current.push_str(line);
     }
     if saw_content {
         let index = docs.len();
-        docs.push(parse_document(index, first_line, current));
+        let body = finish(prefix.take(), &text[start..]);
+        docs.push(parse_document(index, first_line, body));
     }
     docs
+}
+
+/// A document's text: its body, after what its `---` line carried.
+fn finish(prefix: Option<String>, body: &str) -> Cow<'_, str> {
+    match prefix {
+        None => Cow::Borrowed(body),
+        Some(mut p) => {
+            p.push_str(body);
+            Cow::Owned(p)
+        }
+    }
 }
 
 fn is_blank_or_comment(line: &str) -> bool {
@@ -160,7 +282,7 @@ fn is_blank_or_comment(line: &str) -> bool {
     t.is_empty() || t.starts_with('#') || t.starts_with('%')
 }
 
-fn parse_document(index: usize, first_line: u32, text: String) -> Document {
+fn parse_document(index: usize, first_line: u32, text: Cow<'_, str>) -> Document<'_> {
     let root = Builder::new(first_line).run(&text);
     Document { index, first_line, text, root }
 }
@@ -173,7 +295,7 @@ struct Builder {
 
 enum Frame {
     Seq { anchor: usize, pos: Pos, items: Vec<Node> },
-    Map { anchor: usize, pos: Pos, entries: Vec<Entry>, pending_key: Option<(String, Pos)> },
+    Map { anchor: usize, pos: Pos, entries: Vec<Entry>, pending_key: Option<(Key, Pos)> },
 }
 
 impl Builder {
@@ -185,6 +307,18 @@ impl Builder {
         let line = u32::try_from(span.start.line()).unwrap_or(u32::MAX);
         let col = u32::try_from(span.start.col()).unwrap_or(u32::MAX);
         Pos { line: line.saturating_add(self.line_offset), column: col.saturating_add(1) }
+    }
+
+    /// Counts one more node; a document past [`MAX_NODES`] is an error.
+    fn count(&mut self, pos: Pos) -> Result<(), SyntaxError> {
+        self.nodes += 1;
+        if self.nodes > MAX_NODES {
+            return Err(SyntaxError {
+                pos,
+                message: format!("document has more than {MAX_NODES} nodes"),
+            });
+        }
+        Ok(())
     }
 
     fn run(mut self, text: &str) -> Result<Option<Node>, SyntaxError> {
@@ -203,11 +337,21 @@ impl Builder {
             let complete: Option<(Node, usize)> = match event {
                 Event::Scalar(text, style, anchor, tag) => {
                     let explicit_str = tag.as_ref().is_some_and(|t| t.suffix == "str");
-                    let value = if style == ScalarStyle::Plain && !explicit_str {
+                    let resolved = if style == ScalarStyle::Plain && !explicit_str {
                         resolve_plain(&text)
                     } else {
-                        Value::Str(text.into_owned())
+                        None
                     };
+                    // A string in key position becomes the key directly (most keys are
+                    // common field names and cost no allocation).
+                    if let (None, 0, Some(Frame::Map { pending_key: pending @ None, .. })) =
+                        (&resolved, anchor, stack.last_mut())
+                    {
+                        *pending = Some((key(text), pos));
+                        self.count(pos)?;
+                        continue;
+                    }
+                    let value = resolved.unwrap_or_else(|| Value::Str(text.into_owned()));
                     Some((Node { value, pos }, anchor))
                 }
                 Event::Alias(id) => match self.anchors.get(&id) {
@@ -246,13 +390,7 @@ impl Builder {
                 | Event::Nothing => None,
             };
             let Some((node, anchor)) = complete else { continue };
-            self.nodes += 1;
-            if self.nodes > MAX_NODES {
-                return Err(SyntaxError {
-                    pos,
-                    message: format!("document has more than {MAX_NODES} nodes"),
-                });
-            }
+            self.count(pos)?;
             if anchor != 0 {
                 self.anchors.insert(anchor, node.clone());
             }
@@ -267,8 +405,8 @@ impl Builder {
                     None => {
                         let key_pos = node.pos;
                         let key = match node.value {
-                            Value::Str(text) => text,
-                            _ => key_text(&node),
+                            Value::Str(text) => key(Cow::Owned(text)),
+                            _ => Cow::Owned(key_text(&node)),
                         };
                         *pending_key = Some((key, key_pos));
                     }
@@ -284,6 +422,23 @@ impl Builder {
             }
         }
         Ok(root)
+    }
+}
+
+/// Replaces every string scalar with null, keeping keys, structure and positions (what field
+/// positions need once an object is decoded). Iterative: nesting depth is the input's choice.
+pub(crate) fn drop_scalars(node: &mut Node) {
+    let mut pending: Vec<&mut Node> = vec![node];
+    while let Some(node) = pending.pop() {
+        if let Value::Str(_) = node.value {
+            node.value = Value::Null;
+            continue;
+        }
+        match &mut node.value {
+            Value::Seq(items) => pending.extend(items.iter_mut()),
+            Value::Map(entries) => pending.extend(entries.iter_mut().map(|e| &mut e.value)),
+            Value::Str(_) | Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {}
+        }
     }
 }
 
@@ -306,36 +461,42 @@ fn key_text(node: &Node) -> String {
     }
 }
 
-/// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does.
-fn resolve_plain(text: &str) -> Value {
+/// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does; `None` when it is a
+/// string (the caller keeps the text it already has).
+fn resolve_plain(text: &str) -> Option<Value> {
     match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return Value::Bool(true);
+            return Some(Value::Bool(true));
         }
         "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return Value::Bool(false);
+            return Some(Value::Bool(false));
         }
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Value::Float(f64::INFINITY);
+            return Some(Value::Float(f64::INFINITY));
         }
-        "-.inf" | "-.Inf" | "-.INF" => return Value::Float(f64::NEG_INFINITY),
-        ".nan" | ".NaN" | ".NAN" => return Value::Float(f64::NAN),
+        "-.inf" | "-.Inf" | "-.INF" => return Some(Value::Float(f64::NEG_INFINITY)),
+        ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
     let first = text.as_bytes()[0];
     if first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.' {
-        let plain = text.replace('_', "");
+        // Underscores are digit separators in YAML 1.1; most numbers have none.
+        let plain: Cow<'_, str> = if text.contains('_') {
+            Cow::Owned(text.replace('_', ""))
+        } else {
+            Cow::Borrowed(text)
+        };
         if let Some(i) = parse_go_int(&plain) {
-            return Value::Int(i);
+            return Some(Value::Int(i));
         }
         if looks_like_float(&plain)
             && let Ok(f) = plain.parse::<f64>()
         {
-            return Value::Float(f);
+            return Some(Value::Float(f));
         }
     }
-    Value::Str(text.to_owned())
+    None
 }
 
 /// `strconv.ParseInt(s, 0, 64)`: optional sign, then `0x`, `0o`, `0b` or a leading-zero octal.

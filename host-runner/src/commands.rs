@@ -40,8 +40,8 @@ pub(crate) const EXIT_FAILURE: u8 = 2;
     max_term_width = 100,
     after_help = "Exit status: 0 when the scenario is accepted, 1 when it has errors (the report is \
                   printed), 2 for usage, I/O and plugin failures.\n\
-                  With --verbose, the plugin engine prints `svclab: plugin fuel used: N` on \
-                  standard error."
+                  With --verbose, a metered plugin call (--fuel, or any --plugin) prints \
+                  `svclab: plugin fuel used: N` on standard error."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -64,9 +64,11 @@ struct EngineOptions {
     /// Run this WebAssembly plugin (a `svclab:policy` component) instead of the embedded one.
     #[arg(long, value_name = "PATH", global = true)]
     plugin: Option<PathBuf>,
-    /// Fuel budget per plugin call.
-    #[arg(long, value_name = "N", global = true, default_value_t = Limits::DEFAULT_FUEL)]
-    fuel: u64,
+    /// Fuel budget per plugin call. A plugin given with --plugin is always metered (default
+    /// budget 50000000000); the embedded plugin is trusted and runs unmetered unless this is
+    /// set (its deadline and memory limit hold either way).
+    #[arg(long, value_name = "N", global = true)]
+    fuel: Option<u64>,
     /// Deadline per plugin call, in milliseconds.
     #[arg(long, value_name = "MS", global = true, default_value_t = duration_ms(Limits::DEFAULT_TIMEOUT))]
     timeout_ms: u64,
@@ -96,8 +98,15 @@ impl EngineOptions {
             );
             return Ok(Engine::Native);
         }
+        // Third-party plugins are hostile and always metered; the embedded plugin is built
+        // from this repository's core, so fuel is only counted when asked for.
+        let fuel = match (&self.plugin, self.fuel) {
+            (_, Some(fuel)) => Some(fuel),
+            (Some(_), None) => Some(Limits::DEFAULT_FUEL),
+            (None, None) => None,
+        };
         let limits = Limits {
-            fuel: self.fuel,
+            fuel,
             timeout: Duration::from_millis(self.timeout_ms),
             max_memory_bytes: self.max_memory_mib.saturating_mul(1 << 20),
             pooling: long_running,

@@ -222,7 +222,7 @@ impl From<crate::plugin::CallOutput> for Outcome {
     fn from(call: crate::plugin::CallOutput) -> Self {
         Outcome {
             output: call.output,
-            fuel: Some(call.fuel),
+            fuel: call.fuel,
             peak_memory_bytes: Some(call.peak_memory_bytes),
         }
     }

@@ -1,6 +1,7 @@
 //! The wasmtime host for `svclab:policy` components: one [`wasmtime::Engine`], the component
 //! compiled once (and cached on disk, keyed by its SHA-256, so the next process starts fast), a
-//! fresh [`Store`] per call with a fuel budget, an epoch deadline and memory limits.
+//! fresh [`Store`] per call with an epoch deadline, memory limits and (unless the plugin is
+//! trusted, see [`Limits::fuel`]) a fuel budget.
 //!
 //! Plugins are treated as hostile: every call runs under all three limits, a trap becomes a
 //! [`PluginError`] naming the limit that stopped it, and nothing of a failed call survives into
@@ -9,8 +10,8 @@
 mod cache;
 mod limits;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
@@ -126,8 +127,8 @@ impl std::error::Error for PluginError {}
 pub struct CallOutput<T = String> {
     /// The output document (or typed answer).
     pub output: T,
-    /// Fuel the call consumed.
-    pub fuel: u64,
+    /// Fuel the call consumed; `None` when the call ran unmetered.
+    pub fuel: Option<u64>,
     /// The largest linear memory the call had, in bytes.
     pub peak_memory_bytes: usize,
 }
@@ -200,6 +201,11 @@ pub struct PluginRunner {
     ticker: Ticker,
     /// Whether the compiled component came from the on-disk cache.
     from_cache: bool,
+    /// The instance that answered the ABI check, kept for the first call of an unmetered
+    /// runner: it has run nothing but `abi-version` (a constant), so it is as fresh as a new
+    /// one, and a one-call process (`svclab check`) instantiates once instead of twice. Metered
+    /// runners never use it, so the fuel of a call does not depend on whether it came first.
+    checked: Mutex<Option<(CallStore, generated::Policy)>>,
 }
 
 impl std::fmt::Debug for PluginRunner {
@@ -238,7 +244,15 @@ impl PluginRunner {
             return Err(PluginError::AbiVersion { found, expected: ABI_VERSION });
         }
         let pre = generated::PolicyPre::new(instance_pre).map_err(load_error)?;
-        Ok(PluginRunner { engine, pre, limits, ticker, from_cache })
+        let checked = match limits.fuel {
+            None => {
+                let policy = generated::Policy::new(&mut runner_store.store, &instance)
+                    .map_err(load_error)?;
+                Some((runner_store, policy))
+            }
+            Some(_) => None,
+        };
+        Ok(PluginRunner { engine, pre, limits, ticker, from_cache, checked: Mutex::new(checked) })
     }
 
     /// Whether the compiled component was read from the on-disk cache.
@@ -327,12 +341,27 @@ impl PluginRunner {
         ) -> wasmtime::Result<Result<T, WitError>>,
     {
         let _ = &self.ticker;
-        let mut call_store = new_store(&self.engine, &self.limits);
-        let policy =
-            self.pre.instantiate(&mut call_store.store).map_err(|err| call_store.error(err))?;
+        let checked = self.checked.lock().ok().and_then(|mut checked| checked.take());
+        let (mut call_store, policy) = match checked {
+            Some((mut call_store, policy)) => {
+                // The deadline counts from now, not from the load.
+                call_store.store.set_epoch_deadline(deadline_ticks(self.limits.timeout));
+                (call_store, policy)
+            }
+            None => {
+                let mut call_store = new_store(&self.engine, &self.limits);
+                let policy = self
+                    .pre
+                    .instantiate(&mut call_store.store)
+                    .map_err(|err| call_store.error(err))?;
+                (call_store, policy)
+            }
+        };
         let answer = f(&policy, &mut call_store.store).map_err(|err| call_store.error(err))?;
-        let remaining = call_store.store.get_fuel().unwrap_or(0);
-        let fuel = self.limits.fuel.saturating_sub(remaining);
+        let fuel = self
+            .limits
+            .fuel
+            .map(|budget| budget.saturating_sub(call_store.store.get_fuel().unwrap_or(0)));
         match answer {
             Ok(output) => Ok(CallOutput {
                 output,
@@ -359,7 +388,7 @@ impl CallStore {
             return PluginError::MemoryLimit { limit: self.limits.max_memory_bytes };
         }
         match err.downcast_ref::<Trap>() {
-            Some(Trap::OutOfFuel) => PluginError::OutOfFuel { fuel: self.limits.fuel },
+            Some(Trap::OutOfFuel) => PluginError::OutOfFuel { fuel: self.limits.fuel.unwrap_or(0) },
             Some(Trap::Interrupt) => PluginError::Timeout { timeout: self.limits.timeout },
             _ => {
                 let stderr = self.stderr.contents();
@@ -389,8 +418,10 @@ fn new_store(engine: &Engine, limits: &Limits) -> CallStore {
         CallLimiter { limits: limits.clone(), memory_exceeded: false, peak_memory_bytes: 0 };
     let mut store = Store::new(engine, HostState { wasi, table: ResourceTable::new(), limiter });
     store.limiter(|state| &mut state.limiter);
-    // Infallible: the engine was configured with `consume_fuel(true)`.
-    let _ = store.set_fuel(limits.fuel);
+    if let Some(fuel) = limits.fuel {
+        // Infallible: the engine was configured with `consume_fuel(true)`.
+        let _ = store.set_fuel(fuel);
+    }
     store.set_epoch_deadline(deadline_ticks(limits.timeout));
     store.epoch_deadline_trap();
     CallStore { store, stderr, limits: limits.clone() }
@@ -404,7 +435,9 @@ fn deadline_ticks(timeout: Duration) -> u64 {
 fn new_engine(limits: &Limits) -> Result<Engine, PluginError> {
     let mut config = Config::new();
     config.wasm_component_model(true);
-    config.consume_fuel(true);
+    // Metering instruments every basic block of the compiled code, so it is an engine setting
+    // (and part of the code cache's key, through the engine's compatibility hash).
+    config.consume_fuel(limits.fuel.is_some());
     config.epoch_interruption(true);
     config.max_wasm_stack(limits.max_wasm_stack_bytes);
     if !limits.pooling {

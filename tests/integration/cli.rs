@@ -135,10 +135,11 @@ fn engines_print_identical_bytes_under_a_policy() {
 }
 
 #[test]
-fn plugin_engine_reports_fuel_when_verbose() {
+fn plugin_engine_reports_fuel_when_verbose_and_metered() {
     let quiet = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
     assert_eq!(quiet.stderr, "");
-    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json", "-v"], "", 0);
+    let metered = ["check", "data/cli/valid.yaml", "-o", "json", "-v", "--fuel", "50000000000"];
+    let plugin = check(&metered, "", 0);
     let fuel: u64 = plugin
         .stderr
         .strip_prefix("svclab: plugin fuel used: ")
@@ -149,8 +150,12 @@ fn plugin_engine_reports_fuel_when_verbose() {
         check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native", "-v"], "", 0);
     assert_eq!(native.stderr, "");
     // Fuel is deterministic: the same call costs the same.
-    let again = check(&["check", "data/cli/valid.yaml", "-o", "json", "--verbose"], "", 0);
+    let again = check(&metered, "", 0);
     assert_eq!(again.stderr, plugin.stderr);
+    // The embedded plugin is trusted: without --fuel it runs unmetered, with the same answer.
+    let unmetered = check(&["check", "data/cli/valid.yaml", "-o", "json", "-v"], "", 0);
+    assert_eq!(unmetered.stderr, "");
+    assert_eq!(unmetered.stdout, plugin.stdout);
 }
 
 #[test]

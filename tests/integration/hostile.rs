@@ -39,7 +39,8 @@ fn check(guest: &str, limits: Limits, expected: PluginError, within: Duration) {
 
 #[test]
 fn endless_loop_runs_out_of_fuel() {
-    let limits = Limits { fuel: 50_000_000, timeout: Duration::from_secs(60), ..Limits::default() };
+    let limits =
+        Limits { fuel: Some(50_000_000), timeout: Duration::from_secs(60), ..Limits::default() };
     check(
         "endless-loop",
         limits,
@@ -51,7 +52,7 @@ fn endless_loop_runs_out_of_fuel() {
 #[test]
 fn endless_loop_hits_the_deadline() {
     let timeout = Duration::from_millis(200);
-    let limits = Limits { fuel: u64::MAX, timeout, ..Limits::default() };
+    let limits = Limits { fuel: Some(u64::MAX), timeout, ..Limits::default() };
     check("endless-loop", limits, PluginError::Timeout { timeout }, Duration::from_secs(5));
 }
 
@@ -98,8 +99,12 @@ fn garbage_is_refused_at_load() {
 fn pooled_instances_are_limited_and_reset_too() {
     // What `svclab serve` runs: instance slots are reused between calls, so a hostile call must
     // leave nothing behind for the next one.
-    let pooled =
-        Limits { pooling: true, max_memory_bytes: 64 << 20, fuel: 50_000_000, ..Limits::default() };
+    let pooled = Limits {
+        pooling: true,
+        max_memory_bytes: 64 << 20,
+        fuel: Some(50_000_000),
+        ..Limits::default()
+    };
     check(
         "memory-growth",
         pooled.clone(),

@@ -126,7 +126,7 @@ fn unknown_routes() {
 #[test]
 fn engine_failures_follow_the_failure_policy() {
     // Enough fuel to load (the ABI check) but not to validate a Service.
-    let limits = svclab_host::Limits { fuel: 20_000, ..svclab_host::Limits::default() };
+    let limits = svclab_host::Limits { fuel: Some(20_000), ..svclab_host::Limits::default() };
     let starved =
         Engine::embedded_plugin(limits, &svclab_host::CacheDir::at(crate::support::cache_dir()))
             .expect("loads on a small budget");

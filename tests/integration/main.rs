@@ -12,4 +12,5 @@ mod hostile;
 mod http_api;
 mod parity;
 mod plugin_abi;
+mod scaling;
 mod support;

@@ -6,6 +6,7 @@ mod npm;
 mod playground;
 mod plugin;
 mod plugins;
+mod scaling;
 mod tidy;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -16,7 +17,14 @@ const USAGE: &str = "usage: cargo xtask <command>
                      the guide at /guide/
   build-plugin [--out PATH]
                      build the WebAssembly component
-  bench [--quick]    native vs plugin timing table
+  plugins [--out DIR]
+                     build every guest (component, Kubewarden, proxy-wasm, http-wasm) into one folder
+  bench [scaling|plugin] [--quick] [--runs N] [--sizes 1000,10000] [--svclab PATH]
+                     scaling table of whole processes (1k/10k/100k Services, with and
+                     without EndpointSlices, check and render, native and plugin, peak
+                     memory), then the plugin's per-call table
+  gen-scenario --services N [--slices]
+                     print the generated scenario the benchmarks use
   npm                build the svclab npm package into target/npm/svclab/
   docs               build the guide (docs/guide/) into target/guide/";
 
@@ -27,12 +35,27 @@ fn main() -> anyhow::Result<()> {
         Some("playground") => playground::build(),
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
+        Some("bench") => bench(&args[1..]),
+        Some("gen-scenario") => scaling::gen_scenario(&args[1..]),
         Some("plugins") => plugins::build(&args[1..]),
-        Some("bench") => plugin::bench(&args[1..]),
         Some("npm") => npm::build(),
         Some("docs") => docs::build(),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
+    }
+}
+
+/// `cargo xtask bench`: the scaling table of whole processes, then the plugin's per-call table;
+/// either alone when named (`bench scaling`, `bench plugin`).
+fn bench(args: &[String]) -> anyhow::Result<()> {
+    match args.first().map(String::as_str) {
+        Some("scaling") => scaling::table(&scaling::Options::parse(&args[1..])?),
+        Some("plugin") => plugin::bench(&args[1..]),
+        _ => {
+            scaling::table(&scaling::Options::parse(args)?)?;
+            let quick: Vec<String> = args.iter().filter(|a| *a == "--quick").cloned().collect();
+            plugin::bench(&quick)
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! `cargo xtask build-plugin [--out PATH]` builds the svclab WebAssembly component
 //! (`plugin-wasm`, `wasm32-wasip2`, profile `plugin`) and prints where it is and how big;
-//! `cargo xtask bench [--quick]` runs the host's plugin-versus-native benchmark table.
+//! `cargo xtask bench plugin [--quick]` runs the host's plugin-versus-native benchmark table.
 //!
 //! `host-runner/build.rs` runs the same build on its own, so neither is needed before
 //! `cargo build`; `build-plugin` is for shipping the artifact (and for
@@ -19,24 +19,33 @@ pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// `$CARGO_TARGET_DIR/plugin-wasm` (else `target/plugin-wasm`): the directory build.rs uses too,
-/// so either build warms the other's cache.
-pub(crate) fn plugin_target_dir(root: &Path) -> PathBuf {
-    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+/// `$CARGO_TARGET_DIR`, else `target/` in the workspace.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) if !dir.is_empty() => {
             let dir = PathBuf::from(dir);
             if dir.is_absolute() { dir } else { root.join(dir) }
         }
         _ => root.join("target"),
-    };
-    target.join("plugin-wasm")
+    }
+}
+
+/// The cargo that runs this xtask.
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// `$CARGO_TARGET_DIR/plugin-wasm` (else `target/plugin-wasm`): the directory build.rs uses too,
+/// so either build warms the other's cache.
+pub(crate) fn plugin_target_dir(root: &Path) -> PathBuf {
+    target_dir(root).join("plugin-wasm")
 }
 
 /// Builds the component; the path of the built `.wasm`.
 pub(crate) fn build_component() -> anyhow::Result<PathBuf> {
     let root = workspace_root();
     let target_dir = plugin_target_dir(&root);
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = Command::new(cargo())
         .current_dir(&root)
         .args(["build", "--package", "svclab-plugin", "--target", TARGET, "--profile", PROFILE])
         .arg("--target-dir")
@@ -72,9 +81,9 @@ pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo xtask bench [--quick]`.
+/// The host's plugin-versus-native table (`cargo bench -p svclab-host --bench plugin`).
 pub(crate) fn bench(args: &[String]) -> anyhow::Result<()> {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = Command::new(cargo())
         .current_dir(workspace_root())
         .args(["bench", "--package", "svclab-host", "--bench", "plugin", "--"])
         .args(args)

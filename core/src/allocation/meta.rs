@@ -71,7 +71,13 @@ impl MetaAllocator {
 
     /// The CIDR an address would be allocated from.
     pub fn cidr_of(&self, ip: IpAddr) -> Option<IpNet> {
-        self.cidrs.iter().find(|g| g.prefix_contains(ip)).map(|g| g.net)
+        self.geometry_of(ip).map(|g| g.net)
+    }
+
+    /// The geometry of the CIDR an address would be allocated from, without counting what it
+    /// holds (a band lookup per allocated address must not walk the allocated runs).
+    pub(crate) fn geometry_of(&self, ip: IpAddr) -> Option<CidrGeometry> {
+        self.cidrs.iter().find(|g| g.prefix_contains(ip)).copied()
     }
 
     /// `AllocateService` with a specific IP.

@@ -184,20 +184,17 @@ impl Cluster {
                     Band::Dynamic
                 }
             }
-            Some(FamilyAllocator::Objects(m)) => {
-                let Some(net) = m.cidr_of(ip) else { return Band::None };
-                match m.geometry(&net) {
-                    Some((g, _)) if g.offset > 0 => {
-                        let value = g.value_of(ip).unwrap_or(0);
-                        if value >= g.first && value - g.first < g.offset {
-                            Band::Static
-                        } else {
-                            Band::Dynamic
-                        }
+            Some(FamilyAllocator::Objects(m)) => match m.geometry_of(ip) {
+                Some(g) if g.offset > 0 => {
+                    let value = g.value_of(ip).unwrap_or(0);
+                    if value >= g.first && value - g.first < g.offset {
+                        Band::Static
+                    } else {
+                        Band::Dynamic
                     }
-                    _ => Band::None,
                 }
-            }
+                _ => Band::None,
+            },
             _ => Band::None,
         }
     }

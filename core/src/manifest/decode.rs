@@ -156,7 +156,7 @@ impl Ctx {
             Value::Null => None,
             Value::Map(entries) => {
                 for e in entries {
-                    if !known.contains(&e.key.as_str()) {
+                    if !known.contains(&e.key.as_ref()) {
                         self.unknown_fields
                             .push(UnknownField { path: join(&at.path(), &e.key), pos: e.key_pos });
                     }
@@ -259,10 +259,10 @@ impl Ctx {
         for e in entries {
             match &e.value.value {
                 Value::Str(s) => {
-                    out.insert(e.key.clone(), s.clone());
+                    out.insert(e.key.to_string(), s.clone());
                 }
                 Value::Null => {
-                    out.insert(e.key.clone(), String::new());
+                    out.insert(e.key.to_string(), String::new());
                 }
                 _ => {
                     self.type_error_at(format!("{}[{}]", at.path(), e.key), at, &e.value, "string")
@@ -286,7 +286,7 @@ impl Ctx {
         for e in entries {
             match &e.value.value {
                 Value::Bool(b) => {
-                    out.insert(e.key.clone(), *b);
+                    out.insert(e.key.to_string(), *b);
                 }
                 _ => self.type_error_at(format!("{}[{}]", at.path(), e.key), at, &e.value, "bool"),
             }

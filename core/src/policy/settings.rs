@@ -409,12 +409,12 @@ impl Decoder {
             Value::Null => None,
             Value::Map(entries) => {
                 for entry in entries {
-                    if !known.contains(&entry.key.as_str()) {
+                    if !known.contains(&entry.key.as_ref()) {
                         // A typo must never switch a rule off: unknown keys are errors.
                         self.error(
                             FieldError::not_supported(
                                 join(path, &entry.key),
-                                GoValue::Str(entry.key.clone()),
+                                GoValue::Str(entry.key.to_string()),
                                 known,
                             ),
                             entry.key_pos,

@@ -8,7 +8,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use super::config::ProxyConfig;
-use crate::model::{EndpointSlice, Endpoints, Service};
+use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::unmap;
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
 
@@ -219,7 +219,7 @@ type PortEndpoints<'a> = BTreeMap<(&'a str, String), Vec<Ep>>;
 /// Builds every service port of the family with its categorized endpoints, sorted by
 /// (namespace, name, port name, protocol).
 pub(crate) fn build<'a>(
-    services: &[&'a Service],
+    services: &[(&'a Service, &'a ServiceStatus)],
     slices: &[&'a EndpointSlice],
     legacy: &[&'a Endpoints],
     config: &ProxyConfig,
@@ -321,7 +321,7 @@ pub(crate) fn build<'a>(
         }
     }
     let mut out = Vec::new();
-    for service in services {
+    for &(service, status) in services {
         if ignored_by_kube_proxy(&service.metadata.labels) {
             continue;
         }
@@ -344,8 +344,7 @@ pub(crate) fn build<'a>(
             .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
             .filter(|n| IpFamily::of_net(n) == family)
             .collect();
-        let lb_vips: Vec<IpAddr> = service
-            .status
+        let lb_vips: Vec<IpAddr> = status
             .load_balancer_ingress
             .iter()
             .filter(|i| i.ip_mode.as_deref() != Some("Proxy"))

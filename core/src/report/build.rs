@@ -8,9 +8,9 @@ use super::{
 use crate::allocation::{Cluster, FamilyAllocator, ServiceAllocation};
 use crate::diagnostic::Diagnostic;
 use crate::model::{IntOrString, Service};
-use crate::proxy::{ProxyMode, RenderOptions};
+use crate::proxy::{ProxyConfig, ProxyMode};
 use crate::source::Source;
-use crate::world::{World, render_with_stats};
+use crate::world::{World, service_ports};
 
 impl Report {
     /// The report of a scenario: the Service documents' outcomes in stream order, the ranges as
@@ -171,8 +171,12 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
 /// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
 /// out rather than failing the check.
 pub fn report_rules(world: &World) -> Option<Rules> {
-    let ipt = render_with_stats(world, &RenderOptions::new(ProxyMode::Iptables)).ok()?;
-    let nft = render_with_stats(world, &RenderOptions::new(ProxyMode::Nftables)).ok()?;
+    // The proxier configuration and the service-port model do not depend on the mode (only
+    // the rendering does), so both rulesets come from one model.
+    let config = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables).ok()?;
+    let ports = service_ports(world, &config);
+    let ipt = ports.render(&config, ProxyMode::Iptables, false);
+    let nft = ports.render(&config, ProxyMode::Nftables, false);
     let mut figures = ipt.stats;
     for (k, v) in nft.stats.rules {
         figures.rules.insert(format!("nftables-{k}"), v);

@@ -5,8 +5,10 @@ use std::time::Duration;
 /// Fuel, deadline and memory limits of one call (each call gets a fresh store).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Fuel budget per call (roughly one unit per WebAssembly instruction).
-    pub fuel: u64,
+    /// Fuel budget per call (roughly one unit per WebAssembly instruction); `None` runs the
+    /// guest unmetered, for a trusted plugin (the embedded one), which makes its code ~30 %
+    /// faster. The deadline and the memory limit hold either way.
+    pub fuel: Option<u64>,
     /// Wall-clock deadline per call, enforced with epoch interruption.
     pub timeout: Duration,
     /// Largest linear memory a call may grow to, in bytes.
@@ -36,7 +38,7 @@ impl Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            fuel: Limits::DEFAULT_FUEL,
+            fuel: Some(Limits::DEFAULT_FUEL),
             timeout: Limits::DEFAULT_TIMEOUT,
             max_memory_bytes: Limits::DEFAULT_MAX_MEMORY_BYTES,
             max_table_elements: 100_000,

@@ -1,0 +1,320 @@
+//! `cargo xtask bench`: the scaling table of issue 10. Whole `svclab` processes (release build)
+//! over generated scenarios of 1,000, 10,000 and 100,000 Services with and without their
+//! EndpointSlices, `check` and `render --proxy-mode iptables`, native and plugin, each timed on
+//! the wall clock with its peak resident memory (`/usr/bin/time -f %M`), the minimum of a few
+//! runs (the machine is shared; the minimum is the least disturbed run). The targets are
+//! printed under the table with whether each is met.
+//!
+//! `cargo xtask gen-scenario --services N [--slices]` prints the same scenario to standard
+//! output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail, ensure};
+use svclab_scenario_gen::{Shape, generate};
+
+use crate::plugin::{cargo, say, workspace_root};
+
+/// `cargo xtask gen-scenario --services N [--slices]`.
+pub(crate) fn gen_scenario(args: &[String]) -> anyhow::Result<()> {
+    let mut services = None;
+    let mut slices = false;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--services" => {
+                let value = args.next().context("--services needs a number")?;
+                services = Some(value.parse().with_context(|| format!("bad count {value:?}"))?);
+            }
+            "--slices" => slices = true,
+            other => {
+                bail!("unknown argument {other:?}; usage: gen-scenario --services N [--slices]")
+            }
+        }
+    }
+    let services = services.context("usage: cargo xtask gen-scenario --services N [--slices]")?;
+    use std::io::Write as _;
+    std::io::stdout().write_all(generate(Shape { services, slices }).as_bytes())?;
+    Ok(())
+}
+
+/// Options of the scaling table.
+pub(crate) struct Options {
+    /// Runs per cell (the minimum is shown).
+    pub(crate) runs: usize,
+    /// Service counts.
+    pub(crate) sizes: Vec<usize>,
+    /// A prebuilt `svclab` to measure (another revision, for before/after tables) instead of
+    /// this workspace's release build.
+    pub(crate) svclab: Option<PathBuf>,
+}
+
+impl Options {
+    pub(crate) fn parse(args: &[String]) -> anyhow::Result<Options> {
+        let mut options = Options { runs: 3, sizes: vec![1_000, 10_000, 100_000], svclab: None };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--quick" => options.runs = 1,
+                "--runs" => {
+                    let value = args.next().context("--runs needs a number")?;
+                    options.runs = value.parse().with_context(|| format!("bad runs {value:?}"))?;
+                }
+                "--sizes" => {
+                    let value = args.next().context("--sizes needs a list like 1000,10000")?;
+                    options.sizes = value
+                        .split(',')
+                        .map(|s| s.parse().with_context(|| format!("bad size {s:?}")))
+                        .collect::<anyhow::Result<_>>()?;
+                }
+                "--svclab" => {
+                    let value = args.next().context("--svclab needs a path")?;
+                    options.svclab = Some(PathBuf::from(value));
+                }
+                other => bail!("unknown argument {other:?}"),
+            }
+        }
+        ensure!(options.runs > 0, "--runs must be at least 1");
+        Ok(options)
+    }
+}
+
+/// One measured process: the least wall time and the largest peak RSS over the runs.
+#[derive(Clone, Copy)]
+struct Measure {
+    wall: Duration,
+    peak_rss_kib: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    Native,
+    Plugin,
+}
+
+impl Engine {
+    fn as_str(self) -> &'static str {
+        match self {
+            Engine::Native => "native",
+            Engine::Plugin => "plugin",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Check,
+    Render,
+}
+
+impl Call {
+    fn as_str(self) -> &'static str {
+        match self {
+            Call::Check => "check",
+            Call::Render => "render",
+        }
+    }
+}
+
+/// Builds the release `svclab`, writes the scenarios and prints the table.
+pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
+    ensure!(
+        Path::new(TIME).is_file(),
+        "{TIME} is missing: the table reads peak memory from GNU time (apt-get install time)"
+    );
+    let root = workspace_root();
+    let target = crate::plugin::target_dir(&root);
+    let svclab = match &options.svclab {
+        Some(path) => path.clone(),
+        None => {
+            let status = Command::new(cargo())
+                .current_dir(&root)
+                .args(["build", "--release", "--package", "svclab-host", "--bin", "svclab"])
+                .status()
+                .context("cannot run cargo")?;
+            ensure!(status.success(), "building svclab failed");
+            target.join("release").join("svclab")
+        }
+    };
+    let scratch = target.join("bench-scenarios");
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    // The plugin's compiled code is cached here, warmed by one untimed run, so the table shows
+    // what every run but a machine's first costs.
+    let cache = scratch.join("cache");
+    let load = loadavg();
+    say(&format!(
+        "svclab scaling table ({}): whole processes, minimum wall time of {} run(s), \
+         peak RSS (GNU time); load average at start {load}",
+        svclab.display(),
+        options.runs
+    ));
+    say("");
+    say(
+        "| Services | slices | YAML | call | native | native RSS | plugin | plugin RSS | plugin / native |",
+    );
+    say("|---:|---|---:|---|---:|---:|---:|---:|---:|");
+    let mut results = Vec::new();
+    for &services in &options.sizes {
+        for slices in [false, true] {
+            let text = generate(Shape { services, slices });
+            let file = scratch
+                .join(format!("services-{services}{}.yaml", if slices { "-slices" } else { "" }));
+            std::fs::write(&file, &text)
+                .with_context(|| format!("cannot write {}", file.display()))?;
+            for call in [Call::Check, Call::Render] {
+                let native = measure(&svclab, &cache, Engine::Native, call, &file, options.runs)?;
+                let plugin = measure(&svclab, &cache, Engine::Plugin, call, &file, options.runs)?;
+                say(&format!(
+                    "| {services} | {} | {:.1} MB | {} | {} | {} | {} | {} | {:.2} |",
+                    if slices { "yes" } else { "no" },
+                    text.len() as f64 / 1e6,
+                    call.as_str(),
+                    seconds(native.wall),
+                    mib(native.peak_rss_kib),
+                    seconds(plugin.wall),
+                    mib(plugin.peak_rss_kib),
+                    plugin.wall.as_secs_f64() / native.wall.as_secs_f64(),
+                ));
+                results.push((services, slices, call, native, plugin));
+            }
+        }
+    }
+    say("");
+    targets(&results);
+    Ok(())
+}
+
+const TIME: &str = "/usr/bin/time";
+
+/// Runs one call `runs` times (after an untimed warm-up for the plugin's code cache).
+fn measure(
+    svclab: &Path,
+    cache: &Path,
+    engine: Engine,
+    call: Call,
+    file: &Path,
+    runs: usize,
+) -> anyhow::Result<Measure> {
+    let report = std::env::temp_dir().join(format!("svclab-bench-time-{}", std::process::id()));
+    let once = || -> anyhow::Result<Measure> {
+        let mut command = Command::new(TIME);
+        command
+            .arg("-f")
+            .arg("%M")
+            .arg("-o")
+            .arg(&report)
+            .arg(svclab)
+            .args(["--engine", engine.as_str(), "--cache-dir"])
+            .arg(cache)
+            .arg(call.as_str());
+        if call == Call::Render {
+            command.args(["--proxy-mode", "iptables"]);
+        }
+        command.arg(file).stdout(Stdio::null()).stderr(Stdio::piped());
+        let started = Instant::now();
+        let output = command.output().context("cannot run svclab under GNU time")?;
+        let wall = started.elapsed();
+        ensure!(
+            output.status.success(),
+            "svclab --engine {} {} {} failed: {}",
+            engine.as_str(),
+            call.as_str(),
+            file.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        let text = std::fs::read_to_string(&report).context("GNU time wrote no report")?;
+        let peak_rss_kib = text
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .context("GNU time's report has no peak RSS")?;
+        Ok(Measure { wall, peak_rss_kib })
+    };
+    if engine == Engine::Plugin {
+        once()?;
+    }
+    let mut best: Option<Measure> = None;
+    for _ in 0..runs {
+        let m = once()?;
+        best = Some(match best {
+            None => m,
+            Some(b) => Measure {
+                wall: b.wall.min(m.wall),
+                peak_rss_kib: b.peak_rss_kib.max(m.peak_rss_kib),
+            },
+        });
+    }
+    let _ = std::fs::remove_file(&report);
+    best.context("no run")
+}
+
+type Row = (usize, bool, Call, Measure, Measure);
+
+/// The targets of issue 10 that the table can decide, each with its figure.
+fn targets(results: &[Row]) {
+    let find = |services: usize, slices: bool, call: Call| {
+        results.iter().find(|r| r.0 == services && r.1 == slices && r.2 == call)
+    };
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    say("Targets (native unless said):");
+    for call in [Call::Check, Call::Render] {
+        if let Some((_, _, _, native, plugin)) = find(10_000, true, call) {
+            let t = native.wall.as_secs_f64();
+            let m = native.peak_rss_kib as f64 / 1024.0;
+            say(&format!(
+                "- 10,000 Services + slices, {}: {t:.3} s (< 0.4 s: {}), peak {m:.0} MiB (< 100 MB: {}), plugin {:.2}x (<= 1.3x: {})",
+                call.as_str(),
+                verdict(t < 0.4),
+                verdict(native.peak_rss_kib * 1024 < 100_000_000),
+                plugin.wall.as_secs_f64() / t,
+                verdict(plugin.wall.as_secs_f64() <= 1.3 * t),
+            ));
+        }
+        if let Some((_, _, _, native, plugin)) = find(100_000, true, call) {
+            let t = native.wall.as_secs_f64();
+            say(&format!(
+                "- 100,000 Services + slices, {}: {t:.3} s (< 4 s: {}), plugin {:.2}x (<= 1.3x: {})",
+                call.as_str(),
+                verdict(t < 4.0),
+                plugin.wall.as_secs_f64() / t,
+                verdict(plugin.wall.as_secs_f64() <= 1.3 * t),
+            ));
+            if let Some((_, _, _, small, _)) = find(10_000, true, call) {
+                let ratio = t / small.wall.as_secs_f64();
+                say(&format!(
+                    "- time(100k) / time(10k), {} with slices: {ratio:.2} (<= 11: {})",
+                    call.as_str(),
+                    verdict(ratio <= 11.0)
+                ));
+            }
+        }
+    }
+    if let Some((_, _, _, native, plugin)) = find(1_000, false, Call::Check) {
+        let ratio = plugin.wall.as_secs_f64() / native.wall.as_secs_f64();
+        say(&format!(
+            "- 1,000 Services, check: plugin {:.3} s, native {:.3} s, {ratio:.2}x (<= 1.3x: {})",
+            plugin.wall.as_secs_f64(),
+            native.wall.as_secs_f64(),
+            verdict(ratio <= 1.3)
+        ));
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{:.3} s", d.as_secs_f64())
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.0} MiB", kib as f64 / 1024.0)
+}
+
+/// The 1-minute load average, for the record.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
