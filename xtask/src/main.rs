@@ -1,5 +1,6 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod loadtest;
 mod playground;
 mod plugin;
 mod tidy;
@@ -12,6 +13,7 @@ fn main() -> anyhow::Result<()> {
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
+        Some("loadtest") => loadtest::run(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
         None => anyhow::bail!("usage: cargo xtask <ci>"),
     }

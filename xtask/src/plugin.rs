@@ -14,7 +14,7 @@ use anyhow::{Context, bail, ensure};
 const TARGET: &str = "wasm32-wasip2";
 const PROFILE: &str = "plugin";
 
-fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
