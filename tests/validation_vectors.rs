@@ -312,8 +312,10 @@ fn run_check(
     }
     docs.push(serde_json::to_string(object).map_err(|e| e.to_string())?);
     let new_doc = docs.len() - 1;
-    let report =
-        check(&[Input::new("vector.yaml", docs.join("\n---\n"))], &CheckOptions { no_defaults });
+    let report = check(
+        &[Input::new("vector.yaml", docs.join("\n---\n"))],
+        &CheckOptions { no_defaults, ..CheckOptions::default() },
+    );
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     for d in &report.diagnostics {
@@ -333,7 +335,7 @@ fn run_check(
                 lines.push((d.field.clone(), reason_word(&d.reason).to_owned(), d.message.clone()))
             }
             Severity::Warning if d.reason == "Warning" => warnings.push(d.message.clone()),
-            Severity::Warning => {}
+            Severity::Warning | Severity::Info => {}
         }
     }
     Ok((report.to_text(), lines, warnings))

@@ -13,6 +13,9 @@ pub enum Severity {
     Error,
     /// The apiserver would accept it but warn, or svclab advises.
     Warning,
+    /// Recorded, not refused: a policy `audit` violation, or a policy rule skipped for lack of
+    /// an input.
+    Info,
 }
 
 /// The object a diagnostic is about.
@@ -31,7 +34,7 @@ pub struct ObjectRef {
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostic {
-    /// `error` or `warning`.
+    /// `error`, `warning` or `info`.
     pub severity: Severity,
     /// The object it is about, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -27,6 +27,7 @@ mod manifest;
 mod model;
 mod net;
 mod pipeline;
+mod policy;
 mod profile;
 mod proxy;
 mod report;
@@ -36,7 +37,10 @@ mod validation;
 mod yaml;
 
 // The public surface: inputs, the pipeline, the report and the types it is built from.
-pub use admission::{ADMISSION_API_VERSION, AdmissionError, validate_admission};
+pub use admission::{
+    ADMISSION_API_VERSION, AdmissionError, AdmissionOptions, AdmissionRequest, Verdict, admit,
+    validate_admission,
+};
 pub use diagnostic::{Diagnostic, ObjectRef, Severity};
 pub use field::{ErrorType, FieldError, GoValue, go_quote};
 pub use manifest::{Input, Located, Object, Scenario, parse};
@@ -46,6 +50,7 @@ pub use model::{
 };
 pub use net::{IpFamily, PortRange, parse_cidr_sloppy, parse_ip_sloppy};
 pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, StoredService, World, check, evaluate};
+pub use policy::{ServicePolicy, UserInfo, check_settings, settings_schema};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
 };

@@ -57,6 +57,8 @@ pub enum Object {
     KubeProxyConfiguration(Located<KubeProxyConfiguration>),
     /// `svclab.dev/v1alpha1 ClusterProfile`.
     ClusterProfile(Located<ClusterProfile>),
+    /// `svclab.dev/v1alpha1 ServicePolicy` (its settings stay in the positioned tree).
+    ServicePolicy(Located<crate::policy::ServicePolicy>),
     /// A plain `iptables-save` dump pasted as a scenario document.
     IptablesSave {
         /// The dump text.
@@ -268,6 +270,18 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
                 r,
             )
         }
+        ("svclab.dev", "ServicePolicy") => {
+            let metadata = decode::service_policy(&mut ctx, root);
+            let r = object_ref(&metadata);
+            (
+                Object::ServicePolicy(Located {
+                    value: crate::policy::ServicePolicy { metadata },
+                    api_version: api_version.clone(),
+                    positions,
+                }),
+                r,
+            )
+        }
         _ => {
             let name = root
                 .get("metadata")
@@ -326,6 +340,49 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         return;
     }
     scenario.objects.push(object);
+}
+
+/// A ClusterProfile from a positioned node (a whole document or its bare fields, as the
+/// admission hosts and Kubewarden's settings carry them), with decode errors as diagnostics.
+pub(crate) fn cluster_profile_from(
+    root: Node,
+    file: &str,
+    document: usize,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Located<ClusterProfile>> {
+    let mut ctx = decode::Ctx::default();
+    let value = decode::cluster_profile(&mut ctx, &root);
+    let source =
+        |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
+    let object = ObjectRef { kind: "ClusterProfile".into(), ..ObjectRef::default() };
+    for unknown in &ctx.unknown_fields {
+        diags.push(Diagnostic {
+            severity: Severity::Error,
+            object: Some(object.clone()),
+            field: unknown.path.clone(),
+            reason: "UnknownField".to_owned(),
+            message: format!("unknown field \"{}\"", unknown.path),
+            source: Some(source(unknown.pos)),
+        });
+    }
+    if let Some(first) = ctx.type_errors.first() {
+        diags.push(Diagnostic {
+            severity: Severity::Error,
+            object: Some(object),
+            field: first.path.clone(),
+            reason: "FieldValueTypeInvalid".to_owned(),
+            message: first.message.clone(),
+            source: Some(source(first.pos)),
+        });
+        return None;
+    }
+    let positions = Positions {
+        object: root.pos,
+        document,
+        file: file.to_owned(),
+        root: Some(std::sync::Arc::new(root)),
+    };
+    Some(Located { value, api_version: "svclab.dev/v1alpha1".into(), positions })
 }
 
 #[cfg(test)]

@@ -22,6 +22,12 @@ pub const OPERATION_ANNOTATION: &str = "svclab.dev/operation";
 pub struct CheckOptions {
     /// Validate objects exactly as written: no defaulting, no allocation (`--no-defaults`).
     pub no_defaults: bool,
+    /// `svclab check --policy FILE`: ServicePolicy documents or the bare settings, YAML or
+    /// JSON, in effect before every object (ServicePolicy documents inside the scenario apply
+    /// to the objects after them, by `metadata.name`).
+    pub policy: Option<Input>,
+    /// The requester; `None` makes user-based policy rules report `policy:skipped`.
+    pub user_info: Option<crate::policy::UserInfo>,
 }
 
 /// A Service as the cluster stores it after the stream, with what it holds.
@@ -65,6 +71,22 @@ pub fn check(inputs: &[Input], options: &CheckOptions) -> Report {
 
 /// Runs the pipeline and returns the resulting cluster state with the report.
 pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
+    evaluate_with(inputs, options, &crate::policy::Context::default())
+}
+
+/// The policy in effect and what the host knows for it, as one object is judged.
+struct PolicyScope<'a> {
+    policies: crate::policy::Policies,
+    context: &'a crate::policy::Context,
+    user_info: Option<&'a crate::policy::UserInfo>,
+}
+
+/// [`evaluate`] with what an admission host knows (or lacks) about the request.
+pub(crate) fn evaluate_with(
+    inputs: &[Input],
+    options: &CheckOptions,
+    context: &crate::policy::Context,
+) -> (World, Report) {
     let scenario = manifest::parse(inputs);
     let mut diagnostics = scenario.diagnostics;
     let profile_object = scenario.objects.iter().rev().find_map(|o| match o {
@@ -98,6 +120,16 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
         iptables_dumps: Vec::new(),
         service_status: BTreeMap::new(),
     };
+    let mut scope = PolicyScope {
+        policies: crate::policy::Policies::from_input(
+            options.policy.as_ref(),
+            &world.profile,
+            context.decoding,
+            &mut diagnostics,
+        ),
+        context,
+        user_info: options.user_info.as_ref(),
+    };
     let mut service_reports = Vec::new();
     for object in scenario.objects {
         match object {
@@ -109,9 +141,9 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
                 let key = (namespace, located.value.metadata.name.clone());
                 let status = located.value.status.clone();
                 let report = if options.no_defaults {
-                    validate_as_written(&mut world, located, &mut diagnostics)
+                    validate_as_written(&mut world, located, &scope, &mut diagnostics)
                 } else {
-                    apply_service(&mut world, located, &mut diagnostics)
+                    apply_service(&mut world, located, &scope, &mut diagnostics)
                 };
                 service_reports.push(report);
                 if world.services.contains_key(&key) && !status.load_balancer_ingress.is_empty() {
@@ -120,8 +152,15 @@ pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
                     world.service_status.remove(&key);
                 }
             }
-            Object::EndpointSlice(slice) => {
-                apply_endpoint_slice(&mut world, slice, options.no_defaults, &mut diagnostics)
+            Object::EndpointSlice(slice) => apply_endpoint_slice(
+                &mut world,
+                slice,
+                options.no_defaults,
+                &scope,
+                &mut diagnostics,
+            ),
+            Object::ServicePolicy(policy) => {
+                scope.policies.apply(&policy, &world.profile, context.decoding, &mut diagnostics)
             }
             Object::Endpoints(e) => world.endpoints.push(e),
             Object::Node(n) => world.nodes.push(n),
@@ -276,10 +315,12 @@ fn object_ref(service: &Service) -> ObjectRef {
 fn apply_service(
     world: &mut World,
     located: Located<Service>,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
     let json = world.profile.json_field_values();
     let Located { value: mut service, positions, .. } = located;
+    let written_status = service.status.clone();
     default_service(&mut service);
     let salt = format!("{}/{}/{}", positions.file(), positions.document(), positions.object().line);
     crate::validation::generate_name(&mut service.metadata, world.profile.seed, &salt);
@@ -365,7 +406,37 @@ fn apply_service(
                 }
                 return rejected_report(Some(cluster), &service, document_source);
             }
+            // The operator's policy judges what the apiserver accepted; a deny is a refusal
+            // like any other: nothing stored, the allocations of this request undone.
+            let judged = !scope.policies.is_empty() && scope.context.judges(positions.file());
+            let judgement = judged.then(|| {
+                let subject = crate::policy::ServiceSubject {
+                    service: &service,
+                    old: previous.as_ref().map(|old| &old.service),
+                    requested: Some(txn.requested()),
+                    status: &written_status,
+                };
+                let env = crate::policy::Env {
+                    cluster: Some(&*cluster),
+                    user_info: scope.user_info,
+                    inventory: crate::policy::inventory(scope.context, &world.services),
+                    old_object_missing: scope.context.old_object_missing,
+                    status_only: scope.context.status_only,
+                };
+                scope.policies.judge_service(&subject, &env, &positions, json)
+            });
+            if let Some(judgement) = &judgement
+                && judgement.denied
+            {
+                cluster.revert(txn);
+                diags.extend(judgement.diagnostics.iter().cloned());
+                if let Some(old) = previous {
+                    world.services.insert(key, old);
+                }
+                return rejected_report(Some(cluster), &service, document_source);
+            }
             push_service_warnings(&world.profile, &service, &positions, diags);
+            diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
             // finishUpdate(true): release what the old object gave up.
             let held = previous.as_ref().map(|old| old.allocation.clone()).unwrap_or_default();
             let allocation = cluster.commit(txn, &held);
@@ -476,6 +547,7 @@ fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
 fn validate_as_written(
     world: &mut World,
     located: Located<Service>,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
     let json = world.profile.json_field_values();
@@ -495,7 +567,31 @@ fn validate_as_written(
         diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &positions, json)));
         return rejected_report(None, &service, source);
     }
+    let judged = !scope.policies.is_empty() && scope.context.judges(positions.file());
+    let judgement = judged.then(|| {
+        let subject = crate::policy::ServiceSubject {
+            service: &service,
+            old: previous.map(|old| &old.service),
+            requested: None,
+            status: &service.status,
+        };
+        let env = crate::policy::Env {
+            cluster: None,
+            user_info: scope.user_info,
+            inventory: crate::policy::inventory(scope.context, &world.services),
+            old_object_missing: scope.context.old_object_missing,
+            status_only: scope.context.status_only,
+        };
+        scope.policies.judge_service(&subject, &env, &positions, json)
+    });
+    if let Some(judgement) = &judgement
+        && judgement.denied
+    {
+        diags.extend(judgement.diagnostics.iter().cloned());
+        return rejected_report(None, &service, source);
+    }
     push_service_warnings(&world.profile, &service, &positions, diags);
+    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     let report = service_report(None, &service, outcome, &ServiceAllocation::default(), source);
     world.services.insert(
         key,
@@ -534,6 +630,7 @@ fn apply_endpoint_slice(
     world: &mut World,
     mut located: Located<EndpointSlice>,
     no_defaults: bool,
+    scope: &PolicyScope<'_>,
     diags: &mut Vec<Diagnostic>,
 ) {
     if !no_defaults {
@@ -566,6 +663,21 @@ fn apply_endpoint_slice(
         diags.extend(errors.iter().map(|e| e.to_diagnostic(&object, &located.positions, json)));
         return;
     }
+    let judged = !scope.policies.is_empty() && scope.context.judges(located.positions.file());
+    let judgement = judged.then(|| {
+        scope.policies.judge_endpoint_slice(
+            slice,
+            scope.user_info,
+            &located.positions,
+            world.profile.json_field_values(),
+        )
+    });
+    if let Some(judgement) = &judgement
+        && judgement.denied
+    {
+        diags.extend(judgement.diagnostics.iter().cloned());
+        return;
+    }
     for w in crate::validation::endpoint_slice_warnings(slice, existing.is_none(), &world.profile) {
         diags.push(Diagnostic {
             severity: Severity::Warning,
@@ -576,6 +688,7 @@ fn apply_endpoint_slice(
             message: w.message,
         });
     }
+    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     match existing {
         Some(i) => world.endpoint_slices[i] = located,
         None => world.endpoint_slices.push(located),

@@ -1,6 +1,7 @@
 //! The command line: global options, one module and one `XxxCommand` struct per subcommand.
 
 mod check;
+mod policy;
 mod render;
 mod serve;
 mod trace;
@@ -17,6 +18,7 @@ use crate::input::io_message;
 use crate::plugin::{CacheDir, Limits};
 
 pub(crate) use check::CheckCommand;
+pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route};
@@ -143,6 +145,8 @@ enum Command {
     /// Serve a validating admission webhook (AdmissionReview v1 at /validate; /healthz, /readyz,
     /// /metrics).
     Serve(ServeCommand),
+    /// The operator's Service policy: its settings schema, and checking settings alone.
+    Policy(PolicyCommand),
 }
 
 /// The standard streams a command reads and writes (captured in tests).
@@ -189,11 +193,16 @@ where
 }
 
 fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    // Settings checks and the schema need no engine: they never load the plugin.
+    if let Command::Policy(command) = cli.command {
+        return command.run(io);
+    }
     let engine = cli.engine.engine(matches!(cli.command, Command::Serve(_)))?;
     match cli.command {
         Command::Check(command) => command.run(&engine, io),
         Command::Render(command) => command.run(&engine, io),
         Command::Trace(command) => command.run(&engine, io),
         Command::Serve(command) => command.run(engine, io),
+        Command::Policy(_) => Ok(EXIT_FAILURE),
     }
 }

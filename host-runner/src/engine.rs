@@ -4,13 +4,14 @@
 use std::io::Write;
 
 use svclab_core::{
-    CheckOptions, Diagnostic, Input, IpFamily, ObjectRef, ProxyMode, RenderOptions, Severity,
-    Source, TraceRequest,
+    AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ObjectRef, ProxyMode,
+    RenderOptions, Severity, Source, TraceRequest,
 };
 
 use crate::plugin::{
-    CacheDir, Limits, PluginError, PluginRunner, WitCheckOptions, WitDiagnostic, WitInput,
-    WitIpFamily, WitProxyMode, WitRenderOptions, WitTraceOptions,
+    CacheDir, Limits, PluginError, PluginRunner, WitAdmissionOptions, WitCheckOptions,
+    WitDiagnostic, WitInput, WitIpFamily, WitProxyMode, WitRenderOptions, WitSeverity,
+    WitTraceOptions, WitUserInfo,
 };
 
 /// A ready engine.
@@ -83,8 +84,7 @@ impl Engine {
         match self {
             Engine::Native => Ok(native(svclab_core::check(inputs, options).to_json())),
             Engine::Plugin(runner) => {
-                let options = WitCheckOptions { no_defaults: options.no_defaults };
-                Ok(runner.check(&wit_inputs(inputs), options)?.into())
+                Ok(runner.check(&wit_inputs(inputs), &wit_check_options(options))?.into())
             }
         }
     }
@@ -100,8 +100,7 @@ impl Engine {
         match self {
             Engine::Native => Ok(svclab_core::check(inputs, options).diagnostics),
             Engine::Plugin(runner) => {
-                let options = WitCheckOptions { no_defaults: options.no_defaults };
-                let call = runner.diagnose(&wit_inputs(inputs), options)?;
+                let call = runner.diagnose(&wit_inputs(inputs), &wit_check_options(options))?;
                 Ok(call.output.into_iter().map(decode_diagnostic).collect())
             }
         }
@@ -166,13 +165,45 @@ impl Engine {
 }
 
 impl Engine {
-    /// An `admission.k8s.io/v1` AdmissionReview in, the AdmissionReview with its response out.
-    pub fn validate_admission(&self, review: &str) -> Result<Outcome, EngineError> {
+    /// An `admission.k8s.io/v1` AdmissionReview in, the AdmissionReview with its response out,
+    /// judged under `options` (the Service policy, the profile, the inventory).
+    pub fn validate_admission(
+        &self,
+        review: &str,
+        options: &AdmissionOptions,
+    ) -> Result<Outcome, EngineError> {
         match self {
-            Engine::Native => svclab_core::validate_admission(review)
+            Engine::Native => svclab_core::validate_admission(review, options)
                 .map(native)
                 .map_err(|err| EngineError::BadInput(err.to_string())),
-            Engine::Plugin(runner) => Ok(runner.validate_admission(review)?.into()),
+            Engine::Plugin(runner) => {
+                let options = WitAdmissionOptions {
+                    policy: options.policy.as_ref().map(wit_input),
+                    profile: options.profile.as_ref().map(wit_input),
+                    stringly_typed: options.stringly_typed,
+                    inventory: options.inventory.clone(),
+                };
+                Ok(runner.validate_admission(review, &options)?.into())
+            }
+        }
+    }
+
+    /// The settings errors of a Service policy alone (`field` = settings path).
+    pub fn check_settings(&self, settings: &Input) -> Result<Vec<Diagnostic>, EngineError> {
+        match self {
+            Engine::Native => Ok(svclab_core::check_settings(settings)),
+            Engine::Plugin(runner) => {
+                let call = runner.check_settings(&wit_input(settings))?;
+                Ok(call.output.into_iter().map(decode_diagnostic).collect())
+            }
+        }
+    }
+
+    /// The JSON Schema of the Service policy settings.
+    pub fn settings_schema(&self) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => Ok(native(svclab_core::settings_schema())),
+            Engine::Plugin(runner) => Ok(runner.settings_schema()?.into()),
         }
     }
 }
@@ -204,8 +235,9 @@ fn native(output: String) -> Outcome {
 fn decode_diagnostic(diagnostic: WitDiagnostic) -> Diagnostic {
     Diagnostic {
         severity: match diagnostic.severity {
-            crate::plugin::WitSeverity::Error => Severity::Error,
-            crate::plugin::WitSeverity::Warning => Severity::Warning,
+            WitSeverity::Error => Severity::Error,
+            WitSeverity::Warning => Severity::Warning,
+            WitSeverity::Info => Severity::Info,
         },
         object: diagnostic.object.map(|object| ObjectRef {
             kind: object.kind,
@@ -225,8 +257,20 @@ fn decode_diagnostic(diagnostic: WitDiagnostic) -> Diagnostic {
 }
 
 fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {
-    inputs
-        .iter()
-        .map(|input| WitInput { name: input.name.clone(), text: input.text.clone() })
-        .collect()
+    inputs.iter().map(wit_input).collect()
+}
+
+fn wit_input(input: &Input) -> WitInput {
+    WitInput { name: input.name.clone(), text: input.text.clone() }
+}
+
+fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {
+    WitCheckOptions {
+        no_defaults: options.no_defaults,
+        policy: options.policy.as_ref().map(wit_input),
+        user_info: options.user_info.as_ref().map(|user| WitUserInfo {
+            username: user.username.clone(),
+            groups: user.groups.clone(),
+        }),
+    }
 }

@@ -30,13 +30,14 @@ mod generated {
 }
 
 pub(crate) use generated::{
-    CheckOptions as WitCheckOptions, Diagnostic as WitDiagnostic, Error as WitError,
-    Input as WitInput, IpFamily as WitIpFamily, ProxyMode as WitProxyMode,
-    RenderOptions as WitRenderOptions, Severity as WitSeverity, TraceOptions as WitTraceOptions,
+    AdmissionOptions as WitAdmissionOptions, CheckOptions as WitCheckOptions,
+    Diagnostic as WitDiagnostic, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
+    ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, Severity as WitSeverity,
+    TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
@@ -248,10 +249,10 @@ impl PluginRunner {
     }
 
     /// The whole pipeline; the report JSON.
-    pub fn check(
+    pub(crate) fn check(
         &self,
         inputs: &[WitInput],
-        options: WitCheckOptions,
+        options: &WitCheckOptions,
     ) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_check(store, inputs, options))
     }
@@ -260,7 +261,7 @@ impl PluginRunner {
     pub(crate) fn diagnose(
         &self,
         inputs: &[WitInput],
-        options: WitCheckOptions,
+        options: &WitCheckOptions,
     ) -> Result<CallOutput<Vec<WitDiagnostic>>, PluginError> {
         self.call(|policy, store| policy.call_diagnose(store, inputs, options))
     }
@@ -293,8 +294,25 @@ impl PluginRunner {
     }
 
     /// An AdmissionReview in, the AdmissionReview with its response out.
-    pub(crate) fn validate_admission(&self, review: &str) -> Result<CallOutput, PluginError> {
-        self.call(|policy, store| policy.call_validate_admission(store, review))
+    pub(crate) fn validate_admission(
+        &self,
+        review: &str,
+        options: &WitAdmissionOptions,
+    ) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_validate_admission(store, review, options))
+    }
+
+    /// The settings errors of a Service policy, typed.
+    pub(crate) fn check_settings(
+        &self,
+        settings: &WitInput,
+    ) -> Result<CallOutput<Vec<WitDiagnostic>>, PluginError> {
+        self.call(|policy, store| policy.call_check_settings(store, settings))
+    }
+
+    /// The JSON Schema of the settings.
+    pub(crate) fn settings_schema(&self) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_settings_schema(store).map(Ok))
     }
 
     /// Instantiates a fresh store and instance, runs `f` under the limits, and maps the outcome.

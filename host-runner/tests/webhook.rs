@@ -560,3 +560,102 @@ async fn out_of_fuel_answers_by_failure_policy_while_others_are_served() {
         task.await.expect("task");
     }
 }
+
+/// `--policy`: the externalIPs allowlist (CVE-2020-8554) denies, the NodePort rule audits.
+const POLICY: &str = "\
+apiVersion: svclab.dev/v1alpha1
+kind: ServicePolicy
+metadata: {name: webhook-test}
+spec:
+  externalIPs:
+    mode: allowlist
+    allowedCIDRs: [192.0.2.0/24]
+  nodePorts: {forbid: true, action: audit}
+";
+
+/// `--profile`: a cluster whose Services get cluster IPs from 10.200.0.0/16.
+const PROFILE: &str = "\
+apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: \"1.33\"
+serviceClusterIPRanges: [10.200.0.0/16]
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_and_profile_files_on_both_engines() {
+    let dir = cert_dir("policy");
+    let (policy, profile) = (dir.join("policy.yaml"), dir.join("profile.yaml"));
+    std::fs::write(&policy, POLICY).expect("policy file");
+    std::fs::write(&profile, PROFILE).expect("profile file");
+    let with_spec = |uid: &str, spec: Value| {
+        let mut review: Value = serde_json::from_str(&review(uid, 1)).expect("JSON");
+        let object = &mut review["request"]["object"]["spec"];
+        for (key, value) in spec.as_object().expect("object") {
+            object[key] = value.clone();
+        }
+        review.to_string()
+    };
+    for engine in ["plugin", "native"] {
+        let flags = ["--engine", engine, "--policy", path(&policy), "--profile", path(&profile)];
+        let server = Server::start(&dir, &flags);
+        let mut client = Client::connect(server.address, &["h2"]).await.expect("h2");
+
+        let outside = with_spec("outside", json!({"externalIPs": ["203.0.113.9"]}));
+        let response = check(&client.review(&outside).await.expect("review"), "outside", false);
+        assert_eq!(response["status"]["code"], 403, "{engine}: {response}");
+        assert_eq!(response["status"]["reason"], "Forbidden");
+        let cause = &response["status"]["details"]["causes"][0];
+        assert_eq!(cause["field"], "spec.externalIPs[0]");
+        assert!(
+            cause["message"].as_str().is_some_and(|m| m.ends_with("(externalIPs.allowedCIDRs)"))
+        );
+
+        // The profile's range: 10.96.0.10 (the default range's) is not in it.
+        let default_range = with_spec("range", json!({"clusterIP": "10.96.0.10"}));
+        let response = check(&client.review(&default_range).await.expect("review"), "range", false);
+        assert_eq!(response["status"]["code"], 422, "{engine}: {response}");
+        let in_range = with_spec("in-range", json!({"clusterIP": "10.200.0.10"}));
+        check(&client.review(&in_range).await.expect("review"), "in-range", true);
+
+        let node_port = with_spec("audited", json!({"type": "NodePort"}));
+        let response = check(&client.review(&node_port).await.expect("review"), "audited", true);
+        assert!(
+            response["auditAnnotations"]["svclab.dev/nodePorts.forbid"].is_string(),
+            "{response}"
+        );
+
+        let metrics = client.send(Method::GET, "/metrics", String::new()).await.expect("metrics");
+        for line in [
+            "svclab_webhook_rule_verdicts_total{rule=\"externalIPs.allowedCIDRs\",effect=\"deny\"} 1",
+            "svclab_webhook_rule_verdicts_total{rule=\"nodePorts.forbid\",effect=\"audit\"} 1",
+            "svclab_webhook_reviews_total{outcome=\"denied\"} 2",
+            "svclab_webhook_reviews_total{outcome=\"allowed\"} 2",
+        ] {
+            assert!(
+                metrics.body.lines().any(|l| l == line),
+                "{engine}: no {line:?} in\n{}",
+                metrics.body
+            );
+        }
+        // Fuel is the plugin's figure; the native engine has none.
+        let fuel = metrics.body.lines().any(|l| l == "svclab_webhook_plugin_fuel_count 4");
+        assert_eq!(fuel, engine == "plugin", "{engine}:\n{}", metrics.body);
+    }
+
+    // A settings error stops the start: a typo must never switch a rule off silently.
+    std::fs::write(&policy, POLICY.replace("allowedCIDRs", "allowedCIDR")).expect("typo");
+    let output = Command::new(env!("CARGO_BIN_EXE_svclab"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--policy", path(&policy)])
+        .arg("--cache-dir")
+        .arg(Path::new(env!("CARGO_TARGET_TMPDIR")).join("svclab-plugin-cache"))
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is invalid"), "{stderr}");
+    assert!(stderr.contains("allowedCIDR"), "{stderr}");
+}
+
+fn path(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}

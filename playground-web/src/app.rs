@@ -176,15 +176,18 @@ pub(crate) fn App() -> Html {
         Callback::from(move |_: MouseEvent| state.dispatch(Action::Notice(None)))
     };
     let rules_available = crate::proxy_view::rules_available(&state.report);
-    let n_errors = state
-        .report
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == svclab_core::Severity::Error)
-        .count();
-    let n_warnings = state.report.diagnostics.len() - n_errors;
+    let count = |severity: svclab_core::Severity| {
+        state.report.diagnostics.iter().filter(|d| d.severity == severity).count()
+    };
+    let n_errors = count(svclab_core::Severity::Error);
+    let n_warnings = count(svclab_core::Severity::Warning);
+    // Policy audits and skipped rules; said only when there are some.
+    let infos = match count(svclab_core::Severity::Info) {
+        0 => String::new(),
+        n => format!(" · {n} info"),
+    };
     let status = format!(
-        "{} Service{} · {n_errors} error{} · {n_warnings} warning{} · evaluated in {:.1} ms",
+        "{} Service{} · {n_errors} error{} · {n_warnings} warning{}{infos} · evaluated in {:.1} ms",
         state.report.services.len(),
         if state.report.services.len() == 1 { "" } else { "s" },
         if n_errors == 1 { "" } else { "s" },

@@ -67,6 +67,7 @@ fn markers_json(report: &Report) -> String {
                 severity: match d.severity {
                     Severity::Error => "error",
                     Severity::Warning => "warning",
+                    Severity::Info => "info",
                 },
                 message: &d.message,
             })

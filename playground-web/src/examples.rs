@@ -62,6 +62,36 @@ pub(crate) const EXAMPLES: &[Example] = &[
         title: "iptables vs nftables",
         text: include_str!("../examples/iptables-vs-nftables.yaml"),
     },
+    Example {
+        id: "policy-external-ips",
+        title: "Policy: externalIPs allowlist",
+        text: include_str!("../examples/policy-external-ips.yaml"),
+    },
+    Example {
+        id: "policy-node-ports",
+        title: "Policy: no NodePorts, LoadBalancer ports included",
+        text: include_str!("../examples/policy-node-ports.yaml"),
+    },
+    Example {
+        id: "policy-load-balancer",
+        title: "Policy: internal-only LoadBalancers",
+        text: include_str!("../examples/policy-load-balancer.yaml"),
+    },
+    Example {
+        id: "policy-static-band",
+        title: "Policy: static band and reserved ClusterIPs",
+        text: include_str!("../examples/policy-static-band.yaml"),
+    },
+    Example {
+        id: "policy-external-name",
+        title: "Policy: ExternalName targets",
+        text: include_str!("../examples/policy-external-name.yaml"),
+    },
+    Example {
+        id: "policy-endpoint-slices",
+        title: "Policy: hand-written EndpointSlices",
+        text: include_str!("../examples/policy-endpoint-slices.yaml"),
+    },
 ];
 
 /// The example shown when nothing else is asked for.
@@ -79,6 +109,22 @@ mod tests {
             &Default::default(),
         );
         assert!(!report.services.is_empty(), "{}: no Service", example.id);
+        if example.id.starts_with("policy-") {
+            // Valid settings, and a policy that denies something (each example shows both).
+            let settings_errors: Vec<_> = report
+                .diagnostics
+                .iter()
+                .filter(|d| d.object.as_ref().is_some_and(|o| o.kind == "ServicePolicy"))
+                .collect();
+            assert!(settings_errors.is_empty(), "{}: {settings_errors:?}", example.id);
+            assert!(
+                report.diagnostics.iter().any(|d| d.severity == svclab_core::Severity::Error
+                    && d.reason.starts_with("policy:")),
+                "{}: no policy denial in {:?}",
+                example.id,
+                report.diagnostics
+            );
+        }
     }
 
     #[test]

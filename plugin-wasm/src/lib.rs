@@ -3,7 +3,8 @@
 //! engine give the same bytes (the host's parity tests hold both to that).
 
 use svclab_core::{
-    CheckOptions, Diagnostic, Input, IpFamily, ProxyMode, RenderOptions, Severity, TraceRequest,
+    AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ProxyMode, RenderOptions,
+    Severity, TraceRequest, UserInfo,
 };
 
 use bindings as types;
@@ -19,7 +20,7 @@ mod bindings {
 }
 
 /// The ABI version of `wit/policy.wit` this adapter implements.
-const ABI_VERSION: u32 = 1;
+const ABI_VERSION: u32 = 2;
 
 struct Plugin;
 
@@ -32,16 +33,14 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::CheckOptions,
     ) -> Result<String, types::Error> {
-        let options = CheckOptions { no_defaults: options.no_defaults };
-        Ok(svclab_core::check(&decode_inputs(inputs), &options).to_json())
+        Ok(svclab_core::check(&decode_inputs(inputs), &decode_check_options(options)).to_json())
     }
 
     fn diagnose(
         inputs: Vec<types::Input>,
         options: types::CheckOptions,
     ) -> Result<Vec<types::Diagnostic>, types::Error> {
-        let options = CheckOptions { no_defaults: options.no_defaults };
-        let report = svclab_core::check(&decode_inputs(inputs), &options);
+        let report = svclab_core::check(&decode_inputs(inputs), &decode_check_options(options));
         report.diagnostics.into_iter().map(encode_diagnostic).collect()
     }
 
@@ -85,9 +84,39 @@ impl bindings::Guest for Plugin {
         Ok(json)
     }
 
-    fn validate_admission(review: String) -> Result<String, types::Error> {
-        svclab_core::validate_admission(&review)
+    fn validate_admission(
+        review: String,
+        options: types::AdmissionOptions,
+    ) -> Result<String, types::Error> {
+        let options = AdmissionOptions {
+            policy: options.policy.map(decode_input),
+            profile: options.profile.map(decode_input),
+            stringly_typed: options.stringly_typed,
+            inventory: options.inventory,
+        };
+        svclab_core::validate_admission(&review, &options)
             .map_err(|err| types::Error::BadInput(err.to_string()))
+    }
+
+    fn check_settings(settings: types::Input) -> Result<Vec<types::Diagnostic>, types::Error> {
+        svclab_core::check_settings(&decode_input(settings))
+            .into_iter()
+            .map(encode_diagnostic)
+            .collect()
+    }
+
+    fn settings_schema() -> String {
+        svclab_core::settings_schema()
+    }
+}
+
+fn decode_check_options(options: types::CheckOptions) -> CheckOptions {
+    CheckOptions {
+        no_defaults: options.no_defaults,
+        policy: options.policy.map(decode_input),
+        user_info: options
+            .user_info
+            .map(|user| UserInfo { username: user.username, groups: user.groups }),
     }
 }
 
@@ -106,6 +135,7 @@ fn encode_diagnostic(diagnostic: Diagnostic) -> Result<types::Diagnostic, types:
         severity: match diagnostic.severity {
             Severity::Error => types::Severity::Error,
             Severity::Warning => types::Severity::Warning,
+            Severity::Info => types::Severity::Info,
         },
         object: diagnostic.object.map(|object| types::ObjectRef {
             kind: object.kind,
@@ -120,5 +150,9 @@ fn encode_diagnostic(diagnostic: Diagnostic) -> Result<types::Diagnostic, types:
 }
 
 fn decode_inputs(inputs: Vec<types::Input>) -> Vec<Input> {
-    inputs.into_iter().map(|input| Input::new(input.name, input.text)).collect()
+    inputs.into_iter().map(decode_input).collect()
+}
+
+fn decode_input(input: types::Input) -> Input {
+    Input::new(input.name, input.text)
 }

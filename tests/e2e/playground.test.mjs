@@ -291,6 +291,47 @@ test("rules side by side and a packet trace", async () => {
   await page.close();
 });
 
+test("a Service policy: rule ids and severities in the diagnostics, markers on the offending lines", async () => {
+  const page = await newPage("policy");
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  const n = await evaluations(page);
+  await page.selectOption("#examples", "policy-external-ips");
+  await waitForEvaluation(page, n);
+  const lines = (await editorText(page)).split("\n");
+  const offending = lines.findIndex((l) => l.includes("externalIPs: [203.0.113.9]")) + 1;
+  assert.ok(offending > 0, "the example writes the outside address");
+
+  await page.click("#tab-diagnostics");
+  const denied = page.locator('.diag.error[data-reason="policy:externalIPs.allowedCIDRs"]');
+  assert.equal(await denied.count(), 1);
+  assert.equal(Number(await denied.getAttribute("data-line")), offending);
+  const deniedText = await denied.innerText();
+  assert.match(deniedText, /spec\.externalIPs\[0\]: Forbidden: "203\.0\.113\.9" is outside the allowed ranges 192\.0\.2\.0\/24/);
+  assert.match(deniedText, /policy:externalIPs\.allowedCIDRs/, "the rule id is shown");
+  assert.match(await page.innerText(".diagnostics"), /The Service "outside" is forbidden by the Service policy:/);
+  // Without a requester the user rule is skipped, said as an info, never a silent pass.
+  const skipped = page.locator('.diag.info[data-reason="policy:skipped"]');
+  assert.ok((await skipped.count()) >= 1, "a skipped rule is listed");
+  assert.match(await skipped.first().innerText(), /externalIPs\.allowedGroups: skipped: needs/);
+  assert.match(await page.innerText("#status"), / · \d+ info · /);
+
+  await page.waitForSelector(".cm-lintRange-error");
+  assert.equal(await editorLineOf(page, ".cm-lintRange-error"), offending);
+  assert.ok(await page.$(".cm-lintRange-info"), "infos are info markers");
+  await page.screenshot({ path: path.join(SHOTS, "playground-policy.png") });
+
+  // Every policy example evaluates with its settings valid and denies something.
+  for (const id of ["policy-node-ports", "policy-load-balancer", "policy-static-band", "policy-external-name", "policy-endpoint-slices"]) {
+    const before = await evaluations(page);
+    await page.selectOption("#examples", id);
+    await waitForEvaluation(page, before);
+    assert.ok((await page.locator('.diag.error[data-reason^="policy:"]').count()) >= 1, `${id} denies something`);
+  }
+  await page.close();
+});
+
 test("50 Services: re-evaluation time measured in the page", async () => {
   const page = await newPage("fifty");
   await page.goto(URL_BASE);

@@ -121,6 +121,20 @@ fn engines_print_identical_bytes() {
 }
 
 #[test]
+fn engines_print_identical_bytes_under_a_policy() {
+    let policy = ["check", "data/policy/scenario.yaml", "--policy", "data/policy/full.yaml"];
+    for requester in [&[][..], &["--user", "netops", "--group", "net-admins"]] {
+        for format in ["text", "json"] {
+            let args = [&policy[..], requester, &["-o", format]].concat();
+            let native = check(&[&args[..], &["--engine", "native"]].concat(), "", 1);
+            let plugin = check(&[&args[..], &["--engine", "plugin"]].concat(), "", 1);
+            assert_eq!(native.stdout, plugin.stdout, "{args:?}");
+            assert!(plugin.stdout.contains("(externalIPs.allowedCIDRs)"), "{}", plugin.stdout);
+        }
+    }
+}
+
+#[test]
 fn plugin_engine_reports_fuel() {
     let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
     let fuel: u64 = plugin
@@ -143,7 +157,7 @@ fn plugin_flag_loads_another_plugin() {
         check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/wrong-abi.wat"], "", 2);
     assert_eq!(
         run.stderr,
-        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 1\n"
+        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 2\n"
     );
     let run = check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/missing.wasm"], "", 2);
     assert_eq!(
@@ -258,4 +272,52 @@ fn hostile_plugins_end_with_a_clear_error() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn serve_refuses_to_start_with_a_bad_policy() {
+    // `--listen nowhere` cannot be bound: were the policy accepted, serve would stop there
+    // instead of listening forever.
+    for engine in ["native", "plugin"] {
+        let run = check(
+            &[
+                "serve",
+                "--listen",
+                "nowhere",
+                "--policy",
+                "data/policy/typo.yaml",
+                "--engine",
+                engine,
+            ],
+            "",
+            2,
+        );
+        assert!(
+            run.stderr.starts_with("error: the Service policy \"data/policy/typo.yaml\" is invalid:\ndata/policy/typo.yaml:7:5: "),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("allowedCIDR"), "{}", run.stderr);
+
+        // Valid settings that cannot apply to the profile: 1.24 has no static band.
+        let args = [
+            "serve",
+            "--listen",
+            "nowhere",
+            "--policy",
+            "data/policy/static-band-only.yaml",
+            "--profile",
+            "data/policy/profile-1-24.yaml",
+            "--engine",
+            engine,
+        ];
+        let run = check(&args, "", 2);
+        assert!(run.stderr.contains("clusterIP.explicit"), "{}", run.stderr);
+        assert!(!run.stderr.contains("cannot listen"), "{}", run.stderr);
+
+        // The same settings on the newest release start (and stop at the listener).
+        let newest = [&args[..5], &args[7..]].concat();
+        let run = check(&newest, "", 2);
+        assert!(run.stderr.starts_with("error: cannot listen on nowhere"), "{}", run.stderr);
+    }
 }

@@ -17,7 +17,8 @@ fn check(guest: &str, limits: Limits, expected: PluginError, within: Duration) {
     let engine = Engine::plugin(&text, limits, &CacheDir::disabled()).expect("the guest loads");
     let inputs = [Input::new("x.yaml", "")];
     let started = Instant::now();
-    let result = engine.check(&inputs, &CheckOptions { no_defaults: true });
+    let result =
+        engine.check(&inputs, &CheckOptions { no_defaults: true, ..CheckOptions::default() });
     let elapsed = started.elapsed();
     match (&result, &expected) {
         // A trap's text comes from wasmtime; match its kind and the instruction.
@@ -79,10 +80,10 @@ fn trap_mid_call_is_reported() {
 fn wrong_abi_version_is_refused_at_load() {
     let text = std::fs::read("data/wasm/wrong-abi.wat").expect("hostile guest fixture");
     let err = Engine::plugin(&text, Limits::default(), &CacheDir::disabled()).expect_err("refused");
-    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 1 }));
+    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 2 }));
     assert_eq!(
         err.to_string(),
-        "plugin speaks svclab:policy ABI version 999, this host speaks version 1"
+        "plugin speaks svclab:policy ABI version 999, this host speaks version 2"
     );
 }
 

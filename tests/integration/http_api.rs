@@ -1,21 +1,38 @@
-//! The admission webhook's routes, driven in-process (no sockets) through both engines. The
-//! server itself (connections, TLS, HTTP/2, SIGTERM) is tested over sockets in
+//! The admission webhook's routes, driven in-process (no sockets) through both engines, with
+//! and without a Service policy and a cluster profile. The server itself (connections, TLS,
+//! HTTP/2, SIGTERM, `--policy` and `--profile` files) is tested over sockets in
 //! `host-runner/tests/webhook.rs`.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
+use svclab_core::{AdmissionOptions, Input};
 use svclab_host::{Engine, FailurePolicy, HttpResponse, route};
 
 use crate::support::plugin;
 
-/// Sends `method path body` to the webhook on both engines; checks they answer identically.
+/// Sends `method path body` to the webhook configured with `options` on both engines; checks
+/// they answer byte for byte the same.
 #[track_caller]
-fn check(method: &str, path: &str, body: &str) -> HttpResponse {
-    let native = route(&Engine::Native, FailurePolicy::Fail, method, path, body);
-    let plugged = route(plugin(), FailurePolicy::Fail, method, path, body);
+fn check(options: &AdmissionOptions, method: &str, path: &str, body: &str) -> HttpResponse {
+    let native = route(&Engine::Native, FailurePolicy::Fail, options, method, path, body);
+    let plugged = route(plugin(), FailurePolicy::Fail, options, method, path, body);
     assert_eq!(native, plugged, "{method} {path}: native and plugin answer differently");
     plugged
+}
+
+/// No policy, no profile: apiserver validation of the newest release only.
+fn plain() -> AdmissionOptions {
+    AdmissionOptions::default()
+}
+
+/// `svclab serve --policy <text>` (and `--profile <text>` when given).
+fn with_policy(policy: &str, profile: Option<&str>) -> AdmissionOptions {
+    AdmissionOptions {
+        policy: Some(Input::new("policy.yaml", policy)),
+        profile: profile.map(|text| Input::new("profile.yaml", text)),
+        ..AdmissionOptions::default()
+    }
 }
 
 fn review(operation: &str, object: Value) -> String {
@@ -48,7 +65,7 @@ fn response(answer: &HttpResponse) -> Value {
 #[test]
 fn healthz() {
     assert_eq!(
-        check("GET", "/healthz", ""),
+        check(&plain(), "GET", "/healthz", ""),
         HttpResponse {
             status: 200,
             content_type: "text/plain; charset=utf-8",
@@ -61,7 +78,7 @@ fn healthz() {
 fn valid_service_is_allowed() {
     let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
         "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": 8080}]}});
-    let response = response(&check("POST", "/validate", &review("CREATE", object)));
+    let response = response(&check(&plain(), "POST", "/validate", &review("CREATE", object)));
     assert_eq!(response["allowed"], true);
     assert_eq!(response.get("status"), None);
 }
@@ -70,7 +87,7 @@ fn valid_service_is_allowed() {
 fn invalid_service_is_denied_like_the_apiserver() {
     let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
         "spec": {"ports": [{"port": 0}]}});
-    let response = response(&check("POST", "/validate", &review("CREATE", object)));
+    let response = response(&check(&plain(), "POST", "/validate", &review("CREATE", object)));
     assert_eq!(response["allowed"], false);
     let status = &response["status"];
     assert_eq!(status["code"], 422);
@@ -87,25 +104,25 @@ fn invalid_service_is_denied_like_the_apiserver() {
 #[test]
 fn other_kinds_and_deletes_are_allowed() {
     let mut body: Value = serde_json::from_str(&review("DELETE", json!({}))).expect("JSON");
-    assert_eq!(response(&check("POST", "/validate", &body.to_string()))["allowed"], true);
+    assert_eq!(response(&check(&plain(), "POST", "/validate", &body.to_string()))["allowed"], true);
     body["request"]["operation"] = json!("CREATE");
     body["request"]["kind"] = json!({"group": "apps", "version": "v1", "kind": "Deployment"});
-    assert_eq!(response(&check("POST", "/validate", &body.to_string()))["allowed"], true);
+    assert_eq!(response(&check(&plain(), "POST", "/validate", &body.to_string()))["allowed"], true);
 }
 
 #[test]
 fn malformed_reviews_are_bad_requests() {
-    let answer = check("POST", "/validate", "not json");
+    let answer = check(&plain(), "POST", "/validate", "not json");
     assert_eq!(answer.status, 400);
     assert!(answer.body.starts_with("the AdmissionReview is not JSON"), "{}", answer.body);
-    let answer = check("POST", "/validate", r#"{"apiVersion":"v1","kind":"Status"}"#);
+    let answer = check(&plain(), "POST", "/validate", r#"{"apiVersion":"v1","kind":"Status"}"#);
     assert_eq!(answer.status, 400);
 }
 
 #[test]
 fn unknown_routes() {
-    assert_eq!(check("GET", "/nope", "").status, 404);
-    assert_eq!(check("GET", "/validate", "").status, 405);
+    assert_eq!(check(&plain(), "GET", "/nope", "").status, 404);
+    assert_eq!(check(&plain(), "GET", "/validate", "").status, 405);
 }
 
 #[test]
@@ -119,7 +136,8 @@ fn engine_failures_follow_the_failure_policy() {
         "spec": {"ports": [{"port": 80}]}});
     let body = review("CREATE", object);
 
-    let denied = response(&route(&starved, FailurePolicy::Fail, "POST", "/validate", &body));
+    let denied =
+        response(&route(&starved, FailurePolicy::Fail, &plain(), "POST", "/validate", &body));
     assert_eq!(denied["allowed"], false);
     assert_eq!(denied["status"]["code"], 500);
     assert_eq!(
@@ -127,13 +145,157 @@ fn engine_failures_follow_the_failure_policy() {
         "svclab policy failed: plugin ran out of fuel (budget 20000; raise it with --fuel)"
     );
 
-    let allowed = response(&route(&starved, FailurePolicy::Ignore, "POST", "/validate", &body));
+    let allowed =
+        response(&route(&starved, FailurePolicy::Ignore, &plain(), "POST", "/validate", &body));
     assert_eq!(allowed["allowed"], true);
     assert_eq!(allowed.get("status"), None);
     assert_eq!(
         allowed["warnings"][0],
         "svclab policy failed and was ignored: plugin ran out of fuel (budget 20000; raise it with --fuel)"
     );
+}
+
+/// The externalIPs allowlist (CVE-2020-8554) as a ServicePolicy document.
+const EXTERNAL_IPS: &str = "\
+apiVersion: svclab.dev/v1alpha1
+kind: ServicePolicy
+metadata: {name: external-ips}
+spec:
+  exemptions: {groups: [system:masters]}
+  externalIPs:
+    mode: allowlist
+    allowedCIDRs: [192.0.2.0/24]
+";
+
+fn with_external_ips(ips: &[&str]) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}], "externalIPs": ips}})
+}
+
+/// The review of `object` sent by `username` in `groups`.
+fn review_by(object: Value, username: &str, groups: &[&str]) -> String {
+    let mut review: Value = serde_json::from_str(&review("CREATE", object)).expect("JSON");
+    review["request"]["userInfo"] = json!({"username": username, "groups": groups});
+    review.to_string()
+}
+
+#[test]
+fn policy_denial_is_forbidden_with_one_cause_per_violation() {
+    let options = with_policy(EXTERNAL_IPS, None);
+    let inside = review("CREATE", with_external_ips(&["192.0.2.7"]));
+    let answer = response(&check(&options, "POST", "/validate", &inside));
+    assert_eq!(answer["allowed"], true, "{answer}");
+
+    let one = review("CREATE", with_external_ips(&["192.0.2.7", "203.0.113.9"]));
+    let answer = response(&check(&options, "POST", "/validate", &one));
+    assert_eq!(answer["allowed"], false);
+    let line = "spec.externalIPs[1]: Forbidden: \"203.0.113.9\" is outside the allowed ranges 192.0.2.0/24 (externalIPs.allowedCIDRs)";
+    assert_eq!(
+        answer["status"],
+        json!({
+            "metadata": {},
+            "status": "Failure",
+            "message": line,
+            "reason": "Forbidden",
+            "details": {
+                "name": "web",
+                "kind": "services",
+                "causes": [{"reason": "FieldValueForbidden", "message": line, "field": "spec.externalIPs[1]"}],
+            },
+            "code": 403,
+        })
+    );
+
+    let two = review("CREATE", with_external_ips(&["198.51.100.1", "203.0.113.9"]));
+    let answer = response(&check(&options, "POST", "/validate", &two));
+    let status = &answer["status"];
+    let causes = status["details"]["causes"].as_array().expect("causes");
+    let fields: Vec<&str> = causes.iter().filter_map(|cause| cause["field"].as_str()).collect();
+    assert_eq!(fields, ["spec.externalIPs[0]", "spec.externalIPs[1]"]);
+    let messages: Vec<&str> = causes.iter().filter_map(|cause| cause["message"].as_str()).collect();
+    assert_eq!(status["message"], format!("[{}]", messages.join(", ")));
+}
+
+#[test]
+fn policy_exemptions_and_users_come_from_the_request() {
+    let options = with_policy(EXTERNAL_IPS, None);
+    let outside = with_external_ips(&["203.0.113.9"]);
+    let admin = review_by(outside.clone(), "kubernetes-admin", &["system:masters"]);
+    assert_eq!(response(&check(&options, "POST", "/validate", &admin))["allowed"], true);
+    let developer = review_by(outside, "dev", &["system:authenticated"]);
+    assert_eq!(response(&check(&options, "POST", "/validate", &developer))["allowed"], false);
+}
+
+#[test]
+fn policy_warn_and_audit_allow_with_warnings_and_annotations() {
+    let options = with_policy(
+        "{nodePorts: {forbid: true, action: warn}, loadBalancer: {forbid: true, action: audit}}",
+        None,
+    );
+    let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"port": 80}]}});
+    let answer = response(&check(&options, "POST", "/validate", &review("CREATE", object)));
+    assert_eq!(answer["allowed"], true, "{answer}");
+    assert_eq!(answer.get("status"), None);
+    let warnings = answer["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings.iter().any(|warning| warning
+            == "spec.ports[0].nodePort: Forbidden: a LoadBalancer Service allocates node ports; set allocateLoadBalancerNodePorts: false (nodePorts.forbid)"),
+        "{answer}"
+    );
+    let annotations = answer["auditAnnotations"].as_object().expect("auditAnnotations");
+    let keys: Vec<&String> = annotations.keys().collect();
+    assert_eq!(keys, ["svclab.dev/loadBalancer.forbid"], "{answer}");
+    assert!(
+        annotations["svclab.dev/loadBalancer.forbid"]
+            .as_str()
+            .is_some_and(|message| message.starts_with("spec.type: ")
+                && message.ends_with("(loadBalancer.forbid)")),
+        "{answer}"
+    );
+}
+
+#[test]
+fn apiserver_errors_come_before_the_policy() {
+    // Invalid for the apiserver (port 0) and outside the allowlist: only the 422 is answered.
+    let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 0}], "externalIPs": ["203.0.113.9"]}});
+    let options = with_policy(EXTERNAL_IPS, None);
+    let answer = response(&check(&options, "POST", "/validate", &review("CREATE", object)));
+    assert_eq!(answer["status"]["code"], 422);
+    assert_eq!(answer["status"]["reason"], "Invalid");
+    let causes = answer["status"]["details"]["causes"].as_array().expect("causes");
+    assert!(causes.iter().all(|cause| cause["field"] != "spec.externalIPs[0]"), "{answer}");
+}
+
+#[test]
+fn the_profile_sets_the_ranges_validation_and_the_static_band_use() {
+    let profile = "\
+apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: \"1.33\"
+serviceClusterIPRanges: [10.200.0.0/16]
+";
+    let service = |ip: &str| {
+        review(
+            "CREATE",
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+                "spec": {"clusterIP": ip, "selector": {"app": "web"}, "ports": [{"port": 80}]}}),
+        )
+    };
+    let options = with_policy("clusterIP: {explicit: staticBandOnly}", Some(profile));
+    let in_band = response(&check(&options, "POST", "/validate", &service("10.200.0.10")));
+    assert_eq!(in_band["allowed"], true, "{in_band}");
+    let outside = response(&check(&options, "POST", "/validate", &service("10.200.40.7")));
+    assert_eq!(outside["status"]["code"], 403, "{outside}");
+    assert_eq!(
+        outside["status"]["message"],
+        "spec.clusterIP: Invalid value: \"10.200.40.7\": explicit cluster IPs must lie in the static band 10.200.0.1-10.200.1.0 (clusterIP.explicit)"
+    );
+    assert_eq!(outside["status"]["details"]["causes"][0]["reason"], "FieldValueInvalid");
+    // Without the profile the newest release's 10.96.0.0/12 is modelled: not in range at all.
+    let default_range = response(&check(&plain(), "POST", "/validate", &service("10.200.0.10")));
+    assert_eq!(default_range["status"]["code"], 422, "{default_range}");
 }
 
 #[test]

@@ -1,11 +1,12 @@
 //! Native = plugin: for every example, every validation conformance vector and every proxy
 //! golden input, `check`, `render` (both modes) and `trace` give identical bytes through the
-//! embedded WebAssembly plugin and through the natively linked core.
+//! embedded WebAssembly plugin and through the natively linked core; so do `check` under a
+//! Service policy (`--policy`, with and without a requester) and the settings checks.
 
 use std::path::Path;
 
 use serde_json::Value;
-use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, Report, TraceRequest};
+use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, Report, TraceRequest, UserInfo};
 use svclab_host::Engine;
 
 use crate::support::{plugin, scenario_files, workspace};
@@ -60,7 +61,9 @@ fn check(case: &Case) -> Vec<String> {
         .map_err(|err| err.to_string());
     compare("text after the JSON round trip", Ok(report.to_text()), round_trip);
     compare("diagnose", diagnose(&native), diagnose(plugin));
-    if case.options.no_defaults {
+    // `render` and `trace` take no options: the scenario's own ServicePolicy documents apply, as
+    // in the plain case of the same file.
+    if case.options.no_defaults || case.options.policy.is_some() {
         return mismatches;
     }
     for mode in [ProxyMode::Iptables, ProxyMode::Nftables] {
@@ -132,7 +135,7 @@ fn file_case(path: &Path, no_defaults: bool) -> Case {
     Case {
         name: name.clone(),
         inputs: vec![Input::new(name, text)],
-        options: CheckOptions { no_defaults },
+        options: CheckOptions { no_defaults, ..CheckOptions::default() },
     }
 }
 
@@ -147,6 +150,68 @@ fn examples() {
         cases.push(file_case(path, true));
     }
     assert_parity(&cases);
+}
+
+#[test]
+fn policies() {
+    let read =
+        |path: &str| std::fs::read_to_string(path).unwrap_or_else(|err| panic!("{path}: {err}"));
+    let requesters = [
+        None,
+        Some(UserInfo { username: "dev".into(), groups: vec!["system:authenticated".into()] }),
+        Some(UserInfo { username: "netops".into(), groups: vec!["net-admins".into()] }),
+    ];
+    let scenarios: Vec<_> = scenario_files(&workspace().join("examples"))
+        .into_iter()
+        .chain(scenario_files(Path::new("data/cli")))
+        .chain([Path::new("data/policy/scenario.yaml").to_path_buf()])
+        .collect();
+    let mut cases = Vec::new();
+    for settings in ["data/policy/full.yaml", "data/policy/static-band-only.yaml"] {
+        let policy = Input::new(settings, read(settings));
+        for path in &scenarios {
+            for user_info in &requesters {
+                let mut case = file_case(path, false);
+                case.name = format!("{} --policy {settings} (user {user_info:?})", case.name);
+                case.options = CheckOptions {
+                    policy: Some(policy.clone()),
+                    user_info: user_info.clone(),
+                    ..CheckOptions::default()
+                };
+                cases.push(case);
+            }
+        }
+    }
+    // The policy as a document of the scenario itself, before the objects.
+    let mut inline = file_case(Path::new("data/policy/scenario.yaml"), false);
+    inline.inputs.insert(0, Input::new("full.yaml", read("data/policy/full.yaml")));
+    cases.push(inline);
+    // Settings errors are diagnostics too.
+    let mut typo = file_case(Path::new("data/policy/scenario.yaml"), false);
+    typo.options.policy = Some(Input::new("typo.yaml", read("data/policy/typo.yaml")));
+    cases.push(typo);
+    // The policy really judges these objects (parity over empty verdicts would prove nothing).
+    let report = svclab_core::check(&cases[cases.len() - 2].inputs, &CheckOptions::default());
+    let mut rules: Vec<&str> = report
+        .diagnostics
+        .iter()
+        .filter_map(|d| d.reason.strip_prefix("policy:"))
+        .filter(|rule| *rule != "skipped")
+        .collect();
+    rules.sort_unstable();
+    rules.dedup();
+    assert!(rules.len() >= 10, "only {rules:?}");
+    assert_parity(&cases);
+
+    for settings in scenario_files(Path::new("data/policy")) {
+        let input =
+            Input::new(settings.display().to_string(), read(&settings.display().to_string()));
+        let native = Engine::Native.check_settings(&input).map(|d| format!("{d:?}"));
+        let plugged = plugin().check_settings(&input).map(|d| format!("{d:?}"));
+        assert_eq!(native, plugged, "check-settings {}", settings.display());
+    }
+    let schema = |engine: &Engine| engine.settings_schema().map(|outcome| outcome.output);
+    assert_eq!(schema(&Engine::Native), schema(plugin()), "settings-schema");
 }
 
 #[test]
@@ -220,7 +285,7 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
         cases.push(Case {
             name: format!("{file} {id}"),
             inputs,
-            options: CheckOptions { no_defaults },
+            options: CheckOptions { no_defaults, ..CheckOptions::default() },
         });
     }
     cases

@@ -17,7 +17,16 @@ fn check(interface: &ComponentInterface) {
     functions.sort_unstable();
     assert_eq!(
         functions,
-        ["abi-version", "check", "diagnose", "render", "trace", "validate-admission"]
+        [
+            "abi-version",
+            "check",
+            "check-settings",
+            "diagnose",
+            "render",
+            "settings-schema",
+            "trace",
+            "validate-admission"
+        ]
     );
     let other: Vec<&String> = interface
         .exports

@@ -103,6 +103,17 @@ pub(crate) struct Transaction {
     deferred_ports: Vec<u32>,
 }
 
+impl Transaction {
+    /// The addresses and node ports this request asked for by value (not kept from the old
+    /// object, not picked by the allocator): what a policy calls explicit.
+    pub(crate) fn requested(&self) -> (Vec<IpAddr>, Vec<u32>) {
+        (
+            self.taken_ips.iter().filter(|t| t.2).map(|t| t.1).collect(),
+            self.taken_ports.iter().filter(|t| t.1).map(|t| t.0).collect(),
+        )
+    }
+}
+
 /// The cluster's allocators.
 #[derive(Debug, Clone)]
 pub(crate) struct Cluster {

@@ -664,6 +664,14 @@ pub(crate) fn node(ctx: &mut Ctx, root: &Node) -> KubeNode {
     KubeNode { metadata, pod_cidrs, addresses }
 }
 
+/// `svclab.dev/v1alpha1 ServicePolicy`: only `metadata` is decoded here; the policy module
+/// decodes `spec` strictly from the positioned tree (unknown keys there are errors, not
+/// warnings).
+pub(crate) fn service_policy(ctx: &mut Ctx, root: &Node) -> crate::model::ObjectMeta {
+    let top = At::root("ServicePolicy");
+    metadata(ctx, root, &top)
+}
+
 pub(crate) fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
     let top = At::root("ServiceCIDR");
     ctx.map(Some(root), &top, "v1.ServiceCIDR", TOP_FIELDS);

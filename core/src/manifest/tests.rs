@@ -21,6 +21,7 @@ fn check(input: &str, expect: Expect) {
             Object::KubeProxyConfiguration(_) => "KubeProxyConfiguration".to_owned(),
             Object::ClusterProfile(p) => format!("ClusterProfile {:?}", p.value.kubernetes_version),
             Object::IptablesSave { .. } => "iptables-save".to_owned(),
+            Object::ServicePolicy(p) => format!("ServicePolicy {}", p.value.metadata.name),
         };
         out.push_str(&line);
         out.push('\n');

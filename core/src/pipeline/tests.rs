@@ -14,7 +14,7 @@ const EXAMPLES: &[&str] = &[
 #[track_caller]
 fn check_stable(text: &str) {
     for no_defaults in [false, true] {
-        let options = CheckOptions { no_defaults };
+        let options = CheckOptions { no_defaults, ..CheckOptions::default() };
         let first = check(&[Input::new("fuzz.yaml", text)], &options);
         let second = check(&[Input::new("fuzz.yaml", text)], &options);
         assert_eq!(first.to_json(), second.to_json());

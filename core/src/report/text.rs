@@ -54,6 +54,10 @@ pub(crate) fn render(report: &Report) -> String {
             };
             let _ = writeln!(out, "{prefix}: {}", d.message);
         }
+        // Policy audits and rules skipped for lack of an input.
+        for d in diags.iter().filter(|d| d.severity == Severity::Info) {
+            let _ = writeln!(out, "Info: {}", d.message);
+        }
         let errors: Vec<&Diagnostic> =
             diags.iter().copied().filter(|d| d.severity == Severity::Error).collect();
         if !errors.is_empty() {

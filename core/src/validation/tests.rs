@@ -8,7 +8,10 @@ use crate::{CheckOptions, Input, check as run};
 /// Runs a scenario (`no_defaults` = the vectors' `validate` mode) and prints every diagnostic
 /// (`severity reason message @line:column`), then kubectl's error and warning lines.
 fn check(no_defaults: bool, input: &str, expect: Expect) {
-    let report = run(&[Input::new("s.yaml", input)], &CheckOptions { no_defaults });
+    let report = run(
+        &[Input::new("s.yaml", input)],
+        &CheckOptions { no_defaults, ..CheckOptions::default() },
+    );
     let mut out = String::new();
     for d in &report.diagnostics {
         let at = d.source.as_ref().map_or(String::new(), |s| format!(" @{}:{}", s.line, s.column));

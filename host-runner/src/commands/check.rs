@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use svclab_core::{CheckOptions, Report};
+use svclab_core::{CheckOptions, Report, UserInfo};
 
 use crate::commands::{EXIT_REPORT_ERRORS, Io};
 use crate::engine::Engine;
@@ -22,6 +22,17 @@ pub(crate) struct CheckCommand {
     /// Validate the objects exactly as written: no defaulting, no allocation.
     #[arg(long)]
     no_defaults: bool,
+    /// The operator's Service policy: ServicePolicy documents or the bare settings, YAML or
+    /// JSON, in effect before every object of the scenario.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// The requester's user name, for user-based policy rules (without it they are skipped).
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+    /// A group of the requester (repeatable); implies a requester with an empty name when
+    /// --user is absent.
+    #[arg(long = "group", value_name = "G")]
+    groups: Vec<String>,
 }
 
 /// How the report is printed.
@@ -38,7 +49,13 @@ pub(crate) enum OutputFormat {
 impl CheckCommand {
     pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
         let inputs = read_inputs(&self.files, io.stdin)?;
-        let options = CheckOptions { no_defaults: self.no_defaults };
+        let policy = match &self.policy {
+            Some(path) => Some(read_inputs(std::slice::from_ref(path), io.stdin)?.remove(0)),
+            None => None,
+        };
+        let user_info = (self.user.is_some() || !self.groups.is_empty())
+            .then(|| UserInfo { username: self.user.unwrap_or_default(), groups: self.groups });
+        let options = CheckOptions { no_defaults: self.no_defaults, policy, user_info };
         let outcome = engine.check(&inputs, &options)?;
         outcome.report_fuel(io.stderr)?;
         let report =

@@ -3,6 +3,9 @@
 //! concurrent connections, keep-alive, HTTP/2 by ALPN (kube-apiserver's webhook client speaks
 //! HTTP/2 when offered), per-connection timeouts, a body limit, certificates reloaded when their
 //! files change, optional client-certificate authentication, and a graceful stop on SIGTERM.
+//! `--policy` adds the operator's Service policy (403 `Forbidden` with causes, warnings, audit
+//! annotations) and `--profile` the release and ranges that apiserver validation models; both
+//! are read and checked once, before listening.
 //!
 //! [`route`] is the review behaviour as a pure function (tests drive it in-process on both
 //! engines); `webhook.rs` adds the HTTP surface and metrics, `server.rs` the connections,
@@ -19,9 +22,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
+use svclab_core::{AdmissionOptions, Input, Severity};
 
 use crate::commands::Io;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
+use crate::input::read_inputs;
 
 pub use tls::{TlsConfig, TlsError};
 pub use webhook::{FailurePolicy, HttpResponse, route};
@@ -46,6 +51,15 @@ pub(crate) struct ServeCommand {
     /// webhook's `failurePolicy`, `Fail` denies and `Ignore` allows.
     #[arg(long, value_enum, default_value_t = FailurePolicy::Fail)]
     failure_policy: FailurePolicy,
+    /// The operator's Service policy: a ServicePolicy document or the bare settings, YAML or
+    /// JSON. Settings errors refuse to start.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// The cluster apiserver validation models: a ClusterProfile document or its bare fields
+    /// (kubernetesVersion, featureGates, serviceClusterIPRanges, serviceNodePortRange); the
+    /// newest release with its default ranges when absent.
+    #[arg(long, value_name = "FILE")]
+    profile: Option<PathBuf>,
     /// Seconds in-flight reviews get to finish after SIGTERM (keep it under the pod's
     /// terminationGracePeriodSeconds, 30 by default).
     #[arg(long, value_name = "SECONDS", default_value_t = 20)]
@@ -60,8 +74,57 @@ pub(crate) fn concurrency() -> u32 {
         .clamp(1, 64)
 }
 
+/// A Service every profile accepts: the request [`admission_options`] answers once so that
+/// settings that cannot apply to the profile (and a malformed profile) stop the start instead
+/// of failing every request.
+const PROBE_REVIEW: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"svclab-serve-probe","kind":{"group":"","version":"v1","kind":"Service"},"operation":"CREATE","namespace":"default","object":{"apiVersion":"v1","kind":"Service","metadata":{"name":"probe"},"spec":{"ports":[{"port":80}]}}}}"#;
+
+/// The admission options of `--policy FILE` and `--profile FILE`, refused when the settings
+/// have errors (a typo must never switch a security rule off silently) or do not fit the
+/// profile.
+fn admission_options(
+    engine: &Engine,
+    policy: Option<Input>,
+    profile: Option<Input>,
+) -> anyhow::Result<AdmissionOptions> {
+    if let Some(settings) = &policy {
+        let errors: Vec<String> = engine
+            .check_settings(settings)?
+            .into_iter()
+            .filter(|diagnostic| diagnostic.severity == Severity::Error)
+            .map(|diagnostic| match diagnostic.source {
+                Some(source) => format!(
+                    "{}:{}:{}: {}",
+                    source.file, source.line, source.column, diagnostic.message
+                ),
+                None => diagnostic.message,
+            })
+            .collect();
+        anyhow::ensure!(
+            errors.is_empty(),
+            "the Service policy {:?} is invalid:\n{}",
+            settings.name,
+            errors.join("\n")
+        );
+    }
+    let options = AdmissionOptions { policy, profile, stringly_typed: false, inventory: None };
+    match engine.validate_admission(PROBE_REVIEW, &options) {
+        Err(EngineError::BadInput(message)) => Err(anyhow::anyhow!("{message}")),
+        Err(err) => Err(err.into()),
+        Ok(_) => Ok(options),
+    }
+}
+
 impl ServeCommand {
     pub(crate) fn run(self, engine: Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+        let mut read = |path: &Option<PathBuf>| -> anyhow::Result<Option<Input>> {
+            match path {
+                Some(path) => Ok(read_inputs(std::slice::from_ref(path), io.stdin)?.pop()),
+                None => Ok(None),
+            }
+        };
+        let (policy, profile) = (read(&self.policy)?, read(&self.profile)?);
+        let options = admission_options(&engine, policy, profile)?;
         let tls = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some(Arc::new(tls::Reloading::load(tls::TlsFiles {
                 cert: cert.clone(),
@@ -77,7 +140,7 @@ impl ServeCommand {
             .enable_all()
             .build()
             .context("cannot start the server runtime")?;
-        let webhook = Arc::new(webhook::Webhook::new(engine, self.failure_policy, slots));
+        let webhook = Arc::new(webhook::Webhook::new(engine, self.failure_policy, options, slots));
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind(&self.listen)
                 .await

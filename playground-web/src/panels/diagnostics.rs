@@ -1,5 +1,6 @@
 //! Diagnostics panel: errors in kubectl's wording (grouped per object like `kubectl apply`
-//! prints them), then warnings apart; clicking one moves the editor to its line.
+//! prints them), then warnings, then infos (policy audits and skipped policy rules) apart;
+//! a Service policy's findings carry their rule id; clicking one moves the editor to its line.
 
 use std::rc::Rc;
 
@@ -15,12 +16,18 @@ pub(crate) struct DiagnosticsProps {
     pub(crate) on_jump: Callback<(u32, u32)>,
 }
 
-/// `The Service "web" is invalid:` (what kubectl prints before the causes).
-fn headline(object: Option<&ObjectRef>) -> String {
+/// The `reason` prefix of Service policy findings (`policy:externalIPs.allowedCIDRs`).
+const POLICY_REASON_PREFIX: &str = "policy:";
+
+/// What kubectl prints before the causes: `The Service "web" is invalid:` for the apiserver's
+/// 422, and for a policy denial what the apiserver says when a webhook refuses (403).
+fn headline(object: Option<&ObjectRef>, list: &[&Diagnostic]) -> String {
+    let by_policy = list.iter().all(|d| d.reason.starts_with(POLICY_REASON_PREFIX));
+    let verdict = if by_policy { "is forbidden by the Service policy" } else { "is invalid" };
     match object {
-        Some(o) if !o.name.is_empty() => format!("The {} {:?} is invalid:", o.kind, o.name),
-        Some(o) => format!("The {} is invalid:", o.kind),
-        None => "The scenario is invalid:".to_owned(),
+        Some(o) if !o.name.is_empty() => format!("The {} {:?} {verdict}:", o.kind, o.name),
+        Some(o) => format!("The {} {verdict}:", o.kind),
+        None => format!("The scenario {verdict}:"),
     }
 }
 
@@ -28,7 +35,20 @@ fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -
     let class = match diagnostic.severity {
         Severity::Error => "diag error",
         Severity::Warning => "diag warning",
+        Severity::Info => "diag info",
     };
+    // The rule id of a policy finding, shown apart so the message keeps kubectl's wording; it
+    // may only break after a dot of its settings path.
+    let rule = diagnostic.reason.starts_with(POLICY_REASON_PREFIX).then(|| {
+        let mut parts = diagnostic.reason.split('.');
+        let first = parts.next().unwrap_or_default().to_owned();
+        html! {
+            <span class="rule-id">
+                {first}
+                { for parts.map(|part| html! { <>{"."}<wbr/>{part.to_owned()}</> }) }
+            </span>
+        }
+    });
     match &diagnostic.source {
         Some(source) => {
             let (line, column) = (source.line, source.column);
@@ -37,15 +57,23 @@ fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -
             html! {
                 <li>
                     <button class={class} {onclick} data-line={line.to_string()}
+                        data-reason={diagnostic.reason.clone()}
                         title={format!("Go to line {line}, column {column}")}>
                         <span class="loc">{format!("{line}:{column}")}</span>
                         <span class="msg">{text}</span>
+                        {rule}
                     </button>
                 </li>
             }
         }
         None => {
-            html! { <li><div class={class}><span class="loc">{"–"}</span><span class="msg">{text}</span></div></li> }
+            html! {
+                <li>
+                    <div class={class} data-reason={diagnostic.reason.clone()}>
+                        <span class="loc">{"–"}</span><span class="msg">{text}</span>{rule}
+                    </div>
+                </li>
+            }
         }
     }
 }
@@ -62,8 +90,10 @@ pub(crate) fn DiagnosticsPanel(props: &DiagnosticsProps) -> Html {
             None => groups.push((d.object.as_ref(), vec![d])),
         }
     }
-    let warnings: Vec<&Diagnostic> =
-        report.diagnostics.iter().filter(|d| d.severity == Severity::Warning).collect();
+    let of = |severity: Severity| -> Vec<&Diagnostic> {
+        report.diagnostics.iter().filter(|d| d.severity == severity).collect()
+    };
+    let (warnings, infos) = (of(Severity::Warning), of(Severity::Info));
     let n_errors: usize = groups.iter().map(|(_, l)| l.len()).sum();
     html! {
         <div class="diagnostics">
@@ -73,7 +103,7 @@ pub(crate) fn DiagnosticsPanel(props: &DiagnosticsProps) -> Html {
             }
             { for groups.iter().map(|(object, list)| html! {
                 <div class="diag-group">
-                    <p class="headline">{headline(*object)}</p>
+                    <p class="headline">{headline(*object, list)}</p>
                     <ul class="diag-list" aria-labelledby="errors-heading">
                         { for list.iter().map(|d| {
                             let text = if list.len() == 1 { d.message.clone() } else { format!("* {}", d.message) };
@@ -89,6 +119,12 @@ pub(crate) fn DiagnosticsPanel(props: &DiagnosticsProps) -> Html {
             <ul class="diag-list" aria-labelledby="warnings-heading">
                 { for warnings.iter().map(|d| item(d, format!("Warning: {}", d.message), &props.on_jump)) }
             </ul>
+            if !infos.is_empty() {
+                <h3 id="infos-heading">{format!("Info ({})", infos.len())}</h3>
+                <ul class="diag-list" aria-labelledby="infos-heading">
+                    { for infos.iter().map(|d| item(d, d.message.clone(), &props.on_jump)) }
+                </ul>
+            }
         </div>
     }
 }

@@ -22,8 +22,10 @@
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
     (func (export "abi-version") (result i32) (i32.const 999))
-    ;; Parameters: the inputs list (pointer, length) and `check-options.no-defaults`.
-    (func (export "check") (param i32 i32 i32) (result i32)
+    ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
+    ;; `no-defaults` (parameter 2), `policy` (tag, name, text) and `user-info` (tag, username,
+    ;; groups).
+    (func (export "check") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
       (if (local.get 2)
         (then
           (unreachable)))
@@ -34,18 +36,39 @@
       (i32.store (i32.const 20) (i32.const 8))
       (i32.store (i32.const 24) (i32.const 0))
       (i32.const 16))
-    (func (export "diagnose") (param i32 i32 i32) (result i32) (call $empty))
+    (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     (func (export "trace")
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
-    (func (export "validate-admission") (param i32 i32) (result i32) (call $ok))
+    ;; Parameters: the review, then `admission-options` flattened (16 in all, the most that
+    ;; the canonical ABI passes flat).
+    (func (export "validate-admission") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "check-settings") (param i32 i32 i32 i32) (result i32) (call $empty))
+    ;; Writes the string "ok" (pointer and length) to the return area at 32.
+    (func (export "settings-schema") (result i32)
+      (i32.store (i32.const 32) (i32.const 100))
+      (i32.store (i32.const 36) (i32.const 2))
+      (i32.const 32))
   )
   (core instance $i (instantiate $m))
 
   (type $input' (record (field "name" string) (field "text" string)))
   (export $input "input" (type $input'))
-  (type $check-options' (record (field "no-defaults" bool)))
+  (type $user-info' (record (field "username" string) (field "groups" (list string))))
+  (export $user-info "user-info" (type $user-info'))
+  (type $check-options'
+    (record
+      (field "no-defaults" bool)
+      (field "policy" (option $input))
+      (field "user-info" (option $user-info))))
   (export $check-options "check-options" (type $check-options'))
+  (type $admission-options'
+    (record
+      (field "policy" (option $input))
+      (field "profile" (option $input))
+      (field "stringly-typed" bool)
+      (field "inventory" (option (list string)))))
+  (export $admission-options "admission-options" (type $admission-options'))
   (type $proxy-mode' (enum "iptables" "nftables"))
   (export $proxy-mode "proxy-mode" (type $proxy-mode'))
   (type $ip-family' (enum "ipv4" "ipv6"))
@@ -66,7 +89,7 @@
       (field "node" (option string))
       (field "in-interface" (option string))))
   (export $trace-options "trace-options" (type $trace-options'))
-  (type $severity' (enum "error" "warning"))
+  (type $severity' (enum "error" "warning" "info"))
   (export $severity "severity" (type $severity'))
   (type $object-ref' (record (field "kind" string) (field "namespace" string) (field "name" string)))
   (export $object-ref "object-ref" (type $object-ref'))
@@ -103,7 +126,14 @@
     (result (result string (error $error)))
     (canon lift (core func $i "trace") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "validate-admission")
-    (param "review" string)
+    (param "review" string) (param "options" $admission-options)
     (result (result string (error $error)))
     (canon lift (core func $i "validate-admission") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "check-settings")
+    (param "settings" $input)
+    (result (result (list $diagnostic) (error $error)))
+    (canon lift (core func $i "check-settings") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "settings-schema")
+    (result string)
+    (canon lift (core func $i "settings-schema") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
 )

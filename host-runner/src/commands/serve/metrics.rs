@@ -52,8 +52,8 @@ struct OutcomeLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RuleLabels {
     rule: String,
-    /// `Invalid` (apiserver validation), `Forbidden` (policy deny) or `audit`.
-    effect: String,
+    /// `Invalid` (apiserver validation), `deny`, `warn` or `audit` (policy).
+    effect: &'static str,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -106,8 +106,8 @@ impl Metrics {
         let rules = Family::<RuleLabels, Counter>::default();
         registry.register(
             "rule_verdicts",
-            "Refusal causes and audit annotations by rule (field path with indices as [*], or \
-             policy rule) and effect (Invalid, Forbidden, audit)",
+            "Policy rules that denied, warned or audited (effect deny, warn, audit), and the \
+             fields of apiserver refusals (effect Invalid, indices as [*])",
             rules.clone(),
         );
         // 10^4 to ~4·10^10 units (the default budget is 5·10^10).
@@ -163,7 +163,7 @@ impl Metrics {
                     self.fuel.observe(*fuel as f64);
                 }
                 for (rule, effect) in &verdict.rules {
-                    let labels = RuleLabels { rule: rule.clone(), effect: effect.clone() };
+                    let labels = RuleLabels { rule: rule.clone(), effect: *effect };
                     self.rules.get_or_create(&labels).inc();
                 }
                 if verdict.allowed { "allowed" } else { "denied" }

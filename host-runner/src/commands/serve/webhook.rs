@@ -12,6 +12,7 @@ use clap::ValueEnum;
 use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
+use svclab_core::AdmissionOptions;
 
 use super::metrics::{Metrics, Review};
 use crate::engine::{Engine, EngineError, Outcome};
@@ -55,10 +56,12 @@ impl HttpResponse {
     }
 }
 
-/// The review routes as a pure function: `POST /validate`, `GET /healthz`.
+/// The review routes as a pure function: `POST /validate` (judged under `options`),
+/// `GET /healthz`.
 pub fn route(
     engine: &Engine,
     policy: FailurePolicy,
+    options: &AdmissionOptions,
     method: &str,
     path: &str,
     body: &str,
@@ -66,15 +69,20 @@ pub fn route(
     let path = path.split('?').next().unwrap_or(path);
     match (method, path) {
         ("GET", "/healthz") => HttpResponse::text(200, "ok\n"),
-        ("POST", "/validate") => review(engine, policy, body).0,
+        ("POST", "/validate") => review(engine, policy, options, body).0,
         (_, "/healthz" | "/validate") => HttpResponse::text(405, "method not allowed\n"),
         _ => HttpResponse::text(404, "not found\n"),
     }
 }
 
 /// Reviews `body`; the answer, and what the metrics record of it.
-fn review(engine: &Engine, policy: FailurePolicy, body: &str) -> (HttpResponse, Review) {
-    match engine.validate_admission(body) {
+fn review(
+    engine: &Engine,
+    policy: FailurePolicy,
+    options: &AdmissionOptions,
+    body: &str,
+) -> (HttpResponse, Review) {
+    match engine.validate_admission(body, options) {
         Ok(Outcome { output, fuel, .. }) => {
             let review = Review::Answered { verdict: Verdict::of(&output), fuel };
             (HttpResponse::json(output), review)
@@ -94,36 +102,56 @@ fn review(engine: &Engine, policy: FailurePolicy, body: &str) -> (HttpResponse, 
 pub(super) struct Verdict {
     /// `response.allowed`.
     pub(super) allowed: bool,
-    /// The rules behind it, with their effect: each refusal cause's `field` (the apiserver's
-    /// field path, or the policy rule) with `response.status.reason` (`Invalid`, `Forbidden`),
-    /// and each `svclab.dev/<rule>` audit annotation with `audit`; deduplicated.
-    pub(super) rules: Vec<(String, String)>,
+    /// The rules behind it, with their effect, deduplicated: a policy rule (the `(rule.id)`
+    /// that ends each policy message) with `deny` (a 403 cause), `warn` (a warning) or `audit`
+    /// (a `svclab.dev/<rule>` annotation); an apiserver refusal's field path (indices as `[*]`)
+    /// with `Invalid`.
+    pub(super) rules: Vec<(String, &'static str)>,
 }
 
 impl Verdict {
     fn of(output: &str) -> Verdict {
         let review: serde_json::Value = serde_json::from_str(output).unwrap_or_default();
         let response = &review["response"];
-        let reason = response.pointer("/status/reason").and_then(|r| r.as_str()).unwrap_or("");
-        let mut rules: Vec<(String, String)> = Vec::new();
-        if let Some(causes) = response.pointer("/status/details/causes").and_then(|c| c.as_array())
-        {
-            rules.extend(causes.iter().filter_map(|cause| {
-                let field = cause["field"].as_str().unwrap_or_default();
+        let forbidden =
+            response.pointer("/status/reason").and_then(|r| r.as_str()) == Some("Forbidden");
+        let mut rules: Vec<(String, &'static str)> = Vec::new();
+        let causes = response.pointer("/status/details/causes").and_then(|c| c.as_array());
+        for cause in causes.into_iter().flatten() {
+            let message = cause["message"].as_str().unwrap_or_default();
+            let field = cause["field"].as_str().unwrap_or_default();
+            match rule_of(message) {
+                Some(rule) if forbidden => rules.push((rule.to_owned(), "deny")),
                 // Field paths carry indices (`spec.ports[3].port`): stripped, so the label set
                 // stays bounded.
-                (!field.is_empty()).then(|| (strip_indices(field), reason.to_owned()))
-            }));
+                _ if !field.is_empty() => rules.push((strip_indices(field), "Invalid")),
+                _ => {}
+            }
         }
+        let warnings = response["warnings"].as_array();
+        rules.extend(
+            warnings
+                .into_iter()
+                .flatten()
+                .filter_map(|warning| rule_of(warning.as_str()?))
+                .map(|rule| (rule.to_owned(), "warn")),
+        );
         if let Some(annotations) = response["auditAnnotations"].as_object() {
             rules.extend(annotations.keys().filter_map(|key| {
-                key.strip_prefix("svclab.dev/").map(|rule| (rule.to_owned(), "audit".to_owned()))
+                key.strip_prefix("svclab.dev/").map(|rule| (rule.to_owned(), "audit"))
             }));
         }
         rules.sort();
         rules.dedup();
         Verdict { allowed: response["allowed"].as_bool().unwrap_or(false), rules }
     }
+}
+
+/// The policy rule a message names at its end (`... (externalIPs.allowedCIDRs)`).
+fn rule_of(message: &str) -> Option<&str> {
+    let rule = message.strip_suffix(')')?.rsplit_once(" (")?.1;
+    let is_id = rule.contains('.') && rule.chars().all(|c| c.is_ascii_alphanumeric() || c == '.');
+    is_id.then_some(rule)
 }
 
 /// `spec.ports[3].port` → `spec.ports[*].port`.
@@ -191,6 +219,7 @@ fn failure_response(policy: FailurePolicy, body: &str, err: &str) -> HttpRespons
 pub(super) struct Webhook {
     engine: Engine,
     policy: FailurePolicy,
+    options: AdmissionOptions,
     /// One permit per review that may run at once (see `concurrency`).
     slots: Arc<tokio::sync::Semaphore>,
     /// Set when shutting down: `/readyz` then answers 503 so endpoints drop this pod.
@@ -199,10 +228,16 @@ pub(super) struct Webhook {
 }
 
 impl Webhook {
-    pub(super) fn new(engine: Engine, policy: FailurePolicy, slots: u32) -> Webhook {
+    pub(super) fn new(
+        engine: Engine,
+        policy: FailurePolicy,
+        options: AdmissionOptions,
+        slots: u32,
+    ) -> Webhook {
         Webhook {
             engine,
             policy,
+            options,
             slots: Arc::new(tokio::sync::Semaphore::new(usize::try_from(slots).unwrap_or(1))),
             draining: AtomicBool::new(false),
             metrics: Metrics::new(),
@@ -288,7 +323,7 @@ impl Webhook {
         };
         let webhook = Arc::clone(&self);
         let reviewed = tokio::task::spawn_blocking(move || {
-            let (answer, review) = review(&webhook.engine, webhook.policy, &body);
+            let (answer, review) = review(&webhook.engine, webhook.policy, &webhook.options, &body);
             drop(permit);
             webhook.metrics.review(&review);
             answer
