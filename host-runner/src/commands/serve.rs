@@ -43,8 +43,10 @@ pub(crate) struct ServeCommand {
     /// PEM private key of --tls-cert. Reloaded when the file changes.
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// PEM CA bundle: require a client certificate signed by one of these CAs (kube-apiserver
-    /// presents one when its admission control config file names a kubeconfig for the webhook).
+    /// PEM CA bundle: reviews need a client certificate signed by one of these CAs (kube-apiserver
+    /// presents one when its admission control config file names a kubeconfig for the webhook);
+    /// other certificates fail the handshake; /healthz, /readyz and /metrics need none (the
+    /// kubelet's probes present none).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     client_ca: Option<PathBuf>,
     /// What to answer when the engine fails (out of fuel, deadline, trap): like the
@@ -141,7 +143,7 @@ impl ServeCommand {
             .build()
             .context("cannot start the server runtime")?;
         let webhook = Arc::new(webhook::Webhook::new(engine, self.failure_policy, options, slots));
-        runtime.block_on(async {
+        let served: anyhow::Result<u8> = runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind(&self.listen)
                 .await
                 .with_context(|| format!("cannot listen on {}", self.listen))?;
@@ -178,7 +180,10 @@ impl ServeCommand {
                     }
                 }
             }
-        })
+        });
+        // A review still running past the grace period is abandoned, not waited for.
+        runtime.shutdown_timeout(Duration::from_millis(100));
+        served
     }
 }
 

@@ -107,8 +107,7 @@ pub(super) async fn run(
             http2: http2.clone(),
             watcher: graceful.watcher(),
         };
-        let acceptor = options.tls.as_ref().map(|tls| tls.acceptor());
-        tokio::spawn(connection.serve(tcp, acceptor));
+        tokio::spawn(connection.serve(tcp, options.tls.clone()));
     };
 
     drop(listener);
@@ -137,23 +136,30 @@ struct Connection {
 }
 
 impl Connection {
-    async fn serve(self, tcp: TcpStream, acceptor: Option<tokio_rustls::TlsAcceptor>) {
+    async fn serve(self, tcp: TcpStream, tls: Option<Arc<Reloading>>) {
         // Reviews are small request/response pairs: send them without Nagle's delay.
         let _ = tcp.set_nodelay(true);
-        let webhook = Arc::clone(&self.webhook);
-        webhook.metrics.connections.inc();
-        let service = service_fn(move |request| Arc::clone(&webhook).handle(request));
-        match acceptor {
+        self.webhook.metrics.connections.inc();
+        let service = |authenticated: bool| {
+            let webhook = Arc::clone(&self.webhook);
+            service_fn(move |request| Arc::clone(&webhook).handle(request, authenticated))
+        };
+        match tls {
             None => {
-                let served = self.http1.serve_connection(TokioIo::new(tcp), service);
+                let served = self.http1.serve_connection(TokioIo::new(tcp), service(true));
                 let _ = self.watcher.watch(served).await;
             }
-            Some(acceptor) => {
-                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+            Some(tls) => {
+                let handshake = tls.acceptor().accept(tcp);
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
                     Ok(Ok(stream)) => {
-                        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                        let session = stream.get_ref().1;
+                        let authenticated = !tls.requires_client_certificate()
+                            || session.peer_certificates().is_some_and(|chain| !chain.is_empty());
+                        let h2 = session.alpn_protocol() == Some(b"h2");
                         let builder = if h2 { &self.http2 } else { &self.http1 };
-                        let served = builder.serve_connection(TokioIo::new(stream), service);
+                        let served =
+                            builder.serve_connection(TokioIo::new(stream), service(authenticated));
                         let _ = self.watcher.watch(served).await;
                     }
                     Ok(Err(_)) | Err(_) => {

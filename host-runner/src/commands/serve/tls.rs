@@ -147,6 +147,11 @@ impl Reloading {
         Ok(Reloading { files, current: RwLock::new(config), seen: Mutex::new(seen) })
     }
 
+    /// Whether reviews need a verified client certificate (`--client-ca`).
+    pub(super) fn requires_client_certificate(&self) -> bool {
+        self.files.client_ca.is_some()
+    }
+
     /// The acceptor for a new connection, with the configuration in force.
     pub(super) fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
         let config = self.current.read().map_or_else(

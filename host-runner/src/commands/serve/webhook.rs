@@ -248,10 +248,12 @@ impl Webhook {
         self.draining.store(true, Ordering::Relaxed);
     }
 
-    /// Answers one request (never fails: every problem is an HTTP status).
+    /// Answers one request (never fails: every problem is an HTTP status); `authenticated`
+    /// is false on a connection without the client certificate `--client-ca` asks for.
     pub(super) async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
+        authenticated: bool,
     ) -> Result<Response<Full<Bytes>>, Infallible> {
         let started = Instant::now();
         let (label, allow) = match request.uri().path() {
@@ -267,6 +269,10 @@ impl Webhook {
             HttpResponse::text(405, "method not allowed\n")
         } else {
             match label {
+                "/validate" if !authenticated => HttpResponse::text(
+                    403,
+                    "reviews need a client certificate signed by --client-ca\n",
+                ),
                 "/validate" => Arc::clone(&self).validate(request).await,
                 "/readyz" if self.draining.load(Ordering::Relaxed) => {
                     HttpResponse::text(503, "shutting down\n")
