@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
-use svclab_core::allocation::{
+use svclab_core::testing::allocation::{
     Bitmap, IpAddressAllocator, IpRange, MetaAllocator, PortAllocator, RangeSnapshot,
     ip_band_offset, ip_offset_for, port_band_offset, range_size,
 };
@@ -80,7 +80,7 @@ fn profile(vector: &Value) -> Result<Profile, Failed> {
 /// One allocator under test.
 enum Target {
     Ip(IpRange),
-    Core(Bitmap, svclab_core::allocation::Seeded),
+    Core(Bitmap, svclab_core::testing::allocation::Seeded),
     Port(PortAllocator),
     Object(IpAddressAllocator),
     Meta(MetaAllocator),
@@ -100,7 +100,7 @@ fn run_vector(vector: &Value) -> Result<(), Failed> {
             let offset = vector["core"]["offset"].as_u64().ok_or("core.offset")? as usize;
             Target::Core(
                 Bitmap::new(max, offset),
-                svclab_core::allocation::Seeded::new(profile.seed, "core"),
+                svclab_core::testing::allocation::Seeded::new(profile.seed, "core"),
             )
         }
         "port" => Target::Port(port_allocator(vector, &profile)?),
@@ -163,7 +163,7 @@ fn run_vector(vector: &Value) -> Result<(), Failed> {
 }
 
 fn cidr(text: &str) -> Result<ipnet::IpNet, Failed> {
-    svclab_core::parse_cidr_sloppy(text)
+    svclab_core::testing::parse_cidr_sloppy(text)
         .map(|(_, n)| n)
         .ok_or_else(|| format!("bad CIDR {text}").into())
 }
@@ -199,7 +199,7 @@ fn expand(lo: &Value, hi: &Value) -> Result<Vec<Value>, Failed> {
 
 fn ip(v: &Value) -> Result<IpAddr, Failed> {
     let text = v.as_str().ok_or_else(|| format!("expected an address, got {v}"))?;
-    svclab_core::parse_ip_sloppy(text).ok_or_else(|| format!("bad address {text}").into())
+    svclab_core::testing::parse_ip_sloppy(text).ok_or_else(|| format!("bad address {text}").into())
 }
 
 fn numeric(ip: IpAddr) -> u128 {
@@ -673,7 +673,8 @@ fn check_service(
         return Err(format!("{} allocations, expected {n}", last.allocations.len()).into());
     }
     if let Some(f) = expect["clusterIP_family"].as_str() {
-        let first = last.cluster_ips.first().and_then(|ip| svclab_core::parse_ip_sloppy(ip));
+        let first =
+            last.cluster_ips.first().and_then(|ip| svclab_core::testing::parse_ip_sloppy(ip));
         if first.map(IpFamily::of).map(IpFamily::as_str) != Some(f) {
             return Err(format!("clusterIP family of {:?}, expected {f}", last.cluster_ips).into());
         }

@@ -12,9 +12,12 @@ use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
+use svclab_core::testing::{
+    ProxyConfig, render_objects, select_endpoints, trace_nft_text, trace_text,
+};
 use svclab_core::{
-    EndpointSlice, Endpoints, Input, IpFamily, Node, Object, ProxyConfig, ProxyMode, Service,
-    TraceRequest, parse, render_objects, select_endpoints, trace_nft_text, trace_text,
+    EndpointSlice, Endpoints, Input, IpFamily, Node, Object, ProxyMode, Service, TraceRequest,
+    parse,
 };
 
 fn main() {
@@ -629,7 +632,7 @@ fn run_traces(dir: &Path) -> Result<(), Failed> {
 
 fn first_host(cidr: &str) -> String {
     // Sloppy parsing: goldens write ranges with leading zeros (`203.0.113.000/025`).
-    match svclab_core::parse_cidr_sloppy(cidr) {
+    match svclab_core::testing::parse_cidr_sloppy(cidr) {
         Some((_, net)) => {
             net.hosts().next().map(|h| h.to_string()).unwrap_or_else(|| net.network().to_string())
         }

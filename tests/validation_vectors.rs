@@ -9,10 +9,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::Value;
-use svclab_core::{
-    CheckOptions, ErrorType, FieldError, Input, Object, ObjectRef, Profile, Severity, Version,
-    check, parse, validate_endpoint_slice_create, validate_endpoint_slice_update,
+use svclab_core::testing::{
+    ErrorType, FieldError, validate_endpoint_slice_create, validate_endpoint_slice_update,
     validate_service_create, validate_service_update,
+};
+use svclab_core::{
+    CheckOptions, Input, Object, ObjectRef, Profile, Severity, Version, check, parse,
 };
 
 fn main() {

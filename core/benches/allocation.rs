@@ -4,7 +4,7 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
-use svclab_core::allocation::{IpAddressAllocator, IpRange};
+use svclab_core::testing::allocation::{IpAddressAllocator, IpRange};
 
 fn filled_range(cidr: &str, offset: u128, fill: f64) -> IpRange {
     let net = cidr.parse().unwrap_or_default();

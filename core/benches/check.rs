@@ -1,5 +1,6 @@
 //! `check` of a generated 1,000-Service scenario end to end (parse → defaulting → allocation →
-//! validation → warnings → report), plus a one-off table splitting the time by stage.
+//! validation → warnings → report), plus a one-off table splitting the time by stage, and the
+//! same scenario under a policy with every block set (what the policy layer adds).
 //!
 //! Stages are timed from outside the core with its public API: `parse` alone, validation of
 //! every (already defaulted and allocated) Service alone, rendering of the report alone; the
@@ -9,8 +10,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use svclab_core::testing::validate_service_create;
 use svclab_core::{
-    CheckOptions, Input, Object, Profile, Service, check, evaluate, parse, validate_service_create,
+    CheckOptions, Input, Object, Profile, Service, UserInfo, check, evaluate, parse,
 };
 
 /// 1,000 Services: 60 % ClusterIP, 25 % NodePort, 10 % LoadBalancer (half with
@@ -54,6 +56,32 @@ fn scenario() -> String {
     out
 }
 
+/// A policy with every block set, which most of the scenario passes (so every Service is
+/// judged in full and stored).
+const FULL_POLICY: &str = r#"
+action: deny
+exemptions: {namespaces: [kube-system], groups: [system:masters], services: [{namespace: ns-0, name: svc-0}]}
+types: {allowed: [ClusterIP, NodePort, LoadBalancer, ExternalName]}
+externalIPs: {mode: allowlist, allowedCIDRs: [192.0.2.0/24], alsoCheckAnnotations: [example.com/external-ips]}
+nodePorts: {allowedRanges: ["30000-32767"], explicit: staticBandOnly, namespaceRanges: [{namespaces: [team-a-*], ranges: ["30100-30199"]}], reservations: [{port: 30443, namespace: ingress, name: nginx}]}
+loadBalancer: {allowedSourceRangeCIDRs: [10.0.0.0/8], forbidOpenSourceRanges: true, loadBalancerIP: forbid, statusIngressAllowedCIDRs: [198.51.100.0/24]}
+clusterIP: {explicit: staticBandOnly, namespaceCIDRs: [{namespaces: [kube-system], cidrs: [10.96.0.0/28]}], reservations: [{ip: 10.96.0.10, namespace: kube-system, name: kube-dns}]}
+externalName: {deniedNames: [localhost, "*.svc.cluster.local"], forbidIPLiterals: true}
+selector: {require: true, uniqueInNamespace: true}
+ports: {allowedPorts: ["1-65535"], deniedPorts: [22], allowedProtocols: [TCP, UDP], requireNames: true}
+endpointSlices: {manual: restrictAddresses, deniedAddressCIDRs: [127.0.0.0/8, 169.254.0.0/16]}
+deprecations: {externalIPs: warn, loadBalancerIP: warn, topologyAwareHintsAnnotation: warn, tolerateUnreadyEndpointsAnnotation: warn}
+nonCanonicalIPs: warn
+"#;
+
+fn with_policy() -> CheckOptions {
+    CheckOptions {
+        policy: Some(Input::new("policy.yaml", FULL_POLICY)),
+        user_info: Some(UserInfo { username: "alice".into(), groups: vec!["dev".into()] }),
+        ..CheckOptions::default()
+    }
+}
+
 fn bench_check(c: &mut Criterion) {
     let inputs = [Input::new("scenario.yaml", scenario())];
     let options = CheckOptions::default();
@@ -61,6 +89,10 @@ fn bench_check(c: &mut Criterion) {
     let mut group = c.benchmark_group("check");
     group.sample_size(20);
     group.bench_function("1000 services", |b| b.iter(|| check(black_box(&inputs), &options)));
+    let policy = with_policy();
+    group.bench_function("1000 services with a full policy", |b| {
+        b.iter(|| check(black_box(&inputs), &policy))
+    });
     group.bench_function("parse", |b| b.iter(|| parse(black_box(&inputs))));
     let (world, report) = evaluate(&inputs, &options);
     let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
@@ -119,6 +151,20 @@ fn stage_table(inputs: &[Input], options: &CheckOptions) {
     let render = cost(RUNS, || {
         black_box((report.to_json(), report.to_text()));
     });
+    // The policy's share is small next to `check` itself, so compare the fastest of many
+    // alternating runs (the minimum is what a loaded machine disturbs least).
+    let policy = with_policy();
+    let (mut without_min, mut with_min) = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 * RUNS {
+        without_min = without_min.min(cost(1, || {
+            black_box(check(inputs, options));
+        }));
+        with_min = with_min.min(cost(1, || {
+            black_box(check(inputs, &policy));
+        }));
+    }
+    let judged = check(inputs, &policy);
+    let kept = judged.services.iter().filter(|s| s.outcome == "created").count();
     let accepted = report.services.iter().filter(|s| s.outcome == "created").count();
     let services = parse(inputs).objects.iter().filter(|o| matches!(o, Object::Service(_))).count();
     let rest = total.saturating_sub(parse_time + validation);
@@ -136,6 +182,14 @@ fn stage_table(inputs: &[Input], options: &CheckOptions) {
     );
     println!("  {:<46} {:>8.2} ms", "check() total (core, no rendering)", ms(total));
     println!("  {:<46} {:>8.2} ms", "report rendering (to_json + to_text)", ms(render));
+    println!(
+        "  {:<46} {:>8.2} ms ({kept} created under it; fastest of {} runs each: {:.2} vs {:.2} ms)",
+        "a full policy adds (check with - without)",
+        ms(with_min.saturating_sub(without_min)),
+        3 * RUNS,
+        ms(with_min),
+        ms(without_min)
+    );
 }
 
 criterion_group!(benches, bench_check);

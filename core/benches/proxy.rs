@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use svclab_core::testing::{DetectLocal, ProxyConfig, render_objects};
 use svclab_core::{
-    DetectLocal, Endpoint, EndpointPort, EndpointSlice, IpFamily, ObjectMeta, ProxyConfig,
-    ProxyMode, Service, ServicePort, render_objects,
+    Endpoint, EndpointPort, EndpointSlice, IpFamily, ObjectMeta, ProxyMode, Service, ServicePort,
 };
 
 const SERVICES: u32 = 10_000;

@@ -1,6 +1,6 @@
 //! ClusterIP and NodePort allocation exactly as kube-apiserver does it: bitmap ranges with the
 //! static/dynamic bands of KEP-3070 and KEP-3668, the ServiceCIDR/IPAddress allocator of
-//! KEP-1880, and the dual-stack rules of the Service REST storage. See allocation.md.
+//! KEP-1880, and the dual-stack rules of the Service REST storage (`pkg/registry/core/service/storage`).
 
 mod bitmap;
 mod interval_set;

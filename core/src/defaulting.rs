@@ -1,5 +1,5 @@
-//! API defaulting of a Service as kube-apiserver applies it on create (`SetDefaults_Service`,
-//! validation.md §2): only the fields the v1 defaulter touches; family and IP defaults come from
+//! API defaulting of a Service as kube-apiserver applies it on create (`SetDefaults_Service` of
+//! `pkg/apis/core/v1/defaults.go`): only the fields the v1 defaulter touches; family and IP defaults come from
 //! the allocator.
 
 use crate::model::{ClientIpConfig, IntOrString, Service, SessionAffinityConfig};

@@ -50,3 +50,52 @@ pub struct Diagnostic {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
 }
+
+impl ObjectRef {
+    /// The object `kind` `namespace/name`.
+    pub(crate) fn new(kind: &str, namespace: &str, name: &str) -> ObjectRef {
+        ObjectRef { kind: kind.to_owned(), namespace: namespace.to_owned(), name: name.to_owned() }
+    }
+
+    /// An object known only by its kind (a range, a profile, an unreadable document).
+    pub(crate) fn kind(kind: &str) -> ObjectRef {
+        ObjectRef { kind: kind.to_owned(), ..ObjectRef::default() }
+    }
+}
+
+impl Diagnostic {
+    /// An error about `field` of `object` (an empty field means the whole object).
+    pub(crate) fn error(
+        object: Option<ObjectRef>,
+        field: impl Into<String>,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            object,
+            field: field.into(),
+            reason: reason.to_owned(),
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A warning about `field` of `object`.
+    pub(crate) fn warning(
+        object: Option<ObjectRef>,
+        field: impl Into<String>,
+        reason: &str,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(object, field, reason, message)
+        }
+    }
+
+    /// The same diagnostic, placed where it was written.
+    pub(crate) fn at(self, source: Source) -> Diagnostic {
+        Diagnostic { source: Some(source), ..self }
+    }
+}

@@ -1,7 +1,7 @@
 //! Field errors as `k8s.io/apimachinery/pkg/util/validation/field` renders them: error types,
 //! Go-syntax value rendering (`%q`, `%#v`) and the `<path>: <Type>: <value>: <detail>` line.
 
-use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::model::Positions;
 
 /// `field.ErrorType`.
@@ -202,7 +202,7 @@ pub(crate) fn go_json_quote(s: &str) -> String {
 }
 
 /// Go `strconv.Quote`.
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -339,14 +339,9 @@ impl FieldError {
         positions: &Positions,
         json_values: bool,
     ) -> Diagnostic {
-        Diagnostic {
-            severity: Severity::Error,
-            object: Some(object.clone()),
-            field: self.path.clone(),
-            reason: self.kind.reason().to_owned(),
-            message: self.message(json_values),
-            source: Some(crate::pipeline::source_of(positions, &self.path)),
-        }
+        let message = self.message(json_values);
+        Diagnostic::error(Some(object.clone()), self.path.clone(), self.kind.reason(), message)
+            .at(positions.source_of(&self.path))
     }
 }
 

@@ -19,7 +19,7 @@
 #![forbid(unsafe_code)]
 
 mod admission;
-pub mod allocation;
+mod allocation;
 mod defaulting;
 mod diagnostic;
 mod field;
@@ -30,44 +30,60 @@ mod pipeline;
 mod policy;
 mod profile;
 mod proxy;
+mod registry;
 mod report;
 mod source;
 mod trace;
 mod validation;
+mod world;
 mod yaml;
 
-// The public surface: inputs, the pipeline, the report and the types it is built from.
+// The public surface, what hosts (the `svclab` command, the plugin, the playground) use: inputs,
+// the pipeline, the report and the types it is built from, rendering and tracing.
 pub use admission::{
     ADMISSION_API_VERSION, AdmissionError, AdmissionOptions, AdmissionRequest, Verdict, admit,
     validate_admission,
 };
 pub use diagnostic::{Diagnostic, ObjectRef, Severity};
-pub use field::{ErrorType, FieldError, GoValue, go_quote};
-pub use manifest::{Input, Located, Object, Scenario, parse};
+pub use manifest::{Input, Object, Scenario, parse};
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
-    KubeProxyConfiguration, Node, ObjectMeta, Positions, Service, ServicePort, ServiceSpec,
+    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServicePolicy,
+    ServicePort, ServiceSpec,
 };
-pub use net::{IpFamily, PortRange, parse_cidr_sloppy, parse_ip_sloppy};
-pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, StoredService, World, check, evaluate};
-pub use policy::{ServicePolicy, UserInfo, check_settings, settings_schema};
+pub use net::{IpFamily, PortRange};
+pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate};
+pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
 };
-pub use proxy::{
-    DetectLocal, EndpointSelection, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    RuleStats, render, render_objects, render_with_stats, report_rules, select_endpoints,
-};
+pub use proxy::{ProxyMode, RenderError, RenderOptions, RuleStats};
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
-    ServiceReport,
+    ServiceReport, report_rules,
 };
 pub use source::{Pos, Source};
-pub use trace::{
-    TraceOutcome, TraceReport, TraceRequest, TraceStep, trace, trace_mode, trace_nft_text,
-    trace_text,
-};
-pub use validation::{
-    validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
-    validate_service_update,
-};
+pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep};
+pub use world::{StoredService, World, render, trace};
+
+/// The internal door: what svclab's own conformance vectors, goldens, dataplane tests and
+/// benchmarks drive directly (allocators, validation functions, the renderer and tracer on
+/// plain objects and text). Not a supported API: names and signatures change without notice.
+#[doc(hidden)]
+pub mod testing {
+    /// The allocators (bitmap ranges, the IPAddress allocator, NodePort bands).
+    pub mod allocation {
+        pub use crate::allocation::*;
+    }
+    pub use crate::field::{ErrorType, FieldError, GoValue};
+    pub use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
+    pub use crate::proxy::{
+        DetectLocal, EndpointSelection, ProxyConfig, Rendered, render_objects, select_endpoints,
+    };
+    pub use crate::trace::{trace_nft_text, trace_text};
+    pub use crate::validation::{
+        validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
+        validate_service_update,
+    };
+    pub use crate::world::trace_mode;
+}

@@ -3,10 +3,12 @@
 
 mod decode;
 
-use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
+use std::sync::Arc;
+
+use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::model::{
-    ClusterProfile, EndpointSlice, Endpoints, KubeProxyConfiguration, Node as KubeNode, Positions,
-    Service, ServiceCidr,
+    ClusterProfile, EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node as KubeNode,
+    Positions, Service, ServiceCidr, ServicePolicy,
 };
 use crate::source::{Pos, Source};
 use crate::yaml::{self, Node, Value};
@@ -25,17 +27,6 @@ impl Input {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
         Input { name: name.into(), text: text.into() }
     }
-}
-
-/// An object with the positions of its fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Located<T> {
-    /// The decoded object.
-    pub value: T,
-    /// `apiVersion` as written.
-    pub api_version: String,
-    /// Where its fields are.
-    pub positions: Positions,
 }
 
 /// One recognised object of a scenario, in stream order.
@@ -58,7 +49,7 @@ pub enum Object {
     /// `svclab.dev/v1alpha1 ClusterProfile`.
     ClusterProfile(Located<ClusterProfile>),
     /// `svclab.dev/v1alpha1 ServicePolicy` (its settings stay in the positioned tree).
-    ServicePolicy(Located<crate::policy::ServicePolicy>),
+    ServicePolicy(Located<ServicePolicy>),
     /// A plain `iptables-save` dump pasted as a scenario document.
     IptablesSave {
         /// The dump text.
@@ -114,17 +105,15 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
             column: pos.column,
         };
         match doc.root {
-            Err(err) => scenario.diagnostics.push(Diagnostic {
-                severity: Severity::Error,
-                object: None,
-                field: String::new(),
-                reason: "InvalidSyntax".to_owned(),
-                message: format!(
+            Err(err) => {
+                let message = format!(
                     "error converting YAML to JSON: yaml: line {}: {}",
                     err.pos.line, err.message
-                ),
-                source: Some(source(err.pos)),
-            }),
+                );
+                scenario.diagnostics.push(
+                    Diagnostic::error(None, "", "InvalidSyntax", message).at(source(err.pos)),
+                );
+            }
             Ok(None) => {}
             Ok(Some(root)) => {
                 if looks_like_iptables_save(&doc.text) {
@@ -147,17 +136,13 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
     let source =
         |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
     let Value::Map(_) = root.value else {
-        scenario.diagnostics.push(Diagnostic {
-            severity: Severity::Error,
-            object: None,
-            field: String::new(),
-            reason: "InvalidObject".to_owned(),
-            message: format!(
-                "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                root.json_type()
-            ),
-            source: Some(source(root.pos)),
-        });
+        let message = format!(
+            "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            root.json_type()
+        );
+        scenario
+            .diagnostics
+            .push(Diagnostic::error(None, "", "InvalidObject", message).at(source(root.pos)));
         return;
     };
     let api_version = root.get("apiVersion").and_then(Node::as_str).unwrap_or("").to_owned();
@@ -170,17 +155,12 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         if kind.is_empty() {
             missing.push("kind not set");
         }
-        scenario.diagnostics.push(Diagnostic {
-            severity: Severity::Error,
-            object: None,
-            field: String::new(),
-            reason: "InvalidObject".to_owned(),
-            message: format!("error validating data: [{}]", missing.join(", ")),
-            source: Some(source(root.pos)),
-        });
+        let message = format!("error validating data: [{}]", missing.join(", "));
+        scenario
+            .diagnostics
+            .push(Diagnostic::error(None, "", "InvalidObject", message).at(source(root.pos)));
         return;
     }
-    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
     if kind == "List" || (kind.ends_with("List") && root.get("items").is_some()) {
         if depth >= MAX_LIST_DEPTH {
             return;
@@ -198,191 +178,85 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         }
         return;
     }
-    let mut ctx = decode::Ctx::default();
     let object_pos = root.pos;
-    let root = std::sync::Arc::new(root);
+    let root = Arc::new(root);
     let positions = Positions {
         object: object_pos,
         document,
         file: file.to_owned(),
-        root: Some(std::sync::Arc::clone(&root)),
+        root: Some(Arc::clone(&root)),
     };
-    let root: &Node = &root;
-    let object_ref = |meta: &crate::model::ObjectMeta| ObjectRef {
-        kind: kind.clone(),
-        namespace: meta.namespace.clone(),
-        name: meta.name.clone(),
-    };
-    let (object, object_ref): (Object, ObjectRef) = match (group, kind.as_str()) {
-        ("", "Service") => {
-            let value = decode::service(&mut ctx, root);
-            let r = object_ref(&value.metadata);
-            (Object::Service(Located { value, api_version: api_version.clone(), positions }), r)
-        }
-        ("discovery.k8s.io", "EndpointSlice") => {
-            let value = decode::endpoint_slice(&mut ctx, root);
-            let r = object_ref(&value.metadata);
-            (
-                Object::EndpointSlice(Located {
-                    value,
-                    api_version: api_version.clone(),
-                    positions,
-                }),
-                r,
-            )
-        }
-        ("", "Endpoints") => {
-            let value = decode::endpoints(&mut ctx, root);
-            let r = object_ref(&value.metadata);
-            (Object::Endpoints(Located { value, api_version: api_version.clone(), positions }), r)
-        }
-        ("", "Node") => {
-            let value = decode::node(&mut ctx, root);
-            let r = object_ref(&value.metadata);
-            (Object::Node(Located { value, api_version: api_version.clone(), positions }), r)
-        }
-        ("networking.k8s.io", "ServiceCIDR") => {
-            let value = decode::service_cidr(&mut ctx, root);
-            let r = object_ref(&value.metadata);
-            (Object::ServiceCidr(Located { value, api_version: api_version.clone(), positions }), r)
-        }
-        ("kubeproxy.config.k8s.io", "KubeProxyConfiguration") => {
-            let value = decode::kube_proxy_configuration(&mut ctx, root);
-            let r = ObjectRef { kind: kind.clone(), ..ObjectRef::default() };
-            (
-                Object::KubeProxyConfiguration(Located {
-                    value,
-                    api_version: api_version.clone(),
-                    positions,
-                }),
-                r,
-            )
-        }
-        ("svclab.dev", "ClusterProfile") => {
-            let value = decode::cluster_profile(&mut ctx, root);
-            let r = ObjectRef { kind: kind.clone(), ..ObjectRef::default() };
-            (
-                Object::ClusterProfile(Located {
-                    value,
-                    api_version: api_version.clone(),
-                    positions,
-                }),
-                r,
-            )
-        }
-        ("svclab.dev", "ServicePolicy") => {
-            let metadata = decode::service_policy(&mut ctx, root);
-            let r = object_ref(&metadata);
-            (
-                Object::ServicePolicy(Located {
-                    value: crate::policy::ServicePolicy { metadata },
-                    api_version: api_version.clone(),
-                    positions,
-                }),
-                r,
-            )
-        }
-        _ => {
-            let name = root
-                .get("metadata")
-                .and_then(|m| m.get("name"))
-                .and_then(Node::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let namespace = root
-                .get("metadata")
-                .and_then(|m| m.get("namespace"))
-                .and_then(Node::as_str)
-                .unwrap_or("")
-                .to_owned();
-            scenario.diagnostics.push(Diagnostic {
-                severity: Severity::Warning,
-                object: Some(ObjectRef { kind: kind.clone(), namespace, name }),
-                field: String::new(),
-                reason: "UnknownKind".to_owned(),
-                message: format!(
-                    "svclab does not model {api_version} {kind}; the object is skipped"
-                ),
-                source: Some(source(root.pos)),
-            });
-            return;
-        }
-    };
-    for unknown in &ctx.unknown_fields {
-        scenario.diagnostics.push(Diagnostic {
-            severity: Severity::Warning,
-            object: Some(object_ref.clone()),
-            field: unknown.path.clone(),
-            reason: "UnknownField".to_owned(),
-            message: format!("unknown field \"{}\"", unknown.path),
-            source: Some(source(unknown.pos)),
-        });
-    }
-    if let Some(first) = ctx.type_errors.first() {
-        // Go's decoder reports the first type error; the object is rejected as a whole.
-        let handled_as = if object_ref.kind == "Service"
-            || object_ref.kind == "Endpoints"
-            || object_ref.kind == "Node"
-        {
-            format!("{kind} in version \"v1\" cannot be handled as a {kind}")
-        } else {
-            let version = api_version.rsplit('/').next().unwrap_or("");
-            format!("{kind} in version \"{version}\" cannot be handled as a {kind}")
+    let Some(decoded) = decode::object(&root, &api_version, &kind, positions) else {
+        let meta = |field: &str| {
+            root.get("metadata").and_then(|m| m.get(field)).and_then(Node::as_str).unwrap_or("")
         };
-        scenario.diagnostics.push(Diagnostic {
-            severity: Severity::Error,
-            object: Some(object_ref),
-            field: first.path.clone(),
-            reason: "FieldValueTypeInvalid".to_owned(),
-            message: format!("{handled_as}: {}", first.message),
-            source: Some(source(first.pos)),
-        });
+        let object = ObjectRef::new(&kind, meta("namespace"), meta("name"));
+        let message = format!("svclab does not model {api_version} {kind}; the object is skipped");
+        scenario.diagnostics.push(
+            Diagnostic::warning(Some(object), "", "UnknownKind", message).at(source(root.pos)),
+        );
         return;
+    };
+    for unknown in decoded.unknown_fields {
+        let message = format!("unknown field \"{}\"", unknown.path);
+        let object = Some(decoded.object_ref.clone());
+        scenario.diagnostics.push(
+            Diagnostic::warning(object, unknown.path, "UnknownField", message)
+                .at(source(unknown.pos)),
+        );
     }
-    scenario.objects.push(object);
+    match decoded.object {
+        Ok(object) => scenario.objects.push(object),
+        Err(error) => scenario.diagnostics.push(
+            Diagnostic::error(
+                Some(decoded.object_ref),
+                error.path,
+                "FieldValueTypeInvalid",
+                error.message,
+            )
+            .at(source(error.pos)),
+        ),
+    }
 }
 
 /// A ClusterProfile from a positioned node (a whole document or its bare fields, as the
-/// admission hosts and Kubewarden's settings carry them), with decode errors as diagnostics.
+/// admission hosts and Kubewarden's settings carry them), with decode errors as diagnostics:
+/// unknown fields are errors here (a typo in a host's configuration must not pass).
 pub(crate) fn cluster_profile_from(
     root: Node,
     file: &str,
     document: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Located<ClusterProfile>> {
-    let mut ctx = decode::Ctx::default();
-    let value = decode::cluster_profile(&mut ctx, &root);
-    let source =
-        |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
-    let object = ObjectRef { kind: "ClusterProfile".into(), ..ObjectRef::default() };
-    for unknown in &ctx.unknown_fields {
-        diags.push(Diagnostic {
-            severity: Severity::Error,
-            object: Some(object.clone()),
-            field: unknown.path.clone(),
-            reason: "UnknownField".to_owned(),
-            message: format!("unknown field \"{}\"", unknown.path),
-            source: Some(source(unknown.pos)),
-        });
-    }
-    if let Some(first) = ctx.type_errors.first() {
-        diags.push(Diagnostic {
-            severity: Severity::Error,
-            object: Some(object),
-            field: first.path.clone(),
-            reason: "FieldValueTypeInvalid".to_owned(),
-            message: first.message.clone(),
-            source: Some(source(first.pos)),
-        });
-        return None;
-    }
     let positions = Positions {
         object: root.pos,
         document,
         file: file.to_owned(),
-        root: Some(std::sync::Arc::new(root)),
+        root: Some(Arc::new(root.clone())),
     };
-    Some(Located { value, api_version: "svclab.dev/v1alpha1".into(), positions })
+    let source =
+        |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
+    let decoded = decode::object(&root, "svclab.dev/v1alpha1", "ClusterProfile", positions)?;
+    for unknown in &decoded.unknown_fields {
+        let message = format!("unknown field \"{}\"", unknown.path);
+        let object = Some(decoded.object_ref.clone());
+        diags.push(
+            Diagnostic::error(object, unknown.path.clone(), "UnknownField", message)
+                .at(source(unknown.pos)),
+        );
+    }
+    match decoded.object {
+        Ok(Object::ClusterProfile(located)) => Some(located),
+        Ok(_) => None,
+        Err(first) => {
+            let object = Some(decoded.object_ref.clone());
+            diags.push(
+                Diagnostic::error(object, first.path, "FieldValueTypeInvalid", first.message)
+                    .at(source(first.pos)),
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use crate::source::Pos;
+use crate::source::{Pos, Source};
 use crate::yaml::{Node as YamlNode, Value as YamlValue};
 
 /// A string-to-string map (`labels`, `annotations`, `selector`). Iterates in key order.
@@ -57,7 +57,29 @@ fn steps(path: &str) -> Vec<Step<'_>> {
     out
 }
 
+/// An object with the positions of its fields, as the scenario reader hands it on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located<T> {
+    /// The decoded object.
+    pub value: T,
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// Where its fields are.
+    pub positions: Positions,
+}
+
 impl Positions {
+    /// The report position of a field path (see [`Positions::of`]); `""` is the object itself.
+    pub fn source_of(&self, path: &str) -> Source {
+        let pos = self.of(path);
+        Source {
+            file: self.file.clone(),
+            document: self.document,
+            line: pos.line,
+            column: pos.column,
+        }
+    }
+
     /// Position of a field path, falling back to its nearest present parent and then the object.
     ///
     /// Field names also match with a lower-cased first letter, because some Kubernetes messages
@@ -148,6 +170,14 @@ pub struct ObjectMeta {
     pub finalizers: Vec<String>,
 }
 
+/// `svclab.dev/v1alpha1 ServicePolicy`: the operator's Service policy as a scenario object. Its
+/// `spec` (the settings) is decoded by the policy layer from the positioned tree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServicePolicy {
+    /// `metadata`.
+    pub metadata: ObjectMeta,
+}
+
 /// `v1 Service`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Service {
@@ -157,6 +187,31 @@ pub struct Service {
     pub spec: ServiceSpec,
     /// `status`.
     pub status: ServiceStatus,
+}
+
+/// What a Service's type and policies make it need, as kube-apiserver's and kube-proxy's helpers
+/// ask (`pkg/registry/core/service/strategy.go`, `pkg/apis/core/v1/helper`).
+impl Service {
+    /// `needsClusterIP`: every type but ExternalName holds cluster IPs.
+    pub(crate) fn needs_cluster_ip(&self) -> bool {
+        self.spec.type_ != "ExternalName"
+    }
+
+    /// `needsNodePort`: NodePort and LoadBalancer Services hold NodePorts.
+    pub(crate) fn needs_node_port(&self) -> bool {
+        self.spec.type_ == "NodePort" || self.spec.type_ == "LoadBalancer"
+    }
+
+    /// `ExternallyAccessible`: LoadBalancer, NodePort, or ClusterIP with external IPs.
+    pub(crate) fn is_externally_accessible(&self) -> bool {
+        self.needs_node_port()
+            || (self.spec.type_ == "ClusterIP" && !self.spec.external_ips.is_empty())
+    }
+
+    /// `NeedsHealthCheck`: a LoadBalancer with `externalTrafficPolicy: Local`.
+    pub(crate) fn needs_health_check(&self) -> bool {
+        self.spec.type_ == "LoadBalancer" && self.spec.external_traffic_policy == "Local"
+    }
 }
 
 /// `spec` of a Service.

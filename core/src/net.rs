@@ -5,8 +5,6 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use crate::profile::Profile;
-
 /// An IP family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum IpFamily {
@@ -200,50 +198,6 @@ impl std::fmt::Display for PortRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}-{}", self.base, self.last())
     }
-}
-
-/// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.
-pub(crate) fn parse_service_ranges(
-    texts: &[String],
-    profile: &Profile,
-) -> Result<Vec<IpNet>, String> {
-    if texts.is_empty() {
-        return Err("--service-cluster-ip-range must contain at least one valid cidr".into());
-    }
-    if texts.len() > 2 {
-        return Err("--service-cluster-ip-range must not contain more than two entries".into());
-    }
-    let mut nets = Vec::new();
-    for text in texts {
-        let Some((_, net)) = parse_cidr_sloppy(text.trim()) else {
-            return Err(format!("invalid CIDR address: {text}"));
-        };
-        nets.push(net);
-    }
-    if nets.len() == 2 && IpFamily::of_net(&nets[0]) == IpFamily::of_net(&nets[1]) {
-        return Err(
-            "--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family"
-                .into(),
-        );
-    }
-    // The bitmap allocator caps ranges at 20 host bits, unless it is no longer written at all.
-    let bitmap_unused = profile.multi_cidr() && profile.gate("DisableAllocatorDualWrite");
-    if !bitmap_unused {
-        for (i, net) in nets.iter().enumerate() {
-            let bits = u32::from(net.max_prefix_len() - net.prefix_len());
-            if bits > 20 {
-                let suffix = if i == 0 { String::new() } else { format!("[{i}]") };
-                let (width, min) = match net {
-                    IpNet::V4(_) => (32, 12),
-                    IpNet::V6(_) => (128, 108),
-                };
-                return Err(format!(
-                    "specified --service-cluster-ip-range{suffix} is too large; for {width}-bit addresses, the mask must be >= {min}"
-                ));
-            }
-        }
-    }
-    Ok(nets)
 }
 
 #[cfg(test)]

@@ -64,18 +64,61 @@
 //!
 //! [`UserInfo`], `CheckOptions { policy, user_info }`, [`check_settings`], [`settings_schema`],
 //! `AdmissionOptions`, `AdmissionRequest`, `Verdict`, `admit` and
-//! `validate_admission(review, &options)`, all re-exported at the crate root. Refinements made
-//! since the first version: none.
+//! `validate_admission(review, &options)`, all re-exported at the crate root. Additions since the
+//! first version: `ServicePolicy` (the scenario object, in the model), `Severity::Info`,
+//! `AdmissionError::{Settings, Profile}`, and the audit annotation `svclab.dev/skipped` for
+//! rules that lacked an input on the admission path.
+//!
+//! # Choices where the contract is silent
+//!
+//! Made as an operator coming from Kyverno or Gatekeeper would expect:
+//!
+//! - An unknown key is `<path>: Unsupported value: "<key>": supported values: ...`, listing the
+//!   keys of that block (the typo and its fix on one line).
+//! - Orphans: `allowedCIDRs` without `mode: allowlist`, `allowedLoadBalancerIPCIDRs` without
+//!   `loadBalancerIP: allowlist`, `internalAnnotations` without `requireInternal`,
+//!   `requireInternal` without `internalAnnotations`, `countLoadBalancerNodePorts: false`
+//!   without `forbid`, `managedBy` with `manual: allow`, address CIDRs without
+//!   `manual: restrictAddresses`.
+//! - `staticBandOnly` also fails when a configured range is too small to have a band.
+//! - "Explicit" values are those the request asked for by value (not kept from the old object,
+//!   not picked by the allocator); an update that keeps its cluster IP is not judged again.
+//! - `externalIPs` users rules judge only IPs the request adds; `forbidNew` needs the old
+//!   object (skipped without it on an UPDATE); `allowlist` judges every IP on every write.
+//! - `namespaceRanges` / `namespaceCIDRs`: a listed namespace keeps to its ranges (allocated
+//!   values count, so it must ask for values in them); other namespaces may not *ask* for values
+//!   in them; a random pick is never refused (that would fail requests at random).
+//!   `reservations` refuse any value, allocated or asked for.
+//! - `requireInternal` accepts an annotation with the configured value (any value when the
+//!   setting's value is empty). Source ranges come from `spec.loadBalancerSourceRanges`, else
+//!   from the `service.beta.kubernetes.io/load-balancer-source-ranges` annotation;
+//!   `forbidOpenSourceRanges` does not treat "no ranges" as open (`requireSourceRanges` does).
+//! - `statusIngressAllowedCIDRs` reads `status` as the request wrote it (a scenario may play the
+//!   load-balancer controller; on the admission path a `status` subresource request is judged by
+//!   this rule alone).
+//! - `selector` rules do not apply to ExternalName Services.
+//! - Exemptions by user or group, without a requester, are `skipped` and the policy applies.
+//! - On the admission path only the request's object is judged; its old object and the
+//!   inventory are context. Several audit violations of one rule share an annotation, joined
+//!   with `"; "`. A 403's `details.kind` is the resource (`services`, `endpointslices`), as
+//!   `NewForbidden` fills it.
+//! - A policy file holds ServicePolicy documents, or exactly one bare settings object; an empty
+//!   file is an error (it would otherwise enforce nothing silently).
 
 mod eval;
 mod schema;
 mod settings;
 
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::field::{ErrorType, FieldError};
-use crate::manifest::{Input, Located};
-use crate::model::{EndpointSlice, ObjectMeta, Positions};
-use crate::pipeline::{OPERATION_ANNOTATION, StoredService, source_of};
+use crate::manifest::Input;
+use crate::model::{EndpointSlice, Located, Positions, ServicePolicy};
+use crate::world::StoredService;
+// The crate root's re-export: the pipeline, which owns it, sits above this layer.
+use crate::OPERATION_ANNOTATION;
 use crate::profile::Profile;
 use crate::source::Source;
 use crate::yaml::{Node, Value};
@@ -93,14 +136,6 @@ pub struct UserInfo {
     pub username: String,
     /// `userInfo.groups`.
     pub groups: Vec<String>,
-}
-
-/// A `svclab.dev/v1alpha1 ServicePolicy` document; its `spec` (the settings) is decoded from
-/// the positioned tree when the pipeline reaches it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ServicePolicy {
-    /// `metadata`.
-    pub metadata: ObjectMeta,
 }
 
 /// What a host knows about a request besides the objects (the admission path fills it; a
@@ -440,7 +475,7 @@ impl Policies {
                     field: String::new(),
                     reason: "NotFound".into(),
                     message: format!("servicepolicies {:?} not found", meta.name),
-                    source: Some(source_of(positions, "")),
+                    source: Some(positions.source_of("")),
                 });
             }
             return;
@@ -452,7 +487,7 @@ impl Policies {
                 field: "metadata.name".into(),
                 reason: "FieldValueRequired".into(),
                 message: "metadata.name: Required value: name or generateName is required".into(),
-                source: Some(source_of(positions, "metadata")),
+                source: Some(positions.source_of("metadata")),
             });
             return;
         }
@@ -555,7 +590,7 @@ fn judgement(
                         Action::Audit => Severity::Info,
                     },
                     object: Some(object.clone()),
-                    source: Some(source_of(positions, &error.path)),
+                    source: Some(positions.source_of(&error.path)),
                     field: error.path.clone(),
                     reason: format!("policy:{rule}"),
                     message: format!("{} ({rule})", error.message(json_values)),
@@ -567,7 +602,7 @@ fn judgement(
                 field: String::new(),
                 reason: "policy:skipped".into(),
                 message: format!("{rule}: skipped: needs {needs}"),
-                source: Some(source_of(positions, "")),
+                source: Some(positions.source_of("")),
             },
         };
         // Two policies with the same rule may find the same thing; say it once.
@@ -601,11 +636,79 @@ pub(crate) fn cause_reason(diagnostic: &Diagnostic) -> &'static str {
         .map_or(ErrorType::Forbidden.reason(), |t| t.reason())
 }
 
+/// The map key of a stored Service: (namespace as stored, name).
+type ServiceKey = (String, String);
+/// (namespace, selector) of a Service that selects Pods, the selector as `k=v` pairs joined by
+/// NUL (which no label key or value holds), so a key costs two allocations.
+type SelectorKey = (String, String);
+
+/// Stored Services by (namespace, selector), so selector uniqueness costs a lookup rather than
+/// a scan of the namespace. The pipeline tells it of every Service it stores (from an empty
+/// cluster on); entries are never removed but checked against the inventory on lookup, so a
+/// deleted or changed Service never collides.
+#[derive(Debug, Default)]
+pub(crate) struct SelectorIndex(RefCell<BTreeMap<SelectorKey, BTreeSet<ServiceKey>>>);
+
+fn selector_key(service: &crate::model::Service) -> Option<SelectorKey> {
+    if service.spec.type_ == "ExternalName" {
+        return None;
+    }
+    let selector = service.spec.selector.as_ref().filter(|m| !m.is_empty())?;
+    let namespace = match service.metadata.namespace.as_str() {
+        "" => "default",
+        ns => ns,
+    };
+    let mut flat = String::new();
+    for (k, v) in selector {
+        flat.push_str(k);
+        flat.push('=');
+        flat.push_str(v);
+        flat.push('\0');
+    }
+    Some((namespace.to_owned(), flat))
+}
+
+fn namespace_of_meta(namespace: &str) -> &str {
+    if namespace.is_empty() { "default" } else { namespace }
+}
+
+impl SelectorIndex {
+    /// A Service was stored under `key`.
+    pub(crate) fn stored(&self, key: &ServiceKey, service: &crate::model::Service) {
+        if let Some(selector) = selector_key(service) {
+            self.0.borrow_mut().entry(selector).or_default().insert(key.clone());
+        }
+    }
+
+    /// The other stored Services of the namespace with exactly this Service's selector.
+    pub(crate) fn same_selector(
+        &self,
+        inventory: &BTreeMap<ServiceKey, StoredService>,
+        service: &crate::model::Service,
+    ) -> Vec<ServiceKey> {
+        let Some(wanted) = selector_key(service) else { return Vec::new() };
+        let index = self.0.borrow();
+        let Some(keys) = index.get(&wanted) else { return Vec::new() };
+        keys.iter()
+            .filter(|key| key.1 != service.metadata.name)
+            .filter(|key| {
+                inventory.get(*key).is_some_and(|other| {
+                    let o = &other.service;
+                    o.spec.type_ != "ExternalName"
+                        && o.spec.selector == service.spec.selector
+                        && namespace_of_meta(&o.metadata.namespace) == wanted.0
+                })
+            })
+            .cloned()
+            .collect()
+    }
+}
+
 /// The stored Services a judgement may look at, or `None` when the host has none.
 pub(crate) fn inventory<'a>(
     context: &Context,
-    services: &'a std::collections::BTreeMap<(String, String), StoredService>,
-) -> Option<&'a std::collections::BTreeMap<(String, String), StoredService>> {
+    services: &'a BTreeMap<(String, String), StoredService>,
+) -> Option<&'a BTreeMap<(String, String), StoredService>> {
     (!context.no_inventory).then_some(services)
 }
 

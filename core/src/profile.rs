@@ -1,18 +1,17 @@
 //! The cluster profile: Kubernetes version, feature gates, service ranges, seed and host facts.
 //!
 //! Every version-dependent behaviour of svclab reads this, never a hard-coded release.
-//! Gate tables follow `pkg/features/kube_features.go` as summarised in allocation.md §4.4 and
-//! validation.md §9.
+//! Gate tables follow `pkg/features/kube_features.go` (and `versioned_kube_features.go` since
+//! 1.31) of each release: when a gate became beta, GA and locked.
 
 use std::collections::BTreeMap;
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
-use crate::manifest::Located;
-use crate::model::ClusterProfile;
-use crate::net::PortRange;
+use crate::diagnostic::{Diagnostic, ObjectRef};
+use crate::model::{ClusterProfile, Located};
+use crate::net::{IpFamily, PortRange, parse_cidr_sloppy};
 
 /// Oldest minor release svclab models.
 pub const OLDEST_MINOR: u32 = 24;
@@ -137,7 +136,8 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// How the static band offset treats a range of exactly 16 addresses (allocation.md §6.2).
+/// How the static band offset treats a range of exactly 16 addresses (`calculateRangeOffset`
+/// of `pkg/registry/core/service/ipallocator`, which changed between releases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SmallRangeRule {
     /// `cidrSize < 16` → 0: 1.24 and unpatched 1.25/1.26. A /28 gets offset 16 and panics.
@@ -276,7 +276,7 @@ impl Profile {
     }
 
     /// Whether field-error values render as JSON (`["a"]`) rather than Go syntax
-    /// (`[]string{"a"}`), see validation.md §1.2 and allocation.md §6.7.
+    /// (`[]string{"a"}`) in `field.Error` texts.
     ///
     /// kubernetes/kubernetes#132314 ("Nicer value rendering in API errors", opened 2025-06-15,
     /// merged for 1.34) switched the `%#v` fallback of `field.Error.ErrorBody` to `json.Marshal`;
@@ -315,13 +315,10 @@ impl Profile {
     ) -> Profile {
         let Some(located) = object else { return Profile::default() };
         let spec = &located.value;
-        let diag = |field: &str, message: String| Diagnostic {
-            severity: Severity::Error,
-            object: Some(ObjectRef { kind: "ClusterProfile".into(), ..ObjectRef::default() }),
-            field: field.to_owned(),
-            reason: "FieldValueInvalid".into(),
-            message,
-            source: Some(crate::pipeline::source_of(&located.positions, field)),
+        let diag = |field: &str, message: String| {
+            let object = Some(ObjectRef::kind("ClusterProfile"));
+            Diagnostic::error(object, field, "FieldValueInvalid", message)
+                .at(located.positions.source_of(field))
         };
         let version = match &spec.kubernetes_version {
             None => Version::NEWEST,
@@ -351,7 +348,7 @@ impl Profile {
             profile.seed = seed;
         }
         if !spec.service_cluster_ip_ranges.is_empty() {
-            match crate::net::parse_service_ranges(&spec.service_cluster_ip_ranges, &profile) {
+            match parse_service_ranges(&spec.service_cluster_ip_ranges, &profile) {
                 Ok(ranges) => profile.service_cluster_ip_ranges = ranges,
                 Err(message) => diags.push(diag("serviceClusterIPRanges", message)),
             }
@@ -385,6 +382,50 @@ fn stage_of(gate: &Gate, minor: u32) -> Option<Stage> {
 
 fn default_of(gate: &Gate, minor: u32) -> Option<bool> {
     stage_of(gate, minor).map(|s| matches!(s, Stage::Beta | Stage::Ga))
+}
+
+/// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.
+pub(crate) fn parse_service_ranges(
+    texts: &[String],
+    profile: &Profile,
+) -> Result<Vec<IpNet>, String> {
+    if texts.is_empty() {
+        return Err("--service-cluster-ip-range must contain at least one valid cidr".into());
+    }
+    if texts.len() > 2 {
+        return Err("--service-cluster-ip-range must not contain more than two entries".into());
+    }
+    let mut nets = Vec::new();
+    for text in texts {
+        let Some((_, net)) = parse_cidr_sloppy(text.trim()) else {
+            return Err(format!("invalid CIDR address: {text}"));
+        };
+        nets.push(net);
+    }
+    if nets.len() == 2 && IpFamily::of_net(&nets[0]) == IpFamily::of_net(&nets[1]) {
+        return Err(
+            "--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family"
+                .into(),
+        );
+    }
+    // The bitmap allocator caps ranges at 20 host bits, unless it is no longer written at all.
+    let bitmap_unused = profile.multi_cidr() && profile.gate("DisableAllocatorDualWrite");
+    if !bitmap_unused {
+        for (i, net) in nets.iter().enumerate() {
+            let bits = u32::from(net.max_prefix_len() - net.prefix_len());
+            if bits > 20 {
+                let suffix = if i == 0 { String::new() } else { format!("[{i}]") };
+                let (width, min) = match net {
+                    IpNet::V4(_) => (32, 12),
+                    IpNet::V6(_) => (128, 108),
+                };
+                return Err(format!(
+                    "specified --service-cluster-ip-range{suffix} is too large; for {width}-bit addresses, the mask must be >= {min}"
+                ));
+            }
+        }
+    }
+    Ok(nets)
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! `kube-proxy` table transaction), plus the endpoint selection both modes share.
 //!
 //! The renderer is stateless: every call is one kube-proxy *full* sync on a fresh node, so no
-//! `-X` lines for stale chains appear. Output is in canonical order (proxy-rules.md §1.4 for
-//! iptables; for nftables the fixed objects first, then per service port, in the same order,
-//! its affinity sets, chains, rules and map elements, so every line refers only to objects
-//! defined above it), so it is deterministic and can be piped into `iptables-restore` /
+//! `-X` lines for stale chains appear. Output is in canonical order (for iptables that of
+//! kube-proxy's tests, which sort chains and rules before comparing; for nftables the fixed
+//! objects first, then per service port, in the same order, its affinity sets, chains, rules
+//! and map elements, so every line refers only to objects defined above it), so it is deterministic and can be piped into `iptables-restore` /
 //! `nft -f` as it is.
 //!
 //! Dual-stack: kube-proxy runs one proxier per IP family, so there is one payload per family.
@@ -39,7 +39,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{EndpointSlice, Endpoints, Service};
 use crate::net::IpFamily;
-use crate::pipeline::World;
 
 pub use config::{DetectLocal, ProxyConfig};
 pub(crate) use iptables::builtin_jumps;
@@ -85,7 +84,7 @@ pub struct RenderOptions {
     /// The node kube-proxy runs on; `None` = `hostnameOverride`, else the first `Node` of the
     /// scenario, else a node that holds no endpoint.
     pub node: Option<String>,
-    /// Also emit the jump rules from the built-in chains (proxy-rules.md §1.2), so the output
+    /// Also emit the jump rules from the built-in chains (`iptablesJumpChains`), so the output
     /// loaded into an empty network namespace is a complete dataplane. nftables output is
     /// always complete (the table carries its own base chains).
     pub standalone: bool,
@@ -143,34 +142,6 @@ pub struct Rendered {
     pub stats: RuleStats,
 }
 
-/// Renders the ruleset kube-proxy programs on a node for the scenario's cluster state.
-pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderError> {
-    render_with_stats(world, options).map(|r| r.text)
-}
-
-/// [`render`] plus the figures kube-proxy exposes for the sync.
-pub fn render_with_stats(world: &World, options: &RenderOptions) -> Result<Rendered, RenderError> {
-    let config =
-        ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
-    // The apiserver drops `status` on create; the scenario's written status plays the
-    // load-balancer controller.
-    let with_status: Vec<Service> = world
-        .services
-        .iter()
-        .map(|(key, stored)| {
-            let mut service = stored.service.clone();
-            if let Some(status) = world.service_status.get(key) {
-                service.status = status.clone();
-            }
-            service
-        })
-        .collect();
-    let services: Vec<&Service> = with_status.iter().collect();
-    let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
-    let endpoints: Vec<&Endpoints> = world.endpoints.iter().map(|e| &e.value).collect();
-    Ok(render_objects(&services, &slices, &endpoints, &config, options.mode, options.standalone))
-}
-
 /// Renders objects as written (no defaulting, no allocation) with an explicit configuration.
 /// This is the entry point of the golden tests and of the benchmark.
 pub fn render_objects(
@@ -197,22 +168,6 @@ pub fn select_endpoints(
     config: &ProxyConfig,
 ) -> Vec<EndpointSelection> {
     model::build(services, slices, endpoints, config).into_iter().map(|p| p.selection()).collect()
-}
-
-/// Both rulesets of the scenario (for the report's `rules` field) with the figures of the
-/// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
-/// out rather than failing the check.
-pub fn report_rules(world: &World) -> Option<crate::report::Rules> {
-    let ipt = render_with_stats(world, &RenderOptions::new(ProxyMode::Iptables)).ok()?;
-    let nft = render_with_stats(world, &RenderOptions::new(ProxyMode::Nftables)).ok()?;
-    let mut figures = ipt.stats;
-    for (k, v) in nft.stats.rules {
-        figures.rules.insert(format!("nftables-{k}"), v);
-    }
-    for (k, v) in nft.stats.chains {
-        figures.chains.insert(format!("nftables-{k}"), v);
-    }
-    Some(crate::report::Rules { iptables: ipt.text, nftables: nft.text, figures })
 }
 
 #[cfg(test)]

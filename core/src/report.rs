@@ -1,4 +1,4 @@
-//! The report: the public JSON contract of `svclab check` (product.md, "Output: the report"),
+//! The report: the public JSON contract of `svclab check` (`apiVersion: svclab.dev/v1alpha1`),
 //! and its kubectl-like text rendering.
 
 use serde::{Deserialize, Serialize};
@@ -184,4 +184,7 @@ impl Report {
     }
 }
 
+mod build;
 mod text;
+
+pub use build::report_rules;

@@ -9,7 +9,7 @@
 //! first connection: no `-m recent` affinity entry exists yet.
 //!
 //! When the rules do not contain the built-in chains (kube-proxy's payload never does), the
-//! jump rules kube-proxy installs there (proxy-rules.md §1.2) are assumed.
+//! jump rules kube-proxy installs there (`iptablesJumpChains` of the proxier) are assumed.
 //!
 //! ```
 //! use svclab_core::{Input, CheckOptions, evaluate, trace, TraceRequest};
@@ -28,9 +28,8 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::net::{IpFamily, parse_ip_sloppy};
-use crate::pipeline::World;
-use crate::proxy::{ProxyConfig, ProxyMode, RenderOptions, builtin_jumps, render};
+use crate::net::parse_ip_sloppy;
+use crate::proxy::{ProxyConfig, builtin_jumps};
 use rules::{Match, Rule, Ruleset, Target};
 
 /// The packet to trace.
@@ -147,53 +146,6 @@ impl TraceReport {
     }
 }
 
-/// Traces a packet through the scenario's rules: the last pasted `iptables-save` dump if
-/// there is one, else the iptables payload rendered for the destination's family.
-pub fn trace(world: &World, request: &TraceRequest) -> TraceReport {
-    let family = parse_ip_sloppy(&request.dst).map(IpFamily::of);
-    let config = match ProxyConfig::from_world(
-        world,
-        family,
-        request.node.as_deref(),
-        ProxyMode::Iptables,
-    ) {
-        Ok(c) => c,
-        Err(e) => return failed(request, &e.to_string()),
-    };
-    if let Some((text, source)) = world.iptables_dumps.last() {
-        let mut report = trace_text(text, &config, request);
-        report.ruleset = format!("iptables-save dump {}:{}", source.file, source.line);
-        return report;
-    }
-    let options = RenderOptions {
-        family,
-        node: request.node.clone(),
-        ..RenderOptions::new(ProxyMode::Iptables)
-    };
-    match render(world, &options) {
-        Ok(text) => trace_text(&text, &config, request),
-        Err(e) => failed(request, &e.to_string()),
-    }
-}
-
-/// Traces a packet through the rules of a proxy mode: iptables as [`trace`]; nftables through
-/// the rendered `kube-proxy` table of the destination's family.
-pub fn trace_mode(world: &World, request: &TraceRequest, mode: ProxyMode) -> TraceReport {
-    if mode == ProxyMode::Iptables {
-        return trace(world, request);
-    }
-    let family = parse_ip_sloppy(&request.dst).map(IpFamily::of);
-    let config = match ProxyConfig::from_world(world, family, request.node.as_deref(), mode) {
-        Ok(c) => c,
-        Err(e) => return failed(request, &e.to_string()),
-    };
-    let options = RenderOptions { family, node: request.node.clone(), ..RenderOptions::new(mode) };
-    match render(world, &options) {
-        Ok(text) => trace_nft_text(&text, &config, request),
-        Err(e) => failed(request, &e.to_string()),
-    }
-}
-
 /// The report skeleton of a trace and its parsed addresses, with the path the source implies
 /// (a node address starts in OUTPUT, anything else in PREROUTING); or the report saying why the
 /// packet cannot be traced (no addresses).
@@ -281,7 +233,7 @@ pub fn trace_nft_text(
     report
 }
 
-fn failed(request: &TraceRequest, message: &str) -> TraceReport {
+pub(crate) fn failed(request: &TraceRequest, message: &str) -> TraceReport {
     TraceReport {
         request: request.clone(),
         ruleset: String::new(),

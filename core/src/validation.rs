@@ -1,4 +1,5 @@
-//! kube-apiserver validation of Services and EndpointSlices (validation.md §3–§6): field errors
+//! kube-apiserver validation of Services and EndpointSlices (`pkg/apis/core/validation`,
+//! `pkg/apis/discovery/validation`, the registry strategies' `WarningsOn*`): field errors
 //! in Kubernetes' emission order with its exact texts, warnings, and svclab advisories.
 //!
 //! The entry points take the object exactly as they should judge it: `--no-defaults` passes it
@@ -13,14 +14,10 @@ use std::net::IpAddr;
 
 use crate::field::{FieldError, GoValue};
 use crate::model::{EndpointSlice, Service};
-use crate::net::{parse_cidr_sloppy, parse_ip_sloppy, unmap};
+use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
 use crate::profile::Profile;
 
-pub(crate) use endpoint_slice::default_endpoint_slice;
-pub(crate) use names::generate_name;
-pub(crate) use service::{
-    cluster_ips_related_fields, drop_type_dependent_fields, prepare_service_for_create,
-};
+pub(crate) use service::cluster_ips_related_fields;
 pub(crate) use warnings::{endpoint_slice_warnings, service_advisories, service_warnings};
 
 /// `M_IP`: the message of an unparseable IP.
@@ -30,17 +27,18 @@ pub(crate) const MSG_CIDR: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24
 /// `M_PORT`: `IsValidPortNum`.
 pub(crate) const MSG_PORT: &str = "must be between 1 and 65535, inclusive";
 
-/// `ValidateServiceCreate` (= `ValidateService`), validation.md §3.
+/// `ValidateServiceCreate` (= `ValidateService`).
 pub fn validate_service_create(service: &Service, profile: &Profile) -> Vec<FieldError> {
     service::validate_create(service, profile)
 }
 
-/// `ValidateServiceUpdate`: update-only errors first (§4.2), then `ValidateService(new)`.
+/// `ValidateServiceUpdate`: update-only errors first (metadata, clusterIPs, ipFamilies, class,
+/// healthCheckNodePort), then `ValidateService(new)`.
 pub fn validate_service_update(new: &Service, old: &Service, profile: &Profile) -> Vec<FieldError> {
     service::validate_update(new, old, profile)
 }
 
-/// `ValidateEndpointSliceCreate`, validation.md §5.2.
+/// `ValidateEndpointSliceCreate`.
 pub fn validate_endpoint_slice_create(slice: &EndpointSlice, profile: &Profile) -> Vec<FieldError> {
     endpoint_slice::validate(slice, None, profile)
 }
@@ -113,7 +111,8 @@ fn strict_prefix(text: &str) -> bool {
     len.parse::<u32>().is_ok_and(|l| l <= max)
 }
 
-/// `ValidateNonSpecialIP` (validation.md §5.3) on an address that already parsed.
+/// `ValidateNonSpecialIP` (`k8s.io/apimachinery/pkg/api/validation/ip.go`) on an address that
+/// already parsed.
 pub(crate) fn non_special_ip_errors(path: &str, text: &str) -> Vec<FieldError> {
     let Some(parsed) = parse_ip_sloppy(text) else {
         return vec![FieldError::invalid(
@@ -162,6 +161,45 @@ pub(crate) fn non_special_ip_errors(path: &str, text: &str) -> Vec<FieldError> {
         ));
     }
     errors
+}
+
+/// `ValidateServiceCIDR` of `spec.cidrs` (`pkg/apis/networking/validation`): one or two CIDRs, at
+/// most one per family. The parsed networks when valid.
+pub(crate) fn validate_service_cidr(
+    cidrs: &[String],
+) -> Result<Vec<ipnet::IpNet>, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    if cidrs.is_empty() {
+        errors.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
+    } else if cidrs.len() > 2 {
+        errors.push(FieldError::invalid(
+            "spec.cidrs",
+            GoValue::strings(cidrs),
+            "may only hold up to 2 values",
+        ));
+    }
+    let mut nets = Vec::new();
+    for (i, text) in cidrs.iter().enumerate() {
+        match parse_cidr_sloppy(text) {
+            Some((_, net)) => nets.push(net),
+            None => errors.push(FieldError::invalid(
+                format!("spec.cidrs[{i}]"),
+                GoValue::Str(text.clone()),
+                MSG_CIDR,
+            )),
+        }
+    }
+    if errors.is_empty()
+        && nets.len() == 2
+        && IpFamily::of_net(&nets[0]) == IpFamily::of_net(&nets[1])
+    {
+        errors.push(FieldError::invalid(
+            "spec.cidrs",
+            GoValue::strings(cidrs),
+            "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+        ));
+    }
+    if errors.is_empty() { Ok(nets) } else { Err(errors) }
 }
 
 #[cfg(test)]

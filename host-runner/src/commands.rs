@@ -38,11 +38,15 @@ pub(crate) const EXIT_FAILURE: u8 = 2;
     max_term_width = 100,
     after_help = "Exit status: 0 when the scenario is accepted, 1 when it has errors (the report is \
                   printed), 2 for usage, I/O and plugin failures.\n\
-                  The plugin engine prints `svclab: plugin fuel used: N` on standard error."
+                  With --verbose, the plugin engine prints `svclab: plugin fuel used: N` on \
+                  standard error."
 )]
 pub struct Cli {
     #[command(flatten)]
     engine: EngineOptions,
+    /// Also print what each plugin call cost (`svclab: plugin fuel used: N`) on standard error.
+    #[arg(long, short, global = true)]
+    verbose: bool,
     /// The subcommand.
     #[command(subcommand)]
     command: Command,
@@ -155,7 +159,7 @@ pub struct Io<'a> {
     pub stdin: &'a mut dyn Read,
     /// Standard output (the report, rules, trace).
     pub stdout: &'a mut dyn Write,
-    /// Standard error (errors, fuel figures).
+    /// Standard error (errors; fuel figures with `--verbose`).
     pub stderr: &'a mut dyn Write,
 }
 
@@ -199,9 +203,9 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
     }
     let engine = cli.engine.engine(matches!(cli.command, Command::Serve(_)))?;
     match cli.command {
-        Command::Check(command) => command.run(&engine, io),
-        Command::Render(command) => command.run(&engine, io),
-        Command::Trace(command) => command.run(&engine, io),
+        Command::Check(command) => command.run(&engine, io, cli.verbose),
+        Command::Render(command) => command.run(&engine, io, cli.verbose),
+        Command::Trace(command) => command.run(&engine, io, cli.verbose),
         Command::Serve(command) => command.run(engine, io),
         Command::Policy(_) => Ok(EXIT_FAILURE),
     }

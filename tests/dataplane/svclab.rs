@@ -7,9 +7,10 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::Path;
 
 use serde_json::{Value, json};
+use svclab_core::testing::{DetectLocal, ProxyConfig};
 use svclab_core::{
-    CheckOptions, DetectLocal, Input, IpFamily, Object, ProxyConfig, ProxyMode, RenderOptions,
-    TraceReport, TraceRequest, World,
+    CheckOptions, Input, IpFamily, Object, ProxyMode, RenderOptions, TraceReport, TraceRequest,
+    World,
 };
 
 use crate::case::{Ep, Expect, Mode, parse_cidr_v4, parse_v4};
@@ -213,7 +214,7 @@ pub(crate) fn trace(
         in_interface: in_interface.map(str::to_owned),
     };
     // `svclab trace --proxy-mode <mode>`: the nftables tracer walks the nftables rendering.
-    svclab_core::trace_mode(world, &request, proxy_mode(mode))
+    svclab_core::testing::trace_mode(world, &request, proxy_mode(mode))
 }
 
 /// `svclab trace` over an `iptables-save` dump of the loaded kernel rules (what a user pastes
@@ -236,7 +237,7 @@ pub(crate) fn trace_dump(
         node: None,
         in_interface: in_interface.map(str::to_owned),
     };
-    Ok(svclab_core::trace_text(dump, &config, &request))
+    Ok(svclab_core::testing::trace_text(dump, &config, &request))
 }
 
 /// Turns a trace into what the connections should do. `affinity`: the Service has ClientIP

@@ -135,8 +135,10 @@ fn engines_print_identical_bytes_under_a_policy() {
 }
 
 #[test]
-fn plugin_engine_reports_fuel() {
-    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+fn plugin_engine_reports_fuel_when_verbose() {
+    let quiet = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    assert_eq!(quiet.stderr, "");
+    let plugin = check(&["check", "data/cli/valid.yaml", "-o", "json", "-v"], "", 0);
     let fuel: u64 = plugin
         .stderr
         .strip_prefix("svclab: plugin fuel used: ")
@@ -144,10 +146,10 @@ fn plugin_engine_reports_fuel() {
         .unwrap_or_else(|| panic!("no fuel line in {:?}", plugin.stderr));
     assert!(fuel > 0);
     let native =
-        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native"], "", 0);
+        check(&["check", "data/cli/valid.yaml", "-o", "json", "--engine", "native", "-v"], "", 0);
     assert_eq!(native.stderr, "");
     // Fuel is deterministic: the same call costs the same.
-    let again = check(&["check", "data/cli/valid.yaml", "-o", "json"], "", 0);
+    let again = check(&["check", "data/cli/valid.yaml", "-o", "json", "--verbose"], "", 0);
     assert_eq!(again.stderr, plugin.stderr);
 }
 
@@ -320,4 +322,66 @@ fn serve_refuses_to_start_with_a_bad_policy() {
         let run = check(&newest, "", 2);
         assert!(run.stderr.starts_with("error: cannot listen on nowhere"), "{}", run.stderr);
     }
+}
+
+#[test]
+fn check_policy_denies_with_the_rule_id() {
+    let run = check(
+        &["check", "data/cli/valid.yaml", "--policy", "data/cli/policy.yaml", "--engine", "native"],
+        "",
+        1,
+    );
+    assert!(
+        run.stdout.contains(
+            "spec.ports[0].nodePort: Forbidden: node ports are not allowed (nodePorts.forbid)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("service/dns created"), "{}", run.stdout);
+    assert!(!run.stdout.contains("service/web created"), "{}", run.stdout);
+}
+
+#[test]
+fn check_policy_user_and_groups_reach_user_rules() {
+    let scenario = "apiVersion: v1\nkind: Service\nmetadata: {name: lb}\nspec: {externalIPs: [192.0.2.1], ports: [{port: 80}]}\n";
+    let args = ["check", "-", "--policy", "data/cli/policy.yaml", "--engine", "native"];
+    let anonymous = check(&args, scenario, 0);
+    assert!(
+        anonymous.stdout.contains("Info: externalIPs.allowedGroups: skipped: needs userInfo"),
+        "{}",
+        anonymous.stdout
+    );
+    let mut as_alice = args.to_vec();
+    as_alice.extend(["--user", "alice", "--group", "dev"]);
+    let denied = check(&as_alice, scenario, 1);
+    assert!(denied.stdout.contains("user \"alice\" may not set external IPs"), "{}", denied.stdout);
+    let mut as_admin = args.to_vec();
+    as_admin.extend(["--user", "bob", "--group", "dev", "--group", "net-admins"]);
+    check(&as_admin, scenario, 0);
+}
+
+#[test]
+fn policy_check_points_at_the_settings_line() {
+    let run = check(&["policy", "check", "data/cli/policy-invalid.yaml"], "", 1);
+    assert!(
+        run.stdout.contains("data/cli/policy-invalid.yaml:3:32: externalIPs.allowedCIDRs[1]: Invalid value: \"10.0.0.0/33\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("data/cli/policy-invalid.yaml:4:1: nodePort: Unsupported value"),
+        "{}",
+        run.stdout
+    );
+    let valid = check(&["policy", "check", "-"], "nodePorts: {forbid: true}\n", 0);
+    assert_eq!(valid.stdout, "-: the policy settings are valid\n");
+}
+
+#[test]
+fn policy_schema_is_json_schema() {
+    let run = check(&["policy", "schema"], "", 0);
+    let schema: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(schema["properties"]["nodePorts"]["additionalProperties"], false);
 }

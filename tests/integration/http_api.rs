@@ -298,6 +298,127 @@ serviceClusterIPRanges: [10.200.0.0/16]
     assert_eq!(default_range["status"]["code"], 422, "{default_range}");
 }
 
+/// What `svclab check` said about one object of a scenario: refused or not, and by what.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Allowed,
+    /// The apiserver's 422.
+    Invalid,
+    /// The policy's 403, with its violation lines.
+    Forbidden(Vec<String>),
+}
+
+/// The verdict of `svclab check` on the object `(kind, namespace, name)` of a scenario.
+fn check_verdict(report: &svclab_core::Report, kind: &str, namespace: &str, name: &str) -> Verdict {
+    let errors: Vec<&svclab_core::Diagnostic> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == svclab_core::Severity::Error)
+        .filter(|d| {
+            d.object
+                .as_ref()
+                .is_some_and(|o| o.kind == kind && o.namespace == namespace && o.name == name)
+        })
+        .collect();
+    match errors.as_slice() {
+        [] => Verdict::Allowed,
+        errors if errors.iter().all(|d| d.reason.starts_with("policy:")) => {
+            Verdict::Forbidden(errors.iter().map(|d| d.message.clone()).collect())
+        }
+        _ => Verdict::Invalid,
+    }
+}
+
+/// The verdict of the webhook's answer.
+fn review_verdict(answer: &Value) -> Verdict {
+    match (answer["allowed"].as_bool(), answer["status"]["code"].as_u64()) {
+        (Some(true), _) => Verdict::Allowed,
+        (_, Some(403)) => Verdict::Forbidden(
+            answer["status"]["details"]["causes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|cause| cause["message"].as_str().map(str::to_owned))
+                .collect(),
+        ),
+        _ => Verdict::Invalid,
+    }
+}
+
+#[test]
+fn every_policy_example_gets_the_same_verdicts_from_the_webhook_as_from_check() {
+    // Each object of the example is sent as its own CREATE review, with the ServicePolicy
+    // documents before it as `--policy`, its ClusterProfile as `--profile` and the Services
+    // check accepted before it as the inventory.
+    let mut files = crate::support::scenario_files(&crate::support::workspace().join("examples"));
+    files.extend(crate::support::scenario_files(
+        &crate::support::workspace().join("playground-web/examples"),
+    ));
+    files.retain(|path| {
+        path.file_name().is_some_and(|name| name.to_string_lossy().starts_with("policy-"))
+    });
+    assert!(files.len() >= 11, "policy examples: {files:?}");
+    let (mut reviews, mut forbidden) = (0, 0);
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("example");
+        let report = svclab_core::check(
+            &[Input::new("example.yaml", text.as_str())],
+            &svclab_core::CheckOptions::default(),
+        );
+        let mut policies: Vec<String> = Vec::new();
+        let mut options =
+            AdmissionOptions { inventory: Some(Vec::new()), ..AdmissionOptions::default() };
+        for document in serde_norway::Deserializer::from_str(&text) {
+            let object: Value = serde::Deserialize::deserialize(document).expect("YAML document");
+            let kind = object["kind"].as_str().unwrap_or_default();
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
+            let group = match kind {
+                "ServicePolicy" => {
+                    policies.push(object.to_string());
+                    options.policy = Some(Input::new("policy.yaml", policies.join("\n---\n")));
+                    continue;
+                }
+                "ClusterProfile" => {
+                    options.profile = Some(Input::new("profile.yaml", object.to_string()));
+                    continue;
+                }
+                "Service" => "",
+                "EndpointSlice" => "discovery.k8s.io",
+                _ => continue,
+            };
+            let review = json!({
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "request": {
+                    "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+                    "kind": {"group": group, "version": "v1", "kind": kind},
+                    "operation": "CREATE",
+                    "namespace": namespace,
+                    "name": name,
+                    "object": object,
+                }
+            });
+            let answer = response(&check(&options, "POST", "/validate", &review.to_string()));
+            let expected = check_verdict(&report, kind, namespace, name);
+            assert_eq!(
+                review_verdict(&answer),
+                expected,
+                "{}: {kind} {namespace}/{name}: {answer}",
+                path.display()
+            );
+            if matches!(expected, Verdict::Forbidden(_)) {
+                forbidden += 1;
+            }
+            if kind == "Service" && expected == Verdict::Allowed {
+                options.inventory.get_or_insert_default().push(object.to_string());
+            }
+            reviews += 1;
+        }
+    }
+    assert!(reviews >= 30 && forbidden >= 12, "{reviews} reviews, {forbidden} forbidden");
+}
+
 #[test]
 fn tls_certificates() {
     use svclab_host::{TlsConfig, TlsError};

@@ -5,6 +5,17 @@ mod playground;
 mod plugin;
 mod tidy;
 
+const USAGE: &str = "usage: cargo xtask <command>
+  ci                 run .ci/run (the test command CI runs)
+  playground         build the playground into target/playground/
+  serve [PORT] [--for SECONDS]
+                     serve the playground on 127.0.0.1 (built first when missing)
+  build-plugin [--out PATH]
+                     build the WebAssembly component
+  bench [--quick]    native vs plugin timing table
+  loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]
+                     wrk against `svclab serve`: reviews/s, p50, p99";
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -14,8 +25,8 @@ fn main() -> anyhow::Result<()> {
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
         Some("loadtest") => loadtest::run(&args[1..]),
-        Some(other) => anyhow::bail!("unknown xtask command {other:?}; try `cargo xtask ci`"),
-        None => anyhow::bail!("usage: cargo xtask <ci>"),
+        Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
+        None => anyhow::bail!("{USAGE}"),
     }
 }
 

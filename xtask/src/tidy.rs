@@ -1,5 +1,6 @@
 //! Tidy checks of the workspace, run as tests by `cargo test`: module docs on every file, no
-//! `mod.rs`, no hash collections in the core, no ignored tests, no grab-bag module names.
+//! `mod.rs`, no hash collections in the core, no ignored tests, no grab-bag module names, and
+//! core's modules using only the layers below them (the list in ARCHITECTURE.md).
 
 #[cfg(test)]
 mod tests {
@@ -82,5 +83,130 @@ mod tests {
             p.file_stem()
                 .is_some_and(|s| matches!(s.to_str(), Some("utils" | "common" | "helpers")))
         });
+    }
+
+    /// The layers of core from ARCHITECTURE.md, lowest first: the fenced block after the
+    /// `### Layers` heading, one layer per line, modules of a layer separated by spaces.
+    fn core_layers() -> Vec<Vec<String>> {
+        let text =
+            std::fs::read_to_string(workspace_root().join("ARCHITECTURE.md")).unwrap_or_default();
+        let after = text.split_once("\n### Layers\n").map_or("", |(_, rest)| rest);
+        let block = after.split("```").nth(1).unwrap_or("");
+        block
+            .lines()
+            .skip(1)
+            .map(|line| line.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .filter(|layer| !layer.is_empty())
+            .collect()
+    }
+
+    /// The top-level modules a core source text names through `crate::` paths, in `use` lists
+    /// too (`use crate::{a::X, b}`). Comments and the `#[cfg(test)]` tail are not code that
+    /// ships, so they do not count.
+    fn crate_modules_used(text: &str) -> Vec<String> {
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let mut out = Vec::new();
+        for line in code.lines() {
+            let line = line.split_once("//").map_or(line, |(code, _)| code);
+            let mut rest = line;
+            while let Some(at) = rest.find("crate::") {
+                rest = &rest[at + "crate::".len()..];
+                if let Some(group) = rest.strip_prefix('{') {
+                    // Only the top level of the group: `{a::{X, Y}, b}` names `a` and `b`.
+                    let mut depth = 0;
+                    let mut start = true;
+                    for (i, c) in group.char_indices() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' if depth == 0 => break,
+                            '}' => depth -= 1,
+                            ',' if depth == 0 => start = true,
+                            _ if start && (c.is_ascii_lowercase() || c == '_') => {
+                                out.push(leading_ident(&group[i..]));
+                                start = false;
+                            }
+                            _ if !c.is_whitespace() => start = false,
+                            _ => {}
+                        }
+                    }
+                } else {
+                    let name = leading_ident(rest);
+                    if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+                        out.push(name);
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    fn leading_ident(text: &str) -> String {
+        text.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
+    }
+
+    /// The uses in one file of module `module` that do not run to a lower layer.
+    fn upward_uses(module: &str, text: &str, layers: &[Vec<String>]) -> Vec<String> {
+        let layer_of = |m: &str| layers.iter().position(|l| l.iter().any(|x| x == m));
+        let Some(own) = layer_of(module) else {
+            return vec![format!("`{module}` is not in ARCHITECTURE.md's layers")];
+        };
+        crate_modules_used(text)
+            .into_iter()
+            .filter(|used| used != module)
+            .filter_map(|used| match layer_of(&used) {
+                Some(layer) if layer < own => None,
+                Some(_) => Some(format!("`{module}` uses `{used}`, which is not below it")),
+                // Items of the crate root (`crate::Report`) are re-exports of some layer.
+                None => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn core_modules_only_use_lower_layers() {
+        let layers = core_layers();
+        assert!(layers.len() > 5, "no `### Layers` block found in ARCHITECTURE.md");
+        let core = workspace_root().join("core").join("src");
+        let mut offences = Vec::new();
+        for path in rust_files().into_iter().filter(|p| p.starts_with(&core)) {
+            let Ok(relative) = path.strip_prefix(&core) else { continue };
+            let top = relative.components().next().map(|c| c.as_os_str().to_string_lossy());
+            let Some(module) = top.map(|t| t.trim_end_matches(".rs").to_owned()) else { continue };
+            if module == "lib" || path.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for offence in upward_uses(&module, &text, &layers) {
+                offences.push(format!("{}: {offence}", relative.display()));
+            }
+        }
+        offences.dedup();
+        assert!(offences.is_empty(), "core layers (ARCHITECTURE.md):\n  {}", offences.join("\n  "));
+    }
+
+    #[test]
+    fn an_upward_use_is_found() {
+        let layers: Vec<Vec<String>> = [vec!["model"], vec!["field", "net"], vec!["pipeline"]]
+            .iter()
+            .map(|l| l.iter().map(|m| (*m).to_owned()).collect())
+            .collect();
+        let text = "use crate::model::Positions;\nuse crate::{net::IpFamily, pipeline};\n\
+                    // crate::pipeline in a comment\nfn f() { crate::model::x(); }\n\
+                    #[cfg(test)]\nmod tests { use crate::pipeline::World; }\n";
+        assert_eq!(crate_modules_used(text), ["model", "net", "pipeline"]);
+        assert_eq!(
+            upward_uses("field", text, &layers),
+            [
+                "`field` uses `net`, which is not below it",
+                "`field` uses `pipeline`, which is not below it"
+            ]
+        );
+        assert_eq!(upward_uses("pipeline", text, &layers), Vec::<String>::new());
+        assert_eq!(
+            upward_uses("policy", "", &layers),
+            ["`policy` is not in ARCHITECTURE.md's layers"]
+        );
     }
 }

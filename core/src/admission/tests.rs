@@ -167,3 +167,77 @@ fn kubewarden_settings_carry_the_profile() {
         "#]],
     );
 }
+
+#[test]
+fn stringly_typed_settings_and_profile_read_as_traefik_sends_them() {
+    let request = AdmissionRequest {
+        kind: "Service".into(),
+        operation: "CREATE".into(),
+        namespace: "default".into(),
+        object: Some(
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"type":"NodePort","ports":[{"port":80,"nodePort":30010}]}}"#
+                .into(),
+        ),
+        ..AdmissionRequest::default()
+    };
+    let options = AdmissionOptions {
+        policy: Some(Input::new(
+            "settings",
+            r#"{"nodePorts":{"forbid":"false","explicit":"staticBandOnly","reservations":[{"port":"30010","namespace":"ingress","name":"nginx"}]}}"#,
+        )),
+        profile: Some(Input::new(
+            "profile",
+            r#"{"kubernetesVersion":"1.300000","featureGates":{"ServiceNodePortStaticSubrange":"true"}}"#,
+        )),
+        stringly_typed: true,
+        ..AdmissionOptions::default()
+    };
+    let verdict = admit(&request, &options);
+    expect![[r#"
+        Ok(
+            (
+                403,
+                Some(
+                    "{\"metadata\":{},\"status\":\"Failure\",\"message\":\"spec.ports[0].nodePort: Forbidden: 30010/TCP is reserved for ingress/nginx (nodePorts.reservations)\",\"reason\":\"Forbidden\",\"details\":{\"name\":\"web\",\"kind\":\"services\",\"causes\":[{\"reason\":\"FieldValueForbidden\",\"message\":\"spec.ports[0].nodePort: Forbidden: 30010/TCP is reserved for ingress/nginx (nodePorts.reservations)\",\"field\":\"spec.ports[0].nodePort\"}]},\"code\":403}",
+                ),
+            ),
+        )
+    "#]].assert_debug_eq(&verdict.map(|v| (v.code, v.status)));
+    let strict = AdmissionOptions { stringly_typed: false, ..options };
+    expect![[r#"
+        Err(
+            Profile(
+                "ClusterProfile in version \"v1alpha1\" cannot be handled as a ClusterProfile: json: cannot unmarshal string into Go struct field ClusterProfile.featureGates of type bool",
+            ),
+        )
+    "#]].assert_debug_eq(&admit(&request, &strict).map(|v| v.code));
+}
+
+#[test]
+fn update_without_old_object_skips_forbid_new() {
+    let request = AdmissionRequest {
+        kind: "Service".into(),
+        operation: "UPDATE".into(),
+        namespace: "default".into(),
+        object: Some(
+            r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"externalIPs":["192.0.2.1"],"ports":[{"port":80}]}}"#
+                .into(),
+        ),
+        ..AdmissionRequest::default()
+    };
+    let options = AdmissionOptions {
+        policy: Some(Input::new("settings", "externalIPs: {mode: forbidNew}")),
+        ..AdmissionOptions::default()
+    };
+    expect![[r#"
+        Ok(
+            (
+                true,
+                {
+                    "svclab.dev/skipped": "externalIPs.mode: skipped: needs oldObject",
+                },
+            ),
+        )
+    "#]]
+    .assert_debug_eq(&admit(&request, &options).map(|v| (v.allowed, v.audit_annotations)));
+}

@@ -160,7 +160,8 @@ impl IpRange {
         }
     }
 
-    /// `DryRun().AllocateNext()`: the network address, allocating nothing (allocation.md §1.7).
+    /// `DryRun().AllocateNext()`: the network address, allocating nothing (the dry-run allocator
+    /// of `ipallocator.Range` returns the base address without looking at the bitmap).
     pub fn dry_allocate_next(&self) -> IpAddr {
         self.net.network()
     }

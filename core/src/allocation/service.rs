@@ -243,10 +243,10 @@ impl Cluster {
         }
         // IPs strictly before ports: when both would fail, only the IP error is reported.
         self.alloc_cluster_ips(svc, txn)?;
-        if needs_node_port(svc) {
+        if svc.needs_node_port() {
             self.init_node_ports(svc, txn)?;
         }
-        if needs_health_check(svc) {
+        if svc.needs_health_check() {
             self.alloc_health_check_node_port(svc, txn)?;
         }
         Ok(())
@@ -349,7 +349,7 @@ impl Cluster {
         }
     }
 
-    /// `initIPFamilyFields` (allocation.md §3.2); `old` is the stored object on an update.
+    /// `initIPFamilyFields` of the Service REST storage; `old` is the stored object on an update.
     fn init_ip_family_fields(
         &self,
         svc: &mut Service,
@@ -669,17 +669,17 @@ impl Cluster {
         old: &Service,
         txn: &mut Transaction,
     ) -> Result<(), AllocFailure> {
-        if needs_node_port(old)
+        if old.needs_node_port()
             && (new.spec.type_ == "ExternalName" || new.spec.type_ == "ClusterIP")
         {
             for port in collect_node_ports(old) {
                 txn.deferred_ports.push(port);
             }
         }
-        if needs_node_port(new) {
+        if new.needs_node_port() {
             self.update_node_ports(new, old, txn)?;
         }
-        match (needs_health_check(old), needs_health_check(new)) {
+        match (old.needs_health_check(), new.needs_health_check()) {
             (false, true) => self.alloc_health_check_node_port(new, txn)?,
             (true, false) => {
                 if let Ok(port) = u32::try_from(old.spec.health_check_node_port)
@@ -819,21 +819,12 @@ impl Cluster {
     }
 }
 
-fn needs_node_port(svc: &Service) -> bool {
-    svc.spec.type_ == "NodePort" || svc.spec.type_ == "LoadBalancer"
-}
-
 /// `shouldAllocateNodePorts`: NodePort always, LoadBalancer unless
 /// `allocateLoadBalancerNodePorts: false` (named nodePorts are still taken then).
 fn should_allocate_node_ports(svc: &Service) -> bool {
     svc.spec.type_ == "NodePort"
         || (svc.spec.type_ == "LoadBalancer"
             && svc.spec.allocate_load_balancer_node_ports != Some(false))
-}
-
-/// `apiservice.NeedsHealthCheck`.
-fn needs_health_check(svc: &Service) -> bool {
-    svc.spec.type_ == "LoadBalancer" && svc.spec.external_traffic_policy == "Local"
 }
 
 /// `collectServiceNodePorts`: every non-zero nodePort, repeats included.

@@ -1,13 +1,16 @@
 //! Decodes positioned YAML nodes into the typed model, recording Go-decoder type errors and
-//! unknown fields instead of stopping.
+//! unknown fields instead of stopping. [`object`] is the one entrance: it dispatches on the
+//! group and kind and hands back the object with what the decoder noticed.
 
 use std::collections::BTreeMap;
 
+use super::Object;
+use crate::diagnostic::ObjectRef;
 use crate::model::{
     ClientIpConfig, ClusterProfile, Endpoint, EndpointAddress, EndpointHints, EndpointPort,
     EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyConfiguration,
-    LoadBalancerIngress, Node as KubeNode, ObjectMeta, Service, ServiceCidr, ServicePort,
-    ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
+    LoadBalancerIngress, Located, Node as KubeNode, ObjectMeta, Positions, Service, ServiceCidr,
+    ServicePolicy, ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
 };
 use crate::source::Pos;
 use crate::yaml::{Entry, Node, Value};
@@ -30,9 +33,9 @@ pub(crate) struct UnknownField {
 }
 
 #[derive(Default)]
-pub(crate) struct Ctx {
-    pub(crate) type_errors: Vec<TypeError>,
-    pub(crate) unknown_fields: Vec<UnknownField>,
+struct Ctx {
+    type_errors: Vec<TypeError>,
+    unknown_fields: Vec<UnknownField>,
 }
 
 /// Depth of the deepest field path svclab decodes (with room to spare).
@@ -332,9 +335,100 @@ fn metadata(ctx: &mut Ctx, root: &Node, top: &At) -> ObjectMeta {
     }
 }
 
+/// A decoded object of a kind svclab models, with what the decoder noticed on the way.
+pub(crate) struct Decoded {
+    /// The typed object, unless a type error rejected it.
+    pub(crate) object: Result<Object, TypeError>,
+    /// Who it is, for diagnostics.
+    pub(crate) object_ref: ObjectRef,
+    /// Fields the API type does not have (warnings; the object is kept).
+    pub(crate) unknown_fields: Vec<UnknownField>,
+}
+
+/// The one entrance of decoding: the typed object of `kind` in `api_version`, or `None` when
+/// svclab does not model that kind. Go's decoder stops at the first type error and rejects the
+/// whole object with it (`Service in version "v1" cannot be handled as a Service: json: ...`).
+pub(crate) fn object(
+    root: &Node,
+    api_version: &str,
+    kind: &str,
+    positions: Positions,
+) -> Option<Decoded> {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let mut ctx = Ctx::default();
+    let meta_ref = |meta: &ObjectMeta| ObjectRef::new(kind, &meta.namespace, &meta.name);
+    let written = api_version;
+    let api_version = written.to_owned();
+    let (object, object_ref) = match (group, kind) {
+        ("", "Service") => {
+            let value = service(&mut ctx, root);
+            let r = meta_ref(&value.metadata);
+            (Object::Service(Located { value, api_version, positions }), r)
+        }
+        ("discovery.k8s.io", "EndpointSlice") => {
+            let value = endpoint_slice(&mut ctx, root);
+            let r = meta_ref(&value.metadata);
+            (Object::EndpointSlice(Located { value, api_version, positions }), r)
+        }
+        ("", "Endpoints") => {
+            let value = endpoints(&mut ctx, root);
+            let r = meta_ref(&value.metadata);
+            (Object::Endpoints(Located { value, api_version, positions }), r)
+        }
+        ("", "Node") => {
+            let value = node(&mut ctx, root);
+            let r = meta_ref(&value.metadata);
+            (Object::Node(Located { value, api_version, positions }), r)
+        }
+        ("networking.k8s.io", "ServiceCIDR") => {
+            let value = service_cidr(&mut ctx, root);
+            let r = meta_ref(&value.metadata);
+            (Object::ServiceCidr(Located { value, api_version, positions }), r)
+        }
+        ("kubeproxy.config.k8s.io", "KubeProxyConfiguration") => {
+            let value = kube_proxy_configuration(&mut ctx, root);
+            (
+                Object::KubeProxyConfiguration(Located { value, api_version, positions }),
+                ObjectRef::kind(kind),
+            )
+        }
+        ("svclab.dev", "ClusterProfile") => {
+            let value = cluster_profile(&mut ctx, root);
+            (
+                Object::ClusterProfile(Located { value, api_version, positions }),
+                ObjectRef::kind(kind),
+            )
+        }
+        // Only `metadata` is decoded here: the policy layer decodes `spec` strictly from the
+        // positioned tree (unknown keys there are errors, not warnings).
+        ("svclab.dev", "ServicePolicy") => {
+            let value =
+                ServicePolicy { metadata: metadata(&mut ctx, root, &At::root("ServicePolicy")) };
+            let r = meta_ref(&value.metadata);
+            (Object::ServicePolicy(Located { value, api_version, positions }), r)
+        }
+        _ => return None,
+    };
+    let Ctx { mut type_errors, unknown_fields } = ctx;
+    let object = match type_errors.drain(..).next() {
+        None => Ok(object),
+        Some(first) => {
+            // The core group is served as "v1"; other groups by the version they were sent in.
+            let version =
+                if group.is_empty() { "v1" } else { written.rsplit('/').next().unwrap_or("") };
+            let message = format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: {}",
+                first.message
+            );
+            Err(TypeError { message, ..first })
+        }
+    };
+    Some(Decoded { object, object_ref, unknown_fields })
+}
+
 const TOP_FIELDS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
 
-pub(crate) fn service(ctx: &mut Ctx, root: &Node) -> Service {
+fn service(ctx: &mut Ctx, root: &Node) -> Service {
     let top = At::root("Service");
     ctx.map(Some(root), &top, "v1.Service", TOP_FIELDS);
     let metadata = metadata(ctx, root, &top);
@@ -500,7 +594,7 @@ fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At) -> Vec<EndpointPo
     out
 }
 
-pub(crate) fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
+fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
     let top = At::root("EndpointSlice");
     ctx.map(
         Some(root),
@@ -575,7 +669,7 @@ pub(crate) fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
     }
 }
 
-pub(crate) fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
+fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
     let top = At::root("Endpoints");
     ctx.map(Some(root), &top, "v1.Endpoints", &["apiVersion", "kind", "metadata", "subsets"]);
     let metadata = metadata(ctx, root, &top);
@@ -623,7 +717,7 @@ pub(crate) fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
     Endpoints { metadata, subsets }
 }
 
-pub(crate) fn node(ctx: &mut Ctx, root: &Node) -> KubeNode {
+fn node(ctx: &mut Ctx, root: &Node) -> KubeNode {
     let top = At::root("Node");
     let metadata = metadata(ctx, root, &top);
     let spec_at = top.field("spec").within("NodeSpec");
@@ -664,15 +758,7 @@ pub(crate) fn node(ctx: &mut Ctx, root: &Node) -> KubeNode {
     KubeNode { metadata, pod_cidrs, addresses }
 }
 
-/// `svclab.dev/v1alpha1 ServicePolicy`: only `metadata` is decoded here; the policy module
-/// decodes `spec` strictly from the positioned tree (unknown keys there are errors, not
-/// warnings).
-pub(crate) fn service_policy(ctx: &mut Ctx, root: &Node) -> crate::model::ObjectMeta {
-    let top = At::root("ServicePolicy");
-    metadata(ctx, root, &top)
-}
-
-pub(crate) fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
+fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
     let top = At::root("ServiceCIDR");
     ctx.map(Some(root), &top, "v1.ServiceCIDR", TOP_FIELDS);
     let metadata = metadata(ctx, root, &top);
@@ -682,7 +768,7 @@ pub(crate) fn service_cidr(ctx: &mut Ctx, root: &Node) -> ServiceCidr {
     ServiceCidr { metadata, cidrs }
 }
 
-pub(crate) fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguration {
+fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguration {
     let top = At::root("KubeProxyConfiguration");
     let f = |name: &'static str| top.field(name);
     let detect = ctx.map(
@@ -726,7 +812,7 @@ pub(crate) fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyC
     }
 }
 
-pub(crate) fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
+fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
     let top = At::root("ClusterProfile");
     ctx.map(
         Some(root),

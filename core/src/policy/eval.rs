@@ -8,12 +8,12 @@ use crate::allocation::{Cluster, FamilyAllocator};
 use crate::field::{FieldError, GoValue};
 use crate::model::{EndpointSlice, Service};
 use crate::net::{IpFamily, parse_ip_sloppy, unmap};
-use crate::pipeline::StoredService;
 use crate::policy::UserInfo;
 use crate::policy::settings::{
     Action, Cidr, Explicit, ExternalIpMode, LoadBalancerIpMode, Manual, NamespacePattern, Ports,
     Settings,
 };
+use crate::world::StoredService;
 
 /// What a rule found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub(crate) struct Env<'a> {
     /// The other Services in effect (the object's own stored version excluded); `None` when
     /// the host has no inventory.
     pub(crate) inventory: Option<&'a BTreeMap<(String, String), StoredService>>,
+    /// The inventory by selector.
+    pub(crate) selectors: &'a crate::policy::SelectorIndex,
     /// An update whose old object the host did not send.
     pub(crate) old_object_missing: bool,
     /// A `services/status` request: only the status rules apply.
@@ -297,7 +299,31 @@ fn external_ips(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'
 
 /// `(path, port, protocol)` of every node port after allocation (`healthCheckNodePort` is not
 /// one).
-fn node_port_values(service: &Service) -> Vec<(String, u32, &str)> {
+/// `spec.ports[i].nodePort`, formatted only when a violation names it.
+#[derive(Clone, Copy)]
+struct NodePortPath(usize);
+
+impl NodePortPath {
+    fn to_path(self) -> String {
+        format!("spec.ports[{}].nodePort", self.0)
+    }
+}
+
+/// `spec.clusterIP` (the first) or `spec.clusterIPs[i]`, formatted only when needed.
+#[derive(Clone, Copy)]
+struct ClusterIpPath(usize);
+
+impl ClusterIpPath {
+    fn to_path(self) -> String {
+        if self.0 == 0 {
+            "spec.clusterIP".to_owned()
+        } else {
+            format!("spec.clusterIPs[{}]", self.0)
+        }
+    }
+}
+
+fn node_port_values(service: &Service) -> Vec<(NodePortPath, u32, &str)> {
     service
         .spec
         .ports
@@ -306,7 +332,7 @@ fn node_port_values(service: &Service) -> Vec<(String, u32, &str)> {
         .filter_map(|(i, p)| {
             let port = u32::try_from(p.node_port).ok().filter(|p| *p != 0)?;
             let protocol = if p.protocol.is_empty() { "TCP" } else { p.protocol.as_str() };
-            Some((format!("spec.ports[{i}].nodePort"), port, protocol))
+            Some((NodePortPath(i), port, protocol))
         })
         .collect()
 }
@@ -331,7 +357,7 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
             judge.violation(
                 "nodePorts.forbid",
                 np.action,
-                FieldError::forbidden(path.as_str(), detail),
+                FieldError::forbidden(path.to_path(), detail),
             );
         }
     }
@@ -342,7 +368,7 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     "nodePorts.allowedRanges",
                     np.action,
                     FieldError::invalid(
-                        path.as_str(),
+                        path.to_path(),
                         GoValue::Int(i64::from(*port)),
                         format!("must lie in the allowed ranges {}", port_list(&np.allowed_ranges)),
                     ),
@@ -363,7 +389,7 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                 "nodePorts.explicit",
                 np.action,
                 FieldError::forbidden(
-                    path.as_str(),
+                    path.to_path(),
                     "explicit node ports are not allowed; leave nodePort unset",
                 ),
             ),
@@ -378,7 +404,7 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                         "nodePorts.explicit",
                         np.action,
                         FieldError::invalid(
-                            path.as_str(),
+                            path.to_path(),
                             GoValue::Int(i64::from(*port)),
                             match band {
                                 Some((first, last)) => format!(
@@ -392,7 +418,9 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
             }
         }
     }
-    // Per-namespace ranges: a matching namespace keeps to its ranges; the others keep out.
+    // Per-namespace ranges: a matching namespace keeps to its ranges (allocated ports count);
+    // the others may not ask for a port in them. A port the allocator picked at random for
+    // another namespace is not refused: that would fail requests at random.
     let own: Vec<&Ports> = np
         .namespace_ranges
         .iter()
@@ -407,7 +435,7 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     "nodePorts.namespaceRanges",
                     np.action,
                     FieldError::invalid(
-                        path.as_str(),
+                        path.to_path(),
                         GoValue::Int(i64::from(*port)),
                         format!(
                             "namespace {} may only use node ports {}",
@@ -417,14 +445,17 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     ),
                 );
             }
-        } else if let Some(entry) =
-            np.namespace_ranges.iter().find(|e| e.ranges.iter().any(|r| r.contains(*port)))
+        } else if let Some(entry) = np
+            .namespace_ranges
+            .iter()
+            .find(|e| e.ranges.iter().any(|r| r.contains(*port)))
+            .filter(|_| explicit.contains(port))
         {
             judge.violation(
                 "nodePorts.namespaceRanges",
                 np.action,
                 FieldError::forbidden(
-                    path.as_str(),
+                    path.to_path(),
                     format!(
                         "node port {port} belongs to namespaces {}",
                         patterns(&entry.namespaces)
@@ -441,7 +472,7 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     "nodePorts.reservations",
                     np.action,
                     FieldError::forbidden(
-                        path.as_str(),
+                        path.to_path(),
                         format!(
                             "{port}/{protocol} is reserved for {}/{}",
                             r.owner.namespace, r.owner.name
@@ -664,10 +695,6 @@ fn static_band(cluster: &Cluster, ip: IpAddr) -> Option<(IpAddr, IpAddr)> {
     }
 }
 
-fn cluster_ip_path(i: usize) -> String {
-    if i == 0 { "spec.clusterIP".to_owned() } else { format!("spec.clusterIPs[{i}]") }
-}
-
 fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>) {
     let c = &judge.settings.cluster_ip;
     let service = subject.service;
@@ -679,7 +706,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
             FieldError::forbidden("spec.clusterIP", "headless Services are not allowed"),
         );
     }
-    let ips: Vec<(String, &str, IpAddr)> = {
+    let ips: Vec<(ClusterIpPath, &str, IpAddr)> = {
         let list: Vec<&String> = if service.spec.cluster_ips.is_empty() {
             std::iter::once(&service.spec.cluster_ip).filter(|s| !s.is_empty()).collect()
         } else {
@@ -687,7 +714,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
         };
         list.into_iter()
             .enumerate()
-            .filter_map(|(i, text)| Some((cluster_ip_path(i), text.as_str(), address(text)?)))
+            .filter_map(|(i, text)| Some((ClusterIpPath(i), text.as_str(), address(text)?)))
             .collect()
     };
     let old_ips: Vec<IpAddr> = subject
@@ -701,7 +728,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                 .collect()
         })
         .unwrap_or_default();
-    let explicit: Vec<&(String, &str, IpAddr)> = match &subject.requested {
+    let explicit: Vec<&(ClusterIpPath, &str, IpAddr)> = match &subject.requested {
         Some((requested, _)) => ips.iter().filter(|v| requested.contains(&v.2)).collect(),
         None => ips.iter().filter(|v| !old_ips.contains(&v.2)).collect(),
     };
@@ -712,7 +739,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                 "clusterIP.explicit",
                 c.action,
                 FieldError::forbidden(
-                    path.as_str(),
+                    path.to_path(),
                     "explicit cluster IPs are not allowed; leave clusterIP unset",
                 ),
             ),
@@ -727,7 +754,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                         "clusterIP.explicit",
                         c.action,
                         FieldError::invalid(
-                            path.as_str(),
+                            path.to_path(),
                             GoValue::Str((*text).to_owned()),
                             match band {
                                 Some((first, last)) => format!(
@@ -747,7 +774,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                 "clusterIP.explicitNamespaces",
                 c.action,
                 FieldError::forbidden(
-                    path.as_str(),
+                    path.to_path(),
                     format!(
                         "only namespaces {} may set cluster IPs",
                         patterns(&c.explicit_namespaces)
@@ -756,8 +783,9 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
             );
         }
     }
-    // Per-namespace CIDRs: a matching namespace keeps to its CIDRs (of the address's family);
-    // the others keep out of them.
+    // Per-namespace CIDRs: a matching namespace keeps to its CIDRs (of the address's family,
+    // allocated addresses count); the others may not ask for an address in them (a random
+    // pick is not refused, as for node ports).
     for (path, text, ip) in &ips {
         let own: Vec<&Cidr> = c
             .namespace_cidrs
@@ -773,7 +801,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     "clusterIP.namespaceCIDRs",
                     c.action,
                     FieldError::invalid(
-                        path.as_str(),
+                        path.to_path(),
                         GoValue::Str((*text).to_owned()),
                         format!(
                             "namespace {} may only use cluster IPs in {}",
@@ -783,14 +811,17 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     ),
                 );
             }
-        } else if let Some(entry) =
-            c.namespace_cidrs.iter().find(|e| e.ranges.iter().any(|cidr| cidr.net.contains(ip)))
+        } else if let Some(entry) = c
+            .namespace_cidrs
+            .iter()
+            .find(|e| e.ranges.iter().any(|cidr| cidr.net.contains(ip)))
+            .filter(|_| explicit.iter().any(|v| v.2 == *ip))
         {
             judge.violation(
                 "clusterIP.namespaceCIDRs",
                 c.action,
                 FieldError::forbidden(
-                    path.as_str(),
+                    path.to_path(),
                     format!("{ip} belongs to namespaces {}", patterns(&entry.namespaces)),
                 ),
             );
@@ -802,7 +833,7 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                     "clusterIP.reservations",
                     c.action,
                     FieldError::forbidden(
-                        path.as_str(),
+                        path.to_path(),
                         format!("{ip} is reserved for {}/{}", r.owner.namespace, r.owner.name),
                     ),
                 );
@@ -896,35 +927,31 @@ fn selector(judge: &mut Judge<'_>, service: &Service, env: &Env<'_>) {
     if !s.unique_in_namespace {
         return;
     }
-    let Some(selector) = selector else { return };
+    if selector.is_none() {
+        return;
+    }
     let Some(inventory) = env.inventory else {
         judge.skipped("selector.uniqueInNamespace", "inventory");
         return;
     };
-    let namespace = namespace_of(service).to_owned();
-    let start = (namespace.clone(), String::new());
-    for ((ns, name), other) in inventory.range(start..) {
-        if *ns != namespace {
-            break;
-        }
-        if *name == service.metadata.name || other.service.spec.type_ == "ExternalName" {
-            continue;
-        }
-        if other.service.spec.selector.as_ref() == Some(selector) {
-            judge.violation(
-                "selector.uniqueInNamespace",
-                s.action,
-                FieldError::forbidden(
-                    "spec.selector",
-                    format!(
-                        "Service {} in namespace {} has the same selector",
-                        crate::field::go_quote(name),
-                        crate::field::go_quote(ns)
-                    ),
+    for (ns, name) in env.selectors.same_selector(inventory, service) {
+        judge.violation(
+            "selector.uniqueInNamespace",
+            s.action,
+            FieldError::forbidden(
+                "spec.selector",
+                format!(
+                    "Service {} in namespace {} has the same selector",
+                    crate::field::go_quote(&name),
+                    crate::field::go_quote(namespace_of_key(&ns))
                 ),
-            );
-        }
+            ),
+        );
     }
+}
+
+fn namespace_of_key(namespace: &str) -> &str {
+    if namespace.is_empty() { "default" } else { namespace }
 }
 
 fn ports(judge: &mut Judge<'_>, service: &Service) {
@@ -1037,6 +1064,10 @@ fn deprecations(judge: &mut Judge<'_>, service: &Service) {
 /// The canonical spelling of an address when `text` is not it: leading-zero IPv4 octets,
 /// IPv4-mapped IPv6, IPv6 that is not RFC 5952 (CVE-2021-29923).
 pub(crate) fn canonical_form(text: &str) -> Option<String> {
+    // Dotted IPv4 is canonical unless an octet has a leading zero: no need to print it.
+    if !text.contains(':') && !text.split('.').any(|o| o.len() > 1 && o.starts_with('0')) {
+        return None;
+    }
     let ip = parse_ip_sloppy(text)?;
     let canonical = match ip {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -1051,36 +1082,40 @@ pub(crate) fn canonical_form(text: &str) -> Option<String> {
 fn non_canonical(judge: &mut Judge<'_>, service: &Service) {
     let Some(action) = judge.settings.non_canonical_ips.action() else { return };
     let spec = &service.spec;
-    let mut values: Vec<(String, &str)> = Vec::new();
+    // Paths are formatted only for the values that are reported.
     if spec.cluster_ip != "None" && !spec.cluster_ip.is_empty() {
-        values.push(("spec.clusterIP".to_owned(), &spec.cluster_ip));
+        report_non_canonical(judge, action, || "spec.clusterIP".to_owned(), &spec.cluster_ip);
     }
     for (i, ip) in spec.cluster_ips.iter().enumerate().skip(1) {
-        values.push((format!("spec.clusterIPs[{i}]"), ip));
+        report_non_canonical(judge, action, || format!("spec.clusterIPs[{i}]"), ip);
     }
     for (i, ip) in spec.external_ips.iter().enumerate() {
-        values.push((format!("spec.externalIPs[{i}]"), ip));
+        report_non_canonical(judge, action, || format!("spec.externalIPs[{i}]"), ip);
     }
     if !spec.load_balancer_ip.is_empty() {
-        values.push(("spec.loadBalancerIP".to_owned(), &spec.load_balancer_ip));
+        let path = || "spec.loadBalancerIP".to_owned();
+        report_non_canonical(judge, action, path, &spec.load_balancer_ip);
     }
     for (i, range) in spec.load_balancer_source_ranges.iter().enumerate() {
         if let Some((ip, _)) = range.split_once('/') {
-            values.push((format!("spec.loadBalancerSourceRanges[{i}]"), ip));
+            let path = || format!("spec.loadBalancerSourceRanges[{i}]");
+            report_non_canonical(judge, action, path, ip);
         }
-    }
-    for (path, text) in values {
-        report_non_canonical(judge, action, path, text);
     }
 }
 
-fn report_non_canonical(judge: &mut Judge<'_>, action: Action, path: String, text: &str) {
+fn report_non_canonical(
+    judge: &mut Judge<'_>,
+    action: Action,
+    path: impl FnOnce() -> String,
+    text: &str,
+) {
     if let Some(canonical) = canonical_form(text) {
         judge.with(
             "nonCanonicalIPs",
             action,
             FieldError::invalid(
-                path,
+                path(),
                 GoValue::Str(text.to_owned()),
                 format!("must be written in canonical form {}", crate::field::go_quote(&canonical)),
             ),
@@ -1158,7 +1193,7 @@ pub(crate) fn endpoint_slice(settings: &Settings, slice: &EndpointSlice, out: &m
                 report_non_canonical(
                     &mut judge,
                     action,
-                    format!("endpoints[{i}].addresses[{j}]"),
+                    || format!("endpoints[{i}].addresses[{j}]"),
                     text,
                 );
             }

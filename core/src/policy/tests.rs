@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use expect_test::{Expect, expect};
 
 use crate::manifest::Input;
-use crate::pipeline::{CheckOptions, check as run};
 use crate::policy::UserInfo;
+use crate::{CheckOptions, check as run};
 
 /// A release that still accepts leading zeros and IPv4-mapped addresses.
 const PROFILE_1_32: &str =
@@ -743,6 +743,109 @@ fn orphan_settings_are_errors() {
             error FieldValueForbidden L4: spec.nodePorts.countLoadBalancerNodePorts: Forbidden: only applies with forbid: true
             error FieldValueForbidden L4: spec.loadBalancer.internalAnnotations: Forbidden: only applies with requireInternal: true
             error FieldValueForbidden L4: spec.endpointSlices.managedBy: Forbidden: only applies with manual: forbid or restrictAddresses
+        "#]],
+    );
+}
+
+#[test]
+fn more_rules_one_violation_each() {
+    check(
+        &format!(
+            "{PROFILE_1_32}{}{}{}{}{}{}",
+            policy(
+                "p",
+                "{externalIPs: {mode: allowlist, allowedCIDRs: ['2001:db8::/64'], alsoCheckAnnotations: [example.com/vips]}, loadBalancer: {requireSourceRanges: true, allowedClasses: [internal], loadBalancerIP: forbid}, clusterIP: {explicit: forbid}, endpointSlices: {manual: forbid}, deprecations: {topologyAwareHintsAnnotation: warn, tolerateUnreadyEndpointsAnnotation: deny}}"
+            ),
+            "apiVersion: v1\nkind: Service\nmetadata: {name: vips, annotations: {example.com/vips: '2001:DB8:0:0::7, 203.0.113.7'}}\nspec: {externalIPs: ['2001:0db8::1'], ports: [{port: 80}]}\n---\n",
+            svc(
+                "lb",
+                "{type: LoadBalancer, loadBalancerClass: public, loadBalancerIP: 10.0.0.1, ports: [{port: 80}]}"
+            ),
+            svc("pinned", "{clusterIP: 10.96.0.77, ports: [{port: 80}]}"),
+            "apiVersion: v1\nkind: Service\nmetadata: {name: old, annotations: {service.kubernetes.io/topology-aware-hints: auto, service.alpha.kubernetes.io/tolerate-unready-endpoints: 'true'}}\nspec: {ports: [{port: 80}]}\n---\n",
+            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: manual}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.5]}]\n",
+        ),
+        None,
+        expect![[r#"
+            error policy:externalIPs.allowedCIDRs L12: metadata.annotations[example.com/vips]: Forbidden: "203.0.113.7" is outside the allowed ranges 2001:db8::/64 (externalIPs.allowedCIDRs)
+            error policy:loadBalancer.allowedClasses L18: spec.loadBalancerClass: Unsupported value: "public": supported values: "internal" (loadBalancer.allowedClasses)
+            error policy:loadBalancer.requireSourceRanges L18: spec.loadBalancerSourceRanges: Required value: a LoadBalancer Service must restrict its clients (loadBalancer.requireSourceRanges)
+            error policy:loadBalancer.loadBalancerIP L18: spec.loadBalancerIP: Forbidden: spec.loadBalancerIP is not allowed (loadBalancer.loadBalancerIP)
+            error policy:clusterIP.explicit L23: spec.clusterIP: Forbidden: explicit cluster IPs are not allowed; leave clusterIP unset (clusterIP.explicit)
+            warning policy:deprecations.topologyAwareHintsAnnotation L27: metadata.annotations[service.kubernetes.io/topology-aware-hints]: Forbidden: deprecated since Kubernetes 1.27: use service.kubernetes.io/topology-mode or spec.trafficDistribution (deprecations.topologyAwareHintsAnnotation)
+            error policy:deprecations.tolerateUnreadyEndpointsAnnotation L27: metadata.annotations[service.alpha.kubernetes.io/tolerate-unready-endpoints]: Forbidden: ignored since Kubernetes 1.21: use spec.publishNotReadyAddresses (deprecations.tolerateUnreadyEndpointsAnnotation)
+            error policy:endpointSlices.manual L32: metadata.labels[endpointslice.kubernetes.io/managed-by]: Forbidden: EndpointSlices not managed by endpointslice-controller.k8s.io or endpointslicemirroring-controller.k8s.io are not allowed (endpointSlices.manual)
+            default/vips rejected ["10.105.69.182"]
+            default/lb rejected ["10.105.240.179"]
+            default/pinned rejected ["10.96.0.77"]
+            default/old rejected ["10.97.182.212"]
+        "#]],
+    );
+}
+
+#[test]
+fn namespace_ranges_refuse_asked_values_not_random_picks() {
+    check(
+        &format!(
+            "{}{}{}",
+            policy(
+                "p",
+                "{nodePorts: {namespaceRanges: [{namespaces: [team-a], ranges: ['30000-32767']}]}, clusterIP: {namespaceCIDRs: [{namespaces: [team-a], cidrs: [10.96.0.0/12]}]}}"
+            ),
+            svc(
+                "asks",
+                "{type: NodePort, clusterIP: 10.96.0.44, ports: [{port: 80, nodePort: 30044}]}"
+            ),
+            svc("random", "{type: NodePort, ports: [{port: 80}]}"),
+        ),
+        None,
+        expect![[r#"
+            error policy:nodePorts.namespaceRanges L9: spec.ports[0].nodePort: Forbidden: node port 30044 belongs to namespaces team-a (nodePorts.namespaceRanges)
+            error policy:clusterIP.namespaceCIDRs L9: spec.clusterIP: Forbidden: 10.96.0.44 belongs to namespaces team-a (clusterIP.namespaceCIDRs)
+            default/asks rejected ["10.96.0.44"]
+            default/random created ["10.101.39.219"]
+        "#]],
+    );
+}
+
+#[test]
+fn no_defaults_skips_rules_that_need_allocation() {
+    let report = run(
+        &[Input::new(
+            "s.yaml",
+            format!(
+                "{}{}",
+                policy("p", "{clusterIP: {explicit: staticBandOnly}}"),
+                "apiVersion: v1\nkind: Service\nmetadata: {name: a, namespace: default}\nspec: {clusterIP: 10.96.40.7, type: ClusterIP, ports: [{port: 80, protocol: TCP, targetPort: 80}], sessionAffinity: None, ipFamilies: [IPv4], ipFamilyPolicy: SingleStack, clusterIPs: [10.96.40.7], internalTrafficPolicy: Cluster}\n",
+            ),
+        )],
+        &CheckOptions { no_defaults: true, ..CheckOptions::default() },
+    );
+    let lines: Vec<String> =
+        report.diagnostics.iter().map(|d| format!("{} {}", d.reason, d.message)).collect();
+    expect![[r#"
+        [
+            "policy:skipped clusterIP.explicit: skipped: needs allocation",
+        ]
+    "#]]
+    .assert_debug_eq(&lines);
+}
+
+#[test]
+fn more_settings_errors() {
+    check(
+        &policy(
+            "p",
+            "{selector: {require: 'yes'}, exemptions: {namespaces: ['a*b'], services: [{name: x}]}, clusterIP: {reservations: [{ip: 10.96.0.300, namespace: a, name: b}]}, nodePorts: {reservations: [{port: 0, namespace: a, name: b, protocol: ICMP}]}, nonCanonicalIPs: maybe}",
+        ),
+        None,
+        expect![[r#"
+            error FieldValueInvalid L4: spec.exemptions.namespaces[0]: Invalid value: "a*b": must be a namespace name, optionally with a leading or trailing "*"
+            error FieldValueRequired L4: spec.exemptions.services[0]: Required value: namespace and name are required
+            error FieldValueInvalid L4: spec.nodePorts.reservations[0].port: Invalid value: 0: must be a port number between 1 and 65535
+            error FieldValueInvalid L4: spec.clusterIP.reservations[0].ip: Invalid value: "10.96.0.300": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+            error FieldValueInvalid L4: spec.selector.require: Invalid value: "yes": must be a boolean
+            error FieldValueNotSupported L4: spec.nonCanonicalIPs: Unsupported value: "maybe": supported values: "allow", "deny", "warn"
         "#]],
     );
 }

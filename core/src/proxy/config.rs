@@ -9,7 +9,6 @@ use ipnet::IpNet;
 use super::{ProxyMode, RenderError};
 use crate::model::{KubeProxyConfiguration, Node};
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
-use crate::pipeline::World;
 use crate::profile::HostFacts;
 
 /// kube-proxy's local-traffic detector (`--detect-local-mode`, localdetector.go).
@@ -228,34 +227,6 @@ impl ProxyConfig {
             service_cidrs.iter().copied().filter(|n| IpFamily::of_net(n) == family).collect();
         config.prefer_same_node =
             kpc.feature_gates.get("PreferSameTrafficDistribution").copied().unwrap_or(false);
-        Ok(config)
-    }
-
-    /// Builds the configuration from a scenario's cluster state. `mode` is accepted for
-    /// symmetry with [`RenderOptions`](super::RenderOptions): the one mode-specific default
-    /// (nftables' `primary` nodePortAddresses) is applied when rendering.
-    pub fn from_world(
-        world: &World,
-        family: Option<IpFamily>,
-        node_name: Option<&str>,
-        mode: ProxyMode,
-    ) -> Result<ProxyConfig, RenderError> {
-        let _ = mode;
-        let family = family.unwrap_or_else(|| {
-            world.profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net)
-        });
-        let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
-        let mut config = ProxyConfig::from_objects(
-            family,
-            world.kube_proxy.as_ref().map(|k| &k.value),
-            &nodes,
-            node_name,
-            &world.profile.host,
-            &world.profile.service_cluster_ip_ranges,
-        )?;
-        if !config.prefer_same_node {
-            config.prefer_same_node = world.profile.gate("PreferSameTrafficDistribution");
-        }
         Ok(config)
     }
 

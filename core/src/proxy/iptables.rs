@@ -1,5 +1,6 @@
 //! iptables mode: the `iptables-restore` payload kube-proxy writes (pkg/proxy/iptables/
-//! proxier.go `syncProxyRules`), emitted in the tests' canonical order (proxy-rules.md §1.4).
+//! proxier.go `syncProxyRules`), emitted in the canonical order of kube-proxy's own tests
+//! (`pkg/proxy/iptables/proxier_test.go` sorts chains and rules before comparing).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -165,7 +166,7 @@ fn comment(text: &str) -> String {
 }
 
 /// The jump rules kube-proxy installs in the built-in chains outside the payload
-/// (proxy-rules.md §1.2), as (table, chain, args) in the order they end up in each chain on a
+/// (`iptablesJumpChains` of the proxier), as (table, chain, args) in the order they end up in each chain on a
 /// fresh host: each is "ensured" by prepending, so later list entries end up on top.
 pub(crate) fn builtin_jumps(with_kube_firewall: bool) -> Vec<(&'static str, &'static str, String)> {
     let ext = "-m conntrack --ctstate NEW -m comment --comment \"kubernetes externally-visible service portals\" -j KUBE-EXTERNAL-SERVICES";
@@ -284,7 +285,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         }
     }
 
-    // Canonical order (proxy-rules.md §1.4): KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by
+    // Canonical order (that of `sortIPTablesRules` in kube-proxy's tests): KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by
     // name, then the built-in chains. Service ports are iterated in the tests' sort order, so
     // KUBE-SERVICES and KUBE-NODEPORTS need no re-sorting.
     let mut arena = t.arena;
@@ -383,7 +384,31 @@ fn write_table(out: &mut String, name: &str, chains: &[Chain]) {
     out.push_str("COMMIT\n");
 }
 
-/// Per service-port rules (proxy-rules.md §1.6).
+/// The chain names of one service port and the decisions `syncProxyRules` takes once per
+/// service port, from which each group of its rules is written.
+struct PortRules<'a> {
+    sp: &'a SvcPort,
+    svc: String,
+    svl: String,
+    ext: String,
+    fw: String,
+    /// SEP chain names, computed once per endpoint.
+    seps: Vec<String>,
+    has_endpoints: bool,
+    has_internal: bool,
+    has_external: bool,
+    use_svc: bool,
+    use_svl: bool,
+    use_ext: bool,
+    use_fw: bool,
+    /// REJECT when nothing serves the service; DROP when only the local policy finds nothing.
+    why: &'static str,
+    verdict: &'static str,
+}
+
+/// Per service-port rules (the service-port loop of `syncProxyRules`), in its order: the
+/// filter and nat jumps for the cluster IP, external IPs, load-balancer VIPs, NodePort and
+/// health-check port, then the EXT, FW, SVC/SVL and SEP chains.
 fn service_rules(
     sp: &SvcPort,
     config: &ProxyConfig,
@@ -392,88 +417,136 @@ fn service_rules(
     t: &mut Tables,
     stats: &mut RuleStats,
 ) {
-    let n = &sp.svc_name;
-    let p = &sp.protocol;
-    let hash = port_proto_hash(sp);
-    let svc = format!("KUBE-SVC-{hash}");
-    let svl = format!("KUBE-SVL-{hash}");
-    let ext = format!("KUBE-EXT-{hash}");
-    let fw = format!("KUBE-FW-{hash}");
-    let has_endpoints = sp.cat.has_any;
-    let ext_accessible = sp.external_accessible();
-    let use_svc = !sp.cluster_eps().is_empty() && sp.uses_cluster();
-    let use_svl = !sp.local_eps().is_empty() && sp.uses_local();
-    let internal_chain = if sp.itp_local { &svl } else { &svc };
-    let external_policy_chain = if sp.etp_local { &svl } else { &svc };
-    let has_internal = sp.has_internal();
-    let has_external = sp.has_external();
-    let use_ext = has_endpoints && ext_accessible;
-    let use_fw = has_endpoints && !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty();
-    let lb_target = if use_fw { &fw } else { &ext };
-    // REJECT when nothing serves the service; DROP when only the local policy finds nothing.
-    let (why, verdict) = if has_endpoints {
-        ("has no local endpoints", "DROP")
-    } else {
-        ("has no endpoints", "REJECT")
-    };
-    if sp.itp_local && has_endpoints && sp.local_eps().is_empty() {
-        stats.no_local_endpoints_internal += 1;
-    }
-    if sp.etp_local && has_endpoints && sp.local_eps().is_empty() {
-        stats.no_local_endpoints_external += 1;
-    }
-    // SEP chain names, computed once per endpoint.
-    let seps: Vec<String> = sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect();
+    let rules = PortRules::new(sp);
+    rules.count_no_local_endpoints(stats);
+    rules.cluster_ip(t);
+    rules.external_ips(t);
+    rules.load_balancer_vips(t);
+    rules.node_port(t, config, localhost_nps);
+    rules.health_check_node_port(t);
+    rules.ext_chain(&mut t.arena, config);
+    rules.fw_chain(&mut t.arena, config);
+    rules.svc_and_svl_chains(&mut t.arena, config, large);
+    rules.sep_chains(&mut t.arena, large);
+    t.arena.end();
+}
 
-    // 1. ClusterIP.
-    let cip = sp.cluster_ip.to_string();
-    let port = sp.port;
-    if has_internal {
-        t.n_services.rule(format_args!(
-            "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port} -j {internal_chain}"
-        ));
-    } else {
-        t.f_services.rule(format_args!(
-            "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {cip} --dport {port} -j {verdict}"
-        ));
+impl<'a> PortRules<'a> {
+    fn new(sp: &'a SvcPort) -> Self {
+        let hash = port_proto_hash(sp);
+        let has_endpoints = sp.cat.has_any;
+        let (why, verdict) = if has_endpoints {
+            ("has no local endpoints", "DROP")
+        } else {
+            ("has no endpoints", "REJECT")
+        };
+        PortRules {
+            sp,
+            svc: format!("KUBE-SVC-{hash}"),
+            svl: format!("KUBE-SVL-{hash}"),
+            ext: format!("KUBE-EXT-{hash}"),
+            fw: format!("KUBE-FW-{hash}"),
+            seps: sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect(),
+            has_endpoints,
+            has_internal: sp.has_internal(),
+            has_external: sp.has_external(),
+            use_svc: !sp.cluster_eps().is_empty() && sp.uses_cluster(),
+            use_svl: !sp.local_eps().is_empty() && sp.uses_local(),
+            use_ext: has_endpoints && sp.external_accessible(),
+            use_fw: has_endpoints && !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
+            why,
+            verdict,
+        }
     }
-    // 2. externalIPs.
-    for eip in &sp.external_ips {
-        if has_endpoints {
+
+    /// `sync_proxy_rules_no_local_endpoints_total` for either traffic policy.
+    fn count_no_local_endpoints(&self, stats: &mut RuleStats) {
+        let sp = self.sp;
+        if sp.itp_local && self.has_endpoints && sp.local_eps().is_empty() {
+            stats.no_local_endpoints_internal += 1;
+        }
+        if sp.etp_local && self.has_endpoints && sp.local_eps().is_empty() {
+            stats.no_local_endpoints_external += 1;
+        }
+    }
+
+    /// The chain internal traffic goes to.
+    fn internal_chain(&self) -> &str {
+        if self.sp.itp_local { &self.svl } else { &self.svc }
+    }
+
+    /// The cluster IP: to the internal chain, or rejected/dropped when nothing serves it.
+    fn cluster_ip(&self, t: &mut Tables) {
+        let (n, p, port, cip) =
+            (&self.sp.svc_name, &self.sp.protocol, self.sp.port, self.sp.cluster_ip);
+        let (why, verdict) = (self.why, self.verdict);
+        if self.has_internal {
+            let chain = self.internal_chain();
             t.n_services.rule(format_args!(
-                "-m comment --comment \"{n} external IP\" -m {p} -p {p} -d {eip} --dport {port} -j {ext}"
+                "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port} -j {chain}"
             ));
-        }
-        if !has_external {
-            t.f_external.rule(format_args!(
-                "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {eip} --dport {port} -j {verdict}"
-            ));
-        }
-    }
-    // 3. Load-balancer VIPs.
-    for vip in &sp.lb_vips {
-        if has_endpoints {
-            t.n_services.rule(format_args!(
-                "-m comment --comment \"{n} loadbalancer IP\" -m {p} -p {p} -d {vip} --dport {port} -j {lb_target}"
-            ));
-        }
-        if use_fw {
-            t.f_proxy_firewall.rule(format_args!(
-                "-m comment --comment \"{n} traffic not accepted by {fw}\" -m {p} -p {p} -d {vip} --dport {port} -j DROP"
+        } else {
+            t.f_services.rule(format_args!(
+                "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {cip} --dport {port} -j {verdict}"
             ));
         }
     }
-    if !has_external {
-        for vip in &sp.lb_vips {
-            t.f_external.rule(format_args!(
-                "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {vip} --dport {port} -j {verdict}"
-            ));
+
+    /// Each external IP: to the EXT chain, or rejected/dropped when nothing serves it.
+    fn external_ips(&self, t: &mut Tables) {
+        let (n, p, port, ext) = (&self.sp.svc_name, &self.sp.protocol, self.sp.port, &self.ext);
+        let (why, verdict) = (self.why, self.verdict);
+        for eip in &self.sp.external_ips {
+            if self.has_endpoints {
+                t.n_services.rule(format_args!(
+                    "-m comment --comment \"{n} external IP\" -m {p} -p {p} -d {eip} --dport {port} -j {ext}"
+                ));
+            }
+            if !self.has_external {
+                t.f_external.rule(format_args!(
+                    "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {eip} --dport {port} -j {verdict}"
+                ));
+            }
         }
     }
-    // 4. NodePort.
-    if sp.node_port != 0 {
-        let np = sp.node_port;
-        if has_endpoints {
+
+    /// Each load-balancer VIP: to the FW chain when source ranges apply, else to EXT, with the
+    /// firewall's drop rule, or rejected/dropped when nothing serves it.
+    fn load_balancer_vips(&self, t: &mut Tables) {
+        let (n, p, port, fw) = (&self.sp.svc_name, &self.sp.protocol, self.sp.port, &self.fw);
+        let (why, verdict) = (self.why, self.verdict);
+        let target = if self.use_fw { &self.fw } else { &self.ext };
+        for vip in &self.sp.lb_vips {
+            if self.has_endpoints {
+                t.n_services.rule(format_args!(
+                    "-m comment --comment \"{n} loadbalancer IP\" -m {p} -p {p} -d {vip} --dport {port} -j {target}"
+                ));
+            }
+            if self.use_fw {
+                t.f_proxy_firewall.rule(format_args!(
+                    "-m comment --comment \"{n} traffic not accepted by {fw}\" -m {p} -p {p} -d {vip} --dport {port} -j DROP"
+                ));
+            }
+        }
+        if !self.has_external {
+            for vip in &self.sp.lb_vips {
+                t.f_external.rule(format_args!(
+                    "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {vip} --dport {port} -j {verdict}"
+                ));
+            }
+        }
+    }
+
+    /// The NodePort: to the EXT chain (counted with nfacct for localhost when configured), or
+    /// rejected/dropped for local destinations when nothing serves it.
+    fn node_port(&self, t: &mut Tables, config: &ProxyConfig, localhost_nps: bool) {
+        let sp = self.sp;
+        if sp.node_port == 0 {
+            return;
+        }
+        let (n, p, np, ext) = (&sp.svc_name, &sp.protocol, sp.node_port, &self.ext);
+        let (why, verdict) = (self.why, self.verdict);
+        if self.has_endpoints {
             if localhost_nps && config.nfacct_localhost {
                 t.n_nodeports.rule(format_args!(
                     "{} -m {p} -p {p} -d 127.0.0.0/8 --dport {np} -m nfacct --nfacct-name localhost_nps_accepted_pkts -j {ext}",
@@ -482,23 +555,32 @@ fn service_rules(
             }
             t.n_nodeports.rule(format_args!("{} -m {p} -p {p} --dport {np} -j {ext}", comment(n)));
         }
-        if !has_external {
+        if !self.has_external {
             t.f_external.rule(format_args!(
                 "-m comment --comment \"{n} {why}\" -m addrtype --dst-type LOCAL -m {p} -p {p} --dport {np} -j {verdict}"
             ));
         }
     }
-    // 5. healthCheckNodePort (always tcp).
-    if sp.health_check_node_port != 0 {
-        t.f_nodeports.rule(format_args!(
-            "-m comment --comment \"{n} health check node port\" -m tcp -p tcp --dport {} -j ACCEPT",
-            sp.health_check_node_port
-        ));
+
+    /// The health-check NodePort is accepted (always tcp).
+    fn health_check_node_port(&self, t: &mut Tables) {
+        if self.sp.health_check_node_port != 0 {
+            t.f_nodeports.rule(format_args!(
+                "-m comment --comment \"{} health check node port\" -m tcp -p tcp --dport {} -j ACCEPT",
+                self.sp.svc_name, self.sp.health_check_node_port
+            ));
+        }
     }
-    let a = &mut t.arena;
-    // 8. EXT chain.
-    if use_ext {
-        a.begin(&ext);
+
+    /// The EXT chain: masquerade external traffic (with `externalTrafficPolicy: Local`, only
+    /// traffic from the node itself, which goes to the cluster-wide chain), then the external
+    /// policy's chain.
+    fn ext_chain(&self, a: &mut Arena, config: &ProxyConfig) {
+        if !self.use_ext {
+            return;
+        }
+        let (sp, n, svc) = (self.sp, &self.sp.svc_name, &self.svc);
+        a.begin(&self.ext);
         if !sp.etp_local {
             a.rule(format_args!(
                 "-m comment --comment \"masquerade traffic for {n} external destinations\" -j KUBE-MARK-MASQ"
@@ -516,13 +598,20 @@ fn service_rules(
                 "-m comment --comment \"route LOCAL traffic for {n} external destinations\" -m addrtype --src-type LOCAL -j {svc}"
             ));
         }
-        if has_external {
-            a.rule(format_args!("-j {external_policy_chain}"));
+        if self.has_external {
+            let chain = if sp.etp_local { &self.svl } else { &self.svc };
+            a.rule(format_args!("-j {chain}"));
         }
     }
-    // 9. FW chain.
-    if use_fw {
-        a.begin(&fw);
+
+    /// The FW chain: allowed source ranges (and the VIPs themselves when the node is in one)
+    /// go on to EXT; the rest falls through to KUBE-PROXY-FIREWALL's drop.
+    fn fw_chain(&self, a: &mut Arena, config: &ProxyConfig) {
+        if !self.use_fw {
+            return;
+        }
+        let (sp, n, ext) = (self.sp, &self.sp.svc_name, &self.ext);
+        a.begin(&self.fw);
         for cidr in &sp.source_ranges {
             a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"));
         }
@@ -539,50 +628,61 @@ fn service_rules(
             "-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""
         ));
     }
-    // 7 + 10. SVC / SVL: the internal chain starts with the masquerade rule, then the
-    // service-to-endpoint rules.
-    let masq_match = if config.masquerade_all {
-        Some(String::new())
-    } else {
-        config.detect_local.if_not_local().map(|m| format!(" {m}"))
-    };
-    for (used, chain, local_policy, eps) in
-        [(use_svc, &svc, false, sp.cluster_eps()), (use_svl, &svl, true, sp.local_eps())]
-    {
-        if !used {
-            continue;
-        }
-        a.begin(chain);
-        if has_internal
-            && sp.itp_local == local_policy
-            && let Some(extra) = &masq_match
-        {
-            a.rule(format_args!(
-                "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"
-            ));
-        }
-        endpoint_jumps(a, sp, eps, &seps, large);
-    }
-    // 11. SEP chains.
-    let c = if large { String::new() } else { format!("{} ", comment(n)) };
-    for &i in &sp.cat.reachable {
-        let ep = &sp.endpoints[i];
-        let sep = &seps[i];
-        a.begin(sep);
-        a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
-        if sp.affinity.is_some() {
-            a.rule(format_args!(
-                "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",
-                ep.text
-            ));
+
+    /// SVC and SVL: the internal policy's chain starts with the masquerade rule, then each
+    /// chain holds its service-to-endpoint rules.
+    fn svc_and_svl_chains(&self, a: &mut Arena, config: &ProxyConfig, large: bool) {
+        let sp = self.sp;
+        let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, sp.port, sp.cluster_ip);
+        let masq_match = if config.masquerade_all {
+            Some(String::new())
         } else {
-            a.rule_parts(&[&c, "-m ", p, " -p ", p, " -j DNAT --to-destination ", &ep.text]);
+            config.detect_local.if_not_local().map(|m| format!(" {m}"))
+        };
+        for (used, chain, local_policy, eps) in [
+            (self.use_svc, &self.svc, false, sp.cluster_eps()),
+            (self.use_svl, &self.svl, true, sp.local_eps()),
+        ] {
+            if !used {
+                continue;
+            }
+            a.begin(chain);
+            if self.has_internal
+                && sp.itp_local == local_policy
+                && let Some(extra) = &masq_match
+            {
+                a.rule(format_args!(
+                    "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"
+                ));
+            }
+            endpoint_jumps(a, sp, eps, &self.seps, large);
         }
     }
-    a.end();
+
+    /// The SEP chain of every reachable endpoint: masquerade hairpin traffic, then DNAT (with
+    /// the `recent` list for ClientIP affinity).
+    fn sep_chains(&self, a: &mut Arena, large: bool) {
+        let sp = self.sp;
+        let p = &sp.protocol;
+        let c = if large { String::new() } else { format!("{} ", comment(&sp.svc_name)) };
+        for &i in &sp.cat.reachable {
+            let ep = &sp.endpoints[i];
+            let sep = &self.seps[i];
+            a.begin(sep);
+            a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
+            if sp.affinity.is_some() {
+                a.rule(format_args!(
+                    "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",
+                    ep.text
+                ));
+            } else {
+                a.rule_parts(&[&c, "-m ", p, " -p ", p, " -j DNAT --to-destination ", &ep.text]);
+            }
+        }
+    }
 }
 
-/// Service-to-endpoint rules (proxy-rules.md §1.7).
+/// Service-to-endpoint rules (`writeServiceToEndpointRules`).
 fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String], large: bool) {
     /// `-m comment --comment "N -> ip:port" ` unless in large-cluster mode.
     struct Comment<'a>(&'a str, &'a str, bool);

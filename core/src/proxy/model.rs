@@ -344,11 +344,9 @@ pub(crate) fn build<'a>(
             .filter_map(|i| parse_family_ip(&i.ip, family))
             .collect();
         // apihelpers ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
-        let accessible = spec.type_ == "LoadBalancer"
-            || spec.type_ == "NodePort"
-            || (spec.type_ == "ClusterIP" && !spec.external_ips.is_empty());
-        let etp_local = accessible && spec.external_traffic_policy == "Local";
-        let needs_hc = spec.type_ == "LoadBalancer" && etp_local;
+        let etp_local =
+            service.is_externally_accessible() && spec.external_traffic_policy == "Local";
+        let needs_hc = service.needs_health_check();
         let itp_local = spec.internal_traffic_policy.as_deref() == Some("Local");
         let affinity = (spec.session_affinity == "ClientIP").then(|| {
             spec.session_affinity_config

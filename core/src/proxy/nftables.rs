@@ -252,182 +252,277 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     Rendered { text, stats }
 }
 
-fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStats) {
-    let family = config.family;
-    let ipx = nft_ip(family);
-    let n = &sp.svc_name;
-    let p = &sp.protocol;
-    let base = hashed_base(&service_base(sp));
-    let svc = format!("service-{base}");
-    let svl = format!("local-{base}");
-    let ext = format!("external-{base}");
-    let fw = format!("firewall-{base}");
-    let has_endpoints = sp.cat.has_any;
-    let use_svc = !sp.cluster_eps().is_empty() && sp.uses_cluster();
-    let use_svl = !sp.local_eps().is_empty() && sp.uses_local();
-    let internal_chain = if sp.itp_local { &svl } else { &svc };
-    let external_policy_chain = if sp.etp_local { &svl } else { &svc };
-    let has_internal = sp.has_internal();
-    let has_external = sp.has_external();
-    let use_ext = has_endpoints && sp.external_accessible();
-    // Unlike iptables, the firewall does not depend on endpoints (it filters before DNAT).
-    let use_fw = !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty();
-    let verdict = if has_endpoints { "drop" } else { "goto reject-chain" };
-    if sp.itp_local && has_endpoints && sp.local_eps().is_empty() {
-        stats.no_local_endpoints_internal += 1;
-    }
-    if sp.etp_local && has_endpoints && sp.local_eps().is_empty() {
-        stats.no_local_endpoints_external += 1;
-    }
-    let cip = sp.cluster_ip.to_string();
-    let port = sp.port;
-    // Endpoint chain / affinity set base names, hashed once per endpoint.
-    let ep_bases: Vec<String> =
-        sp.endpoints.iter().map(|ep| hashed_base(&endpoint_base(sp, ep))).collect();
+/// The chain names of one service port and the decisions the nftables proxier's
+/// `syncProxyRules` takes once per service port, from which each part of its objects is written.
+struct PortObjects<'a> {
+    sp: &'a SvcPort,
+    config: &'a ProxyConfig,
+    ipx: &'static str,
+    svc: String,
+    svl: String,
+    ext: String,
+    fw: String,
+    /// Endpoint chain and affinity set base names, hashed once per endpoint.
+    ep_bases: Vec<String>,
+    has_endpoints: bool,
+    has_internal: bool,
+    has_external: bool,
+    use_svc: bool,
+    use_svl: bool,
+    use_ext: bool,
+    use_fw: bool,
+    /// `drop` when only the local policy finds nothing, else `goto reject-chain`.
+    verdict: &'static str,
+}
 
-    // Affinity sets, one per reachable endpoint.
-    if let Some(timeout) = sp.affinity {
-        let addr_type = if family == IpFamily::V4 { "ipv4_addr" } else { "ipv6_addr" };
-        for &i in &sp.cat.reachable {
+/// One service port's objects, in an order where every line refers only to objects defined
+/// above it: affinity sets, chain declarations, the SVC/SVL, EXT, endpoint and firewall
+/// chains' rules, then the map elements that lead to them.
+fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStats) {
+    let port = PortObjects::new(sp, config);
+    port.count_no_local_endpoints(stats);
+    port.affinity_sets(tx);
+    port.declare_chains(tx);
+    port.service_chains(tx);
+    port.external_chain(tx);
+    port.endpoint_chains(tx);
+    port.firewall_chain(tx);
+    port.map_elements(tx);
+}
+
+impl<'a> PortObjects<'a> {
+    fn new(sp: &'a SvcPort, config: &'a ProxyConfig) -> Self {
+        let base = hashed_base(&service_base(sp));
+        let has_endpoints = sp.cat.has_any;
+        PortObjects {
+            sp,
+            config,
+            ipx: nft_ip(config.family),
+            svc: format!("service-{base}"),
+            svl: format!("local-{base}"),
+            ext: format!("external-{base}"),
+            fw: format!("firewall-{base}"),
+            ep_bases: sp.endpoints.iter().map(|ep| hashed_base(&endpoint_base(sp, ep))).collect(),
+            has_endpoints,
+            has_internal: sp.has_internal(),
+            has_external: sp.has_external(),
+            use_svc: !sp.cluster_eps().is_empty() && sp.uses_cluster(),
+            use_svl: !sp.local_eps().is_empty() && sp.uses_local(),
+            use_ext: has_endpoints && sp.external_accessible(),
+            // Unlike iptables, the firewall does not depend on endpoints (it filters before DNAT).
+            use_fw: !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
+            verdict: if has_endpoints { "drop" } else { "goto reject-chain" },
+        }
+    }
+
+    /// `sync_proxy_rules_no_local_endpoints_total` for either traffic policy.
+    fn count_no_local_endpoints(&self, stats: &mut RuleStats) {
+        let sp = self.sp;
+        if sp.itp_local && self.has_endpoints && sp.local_eps().is_empty() {
+            stats.no_local_endpoints_internal += 1;
+        }
+        if sp.etp_local && self.has_endpoints && sp.local_eps().is_empty() {
+            stats.no_local_endpoints_external += 1;
+        }
+    }
+
+    /// The chain internal traffic goes to.
+    fn internal_chain(&self) -> &str {
+        if self.sp.itp_local { &self.svl } else { &self.svc }
+    }
+
+    /// With ClientIP affinity, one dynamic set per reachable endpoint.
+    fn affinity_sets(&self, tx: &mut Tx) {
+        let Some(timeout) = self.sp.affinity else { return };
+        let addr_type = if self.config.family == IpFamily::V4 { "ipv4_addr" } else { "ipv6_addr" };
+        for &i in &self.sp.cat.reachable {
             tx.line(
                 "set",
-                &format!("affinity-{} {{ type {addr_type} ; flags dynamic,timeout ; timeout {timeout}s ; }}", ep_bases[i]),
+                &format!("affinity-{} {{ type {addr_type} ; flags dynamic,timeout ; timeout {timeout}s ; }}", self.ep_bases[i]),
             );
         }
     }
-    // Chains of this service, declared before any rule or element refers to them.
-    if use_svc {
-        tx.chain(&svc);
-    }
-    if use_svl {
-        tx.chain(&svl);
-    }
-    if use_ext {
-        tx.chain(&ext);
-    }
-    for &i in &sp.cat.reachable {
-        tx.parts("chain", &["endpoint-", &ep_bases[i]]);
-    }
-    if use_fw {
-        tx.chain(&fw);
-    }
-    let masq = if config.masquerade_all {
-        Some(format!("{ipx} daddr {cip} jump mark-for-masquerade"))
-    } else {
-        config
-            .detect_local
-            .nft_if_not_local(family)
-            .map(|m| format!("{ipx} daddr {cip} {m} jump mark-for-masquerade"))
-    };
-    for (use_chain, chain, eps) in
-        [(use_svc, &svc, sp.cluster_eps()), (use_svl, &svl, sp.local_eps())]
-    {
-        if !use_chain {
-            continue;
+
+    /// The chains of this service port, declared before any rule or element refers to them.
+    fn declare_chains(&self, tx: &mut Tx) {
+        if self.use_svc {
+            tx.chain(&self.svc);
         }
-        if chain == internal_chain
-            && has_internal
-            && let Some(m) = &masq
-        {
-            tx.rule(chain, m);
+        if self.use_svl {
+            tx.chain(&self.svl);
         }
-        if sp.affinity.is_some() {
-            for &i in eps {
-                let b = &ep_bases[i];
-                tx.rulef(chain, format_args!("{ipx} saddr @affinity-{b} goto endpoint-{b}"));
-            }
+        if self.use_ext {
+            tx.chain(&self.ext);
         }
-        let mut elements = String::with_capacity(eps.len() * 64);
-        for (k, &i) in eps.iter().enumerate() {
-            if k > 0 {
-                elements.push_str(" , ");
-            }
-            let _ = write!(elements, "{k} : goto endpoint-{}", ep_bases[i]);
+        for &i in &self.sp.cat.reachable {
+            tx.parts("chain", &["endpoint-", &self.ep_bases[i]]);
         }
-        tx.rulef(chain, format_args!("numgen random mod {} vmap {{ {elements} }}", eps.len()));
+        if self.use_fw {
+            tx.chain(&self.fw);
+        }
     }
-    if use_ext {
-        if !sp.etp_local {
-            tx.rule(&ext, "jump mark-for-masquerade");
+
+    /// The cluster-wide and local chains: the internal policy's chain masquerades off-cluster
+    /// sources, affinity jumps go first, then a random pick among the endpoints.
+    fn service_chains(&self, tx: &mut Tx) {
+        let (sp, config, ipx) = (self.sp, self.config, self.ipx);
+        let cip = sp.cluster_ip;
+        let masq = if config.masquerade_all {
+            Some(format!("{ipx} daddr {cip} jump mark-for-masquerade"))
         } else {
-            if let Some(m) = config.detect_local.nft_if_local(family) {
-                tx.rulef(
-                    &ext,
-                    format_args!("{m} goto {svc} comment \"short-circuit pod traffic\""),
-                );
+            config
+                .detect_local
+                .nft_if_not_local(config.family)
+                .map(|m| format!("{ipx} daddr {cip} {m} jump mark-for-masquerade"))
+        };
+        for (use_chain, chain, eps) in
+            [(self.use_svc, &self.svc, sp.cluster_eps()), (self.use_svl, &self.svl, sp.local_eps())]
+        {
+            if !use_chain {
+                continue;
             }
-            tx.rule(&ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
+            if chain == self.internal_chain()
+                && self.has_internal
+                && let Some(m) = &masq
+            {
+                tx.rule(chain, m);
+            }
+            if sp.affinity.is_some() {
+                for &i in eps {
+                    let b = &self.ep_bases[i];
+                    tx.rulef(chain, format_args!("{ipx} saddr @affinity-{b} goto endpoint-{b}"));
+                }
+            }
+            let mut elements = String::with_capacity(eps.len() * 64);
+            for (k, &i) in eps.iter().enumerate() {
+                if k > 0 {
+                    elements.push_str(" , ");
+                }
+                let _ = write!(elements, "{k} : goto endpoint-{}", self.ep_bases[i]);
+            }
+            tx.rulef(chain, format_args!("numgen random mod {} vmap {{ {elements} }}", eps.len()));
+        }
+    }
+
+    /// The external chain: masquerade external traffic (with `externalTrafficPolicy: Local`,
+    /// only traffic from the node itself, short-circuited to the cluster-wide chain), then the
+    /// external policy's chain.
+    fn external_chain(&self, tx: &mut Tx) {
+        if !self.use_ext {
+            return;
+        }
+        let (ext, svc) = (&self.ext, &self.svc);
+        if !self.sp.etp_local {
+            tx.rule(ext, "jump mark-for-masquerade");
+        } else {
+            if let Some(m) = self.config.detect_local.nft_if_local(self.config.family) {
+                tx.rulef(ext, format_args!("{m} goto {svc} comment \"short-circuit pod traffic\""));
+            }
+            tx.rule(ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
             tx.rulef(
-                &ext,
+                ext,
                 format_args!(
                     "fib saddr type local goto {svc} comment \"short-circuit local traffic\""
                 ),
             );
         }
-        if has_external {
-            tx.rulef(&ext, format_args!("goto {external_policy_chain}"));
+        if self.has_external {
+            let chain = if self.sp.etp_local { &self.svl } else { &self.svc };
+            tx.rulef(ext, format_args!("goto {chain}"));
         }
     }
-    for &i in &sp.cat.reachable {
-        let ep = &sp.endpoints[i];
-        let base = ep_bases[i].as_str();
-        tx.parts(
-            "rule",
-            &["endpoint-", base, " ", ipx, " saddr ", ep.ip_text(), " jump mark-for-masquerade"],
-        );
-        if sp.affinity.is_some() {
+
+    /// Each reachable endpoint's chain: masquerade hairpin traffic, remember the client for
+    /// affinity, DNAT.
+    fn endpoint_chains(&self, tx: &mut Tx) {
+        let (sp, ipx, p) = (self.sp, self.ipx, &self.sp.protocol);
+        for &i in &sp.cat.reachable {
+            let ep = &sp.endpoints[i];
+            let base = self.ep_bases[i].as_str();
             tx.parts(
                 "rule",
-                &["endpoint-", base, " update @affinity-", base, " { ", ipx, " saddr }"],
+                &[
+                    "endpoint-",
+                    base,
+                    " ",
+                    ipx,
+                    " saddr ",
+                    ep.ip_text(),
+                    " jump mark-for-masquerade",
+                ],
             );
+            if sp.affinity.is_some() {
+                tx.parts(
+                    "rule",
+                    &["endpoint-", base, " update @affinity-", base, " { ", ipx, " saddr }"],
+                );
+            }
+            // The endpoint string is `ip:port` / `[ip]:port`, exactly nft's dnat syntax.
+            tx.parts("rule", &["endpoint-", base, " meta l4proto ", p, " dnat to ", &ep.text]);
         }
-        // The endpoint string is `ip:port` / `[ip]:port`, exactly nft's dnat syntax.
-        tx.parts("rule", &["endpoint-", base, " meta l4proto ", p, " dnat to ", &ep.text]);
     }
-    if use_fw {
+
+    /// The firewall chain: drop sources outside `loadBalancerSourceRanges` (the VIPs count as
+    /// inside when the node is).
+    fn firewall_chain(&self, tx: &mut Tx) {
+        if !self.use_fw {
+            return;
+        }
+        let sp = self.sp;
         let mut sources: Vec<String> = sp.source_ranges.iter().map(ToString::to_string).collect();
         let allow_node =
-            config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
+            self.config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
         if allow_node {
             sources.extend(sp.lb_vips.iter().map(ToString::to_string));
         }
-        tx.rulef(&fw, format_args!("{ipx} saddr != {{ {} }} drop", sources.join(" , ")));
-    }
-
-    tx.elementf("cluster-ips", format_args!("{cip}"));
-    if has_internal {
-        tx.elementf("service-ips", format_args!("{cip} . {p} . {port} : goto {internal_chain}"));
-    } else {
-        tx.elementf(
-            "no-endpoint-services",
-            format_args!("{cip} . {p} . {port} comment \"{n}\" : {verdict}"),
+        tx.rulef(
+            &self.fw,
+            format_args!("{} saddr != {{ {} }} drop", self.ipx, sources.join(" , ")),
         );
     }
-    for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
-        if has_endpoints {
-            tx.elementf("service-ips", format_args!("{ip} . {p} . {port} : goto {ext}"));
-        }
-    }
-    if sp.node_port != 0 && has_endpoints {
-        tx.elementf("service-nodeports", format_args!("{p} . {} : goto {ext}", sp.node_port));
-    }
-    if use_fw {
-        for vip in &sp.lb_vips {
-            tx.elementf("firewall-ips", format_args!("{vip} . {p} . {port} : goto {fw}"));
-        }
-    }
-    if !has_external {
-        if sp.node_port != 0 {
+
+    /// The map elements that lead to this service port: cluster IP, external IPs and VIPs,
+    /// NodePort, firewall VIPs, and the no-endpoint verdicts.
+    fn map_elements(&self, tx: &mut Tx) {
+        let sp = self.sp;
+        let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, sp.port, sp.cluster_ip);
+        let (ext, fw, verdict) = (&self.ext, &self.fw, self.verdict);
+        tx.elementf("cluster-ips", format_args!("{cip}"));
+        if self.has_internal {
+            let chain = self.internal_chain();
+            tx.elementf("service-ips", format_args!("{cip} . {p} . {port} : goto {chain}"));
+        } else {
             tx.elementf(
-                "no-endpoint-nodeports",
-                format_args!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port),
+                "no-endpoint-services",
+                format_args!("{cip} . {p} . {port} comment \"{n}\" : {verdict}"),
             );
         }
         for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
-            tx.elementf(
-                "no-endpoint-services",
-                format_args!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"),
-            );
+            if self.has_endpoints {
+                tx.elementf("service-ips", format_args!("{ip} . {p} . {port} : goto {ext}"));
+            }
+        }
+        if sp.node_port != 0 && self.has_endpoints {
+            tx.elementf("service-nodeports", format_args!("{p} . {} : goto {ext}", sp.node_port));
+        }
+        if self.use_fw {
+            for vip in &sp.lb_vips {
+                tx.elementf("firewall-ips", format_args!("{vip} . {p} . {port} : goto {fw}"));
+            }
+        }
+        if !self.has_external {
+            if sp.node_port != 0 {
+                tx.elementf(
+                    "no-endpoint-nodeports",
+                    format_args!("{p} . {} comment \"{n}\" : {verdict}", sp.node_port),
+                );
+            }
+            for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
+                tx.elementf(
+                    "no-endpoint-services",
+                    format_args!("{ip} . {p} . {port} comment \"{n}\" : {verdict}"),
+                );
+            }
         }
     }
 }

@@ -5,6 +5,7 @@ use super::config::mark_string;
 use super::*;
 use crate::manifest::{Input, Object, parse};
 use crate::model::KubeProxyConfiguration;
+use crate::world::render;
 
 /// Renders a YAML scenario (objects as written) on node `test-node` (192.168.0.2, detector
 /// `10.0.0.0/8`, the fakes' mark `0x4000`) after `tweak`, checks that every `want` line is

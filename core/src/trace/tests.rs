@@ -1,6 +1,7 @@
 //! Unit tests of the tracer: rule parsing in both spellings, branching, masquerade.
 
 use super::*;
+use crate::net::IpFamily;
 
 const PAYLOAD: &str = "*nat
 :KUBE-SERVICES - [0:0]

@@ -1,4 +1,4 @@
-//! `ValidateEndpointSlice{Create,Update}` (validation.md §5): paths have no `spec.` prefix
+//! `ValidateEndpointSlice{Create,Update}` (`pkg/apis/discovery/validation`): paths have no `spec.` prefix
 //! because an EndpointSlice has no spec.
 
 use crate::field::{ErrorType, FieldError, GoValue};
@@ -24,33 +24,8 @@ fn too_many(path: &str, actual: usize, max: usize) -> FieldError {
     }
 }
 
-/// v1 defaulting of an EndpointSlice plus the request namespace (port `name` nil → `""`,
-/// `protocol` nil → `TCP`), then `PrepareForCreate`'s dropping of hint fields whose gate is off
-/// (`hints` with TopologyAwareHints, `hints.forNodes` with PreferSameTrafficDistribution).
-pub(crate) fn default_endpoint_slice(slice: &mut EndpointSlice, profile: &Profile) {
-    let hints = profile.gate("TopologyAwareHints");
-    let for_nodes = profile.gate("PreferSameTrafficDistribution");
-    for endpoint in &mut slice.endpoints {
-        if !hints {
-            endpoint.hints = None;
-        }
-        if let Some(h) = endpoint.hints.as_mut()
-            && !for_nodes
-        {
-            h.for_nodes.clear();
-        }
-    }
-    if slice.metadata.namespace.is_empty() {
-        slice.metadata.namespace = "default".to_owned();
-    }
-    for port in &mut slice.ports {
-        port.name.get_or_insert_with(String::new);
-        port.protocol.get_or_insert_with(|| "TCP".to_owned());
-    }
-}
-
 /// Maximum number of ports: 100 before the limit was raised, 20000 after. The release that raised
-/// it is not confirmed; we take 1.26 (validation.md §5.2 says only "older releases").
+/// it is not confirmed; we take 1.26 (upstream notes say only "older releases").
 fn max_ports(profile: &Profile) -> usize {
     if profile.version.minor >= 26 { 20000 } else { 100 }
 }
@@ -145,7 +120,7 @@ pub(super) fn validate(
                     &hints.for_zones,
                     label_value,
                 );
-                // forNodes rules are unconfirmed (validation.md §11.3); modelled on forZones with
+                // forNodes rules (KEP-3015, PreferSameNode) are unconfirmed; modelled on forZones with
                 // node-name checks.
                 hint_names(
                     &mut errors,

@@ -205,40 +205,6 @@ fn validate_annotations(errors: &mut Vec<FieldError>, annotations: &StringMap, p
     }
 }
 
-/// `names.SimpleNameGenerator`: `generateName` (cut to 58 bytes) plus 5 characters from
-/// `bcdfghjklmnpqrstvwxz2456789`. Kubernetes draws them at random; svclab derives them from
-/// the scenario seed and the document's position so runs are reproducible.
-pub(crate) fn generate_name(meta: &mut ObjectMeta, seed: u64, salt: &str) {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    if !meta.name.is_empty() || meta.generate_name.is_empty() {
-        return;
-    }
-    let mut base = meta.generate_name.as_str();
-    if base.len() > 58 {
-        let mut cut = 58;
-        while !base.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        base = &base[..cut];
-    }
-    // FNV-1a over the seed and the salt, then five draws from a splitmix64 sequence.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in seed.to_le_bytes().iter().chain(salt.as_bytes()) {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    let mut name = base.to_owned();
-    for _ in 0..5 {
-        h = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = h;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let len = ALPHABET.len() as u64;
-        name.push(char::from(ALPHABET[usize::try_from(z % len).unwrap_or(0)]));
-    }
-    meta.name = name;
-}
-
 /// How an object's `metadata.name` is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NameRule {

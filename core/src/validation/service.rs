@@ -1,4 +1,4 @@
-//! `ValidateService` / `ValidateServiceUpdate` (validation.md §3, §4): every rule in the order
+//! `ValidateService` / `ValidateServiceUpdate` (`pkg/apis/core/validation/validation.go`): every rule in the order
 //! kube-apiserver appends its errors, with the historical quirks kept on purpose.
 
 use crate::field::{FieldError, GoValue, service_port_go, service_port_json, service_port_value};
@@ -23,32 +23,12 @@ fn is_headless(svc: &Service) -> bool {
     svc.spec.cluster_ips.len() == 1 && svc.spec.cluster_ips[0] == "None"
 }
 
-fn externally_accessible(svc: &Service) -> bool {
-    let t = svc.spec.type_.as_str();
-    t == "LoadBalancer"
-        || t == "NodePort"
-        || (t == "ClusterIP" && !svc.spec.external_ips.is_empty())
-}
-
-fn needs_health_check(svc: &Service) -> bool {
-    svc.spec.type_ == "LoadBalancer" && svc.spec.external_traffic_policy == "Local"
-}
-
 fn opt_str(value: Option<&String>) -> GoValue {
     value.map_or(GoValue::Null, |v| GoValue::Str(v.clone()))
 }
 
 fn families(items: &[String]) -> GoValue {
     GoValue::StrSlice { type_name: "[]core.IPFamily", items: items.to_vec() }
-}
-
-/// What the registry does to a new object before validation that is not defaulting:
-/// `PrepareForCreate` clears status and drops fields of disabled gates.
-pub(crate) fn prepare_service_for_create(svc: &mut Service, profile: &Profile) {
-    svc.status = crate::model::ServiceStatus::default();
-    if !profile.gate("ServiceTrafficDistribution") {
-        svc.spec.traffic_distribution = None;
-    }
 }
 
 pub(super) fn validate_create(svc: &Service, profile: &Profile) -> Vec<FieldError> {
@@ -63,8 +43,8 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
     // validateLoadBalancerClassField(old, new): immutability and the format checks, which
     // ValidateService(new) repeats below (so a bad class is reported twice on update).
     load_balancer_class(&mut errors, new, Some(old));
-    if needs_health_check(new)
-        && needs_health_check(old)
+    if new.needs_health_check()
+        && old.needs_health_check()
         && new.spec.health_check_node_port != old.spec.health_check_node_port
     {
         errors.push(FieldError::forbidden("spec.healthCheckNodePort", "field is immutable"));
@@ -73,18 +53,47 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
     errors
 }
 
-/// `ValidateService`, with the old object for strict-IP ratcheting on update.
+/// `ValidateService` (`pkg/apis/core/validation/validation.go`), with the old object for the
+/// ratcheting of strict IP and CIDR parsing on update: each step appends its errors in the
+/// order upstream does, which is the order kubectl prints them.
 fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> Vec<FieldError> {
-    let spec = &svc.spec;
     let mut errors = Vec::new();
+    let strict = profile.gate("StrictIPCIDRValidation");
     let rule = if profile.gate("RelaxedServiceNameValidation") {
         NameRule::Dns1123Label
     } else {
         NameRule::Dns1035
     };
     validate_object_meta(&mut errors, &svc.metadata, rule);
+    topology_annotations(&mut errors, svc);
+    ports_required(&mut errors, svc);
+    type_specific_fields(&mut errors, svc);
+    ports(&mut errors, svc);
+    if let Some(selector) = &svc.spec.selector {
+        validate_labels(&mut errors, selector, "spec.selector");
+    }
+    session_affinity(&mut errors, svc);
+    let old_cluster_ips: &[String] = old.map_or(&[], |o| o.spec.cluster_ips.as_slice());
+    errors.extend(cluster_ips_related_fields(svc, strict, old_cluster_ips));
+    external_ips(&mut errors, svc, old, strict);
+    service_type(&mut errors, svc);
+    node_ports(&mut errors, svc);
+    load_balancer_source_ranges(&mut errors, svc, old, strict);
+    allocate_load_balancer_node_ports(&mut errors, svc);
+    load_balancer_class(&mut errors, svc, None);
+    external_traffic_policy(&mut errors, svc);
+    health_check_node_port(&mut errors, svc);
+    internal_traffic_policy(&mut errors, svc);
+    traffic_distribution(&mut errors, svc, profile);
+    mixed_protocol_load_balancer(&mut errors, svc, old, profile);
+    errors
+}
 
-    // §3.2 topology annotations.
+/// The message of fields only a LoadBalancer may set.
+const LB_ONLY: &str = "may only be used when `type` is 'LoadBalancer'";
+
+/// The legacy `topology-aware-hints` annotation and its successor `topology-mode` must agree.
+fn topology_annotations(errors: &mut Vec<FieldError>, svc: &Service) {
     let annotations = &svc.metadata.annotations;
     if let (Some(hints), Some(mode)) =
         (annotations.get(TOPOLOGY_AWARE_HINTS), annotations.get(TOPOLOGY_MODE))
@@ -96,14 +105,21 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             format!("must match annotations[{TOPOLOGY_AWARE_HINTS}] when both are specified"),
         ));
     }
+}
 
-    // §3.3 ports presence.
-    let headless = is_headless(svc);
-    if spec.ports.is_empty() && !headless && spec.type_ != "ExternalName" {
+/// Every Service but a headless or ExternalName one needs ports.
+fn ports_required(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
+    if spec.ports.is_empty() && !is_headless(svc) && spec.type_ != "ExternalName" {
         errors.push(FieldError::required("spec.ports", ""));
     }
+}
 
-    // §3.4 type-specific block.
+/// Type-specific rules: NodePort and LoadBalancer cannot be headless; ExternalName holds no
+/// cluster IPs or families and needs a DNS name.
+fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
+    let headless = is_headless(svc);
     match spec.type_.as_str() {
         "LoadBalancer" | "NodePort" if headless => {
             errors.push(FieldError::invalid(
@@ -128,13 +144,16 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             if trimmed.is_empty() {
                 errors.push(FieldError::required("spec.externalName", ""));
             } else {
-                push_invalid(&mut errors, "spec.externalName", trimmed, dns1123_subdomain(trimmed));
+                push_invalid(errors, "spec.externalName", trimmed, dns1123_subdomain(trimmed));
             }
         }
         _ => {}
     }
+}
 
-    // §3.5 each port.
+/// `validateServicePort` for each port, plus the unique names a multi-port Service needs.
+fn ports(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     let mut names: Vec<&str> = Vec::new();
     let multi = spec.ports.len() > 1;
     for (i, port) in spec.ports.iter().enumerate() {
@@ -142,12 +161,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         if multi && port.name.is_empty() {
             errors.push(FieldError::required(format!("{path}.name"), ""));
         } else if !port.name.is_empty() {
-            push_invalid(
-                &mut errors,
-                &format!("{path}.name"),
-                &port.name,
-                dns1123_label(&port.name),
-            );
+            push_invalid(errors, &format!("{path}.name"), &port.name, dns1123_label(&port.name));
             if names.contains(&port.name.as_str()) {
                 errors.push(FieldError::duplicate(
                     format!("{path}.name"),
@@ -184,20 +198,18 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
                 }
             }
             IntOrString::String(s) => {
-                push_invalid(&mut errors, &format!("{path}.targetPort"), s, port_name(s))
+                push_invalid(errors, &format!("{path}.targetPort"), s, port_name(s))
             }
         }
         if let Some(app) = &port.app_protocol {
-            push_invalid(&mut errors, &format!("{path}.appProtocol"), app, qualified_name(app));
+            push_invalid(errors, &format!("{path}.appProtocol"), app, qualified_name(app));
         }
     }
+}
 
-    // §3.6 selector.
-    if let Some(selector) = &spec.selector {
-        validate_labels(&mut errors, selector, "spec.selector");
-    }
-
-    // §3.7 session affinity.
+/// `sessionAffinity` and, for ClientIP, its timeout.
+fn session_affinity(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     match spec.session_affinity.as_str() {
         "" => errors.push(FieldError::required("spec.sessionAffinity", "")),
         "ClientIP" | "None" => {}
@@ -238,13 +250,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             "must not be set when session affinity is None",
         ));
     }
+}
 
-    // §3.8 clusterIP(s), ipFamilies, ipFamilyPolicy.
-    let strict = profile.gate("StrictIPCIDRValidation");
-    let old_cluster_ips: &[String] = old.map_or(&[], |o| o.spec.cluster_ips.as_slice());
-    errors.extend(cluster_ips_related_fields(svc, strict, old_cluster_ips));
-
-    // §3.9 externalIPs.
+/// `externalIPs`: valid (strictly, unless the old object held the same value) and not special.
+fn external_ips(errors: &mut Vec<FieldError>, svc: &Service, old: Option<&Service>, strict: bool) {
+    let spec = &svc.spec;
     let old_external: &[String] = old.map_or(&[], |o| o.spec.external_ips.as_slice());
     for (i, ip) in spec.external_ips.iter().enumerate() {
         let path = format!("spec.externalIPs[{i}]");
@@ -258,8 +268,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             }
         }
     }
+}
 
-    // §3.10 type.
+/// `spec.type`: required and one of the four types.
+fn service_type(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     match spec.type_.as_str() {
         "" => errors.push(FieldError::required("spec.type", "")),
         "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName" => {}
@@ -269,8 +282,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
         )),
     }
+}
 
-    // §3.11 node ports and duplicate ports.
+/// NodePorts: forbidden on ClusterIP, unique per protocol; ports unique per protocol.
+fn node_ports(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     if spec.type_ == "ClusterIP" {
         for (i, port) in spec.ports.iter().enumerate() {
             if port.node_port != 0 {
@@ -312,14 +328,23 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         }
         port_keys.push(key);
     }
+}
 
-    // §3.12 load-balancer source ranges (field, else annotation).
-    let lb_only = "may only be used when `type` is 'LoadBalancer'";
+/// `loadBalancerSourceRanges`, else the legacy source-ranges annotation: LoadBalancer only,
+/// valid CIDRs (strictly, unless the old object held the same range).
+fn load_balancer_source_ranges(
+    errors: &mut Vec<FieldError>,
+    svc: &Service,
+    old: Option<&Service>,
+    strict: bool,
+) {
+    let spec = &svc.spec;
+    let annotations = &svc.metadata.annotations;
     if !spec.load_balancer_source_ranges.is_empty() {
         // Quirk kept on purpose: the error path uses the Go field name with a capital L.
         let path = "spec.LoadBalancerSourceRanges";
         if spec.type_ != "LoadBalancer" {
-            errors.push(FieldError::forbidden(path, lb_only));
+            errors.push(FieldError::forbidden(path, LB_ONLY));
         }
         let old_ranges: &[String] =
             old.map_or(&[], |o| o.spec.load_balancer_source_ranges.as_slice());
@@ -337,7 +362,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     } else if let Some(value) = annotations.get(LB_SOURCE_RANGES_ANNOTATION) {
         let path = format!("metadata.annotations[{LB_SOURCE_RANGES_ANNOTATION}]");
         if spec.type_ != "LoadBalancer" {
-            errors.push(FieldError::forbidden(path.clone(), lb_only));
+            errors.push(FieldError::forbidden(path.clone(), LB_ONLY));
         }
         let value = value.trim();
         if !value.is_empty() {
@@ -353,23 +378,27 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             }
         }
     }
+}
 
-    // §3.13 allocateLoadBalancerNodePorts.
+/// `allocateLoadBalancerNodePorts`: required on LoadBalancer (defaulted), forbidden elsewhere.
+fn allocate_load_balancer_node_ports(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     if spec.type_ == "LoadBalancer" {
         if spec.allocate_load_balancer_node_ports.is_none() {
             // Quirk kept on purpose: upstream builds this path without the `spec.` prefix.
             errors.push(FieldError::required("allocateLoadBalancerNodePorts", ""));
         }
     } else if spec.allocate_load_balancer_node_ports.is_some() {
-        errors.push(FieldError::forbidden("spec.allocateLoadBalancerNodePorts", lb_only));
+        errors.push(FieldError::forbidden("spec.allocateLoadBalancerNodePorts", LB_ONLY));
     }
+}
 
-    // §3.14 loadBalancerClass.
-    load_balancer_class(&mut errors, svc, None);
-
-    // §3.15 externalTrafficPolicy and healthCheckNodePort.
+/// `validateServiceExternalTrafficPolicy`, first half: only externally accessible Services set
+/// `externalTrafficPolicy`, and they must.
+fn external_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     let etp = spec.external_traffic_policy.as_str();
-    if !externally_accessible(svc) {
+    if !svc.is_externally_accessible() {
         if !etp.is_empty() {
             errors.push(FieldError::invalid(
                 "spec.externalTrafficPolicy",
@@ -386,8 +415,14 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             &["Cluster", "Local"],
         ));
     }
+}
+
+/// `validateServiceExternalTrafficPolicy`, second half: `healthCheckNodePort` exactly when a
+/// health check is needed.
+fn health_check_node_port(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     let hcnp = spec.health_check_node_port;
-    if !needs_health_check(svc) {
+    if !svc.needs_health_check() {
         if hcnp != 0 {
             errors.push(FieldError::invalid(
                 "spec.healthCheckNodePort",
@@ -404,8 +439,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             MSG_PORT,
         ));
     }
+}
 
-    // §3.16 internalTrafficPolicy.
+/// `validateServiceInternalTrafficFieldsValue`: required on the types that route traffic.
+fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
     match &spec.internal_traffic_policy {
         None if matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") => {
             errors.push(FieldError::required("spec.internalTrafficPolicy", ""));
@@ -417,8 +455,11 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         )),
         _ => {}
     }
+}
 
-    // §3.17 trafficDistribution.
+/// `trafficDistribution`: PreferClose, and the PreferSame* values with their gate.
+fn traffic_distribution(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
+    let spec = &svc.spec;
     if let Some(td) = &spec.traffic_distribution {
         let supported: &[&str] = if profile.gate("PreferSameTrafficDistribution") {
             &["PreferClose", "PreferSameZone", "PreferSameNode"]
@@ -433,8 +474,17 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
             ));
         }
     }
+}
 
-    // §3.19 MixedProtocolLBService off (registry check, new LoadBalancers only).
+/// Without MixedProtocolLBService, the registry refuses a new LoadBalancer with more than one
+/// protocol (an existing mixed LoadBalancer may stay).
+fn mixed_protocol_load_balancer(
+    errors: &mut Vec<FieldError>,
+    svc: &Service,
+    old: Option<&Service>,
+    profile: &Profile,
+) {
+    let spec = &svc.spec;
     if !profile.gate("MixedProtocolLBService") && spec.type_ == "LoadBalancer" {
         let protocols = |s: &Service| {
             let mut p: Vec<&str> = s.spec.ports.iter().map(|p| p.protocol.as_str()).collect();
@@ -455,61 +505,6 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
                 "may not contain more than 1 protocol when type is 'LoadBalancer'",
             ));
         }
-    }
-    errors
-}
-
-/// `dropTypeDependentFields` (registry strategy, on update): when a type change makes a field
-/// meaningless and the manifest left it as the old object had it, the field is cleared, so
-/// e.g. switching to ExternalName does not trip over the old cluster IPs.
-pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
-    let needs_cluster_ip = |s: &Service| s.spec.type_ != "ExternalName";
-    if needs_cluster_ip(old) && !needs_cluster_ip(new) {
-        if new.spec.cluster_ip == old.spec.cluster_ip
-            && new.spec.cluster_ips == old.spec.cluster_ips
-        {
-            new.spec.cluster_ip.clear();
-            new.spec.cluster_ips.clear();
-        }
-        if new.spec.ip_families == old.spec.ip_families {
-            new.spec.ip_families.clear();
-        }
-        if new.spec.ip_family_policy == old.spec.ip_family_policy {
-            new.spec.ip_family_policy = None;
-        }
-    }
-    let needs_node_port =
-        |s: &Service| s.spec.type_ == "NodePort" || s.spec.type_ == "LoadBalancer";
-    let same_node_ports = new.spec.ports.len() == old.spec.ports.len()
-        && new.spec.ports.iter().zip(&old.spec.ports).all(|(n, o)| n.node_port == o.node_port);
-    if needs_node_port(old) && !needs_node_port(new) && same_node_ports {
-        for port in &mut new.spec.ports {
-            port.node_port = 0;
-        }
-    }
-    if needs_health_check(old)
-        && !needs_health_check(new)
-        && new.spec.health_check_node_port == old.spec.health_check_node_port
-    {
-        new.spec.health_check_node_port = 0;
-    }
-    if old.spec.type_ == "LoadBalancer" && new.spec.type_ != "LoadBalancer" {
-        if new.spec.allocate_load_balancer_node_ports.is_some()
-            && new.spec.allocate_load_balancer_node_ports
-                == old.spec.allocate_load_balancer_node_ports
-        {
-            new.spec.allocate_load_balancer_node_ports = None;
-        }
-        if new.spec.load_balancer_class == old.spec.load_balancer_class {
-            new.spec.load_balancer_class = None;
-        }
-        new.status = crate::model::ServiceStatus::default();
-    }
-    if externally_accessible(old)
-        && !externally_accessible(new)
-        && new.spec.external_traffic_policy == old.spec.external_traffic_policy
-    {
-        new.spec.external_traffic_policy.clear();
     }
 }
 
@@ -539,7 +534,7 @@ fn load_balancer_class(errors: &mut Vec<FieldError>, svc: &Service, old: Option<
     }
 }
 
-/// `ValidateServiceClusterIPsRelatedFields` (validation.md §3.8), skipped for ExternalName.
+/// `ValidateServiceClusterIPsRelatedFields`, skipped for ExternalName.
 /// With `strict` (StrictIPCIDRValidation), IPs also fail on leading zeros and IPv4-mapped
 /// forms, except values the old object already held (ratcheting).
 pub(crate) fn cluster_ips_related_fields(
@@ -665,7 +660,8 @@ pub(crate) fn cluster_ips_related_fields(
     errors
 }
 
-/// §4.2 item 2: clusterIPs may not change, be unset, or shrink without SingleStack.
+/// The clusterIPs rules of `ValidateServiceUpdate`: clusterIPs may not change, be unset, or
+/// shrink without SingleStack.
 fn cluster_ips_update(errors: &mut Vec<FieldError>, new: &Service, old: &Service) {
     if new.spec.type_ == "ExternalName" || old.spec.type_ == "ExternalName" {
         return;
@@ -711,7 +707,8 @@ fn cluster_ips_update(errors: &mut Vec<FieldError>, new: &Service, old: &Service
     }
 }
 
-/// §4.2 item 3, quirks included: the path is always `ipFamilies[0]`, and some errors carry the
+/// The ipFamilies rules of `ValidateServiceUpdate`, quirks included: the path is always
+/// `ipFamilies[0]`, and some errors carry the
 /// clusterIPs slice as the bad value.
 fn ip_families_update(errors: &mut Vec<FieldError>, new: &Service, old: &Service) {
     if new.spec.type_ == "ExternalName" || old.spec.type_ == "ExternalName" {

@@ -1,6 +1,6 @@
-//! Warnings kube-apiserver returns for accepted objects (validation.md §6.1, §6.2, §5.4), each
-//! only in the releases that emit it, and svclab's own advisories for deprecations the
-//! apiserver never warns about (§6.3).
+//! Warnings kube-apiserver returns for accepted objects (`GetWarningsForService`, the
+//! EndpointSlice strategy's `WarningsOnCreate`/`WarningsOnUpdate`), each only in the releases that emit it, and svclab's own
+//! advisories for deprecations the apiserver never warns about.
 
 use std::net::IpAddr;
 

@@ -47,7 +47,7 @@ pub(crate) enum OutputFormat {
 }
 
 impl CheckCommand {
-    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>, verbose: bool) -> anyhow::Result<u8> {
         let inputs = read_inputs(&self.files, io.stdin)?;
         let policy = match &self.policy {
             Some(path) => Some(read_inputs(std::slice::from_ref(path), io.stdin)?.remove(0)),
@@ -57,7 +57,9 @@ impl CheckCommand {
             .then(|| UserInfo { username: self.user.unwrap_or_default(), groups: self.groups });
         let options = CheckOptions { no_defaults: self.no_defaults, policy, user_info };
         let outcome = engine.check(&inputs, &options)?;
-        outcome.report_fuel(io.stderr)?;
+        if verbose {
+            outcome.report_fuel(io.stderr)?;
+        }
         let report =
             Report::from_json(&outcome.output).context("the engine returned a malformed report")?;
         let text = match self.output {

@@ -50,7 +50,7 @@ pub(crate) enum FamilyArg {
 }
 
 impl RenderCommand {
-    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>, verbose: bool) -> anyhow::Result<u8> {
         let inputs = read_inputs(&self.files, io.stdin)?;
         let options = RenderOptions {
             mode: match self.proxy_mode {
@@ -65,7 +65,9 @@ impl RenderCommand {
             standalone: self.standalone,
         };
         let outcome = engine.render(&inputs, &options)?;
-        outcome.report_fuel(io.stderr)?;
+        if verbose {
+            outcome.report_fuel(io.stderr)?;
+        }
         io.stdout.write_all(outcome.output.as_bytes())?;
         Ok(0)
     }

@@ -61,7 +61,7 @@ pub(crate) enum TraceFormat {
 }
 
 impl TraceCommand {
-    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>) -> anyhow::Result<u8> {
+    pub(crate) fn run(self, engine: &Engine, io: &mut Io<'_>, verbose: bool) -> anyhow::Result<u8> {
         let inputs = read_inputs(&self.files, io.stdin)?;
         let request = TraceRequest {
             src: self.src,
@@ -77,7 +77,9 @@ impl TraceCommand {
             in_interface: self.in_interface,
         };
         let outcome = engine.trace(&inputs, &request)?;
-        outcome.report_fuel(io.stderr)?;
+        if verbose {
+            outcome.report_fuel(io.stderr)?;
+        }
         let text = match self.output {
             TraceFormat::Json => outcome.output,
             TraceFormat::Text => {

@@ -1,0 +1,280 @@
+//! kube-apiserver's registry steps for Services and EndpointSlices (`pkg/registry/core/service`
+//! and the generic registry `Store`): what happens to an object between decoding and validation
+//! besides defaulting and allocation. Update preparation (`patchAllocatedValues`,
+//! `normalizeClusterIPs`), `PrepareForCreate` and `dropTypeDependentFields` of the Service
+//! strategy, the resourceVersion an apply carries, name generation, EndpointSlice v1 defaulting
+//! with its `PrepareForCreate`, and which ServiceCIDR objects give the allocator ranges.
+
+use std::collections::BTreeMap;
+
+use ipnet::IpNet;
+
+use crate::allocation::IpAddressAllocator;
+use crate::diagnostic::{Diagnostic, ObjectRef};
+use crate::manifest::Object;
+use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceStatus};
+use crate::profile::Profile;
+use crate::validation::validate_service_cidr;
+
+/// `beginUpdate` of the Service REST storage: `patchAllocatedValues`, then
+/// `normalizeClusterIPs` (update branch). The stored object is already fully defaulted, so
+/// `defaultOnReadService(old)` has nothing to do.
+pub(crate) fn begin_update(old: &Service, new: &mut Service) {
+    patch_allocated_values(old, new);
+    normalize_cluster_ips_update(old, new);
+}
+
+/// `patchAllocatedValues`: a re-applied manifest without the allocated values keeps them.
+/// ClusterIP and ClusterIPs come from the old object when empty; a port without a nodePort
+/// gets the old nodePort of the same-named port unless that number is also named in both
+/// objects; the health-check port is kept while both need one. Families and policy are not
+/// patched here (`initIPFamilyFields` infers and inherits them).
+pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service) {
+    if old.needs_cluster_ip() && new.needs_cluster_ip() {
+        if new.spec.cluster_ip.is_empty() {
+            new.spec.cluster_ip = old.spec.cluster_ip.clone();
+        }
+        if new.spec.cluster_ips.is_empty() && !old.spec.cluster_ips.is_empty() {
+            new.spec.cluster_ips = old.spec.cluster_ips.clone();
+        }
+    }
+    if old.needs_node_port() && new.needs_node_port() {
+        let named = |s: &Service| {
+            s.spec.ports.iter().map(|p| p.node_port).filter(|p| *p != 0).collect::<Vec<_>>()
+        };
+        let (old_used, new_used) = (named(old), named(new));
+        // The last old port of a name wins, as a Go map insert would.
+        let by_name: BTreeMap<&str, i32> =
+            old.spec.ports.iter().map(|p| (p.name.as_str(), p.node_port)).collect();
+        for port in &mut new.spec.ports {
+            if port.node_port == 0 {
+                let old_value = by_name.get(port.name.as_str()).copied().unwrap_or(0);
+                if !(old_used.contains(&old_value) && new_used.contains(&old_value)) {
+                    port.node_port = old_value;
+                }
+            }
+        }
+    }
+    if old.needs_health_check() && new.needs_health_check() && new.spec.health_check_node_port == 0
+    {
+        new.spec.health_check_node_port = old.spec.health_check_node_port;
+    }
+}
+
+/// `normalizeClusterIPs` (update branch): keep `clusterIP` and `clusterIPs` in step when a
+/// client only sent or only changed the singular field.
+pub(crate) fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
+    if !old.spec.cluster_ips.is_empty()
+        && new.spec.cluster_ips.is_empty()
+        && old.spec.cluster_ip == new.spec.cluster_ip
+    {
+        new.spec.cluster_ips = old.spec.cluster_ips.clone();
+    }
+    if old.spec.cluster_ip != new.spec.cluster_ip {
+        let same_ips = old.spec.cluster_ips == new.spec.cluster_ips;
+        if !old.spec.cluster_ip.is_empty() && new.spec.cluster_ip.is_empty() {
+            if same_ips {
+                new.spec.cluster_ips.clear();
+            }
+        } else if same_ips {
+            new.spec.cluster_ips = vec![new.spec.cluster_ip.clone()];
+        }
+    }
+}
+
+/// `kubectl apply` patches the stored object, so an update that names no resourceVersion
+/// carries the stored one (`1` for an object stored without one).
+pub(crate) fn carry_resource_version(old: &Service, new: &mut Service) {
+    if new.metadata.resource_version.is_empty() {
+        new.metadata.resource_version = if old.metadata.resource_version.is_empty() {
+            "1".to_owned()
+        } else {
+            old.metadata.resource_version.clone()
+        };
+    }
+}
+
+/// `metadata.generateName` on create: the random suffix is drawn from the profile's seed,
+/// salted with where the document was written, so two documents with the same prefix get
+/// different names and every run the same ones.
+pub(crate) fn generate_name(meta: &mut ObjectMeta, positions: &Positions, seed: u64) {
+    let salt = format!("{}/{}/{}", positions.file(), positions.document(), positions.object().line);
+    simple_name_generator(meta, seed, &salt);
+}
+
+/// `names.SimpleNameGenerator`: `generateName` (cut to 58 bytes) plus 5 characters from
+/// `bcdfghjklmnpqrstvwxz2456789`. Kubernetes draws them at random; svclab derives them from
+/// the scenario seed and the document's position so runs are reproducible.
+fn simple_name_generator(meta: &mut ObjectMeta, seed: u64, salt: &str) {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    if !meta.name.is_empty() || meta.generate_name.is_empty() {
+        return;
+    }
+    let mut base = meta.generate_name.as_str();
+    if base.len() > 58 {
+        let mut cut = 58;
+        while !base.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        base = &base[..cut];
+    }
+    // FNV-1a over the seed and the salt, then five draws from a splitmix64 sequence.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in seed.to_le_bytes().iter().chain(salt.as_bytes()) {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut name = base.to_owned();
+    for _ in 0..5 {
+        h = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = h;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let len = ALPHABET.len() as u64;
+        name.push(char::from(ALPHABET[usize::try_from(z % len).unwrap_or(0)]));
+    }
+    meta.name = name;
+}
+
+/// What the registry does to a new object before validation that is not defaulting:
+/// `PrepareForCreate` clears status and drops fields of disabled gates.
+pub(crate) fn prepare_service_for_create(svc: &mut Service, profile: &Profile) {
+    svc.status = ServiceStatus::default();
+    if !profile.gate("ServiceTrafficDistribution") {
+        svc.spec.traffic_distribution = None;
+    }
+}
+
+/// `dropTypeDependentFields` (registry strategy, on update): when a type change makes a field
+/// meaningless and the manifest left it as the old object had it, the field is cleared, so
+/// e.g. switching to ExternalName does not trip over the old cluster IPs.
+pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
+    if old.needs_cluster_ip() && !new.needs_cluster_ip() {
+        if new.spec.cluster_ip == old.spec.cluster_ip
+            && new.spec.cluster_ips == old.spec.cluster_ips
+        {
+            new.spec.cluster_ip.clear();
+            new.spec.cluster_ips.clear();
+        }
+        if new.spec.ip_families == old.spec.ip_families {
+            new.spec.ip_families.clear();
+        }
+        if new.spec.ip_family_policy == old.spec.ip_family_policy {
+            new.spec.ip_family_policy = None;
+        }
+    }
+    let same_node_ports = new.spec.ports.len() == old.spec.ports.len()
+        && new.spec.ports.iter().zip(&old.spec.ports).all(|(n, o)| n.node_port == o.node_port);
+    if old.needs_node_port() && !new.needs_node_port() && same_node_ports {
+        for port in &mut new.spec.ports {
+            port.node_port = 0;
+        }
+    }
+    if old.needs_health_check()
+        && !new.needs_health_check()
+        && new.spec.health_check_node_port == old.spec.health_check_node_port
+    {
+        new.spec.health_check_node_port = 0;
+    }
+    if old.spec.type_ == "LoadBalancer" && new.spec.type_ != "LoadBalancer" {
+        if new.spec.allocate_load_balancer_node_ports.is_some()
+            && new.spec.allocate_load_balancer_node_ports
+                == old.spec.allocate_load_balancer_node_ports
+        {
+            new.spec.allocate_load_balancer_node_ports = None;
+        }
+        if new.spec.load_balancer_class == old.spec.load_balancer_class {
+            new.spec.load_balancer_class = None;
+        }
+        new.status = ServiceStatus::default();
+    }
+    if old.is_externally_accessible()
+        && !new.is_externally_accessible()
+        && new.spec.external_traffic_policy == old.spec.external_traffic_policy
+    {
+        new.spec.external_traffic_policy.clear();
+    }
+}
+
+/// v1 defaulting of an EndpointSlice plus the request namespace (port `name` nil → `""`,
+/// `protocol` nil → `TCP`), then `PrepareForCreate`'s dropping of hint fields whose gate is off
+/// (`hints` with TopologyAwareHints, `hints.forNodes` with PreferSameTrafficDistribution).
+pub(crate) fn default_endpoint_slice(slice: &mut EndpointSlice, profile: &Profile) {
+    let hints = profile.gate("TopologyAwareHints");
+    let for_nodes = profile.gate("PreferSameTrafficDistribution");
+    for endpoint in &mut slice.endpoints {
+        if !hints {
+            endpoint.hints = None;
+        }
+        if let Some(h) = endpoint.hints.as_mut()
+            && !for_nodes
+        {
+            h.for_nodes.clear();
+        }
+    }
+    if slice.metadata.namespace.is_empty() {
+        slice.metadata.namespace = "default".to_owned();
+    }
+    for port in &mut slice.ports {
+        port.name.get_or_insert_with(String::new);
+        port.protocol.get_or_insert_with(|| "TCP".to_owned());
+    }
+}
+
+/// The networks of the scenario's ServiceCIDR objects that get an allocator (KEP-1880's
+/// `ServiceCIDR` storage and the IPAddress allocator's readiness). Without the
+/// MultiCIDRServiceAllocator gate the objects are ignored with a warning; an invalid object is
+/// refused; an IPv6 prefix shorter than /64 is stored, but its allocator never becomes ready.
+pub(crate) fn service_cidrs(
+    objects: &[Object],
+    profile: &Profile,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<IpNet> {
+    let mut nets = Vec::new();
+    for object in objects {
+        let Object::ServiceCidr(located) = object else { continue };
+        let name = &located.value.metadata.name;
+        let object_ref = ObjectRef::new("ServiceCIDR", "", name);
+        if !profile.multi_cidr() {
+            let message = format!(
+                "ServiceCIDR objects are ignored: MultiCIDRServiceAllocator is off in Kubernetes {}",
+                profile.version
+            );
+            diags.push(
+                Diagnostic::warning(Some(object_ref), "", "Ignored", message)
+                    .at(located.positions.source_of("")),
+            );
+            continue;
+        }
+        let parsed = match validate_service_cidr(&located.value.cidrs) {
+            Ok(parsed) => parsed,
+            Err(errors) => {
+                let json = profile.json_field_values();
+                diags.extend(
+                    errors.iter().map(|e| e.to_diagnostic(&object_ref, &located.positions, json)),
+                );
+                continue;
+            }
+        };
+        for (i, net) in parsed.into_iter().enumerate() {
+            match IpAddressAllocator::new(net, 0, 0) {
+                Ok(_) => nets.push(net),
+                Err(err) => {
+                    let field = format!("spec.cidrs[{i}]");
+                    let message = format!("ServiceCIDR {name:?} has no allocator: {err}");
+                    let source = located.positions.source_of(&field);
+                    diags.push(
+                        Diagnostic::warning(
+                            Some(object_ref.clone()),
+                            field,
+                            "AllocatorNotReady",
+                            message,
+                        )
+                        .at(source),
+                    );
+                }
+            }
+        }
+    }
+    nets
+}

@@ -1,0 +1,184 @@
+//! Building the report from the cluster state: one Service document's outcome, the ranges
+//! after the stream, and the kube-proxy rulesets.
+
+use super::{
+    AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
+    ServiceReport,
+};
+use crate::allocation::{Cluster, FamilyAllocator, ServiceAllocation};
+use crate::diagnostic::Diagnostic;
+use crate::model::{IntOrString, Service};
+use crate::proxy::{ProxyMode, RenderOptions};
+use crate::source::Source;
+use crate::world::{World, render_with_stats};
+
+impl Report {
+    /// The report of a scenario: the Service documents' outcomes in stream order, the ranges as
+    /// the stream left them, and the diagnostics. kube-proxy rules are part of it when the
+    /// scenario says anything about the dataplane.
+    pub(crate) fn new(
+        world: &World,
+        services: Vec<ServiceReport>,
+        diagnostics: Vec<Diagnostic>,
+    ) -> Report {
+        let (ranges, node_port_range) = range_reports(world);
+        Report {
+            api_version: super::REPORT_API_VERSION.to_owned(),
+            kind: "Report".to_owned(),
+            profile: world.profile.summary(),
+            services,
+            ranges,
+            node_port_range,
+            diagnostics,
+            rules: if world.has_dataplane() { report_rules(world) } else { None },
+        }
+    }
+}
+
+impl ServiceReport {
+    /// One Service document's outcome (`created`, `updated`, `deleted`, `validated`) with what
+    /// it holds, each address and NodePort with the band it came from.
+    pub(crate) fn new(
+        cluster: Option<&Cluster>,
+        service: &Service,
+        outcome: &str,
+        allocation: &ServiceAllocation,
+        source: Source,
+    ) -> ServiceReport {
+        let allocations = allocation
+            .ips
+            .iter()
+            .map(|(_, ip, requested)| AllocationReport {
+                ip: ip.to_string(),
+                band: cluster.map_or("none", |c| c.ip_band(*ip).as_str()).to_owned(),
+                requested: *requested,
+            })
+            .collect();
+        let ports = service
+            .spec
+            .ports
+            .iter()
+            .map(|p| {
+                let node_port = u32::try_from(p.node_port).unwrap_or(0);
+                PortReport {
+                    name: p.name.clone(),
+                    port: p.port,
+                    protocol: p.protocol.clone(),
+                    target_port: match &p.target_port {
+                        IntOrString::Int(i) => i.to_string(),
+                        IntOrString::String(s) => s.clone(),
+                    },
+                    node_port,
+                    node_port_band: if node_port == 0 {
+                        String::new()
+                    } else {
+                        cluster.map_or("none", |c| c.port_band(node_port).as_str()).to_owned()
+                    },
+                }
+            })
+            .collect();
+        ServiceReport {
+            namespace: service.metadata.namespace.clone(),
+            name: service.metadata.name.clone(),
+            type_: service.spec.type_.clone(),
+            outcome: outcome.to_owned(),
+            cluster_ips: service.spec.cluster_ips.clone(),
+            ip_families: service.spec.ip_families.clone(),
+            ip_family_policy: service.spec.ip_family_policy.clone().unwrap_or_default(),
+            allocations,
+            ports,
+            health_check_node_port: u32::try_from(service.spec.health_check_node_port).unwrap_or(0),
+            source,
+        }
+    }
+
+    /// The report of a Service the cluster refused: it holds nothing.
+    pub(crate) fn rejected(
+        cluster: Option<&Cluster>,
+        service: &Service,
+        source: Source,
+    ) -> ServiceReport {
+        ServiceReport::new(cluster, service, "rejected", &ServiceAllocation::default(), source)
+    }
+}
+
+/// The service IP ranges (primary family first) and the NodePort range as the stream left
+/// them; without a cluster (its ranges were invalid) only the configured NodePort range.
+fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
+    let band = |b: Option<(String, String)>| b.map(|(first, last)| BandReport { first, last });
+    let mut ranges = Vec::new();
+    let empty_ports = PortRangeReport {
+        range: world.profile.service_node_port_range.to_string(),
+        size: world.profile.service_node_port_range.size,
+        used: 0,
+        free: world.profile.service_node_port_range.size,
+        static_band: None,
+        dynamic_band: None,
+    };
+    let Some(cluster) = &world.cluster else { return (ranges, empty_ports) };
+    // Primary family first.
+    let mut families: Vec<_> = cluster.families().iter().collect();
+    families.sort_by_key(|(f, _)| **f != cluster.primary());
+    for (family, allocator) in families {
+        match allocator {
+            FamilyAllocator::Bitmap(r) => ranges.push(RangeReport {
+                cidr: r.cidr().to_string(),
+                family: family.as_str().to_owned(),
+                allocator: "bitmap".into(),
+                size: u64::try_from(r.size()).unwrap_or(u64::MAX),
+                used: u64::try_from(r.used()).unwrap_or(u64::MAX),
+                free: u64::try_from(r.free()).unwrap_or(u64::MAX),
+                static_band: band(r.static_band().map(|(a, b)| (a.to_string(), b.to_string()))),
+                dynamic_band: band(r.dynamic_band().map(|(a, b)| (a.to_string(), b.to_string()))),
+            }),
+            FamilyAllocator::Objects(m) => {
+                for net in m.cidrs() {
+                    let Some((g, used)) = m.geometry(&net) else { continue };
+                    let ip = |v: u128| g.ip(v).to_string();
+                    ranges.push(RangeReport {
+                        cidr: net.to_string(),
+                        family: family.as_str().to_owned(),
+                        allocator: "ipaddress".into(),
+                        size: u64::try_from(g.size).unwrap_or(u64::MAX),
+                        used: u64::try_from(used).unwrap_or(u64::MAX),
+                        free: u64::try_from(g.size - used).unwrap_or(u64::MAX),
+                        static_band: band(
+                            (g.offset > 0).then(|| (ip(g.first), ip(g.first + g.offset - 1))),
+                        ),
+                        dynamic_band: band(
+                            (g.offset < g.size)
+                                .then(|| (ip(g.first + g.offset), ip(g.first + g.size - 1))),
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    let ports = &cluster.ports;
+    let port_band = |b: Option<(u32, u32)>| band(b.map(|(a, z)| (a.to_string(), z.to_string())));
+    let node_port_range = PortRangeReport {
+        range: ports.range().to_string(),
+        size: ports.range().size,
+        used: ports.used(),
+        free: ports.free(),
+        static_band: port_band(ports.static_band()),
+        dynamic_band: port_band(ports.dynamic_band()),
+    };
+    (ranges, node_port_range)
+}
+
+/// Both rulesets of the scenario (for the report's `rules` field) with the figures of the
+/// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
+/// out rather than failing the check.
+pub fn report_rules(world: &World) -> Option<Rules> {
+    let ipt = render_with_stats(world, &RenderOptions::new(ProxyMode::Iptables)).ok()?;
+    let nft = render_with_stats(world, &RenderOptions::new(ProxyMode::Nftables)).ok()?;
+    let mut figures = ipt.stats;
+    for (k, v) in nft.stats.rules {
+        figures.rules.insert(format!("nftables-{k}"), v);
+    }
+    for (k, v) in nft.stats.chains {
+        figures.chains.insert(format!("nftables-{k}"), v);
+    }
+    Some(Rules { iptables: ipt.text, nftables: nft.text, figures })
+}

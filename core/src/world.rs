@@ -1,0 +1,216 @@
+//! The cluster state after a scenario ([`World`]) and the readers that take it whole: rendering
+//! a node's kube-proxy rules and tracing a packet through them. Below this layer, proxy and trace
+//! read plain objects and text; above it, the report and the pipeline.
+
+use std::collections::BTreeMap;
+
+use crate::allocation::{Cluster, ServiceAllocation};
+use crate::model::{
+    EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node, Positions, Service,
+    ServiceStatus,
+};
+use crate::net::{IpFamily, parse_ip_sloppy};
+use crate::profile::Profile;
+use crate::proxy::{ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, render_objects};
+use crate::source::Source;
+use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
+
+/// A Service as the cluster stores it after the stream, with what it holds.
+#[derive(Debug, Clone)]
+pub struct StoredService {
+    /// The defaulted, allocated object.
+    pub service: Service,
+    /// Field positions of the document that last wrote it.
+    pub positions: Positions,
+    pub(crate) allocation: ServiceAllocation,
+}
+
+/// The cluster state after a scenario: what rendering and tracing read.
+#[derive(Debug, Clone)]
+pub struct World {
+    /// The profile in force.
+    pub profile: Profile,
+    pub(crate) cluster: Option<Cluster>,
+    /// Live Services by (namespace, name).
+    pub services: BTreeMap<(String, String), StoredService>,
+    /// EndpointSlices in stream order.
+    pub endpoint_slices: Vec<Located<EndpointSlice>>,
+    /// v1 Endpoints in stream order.
+    pub endpoints: Vec<Located<Endpoints>>,
+    /// Nodes in stream order.
+    pub nodes: Vec<Located<Node>>,
+    /// The last KubeProxyConfiguration.
+    pub kube_proxy: Option<Located<KubeProxyConfiguration>>,
+    /// Pasted iptables-save dumps.
+    pub iptables_dumps: Vec<(String, Source)>,
+    /// `status` of live Services as the manifests wrote it: the apiserver drops status on
+    /// create, but a scenario uses it to play the load-balancer controller (kube-proxy reads
+    /// `status.loadBalancer.ingress`).
+    pub service_status: BTreeMap<(String, String), ServiceStatus>,
+    /// Index of named EndpointSlices in `endpoint_slices` by (namespace, name).
+    endpoint_slice_index: BTreeMap<(String, String), usize>,
+}
+
+impl World {
+    /// An empty cluster under a profile; `cluster` is `None` when its ranges could not be built.
+    pub(crate) fn new(profile: Profile, cluster: Option<Cluster>) -> World {
+        World {
+            profile,
+            cluster,
+            services: BTreeMap::new(),
+            endpoint_slices: Vec::new(),
+            endpoints: Vec::new(),
+            nodes: Vec::new(),
+            kube_proxy: None,
+            iptables_dumps: Vec::new(),
+            service_status: BTreeMap::new(),
+            endpoint_slice_index: BTreeMap::new(),
+        }
+    }
+
+    /// Where the stored EndpointSlice of that namespace and name is; a slice without a name
+    /// (one that only has `generateName` under `--no-defaults`) is never found.
+    pub(crate) fn endpoint_slice_position(&self, namespace: &str, name: &str) -> Option<usize> {
+        if name.is_empty() {
+            return None;
+        }
+        self.endpoint_slice_index.get(&(namespace.to_owned(), name.to_owned())).copied()
+    }
+
+    /// Stores an accepted EndpointSlice: in place of the one it updates, else after the others.
+    pub(crate) fn store_endpoint_slice(
+        &mut self,
+        existing: Option<usize>,
+        slice: Located<EndpointSlice>,
+    ) {
+        match existing {
+            Some(i) => self.endpoint_slices[i] = slice,
+            None => {
+                let meta = &slice.value.metadata;
+                if !meta.name.is_empty() {
+                    let key = (meta.namespace.clone(), meta.name.clone());
+                    self.endpoint_slice_index.insert(key, self.endpoint_slices.len());
+                }
+                self.endpoint_slices.push(slice);
+            }
+        }
+    }
+
+    /// Whether the scenario says anything about the dataplane (endpoints, nodes, kube-proxy
+    /// configuration or a pasted dump), which makes kube-proxy rules part of the report.
+    pub(crate) fn has_dataplane(&self) -> bool {
+        !self.endpoint_slices.is_empty()
+            || !self.endpoints.is_empty()
+            || !self.nodes.is_empty()
+            || self.kube_proxy.is_some()
+            || !self.iptables_dumps.is_empty()
+    }
+}
+
+impl ProxyConfig {
+    /// Builds the configuration from a scenario's cluster state. `mode` is accepted for
+    /// symmetry with [`RenderOptions`]: the one mode-specific default
+    /// (nftables' `primary` nodePortAddresses) is applied when rendering.
+    pub fn from_world(
+        world: &World,
+        family: Option<IpFamily>,
+        node_name: Option<&str>,
+        mode: ProxyMode,
+    ) -> Result<ProxyConfig, RenderError> {
+        let _ = mode;
+        let family = family.unwrap_or_else(|| {
+            world.profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net)
+        });
+        let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
+        let mut config = ProxyConfig::from_objects(
+            family,
+            world.kube_proxy.as_ref().map(|k| &k.value),
+            &nodes,
+            node_name,
+            &world.profile.host,
+            &world.profile.service_cluster_ip_ranges,
+        )?;
+        if !config.prefer_same_node {
+            config.prefer_same_node = world.profile.gate("PreferSameTrafficDistribution");
+        }
+        Ok(config)
+    }
+}
+
+/// Renders the ruleset kube-proxy programs on a node for the scenario's cluster state.
+pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderError> {
+    render_with_stats(world, options).map(|r| r.text)
+}
+
+/// [`render`] plus the figures kube-proxy exposes for the sync.
+pub(crate) fn render_with_stats(
+    world: &World,
+    options: &RenderOptions,
+) -> Result<Rendered, RenderError> {
+    let config =
+        ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
+    // The apiserver drops `status` on create; the scenario's written status plays the
+    // load-balancer controller.
+    let with_status: Vec<Service> = world
+        .services
+        .iter()
+        .map(|(key, stored)| {
+            let mut service = stored.service.clone();
+            if let Some(status) = world.service_status.get(key) {
+                service.status = status.clone();
+            }
+            service
+        })
+        .collect();
+    let services: Vec<&Service> = with_status.iter().collect();
+    let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
+    let endpoints: Vec<&Endpoints> = world.endpoints.iter().map(|e| &e.value).collect();
+    Ok(render_objects(&services, &slices, &endpoints, &config, options.mode, options.standalone))
+}
+
+/// Traces a packet through the scenario's rules: the last pasted `iptables-save` dump if
+/// there is one, else the iptables payload rendered for the destination's family.
+pub fn trace(world: &World, request: &TraceRequest) -> TraceReport {
+    let family = parse_ip_sloppy(&request.dst).map(IpFamily::of);
+    let config = match ProxyConfig::from_world(
+        world,
+        family,
+        request.node.as_deref(),
+        ProxyMode::Iptables,
+    ) {
+        Ok(c) => c,
+        Err(e) => return failed(request, &e.to_string()),
+    };
+    if let Some((text, source)) = world.iptables_dumps.last() {
+        let mut report = trace_text(text, &config, request);
+        report.ruleset = format!("iptables-save dump {}:{}", source.file, source.line);
+        return report;
+    }
+    let options = RenderOptions {
+        family,
+        node: request.node.clone(),
+        ..RenderOptions::new(ProxyMode::Iptables)
+    };
+    match render(world, &options) {
+        Ok(text) => trace_text(&text, &config, request),
+        Err(e) => failed(request, &e.to_string()),
+    }
+}
+
+/// Traces a packet through the rules of a proxy mode: iptables as [`trace`]; nftables through
+/// the rendered `kube-proxy` table of the destination's family.
+pub fn trace_mode(world: &World, request: &TraceRequest, mode: ProxyMode) -> TraceReport {
+    if mode == ProxyMode::Iptables {
+        return trace(world, request);
+    }
+    let family = parse_ip_sloppy(&request.dst).map(IpFamily::of);
+    let config = match ProxyConfig::from_world(world, family, request.node.as_deref(), mode) {
+        Ok(c) => c,
+        Err(e) => return failed(request, &e.to_string()),
+    };
+    let options = RenderOptions { family, node: request.node.clone(), ..RenderOptions::new(mode) };
+    match render(world, &options) {
+        Ok(text) => trace_nft_text(&text, &config, request),
+        Err(e) => failed(request, &e.to_string()),
+    }
+}
