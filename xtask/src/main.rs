@@ -1,8 +1,10 @@
 //! `cargo xtask`: build automation written in Rust.
 
+mod annotate;
 mod loadtest;
 mod playground;
 mod plugin;
+mod plugins;
 mod tidy;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -23,6 +25,7 @@ fn main() -> anyhow::Result<()> {
         Some("playground") => playground::build(),
         Some("serve") => playground::serve(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
+        Some("plugins") => plugins::build(&args[1..]),
         Some("bench") => plugin::bench(&args[1..]),
         Some("loadtest") => loadtest::run(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),

@@ -12,7 +12,8 @@ use std::process::Command;
 use anyhow::{Context, bail, ensure};
 
 const TARGET: &str = "wasm32-wasip2";
-const PROFILE: &str = "plugin";
+/// The cargo profile every guest is built with (small, no debug info).
+pub(crate) const PROFILE: &str = "plugin";
 
 pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
@@ -20,7 +21,7 @@ pub(crate) fn workspace_root() -> PathBuf {
 
 /// `$CARGO_TARGET_DIR/plugin-wasm` (else `target/plugin-wasm`): the directory build.rs uses too,
 /// so either build warms the other's cache.
-fn plugin_target_dir(root: &Path) -> PathBuf {
+pub(crate) fn plugin_target_dir(root: &Path) -> PathBuf {
     let target = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(dir) if !dir.is_empty() => {
             let dir = PathBuf::from(dir);
@@ -78,7 +79,7 @@ pub(crate) fn bench(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn say(line: &str) {
+pub(crate) fn say(line: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stdout(), "{line}");
 }

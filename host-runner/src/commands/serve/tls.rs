@@ -81,10 +81,14 @@ impl TlsConfig {
                 for ca in certificates(path)? {
                     roots.add(ca).map_err(|err| TlsError::Config(format!("{path:?}: {err}")))?;
                 }
+                // A client without a certificate still completes the handshake (the kubelet's
+                // probes present none) and is refused at `/validate`; a certificate that is
+                // presented must verify, or the handshake fails.
                 let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
                     Arc::new(roots),
                     provider,
                 )
+                .allow_unauthenticated()
                 .build()
                 .map_err(|err| TlsError::Config(err.to_string()))?;
                 builder.with_client_cert_verifier(verifier)

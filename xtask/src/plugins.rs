@@ -1,0 +1,116 @@
+//! `cargo xtask plugins [--out DIR]` builds every svclab guest (the WIT component and the
+//! plugins for third-party hosts) into one folder, default `$CARGO_TARGET_DIR/plugins`, and
+//! prints each file with its size. A guest over `MAX_SIZE` fails the build: policy engines load
+//! every policy at start-up and hosts such as Kubewarden feel large modules
+//! (`kubewarden/adm-controller#1818`, #528).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail, ensure};
+
+use crate::annotate;
+use crate::plugin::{PROFILE, plugin_target_dir, say, workspace_root};
+
+/// The size every guest stays under.
+const MAX_SIZE: u64 = 1_536 * 1024;
+
+/// One guest: a cdylib package built for a wasm target, then finished for its host.
+struct Guest {
+    package: &'static str,
+    target: &'static str,
+    /// The file name in the output folder.
+    file: &'static str,
+    finish: Finish,
+}
+
+enum Finish {
+    /// Shipped as built.
+    AsBuilt,
+    /// Kubewarden: `metadata.yml` (relative to the workspace) into the module's custom section.
+    KubewardenMetadata(&'static str),
+}
+
+const GUESTS: &[Guest] = &[
+    Guest {
+        package: "svclab-plugin",
+        target: "wasm32-wasip2",
+        file: "svclab-plugin.wasm",
+        finish: Finish::AsBuilt,
+    },
+    // wasm32-unknown-unknown rather than the wasip1 of Kubewarden's templates: a waPC module
+    // needs no WASI, and without it the module imports only waPC functions (no file system,
+    // clock or environment), which the import allow-list test in tests/kubewarden holds it to.
+    Guest {
+        package: "svclab-plugin-kubewarden",
+        target: "wasm32-unknown-unknown",
+        file: "svclab-kubewarden.wasm",
+        finish: Finish::KubewardenMetadata("plugin-wasm/kubewarden/metadata.yml"),
+    },
+];
+
+/// `cargo xtask plugins [--out DIR]`.
+pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
+    let root = workspace_root();
+    let target_dir = plugin_target_dir(&root);
+    let out = match args {
+        [] => target_dir.parent().unwrap_or(&root).join("plugins"),
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        _ => bail!("usage: cargo xtask plugins [--out DIR]"),
+    };
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut too_large = Vec::new();
+    for guest in GUESTS {
+        let path = build_guest(&root, &target_dir, &out, guest)?;
+        let size = std::fs::metadata(&path)
+            .with_context(|| format!("cannot stat {}", path.display()))?
+            .len();
+        say(&format!("{:<28} {:>9} bytes  {}", guest.file, size, path.display()));
+        if size > MAX_SIZE {
+            too_large.push(format!("{} ({size} bytes)", guest.file));
+        }
+    }
+    ensure!(too_large.is_empty(), "over {MAX_SIZE} bytes: {}", too_large.join(", "));
+    Ok(())
+}
+
+fn build_guest(
+    root: &Path,
+    target_dir: &Path,
+    out: &Path,
+    guest: &Guest,
+) -> anyhow::Result<PathBuf> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["build", "--package", guest.package, "--target", guest.target])
+        .args(["--profile", PROFILE])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .status()
+        .context("cannot run cargo")?;
+    ensure!(
+        status.success(),
+        "building {} failed (is the {} target installed? see scripts/setup.d/10-rust.sh)",
+        guest.package,
+        guest.target
+    );
+    let built = target_dir
+        .join(guest.target)
+        .join(PROFILE)
+        .join(format!("{}.wasm", guest.package.replace('-', "_")));
+    let wasm = std::fs::read(&built).with_context(|| format!("cannot read {}", built.display()))?;
+    let wasm = match guest.finish {
+        Finish::AsBuilt => wasm,
+        Finish::KubewardenMetadata(metadata) => {
+            let path = root.join(metadata);
+            let yaml = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            annotate::annotate(&wasm, &yaml, env!("CARGO_PKG_VERSION"))
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("cannot annotate {}", built.display()))?
+        }
+    };
+    let path = out.join(guest.file);
+    std::fs::write(&path, wasm).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
