@@ -23,7 +23,7 @@ pub(crate) use doc::DocCommand;
 pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
-pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route, serve_connection};
+pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route};
 pub(crate) use trace::TraceCommand;
 
 /// Exit code when the scenario has errors (the report was printed).
@@ -110,6 +110,12 @@ impl EngineOptions {
             timeout: Duration::from_millis(self.timeout_ms),
             max_memory_bytes: self.max_memory_mib.saturating_mul(1 << 20),
             pooling: long_running,
+            // The webhook runs one review per core at a time: as many instance slots.
+            pool_slots: if long_running {
+                serve::concurrency()
+            } else {
+                Limits::default().pool_slots
+            },
             ..Limits::default()
         };
         let cache = match (&self.cache_dir, self.no_cache) {
@@ -151,7 +157,8 @@ enum Command {
     Render(RenderCommand),
     /// Walk a packet through the rules: matched rules, DNAT choices, masquerade, verdict.
     Trace(TraceCommand),
-    /// Serve a validating admission webhook (AdmissionReview v1 at /validate, /healthz).
+    /// Serve a validating admission webhook (AdmissionReview v1 at /validate; /healthz, /readyz,
+    /// /metrics).
     Serve(ServeCommand),
     /// Check the svclab examples of Markdown documents (`svclab doc test FILE.md...`).
     Doc(DocCommand),
@@ -212,7 +219,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Check(command) => command.run(&engine, io, cli.verbose),
         Command::Render(command) => command.run(&engine, io, cli.verbose),
         Command::Trace(command) => command.run(&engine, io, cli.verbose),
-        Command::Serve(command) => command.run(&engine, io),
+        Command::Serve(command) => command.run(engine, io),
         Command::Doc(command) => command.run(&engine, io),
         Command::Policy(_) => Ok(EXIT_FAILURE),
     }

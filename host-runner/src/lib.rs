@@ -12,7 +12,6 @@ mod plugin;
 // The public surface: the command line and the engines behind it.
 pub use commands::{
     Cli, EngineKind, FailurePolicy, HttpResponse, Io, TlsConfig, TlsError, route, run, run_args,
-    serve_connection,
 };
 pub use engine::{Engine, EngineError, Outcome};
 pub use plugin::{

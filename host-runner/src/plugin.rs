@@ -46,9 +46,6 @@ pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/sv
 /// Epoch ticks per second (the ticker thread's period is the deadline's resolution).
 const TICK: Duration = Duration::from_millis(10);
 
-/// Component instances the pool holds at once (calls in flight on one runner).
-const POOL_SLOTS: u32 = 16;
-
 /// Linear memory a pool slot keeps mapped between calls, reset with `memset` rather than
 /// unmapped: a fresh call then reuses warm pages instead of faulting in new ones (a 1,000-Service
 /// check touches ~20 MiB; page faults were a tenth of its cost).
@@ -445,11 +442,12 @@ fn new_engine(limits: &Limits) -> Result<Engine, PluginError> {
     }
     // A pool of instance slots: per-call instantiation reuses memory instead of mapping it anew.
     // A component here is a few core instances (the program, its WASI adapter, shims).
+    let slots = limits.pool_slots.max(1);
     let mut pool = PoolingAllocationConfig::new();
-    pool.total_component_instances(POOL_SLOTS)
-        .total_core_instances(POOL_SLOTS * 8)
-        .total_memories(POOL_SLOTS * 4)
-        .total_tables(POOL_SLOTS * 8)
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * 8)
+        .total_memories(slots * 4)
+        .total_tables(slots * 8)
         .max_memory_size(limits.max_memory_bytes)
         .linear_memory_keep_resident(KEEP_RESIDENT_BYTES.min(limits.max_memory_bytes))
         .table_keep_resident(1 << 20);

@@ -1,5 +1,7 @@
 //! The admission webhook's routes, driven in-process (no sockets) through both engines, with
-//! and without a Service policy and a cluster profile.
+//! and without a Service policy and a cluster profile. The server itself (connections, TLS,
+//! HTTP/2, SIGTERM, `--policy` and `--profile` files) is tested over sockets in
+//! `host-runner/tests/webhook.rs`.
 
 use std::path::Path;
 
@@ -415,80 +417,6 @@ fn every_policy_example_gets_the_same_verdicts_from_the_webhook_as_from_check() 
         }
     }
     assert!(reviews >= 30 && forbidden >= 12, "{reviews} reviews, {forbidden} forbidden");
-}
-
-/// An in-memory connection: the request bytes in, the response bytes out.
-struct Duplex {
-    input: std::io::Cursor<Vec<u8>>,
-    output: Vec<u8>,
-}
-
-impl std::io::Read for Duplex {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.input.read(buf)
-    }
-}
-
-impl std::io::Write for Duplex {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.output.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Sends raw HTTP bytes through `serve_connection` on the plugin engine; returns the raw answer.
-fn exchange(request: &str, options: &AdmissionOptions) -> String {
-    let mut connection =
-        Duplex { input: std::io::Cursor::new(request.as_bytes().to_vec()), output: Vec::new() };
-    svclab_host::serve_connection(&mut connection, plugin(), FailurePolicy::Fail, options)
-        .expect("served");
-    String::from_utf8(connection.output).expect("UTF-8 answer")
-}
-
-#[test]
-fn http_exchanges() {
-    assert_eq!(
-        exchange("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", &plain()),
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
-    );
-    let object = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
-        "spec": {"ports": [{"port": 80, "targetPort": 8080}]}});
-    let body = review("CREATE", object);
-    let answer = exchange(
-        &format!("POST /validate HTTP/1.1\r\ncontent-length: {}\r\n\r\n{body}", body.len()),
-        &plain(),
-    );
-    let (head, json) = answer.split_once("\r\n\r\n").expect("head and body");
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), "{head}");
-    let review: Value = serde_json::from_str(json).expect("JSON body");
-    assert_eq!(review["response"]["allowed"], true);
-
-    // A policy refusal still travels in a 200 exchange: the 403 is inside the review.
-    let object = with_external_ips(&["203.0.113.9"]);
-    let body = self::review("CREATE", object);
-    let answer = exchange(
-        &format!("POST /validate HTTP/1.1\r\nContent-Length: {}\r\n\r\n{body}", body.len()),
-        &with_policy(EXTERNAL_IPS, None),
-    );
-    let (head, json) = answer.split_once("\r\n\r\n").expect("head and body");
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
-    let review: Value = serde_json::from_str(json).expect("JSON body");
-    assert_eq!(review["response"]["status"]["code"], 403);
-
-    let answer = exchange(
-        "POST /validate HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n",
-        &plain(),
-    );
-    assert!(answer.starts_with("HTTP/1.1 411 Length Required\r\n"), "{answer}");
-    assert!(exchange("nonsense\r\n\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n"));
-    assert!(
-        exchange("GET /healthz HTTP/1.1\r\n", &plain()).starts_with("HTTP/1.1 400 Bad Request\r\n")
-    );
-    let too_big = format!("POST /validate HTTP/1.1\r\nContent-Length: {}\r\n\r\n", 5 << 20);
-    assert!(exchange(&too_big, &plain()).starts_with("HTTP/1.1 413 Payload Too Large\r\n"));
 }
 
 #[test]

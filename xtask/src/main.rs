@@ -2,6 +2,7 @@
 
 mod annotate;
 mod docs;
+mod loadtest;
 mod npm;
 mod playground;
 mod plugin;
@@ -26,7 +27,9 @@ const USAGE: &str = "usage: cargo xtask <command>
   gen-scenario --services N [--slices]
                      print the generated scenario the benchmarks use
   npm                build the svclab npm package into target/npm/svclab/
-  docs               build the guide (docs/guide/) into target/guide/";
+  docs               build the guide (docs/guide/) into target/guide/
+  loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]
+                     wrk against `svclab serve`: reviews/s, p50, p99";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,6 +43,7 @@ fn main() -> anyhow::Result<()> {
         Some("plugins") => plugins::build(&args[1..]),
         Some("npm") => npm::build(),
         Some("docs") => docs::build(),
+        Some("loadtest") => loadtest::run(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
     }

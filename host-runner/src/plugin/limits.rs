@@ -23,6 +23,8 @@ pub struct Limits {
     /// faster and skip most page faults, loading costs ~2 ms more. For long-running hosts
     /// (`svclab serve`), not for one call per process.
     pub pooling: bool,
+    /// Instance slots of the pool (calls that may run at once on one runner) when `pooling`.
+    pub pool_slots: u32,
 }
 
 impl Limits {
@@ -45,6 +47,7 @@ impl Default for Limits {
             max_instances: 16,
             max_wasm_stack_bytes: 1 << 20,
             pooling: false,
+            pool_slots: 16,
         }
     }
 }
