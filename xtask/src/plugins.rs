@@ -64,7 +64,9 @@ const GUESTS: &[Guest] = &[
         package: "svclab-plugin-http-wasm",
         target: "wasm32-wasip1",
         file: "svclab_plugin_http_wasm.wasm",
-        finish: Finish::LowerMemoryFill("deploy/traefik/plugins-local/src/svclab.dev/svclab/plugin.wasm"),
+        finish: Finish::LowerMemoryFill(
+            "deploy/traefik/plugins-local/src/svclab.dev/svclab/plugin.wasm",
+        ),
     },
 ];
 
