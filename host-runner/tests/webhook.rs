@@ -509,6 +509,7 @@ async fn sigterm_lets_in_flight_reviews_finish() {
     assert!(stderr.contains("stopped"), "{stderr}");
 }
 
+#[expect(clippy::print_stdout, reason = "prints the measured figures, seen with --nocapture")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connections_do_not_delay_reviews() {
     let server = Server::start(&cert_dir("idle"), &[]);

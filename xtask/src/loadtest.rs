@@ -10,6 +10,8 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, bail, ensure};
 
+use crate::plugin::say;
+
 /// What one run is.
 struct Options {
     seconds: u32,
@@ -89,12 +91,12 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&scratch);
     let (row, allowed) = result?;
-    println!();
-    println!(
-        "| engine | connections | seconds | requests | reviews/s | p50 | p99 | errors | allowed (/metrics) |"
+    say("");
+    say(
+        "| engine | connections | seconds | requests | reviews/s | p50 | p99 | errors | allowed (/metrics) |",
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    println!(
+    say("|---|---|---|---|---|---|---|---|---|");
+    say(&format!(
         "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} |",
         options.engine,
         options.connections,
@@ -105,7 +107,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         row.p99,
         row.errors,
         allowed.as_deref().unwrap_or("(curl missing)")
-    );
+    ));
     ensure!(row.errors == 0, "{} requests failed", row.errors);
     Ok(())
 }
@@ -157,7 +159,7 @@ fn measure(
     // Warm-up: connections, the blocking pool, the plugin's instance slots.
     wrk(2)?;
     let report = wrk(options.seconds)?;
-    print!("{report}");
+    say(report.trim_end());
     let row = parse_wrk(&report).with_context(|| format!("cannot read wrk's report:\n{report}"))?;
     let metrics_url = url.replace("/validate", "/metrics");
     let allowed =

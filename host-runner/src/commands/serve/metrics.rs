@@ -163,7 +163,7 @@ impl Metrics {
                     self.fuel.observe(*fuel as f64);
                 }
                 for (rule, effect) in &verdict.rules {
-                    let labels = RuleLabels { rule: rule.clone(), effect: *effect };
+                    let labels = RuleLabels { rule: rule.clone(), effect };
                     self.rules.get_or_create(&labels).inc();
                 }
                 if verdict.allowed { "allowed" } else { "denied" }
