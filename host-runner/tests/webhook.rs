@@ -296,9 +296,13 @@ async fn keep_alive_and_http2() {
     }
 }
 
+/// A fuel budget no review reaches: the embedded plugin runs unmetered unless `--fuel` is given,
+/// and these tests read the fuel histogram of `/metrics`.
+const METERED: &str = "10000000000";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_codes() {
-    let server = Server::start(&cert_dir("status"), &[]);
+    let server = Server::start(&cert_dir("status"), &["--fuel", METERED]);
     let mut client = Client::connect(server.address, &["h2"]).await.expect("h2");
     let send = async |client: &mut Client, method: Method, path: &str, body: String| {
         client.send(method, path, body).await.expect("answered")
@@ -605,7 +609,13 @@ async fn policy_and_profile_files_on_both_engines() {
         review.to_string()
     };
     for engine in ["plugin", "native"] {
-        let flags = ["--engine", engine, "--policy", path(&policy), "--profile", path(&profile)];
+        let flags = [
+            ["--engine", engine],
+            ["--policy", path(&policy)],
+            ["--profile", path(&profile)],
+            ["--fuel", METERED],
+        ]
+        .concat();
         let server = Server::start(&dir, &flags);
         let mut client = Client::connect(server.address, &["h2"]).await.expect("h2");
 

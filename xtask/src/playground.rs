@@ -230,13 +230,14 @@ pub(crate) fn serve(args: &[String]) -> anyhow::Result<()> {
         say(&format!("{} has no index.html: building it first", site.display()));
         build()?;
     }
-    if !crate::docs::guide_dir().join("index.html").exists() {
-        say("the guide is not built: `cargo xtask docs` builds it (served at /guide/)");
-    }
     let listener = TcpListener::bind(("127.0.0.1", port))
         .with_context(|| format!("binding 127.0.0.1:{port}"))?;
     let address = listener.local_addr()?;
+    // The URL is the first line: tests/e2e.rs reads it to find the port.
     say(&format!("svclab playground: http://{address}/"));
+    if !crate::docs::guide_dir().join("index.html").exists() {
+        say("the guide is not built: `cargo xtask docs` builds it (served at /guide/)");
+    }
     let started = Instant::now();
     if lifetime.is_some() {
         listener.set_nonblocking(true)?;
