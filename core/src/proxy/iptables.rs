@@ -418,7 +418,7 @@ fn service_rules(
     stats: &mut RuleStats,
 ) {
     let rules = PortRules::new(sp);
-    rules.count_no_local_endpoints(stats);
+    sp.count_no_local_endpoints(rules.has_endpoints, stats);
     rules.cluster_ip(t);
     rules.external_ips(t);
     rules.load_balancer_vips(t);
@@ -456,17 +456,6 @@ impl<'a> PortRules<'a> {
             use_fw: has_endpoints && !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
             why,
             verdict,
-        }
-    }
-
-    /// `sync_proxy_rules_no_local_endpoints_total` for either traffic policy.
-    fn count_no_local_endpoints(&self, stats: &mut RuleStats) {
-        let sp = self.sp;
-        if sp.itp_local && self.has_endpoints && sp.local_eps().is_empty() {
-            stats.no_local_endpoints_internal += 1;
-        }
-        if sp.etp_local && self.has_endpoints && sp.local_eps().is_empty() {
-            stats.no_local_endpoints_external += 1;
         }
     }
 

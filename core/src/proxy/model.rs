@@ -112,6 +112,19 @@ impl SvcPort {
         self.cat.local.as_deref().unwrap_or(&[])
     }
 
+    /// `sync_proxy_rules_no_local_endpoints_total` for either traffic policy: both proxiers
+    /// count a Local policy with endpoints of which none is on this node.
+    pub(crate) fn count_no_local_endpoints(
+        &self,
+        has_endpoints: bool,
+        stats: &mut super::RuleStats,
+    ) {
+        if has_endpoints && self.local_eps().is_empty() {
+            stats.no_local_endpoints_internal += u64::from(self.itp_local);
+            stats.no_local_endpoints_external += u64::from(self.etp_local);
+        }
+    }
+
     /// `namespace/name`: the key the Go tests sort KUBE-SERVICES rules by.
     pub(crate) fn service_key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)

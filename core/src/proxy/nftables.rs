@@ -310,7 +310,7 @@ struct PortObjects<'a> {
 /// chains' rules, then the map elements that lead to them.
 fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStats) {
     let port = PortObjects::new(sp, config);
-    port.count_no_local_endpoints(stats);
+    sp.count_no_local_endpoints(port.has_endpoints, stats);
     port.affinity_sets(tx);
     port.declare_chains(tx);
     port.service_chains(tx);
@@ -342,17 +342,6 @@ impl<'a> PortObjects<'a> {
             // Unlike iptables, the firewall does not depend on endpoints (it filters before DNAT).
             use_fw: !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
             verdict: if has_endpoints { "drop" } else { "goto reject-chain" },
-        }
-    }
-
-    /// `sync_proxy_rules_no_local_endpoints_total` for either traffic policy.
-    fn count_no_local_endpoints(&self, stats: &mut RuleStats) {
-        let sp = self.sp;
-        if sp.itp_local && self.has_endpoints && sp.local_eps().is_empty() {
-            stats.no_local_endpoints_internal += 1;
-        }
-        if sp.etp_local && self.has_endpoints && sp.local_eps().is_empty() {
-            stats.no_local_endpoints_external += 1;
         }
     }
 
