@@ -24,6 +24,7 @@ mod defaulting;
 mod diagnostic;
 mod field;
 pub mod gateway;
+mod limits;
 mod manifest;
 mod model;
 mod net;

@@ -6,6 +6,7 @@ mod decode;
 use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, ObjectRef};
+use crate::limits::{MAX_INPUT_BYTES, MAX_LIST_DEPTH, MAX_OBJECTS};
 use crate::model::{
     ClusterProfile, EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node as KubeNode,
     Positions, Service, ServiceCidr, ServicePolicy,
@@ -68,11 +69,30 @@ pub struct Scenario {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Parses every input in order.
+/// Parses every input in order, within svclab's limits: an input that would take the text
+/// read past [`MAX_INPUT_BYTES`] is skipped whole, and once [`MAX_OBJECTS`] objects are read
+/// the documents after are skipped; each is one error diagnostic saying where reading stopped.
 pub fn parse(inputs: &[Input]) -> Scenario {
     let mut scenario = Scenario::default();
+    let mut bytes = 0usize;
     for input in inputs {
-        parse_input(input, &mut scenario);
+        bytes = bytes.saturating_add(input.text.len());
+        if bytes > MAX_INPUT_BYTES {
+            let message = format!(
+                "svclab reads at most {MAX_INPUT_BYTES} bytes of scenario text; this input \
+                 ({} bytes) takes it to {bytes} and is skipped",
+                input.text.len()
+            );
+            let source = Source { file: input.name.clone(), document: 0, line: 1, column: 1 };
+            scenario
+                .diagnostics
+                .push(Diagnostic::error(None, "", "RequestEntityTooLarge", message).at(source));
+            bytes -= input.text.len();
+            continue;
+        }
+        if !parse_input(input, &mut scenario) {
+            break;
+        }
     }
     scenario
 }
@@ -89,13 +109,27 @@ fn looks_like_iptables_save(text: &str) -> bool {
         })
 }
 
-fn parse_input(input: &Input, scenario: &mut Scenario) {
+/// Where reading stopped at [`MAX_OBJECTS`].
+fn too_many_objects(at: Source) -> Diagnostic {
+    let message = format!(
+        "svclab reads at most {MAX_OBJECTS} objects; this document and the rest are skipped"
+    );
+    Diagnostic::error(None, "", "RequestEntityTooLarge", message).at(at)
+}
+
+/// Reads one input; `false` when [`MAX_OBJECTS`] stopped the reading.
+fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
     if looks_like_iptables_save(&input.text) {
+        if scenario.objects.len() >= MAX_OBJECTS {
+            let at = Source { file: input.name.clone(), document: 0, line: 1, column: 1 };
+            scenario.diagnostics.push(too_many_objects(at));
+            return false;
+        }
         scenario.objects.push(Object::IptablesSave {
             text: input.text.clone(),
             source: Source { file: input.name.clone(), document: 0, line: 1, column: 1 },
         });
-        return;
+        return true;
     }
     for doc in yaml::parse_stream(&input.text) {
         let source = |pos: Pos| Source {
@@ -104,6 +138,12 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
             line: pos.line,
             column: pos.column,
         };
+        if scenario.objects.len() >= MAX_OBJECTS {
+            scenario
+                .diagnostics
+                .push(too_many_objects(source(Pos { line: doc.first_line, column: 1 })));
+            return false;
+        }
         match doc.root {
             Err(err) => {
                 let message = format!(
@@ -127,10 +167,8 @@ fn parse_input(input: &Input, scenario: &mut Scenario) {
             }
         }
     }
+    true
 }
-
-/// Maximum nesting of `List` items inside `List`s.
-const MAX_LIST_DEPTH: usize = 8;
 
 fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario, depth: usize) {
     let source =
@@ -163,6 +201,13 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
     }
     if kind == "List" || (kind.ends_with("List") && root.get("items").is_some()) {
         if depth >= MAX_LIST_DEPTH {
+            let message =
+                format!("{kind} nests deeper than {MAX_LIST_DEPTH} Lists; its items are skipped");
+            let object = ObjectRef::kind(&kind);
+            scenario.diagnostics.push(
+                Diagnostic::error(Some(object), "items", "RequestEntityTooLarge", message)
+                    .at(source(root.pos)),
+            );
             return;
         }
         let items = match root.value {

@@ -23,11 +23,13 @@
 mod nft;
 mod rules;
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::{MAX_TRACE_DEPTH, MAX_TRACE_PATHS, MAX_TRACE_RULES};
 use crate::net::parse_ip_sloppy;
 use crate::proxy::{ProxyConfig, builtin_jumps};
 use rules::{Match, Rule, Ruleset, Target};
@@ -187,6 +189,7 @@ pub fn trace_nft_text(
         config,
         protocol: request.protocol.to_ascii_lowercase(),
         in_interface: request.in_interface.clone(),
+        budget: Budget::default(),
     };
     let start = Packet {
         src,
@@ -230,7 +233,50 @@ pub fn trace_nft_text(
             }
         }
     }
+    report.warnings.extend(walker.budget.warning());
     report
+}
+
+/// What one trace may spend over all its paths ([`MAX_TRACE_RULES`] rule evaluations,
+/// [`MAX_TRACE_PATHS`] paths): rules whose chains jump into one another, or random branches
+/// inside random branches, would otherwise cost exponential time and memory. A path that runs
+/// out is dropped and the trace says so.
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    rules: Cell<usize>,
+    paths: Cell<usize>,
+    exhausted: Cell<bool>,
+}
+
+impl Budget {
+    /// Spends one rule evaluation; `false` once none is left.
+    pub(crate) fn rule(&self) -> bool {
+        self.spend(&self.rules, MAX_TRACE_RULES)
+    }
+
+    /// Spends one more path (a random branch); `false` once none is left.
+    pub(crate) fn path(&self) -> bool {
+        self.spend(&self.paths, MAX_TRACE_PATHS)
+    }
+
+    fn spend(&self, counter: &Cell<usize>, limit: usize) -> bool {
+        if counter.get() >= limit {
+            self.exhausted.set(true);
+            return false;
+        }
+        counter.set(counter.get() + 1);
+        true
+    }
+
+    /// The warning of a trace cut short.
+    pub(crate) fn warning(&self) -> Option<String> {
+        self.exhausted.get().then(|| {
+            format!(
+                "the trace was cut short: svclab follows at most {MAX_TRACE_PATHS} paths and \
+                 evaluates at most {MAX_TRACE_RULES} rules per packet; the outcomes are incomplete"
+            )
+        })
+    }
 }
 
 pub(crate) fn failed(request: &TraceRequest, message: &str) -> TraceReport {
@@ -251,7 +297,7 @@ pub fn trace_text(rules_text: &str, config: &ProxyConfig, request: &TraceRequest
     let (mut report, addresses) = begin(request, config, name, &ruleset.warnings);
     let Some((src, dst)) = addresses else { return report };
     let local_source = report.path == "OUTPUT";
-    let tracer = Tracer { set: &ruleset, config, request };
+    let tracer = Tracer { set: &ruleset, config, request, budget: Budget::default() };
     let start = Packet {
         src,
         dst,
@@ -290,6 +336,7 @@ pub fn trace_text(rules_text: &str, config: &ProxyConfig, request: &TraceRequest
             }
         }
     }
+    report.warnings.extend(tracer.budget.warning());
     report
 }
 
@@ -336,6 +383,7 @@ struct Tracer<'a> {
     set: &'a Ruleset,
     config: &'a ProxyConfig,
     request: &'a TraceRequest,
+    budget: Budget,
 }
 
 /// Result of matching one rule.
@@ -345,8 +393,6 @@ enum Matched {
     /// Matches with this probability.
     Maybe(f64),
 }
-
-const MAX_DEPTH: usize = 32;
 
 impl Tracer<'_> {
     /// Rules of a chain; built-in chains without rules get kube-proxy's assumed jumps.
@@ -427,6 +473,9 @@ impl Tracer<'_> {
     ) {
         let mut idx = start;
         while let Some((rule, assumed)) = rules.get(idx) {
+            if !self.budget.rule() {
+                return;
+            }
             idx += 1;
             let mut note = String::new();
             match self.matches(rule, &p) {
@@ -439,9 +488,11 @@ impl Tracer<'_> {
                     } else {
                         // First the branch where the rule fires, then the walk goes on
                         // without it.
-                        let mut taken = p.clone();
-                        taken.forced = Some(idx - 1);
-                        self.run_from(table, chain, rules, idx - 1, taken, depth, out);
+                        if self.budget.path() {
+                            let mut taken = p.clone();
+                            taken.forced = Some(idx - 1);
+                            self.run_from(table, chain, rules, idx - 1, taken, depth, out);
+                        }
                         p.probability *= 1.0 - prob;
                         if p.probability <= 0.0 {
                             return;
@@ -508,7 +559,7 @@ impl Tracer<'_> {
                 }
                 Target::Jump(target) | Target::Goto(target) => {
                     let is_goto = matches!(rule.target, Target::Goto(_));
-                    if !self.set.has_chain(table, target) || depth >= MAX_DEPTH {
+                    if !self.set.has_chain(table, target) || depth >= MAX_TRACE_DEPTH {
                         step(&mut p, format!("jump to unknown chain {target}, ignored{note}"));
                         continue;
                     }

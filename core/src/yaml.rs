@@ -9,10 +9,8 @@ use std::collections::BTreeMap;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
+use crate::limits::{self, MAX_DEPTH, MAX_NODES};
 use crate::source::Pos;
-
-/// Upper bound on nodes per document (guards against alias expansion bombs).
-const MAX_NODES: usize = 2_000_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Node {
@@ -214,7 +212,9 @@ pub(crate) struct SyntaxError {
 }
 
 /// Splits a stream on `---` lines and parses every document on its own, so one malformed
-/// document never hides the others. Documents borrow the stream's text.
+/// document never hides the others. Documents borrow the stream's text. After
+/// [`limits::MAX_DOCUMENTS`] documents, one more stands for the rest of the stream: a syntax
+/// error at its first line, and nothing after it is read.
 pub(crate) fn parse_stream(text: &str) -> Vec<Document<'_>> {
     let mut docs = Vec::new();
     // The current document is `prefix` (content written on its `---` line) followed by
@@ -236,6 +236,10 @@ pub(crate) fn parse_stream(text: &str) -> Vec<Document<'_>> {
             || trimmed == "...";
         if is_separator {
             if saw_content {
+                if docs.len() == limits::MAX_DOCUMENTS {
+                    docs.push(too_many_documents(first_line));
+                    return docs;
+                }
                 let index = docs.len();
                 let body = finish(prefix.take(), &text[start..line_start]);
                 docs.push(parse_document(index, first_line, body));
@@ -259,11 +263,29 @@ pub(crate) fn parse_stream(text: &str) -> Vec<Document<'_>> {
         }
     }
     if saw_content {
+        if docs.len() == limits::MAX_DOCUMENTS {
+            docs.push(too_many_documents(first_line));
+            return docs;
+        }
         let index = docs.len();
         let body = finish(prefix.take(), &text[start..]);
         docs.push(parse_document(index, first_line, body));
     }
     docs
+}
+
+/// The document that stands for what is skipped past [`limits::MAX_DOCUMENTS`].
+fn too_many_documents(first_line: u32) -> Document<'static> {
+    let message = format!(
+        "more than {} documents in one input; this one and the rest are skipped",
+        limits::MAX_DOCUMENTS
+    );
+    Document {
+        index: limits::MAX_DOCUMENTS,
+        first_line,
+        text: Cow::Borrowed(""),
+        root: Err(SyntaxError { pos: Pos { line: first_line, column: 1 }, message }),
+    }
 }
 
 /// A document's text: its body, after what its `---` line carried.
@@ -289,8 +311,12 @@ fn parse_document(index: usize, first_line: u32, text: Cow<'_, str>) -> Document
 
 struct Builder {
     line_offset: u32,
-    anchors: BTreeMap<usize, Node>,
+    /// Anchored nodes with their node count and height (what an alias to them adds).
+    anchors: BTreeMap<usize, (Node, usize, usize)>,
+    /// Nodes decoded so far, alias expansions included.
     nodes: usize,
+    /// Of those, nodes that came from alias expansions.
+    alias_nodes: usize,
 }
 
 enum Frame {
@@ -300,7 +326,12 @@ enum Frame {
 
 impl Builder {
     fn new(first_line: u32) -> Self {
-        Builder { line_offset: first_line.saturating_sub(1), anchors: BTreeMap::new(), nodes: 0 }
+        Builder {
+            line_offset: first_line.saturating_sub(1),
+            anchors: BTreeMap::new(),
+            nodes: 0,
+            alias_nodes: 0,
+        }
     }
 
     fn pos(&self, span: &Span) -> Pos {
@@ -355,14 +386,28 @@ impl Builder {
                     Some((Node { value, pos }, anchor))
                 }
                 Event::Alias(id) => match self.anchors.get(&id) {
-                    Some(node) => {
-                        self.nodes += count_nodes(node);
+                    Some((node, count, height)) => {
+                        // Checked before the copy is made, so a bomb never allocates.
+                        if stack.len() + height > MAX_DEPTH {
+                            return Err(too_deep(pos));
+                        }
+                        self.nodes += count - 1;
+                        self.alias_nodes += count;
+                        if limits::excessive_aliasing(self.nodes, self.alias_nodes) {
+                            return Err(SyntaxError {
+                                pos,
+                                message: "document contains excessive aliasing".to_owned(),
+                            });
+                        }
                         Some((Node { value: node.value.clone(), pos }, 0))
                     }
                     None => {
                         return Err(SyntaxError { pos, message: "unknown anchor".to_owned() });
                     }
                 },
+                Event::SequenceStart(..) | Event::MappingStart(..) if stack.len() >= MAX_DEPTH => {
+                    return Err(too_deep(pos));
+                }
                 Event::SequenceStart(anchor, _) => {
                     stack.push(Frame::Seq { anchor, pos, items: Vec::new() });
                     None
@@ -392,7 +437,8 @@ impl Builder {
             let Some((node, anchor)) = complete else { continue };
             self.count(pos)?;
             if anchor != 0 {
-                self.anchors.insert(anchor, node.clone());
+                let (count, height) = size(&node);
+                self.anchors.insert(anchor, (node.clone(), count, height));
             }
             match stack.last_mut() {
                 None => {
@@ -442,12 +488,19 @@ pub(crate) fn drop_scalars(node: &mut Node) {
     }
 }
 
-fn count_nodes(node: &Node) -> usize {
-    match &node.value {
-        Value::Seq(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
-        Value::Map(entries) => 1 + entries.iter().map(|e| count_nodes(&e.value)).sum::<usize>(),
-        _ => 1,
-    }
+/// A document nested past [`MAX_DEPTH`].
+fn too_deep(pos: Pos) -> SyntaxError {
+    SyntaxError { pos, message: format!("document nests deeper than {MAX_DEPTH} levels") }
+}
+
+/// The node count and height of a tree (recursion bounded by [`MAX_DEPTH`]).
+fn size(node: &Node) -> (usize, usize) {
+    let children: Box<dyn Iterator<Item = &Node>> = match &node.value {
+        Value::Seq(items) => Box::new(items.iter()),
+        Value::Map(entries) => Box::new(entries.iter().map(|e| &e.value)),
+        _ => return (1, 0),
+    };
+    children.map(size).fold((1, 1), |(count, height), (c, h)| (count + c, height.max(h + 1)))
 }
 
 fn key_text(node: &Node) -> String {

@@ -2,6 +2,7 @@
 
 mod annotate;
 mod docs;
+mod fuzz;
 mod loadtest;
 mod npm;
 mod playground;
@@ -28,6 +29,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                      print the generated scenario the benchmarks use
   npm                build the svclab npm package into target/npm/svclab/
   docs               build the guide (docs/guide/) into target/guide/
+  fuzz --time N [target...] | --list
+                     run the fuzz targets (all, or the named ones) N seconds each on the
+                     pinned nightly and print executions per target and in total
   loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]
                      wrk against `svclab serve`: reviews/s, p50, p99";
 
@@ -44,6 +48,7 @@ fn main() -> anyhow::Result<()> {
         Some("npm") => npm::build(),
         Some("docs") => docs::build(),
         Some("loadtest") => loadtest::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
     }

@@ -11,7 +11,8 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::{Flow, Packet, TraceStep, split_host_port};
+use super::{Budget, Flow, Packet, TraceStep, split_host_port};
+use crate::limits::MAX_TRACE_DEPTH;
 use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
 use crate::proxy::ProxyConfig;
 
@@ -148,9 +149,8 @@ pub(crate) struct Walker<'a> {
     pub(crate) config: &'a ProxyConfig,
     pub(crate) protocol: String,
     pub(crate) in_interface: Option<String>,
+    pub(crate) budget: Budget,
 }
-
-const MAX_DEPTH: usize = 32;
 
 impl Walker<'_> {
     /// Runs the base chains of a hook in priority order.
@@ -195,6 +195,9 @@ impl Walker<'_> {
             return;
         };
         for (idx, rule) in rules.iter().enumerate().skip(start) {
+            if !self.budget.rule() {
+                return;
+            }
             let Some(action) = self.eval(rule, &mut p) else { continue };
             let step = |p: &mut Packet, effect: String| {
                 p.steps.push(TraceStep {
@@ -221,7 +224,7 @@ impl Walker<'_> {
                     out.push((p, flow));
                     return;
                 }
-                Action::Jump(target) | Action::Goto(target) if depth >= MAX_DEPTH => {
+                Action::Jump(target) | Action::Goto(target) if depth >= MAX_TRACE_DEPTH => {
                     step(&mut p, format!("{target}: too deep, ignored"));
                 }
                 Action::Jump(target) => {
@@ -242,7 +245,10 @@ impl Walker<'_> {
                 }
                 Action::Random(targets) => {
                     let share = 1.0 / targets.len() as f64;
-                    for target in targets {
+                    for (i, target) in targets.into_iter().enumerate() {
+                        if i > 0 && !self.budget.path() {
+                            break;
+                        }
                         let mut q = p.clone();
                         q.probability *= share;
                         step(&mut q, format!("goto {target} (random, p={share:.10})"));

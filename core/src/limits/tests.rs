@@ -1,0 +1,252 @@
+//! One test per limit, each crossing it through the entrance a host calls (`check`, `trace`,
+//! the YAML reader) and showing the diagnostic or warning it gets: what, where, and that
+//! reading went on where it could.
+
+use expect_test::{Expect, expect};
+
+use super::*;
+use crate::manifest::Input;
+use crate::pipeline::{CheckOptions, check};
+use crate::proxy::ProxyConfig;
+use crate::trace::{TraceRequest, trace_text};
+use crate::yaml::parse_stream;
+
+/// Checks the inputs and prints every diagnostic (reason, object, field, file:document:line,
+/// message) and the number of Services the report holds.
+#[track_caller]
+fn check_limit(inputs: &[Input], expect: Expect) {
+    let report = check(inputs, &CheckOptions::default());
+    let mut out = String::new();
+    for d in &report.diagnostics {
+        let object = d.object.as_ref().map(|o| format!("{} {}/{}", o.kind, o.namespace, o.name));
+        let at = d.source.as_ref().map(|s| format!("{}:{}:{}", s.file, s.document, s.line));
+        out.push_str(&format!(
+            "{:?} {} {} [{}] {}: {}\n",
+            d.severity,
+            d.reason,
+            object.unwrap_or_default(),
+            d.field,
+            at.unwrap_or_default(),
+            d.message
+        ));
+    }
+    out.push_str(&format!("services: {}\n", report.services.len()));
+    expect.assert_eq(&out);
+}
+
+const SERVICE: &str =
+    "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80}]\n";
+
+#[test]
+fn input_bytes_past_the_limit_skip_the_input_that_crosses_it() {
+    let big = "#".repeat(MAX_INPUT_BYTES);
+    check_limit(
+        &[
+            Input::new("web.yaml", SERVICE),
+            Input::new("big.yaml", big),
+            Input::new("again.yaml", SERVICE.replace("web", "api")),
+        ],
+        expect![[r#"
+            Error RequestEntityTooLarge  [] big.yaml:0:1: svclab reads at most 268435456 bytes of scenario text; this input (268435456 bytes) takes it to 268435535 and is skipped
+            services: 2
+        "#]],
+    );
+}
+
+#[test]
+fn documents_past_the_limit_are_one_error_and_nothing_more_is_read() {
+    let text = "~\n---\n".repeat(MAX_DOCUMENTS + 5);
+    let docs = parse_stream(&text);
+    assert_eq!(docs.len(), MAX_DOCUMENTS + 1);
+    let last = docs.last().map(|d| d.root.clone());
+    expect![[r#"
+        Some(
+            Err(
+                SyntaxError {
+                    pos: Pos {
+                        line: 2000001,
+                        column: 1,
+                    },
+                    message: "more than 1000000 documents in one input; this one and the rest are skipped",
+                },
+            ),
+        )
+    "#]]
+    .assert_debug_eq(&last);
+}
+
+#[test]
+fn objects_past_the_limit_stop_reading_at_the_next_document() {
+    // Pasted rulesets, the cheapest objects to read (one per input, never decoded), then a
+    // Service that is not read.
+    let mut inputs = vec![Input::new("dump", "*nat\nCOMMIT\n"); MAX_OBJECTS];
+    inputs.push(Input::new("web.yaml", SERVICE));
+    inputs.push(Input::new("more.yaml", SERVICE));
+    check_limit(
+        &inputs,
+        expect![[r#"
+            Error RequestEntityTooLarge  [] web.yaml:0:1: svclab reads at most 1000000 objects; this document and the rest are skipped
+            services: 0
+        "#]],
+    );
+}
+
+#[test]
+fn nodes_past_the_limit_refuse_the_document() {
+    let flow = format!("[{}0]\n", "0,".repeat(MAX_NODES));
+    check_limit(
+        &[Input::new("wide.yaml", flow), Input::new("web.yaml", SERVICE)],
+        expect![[r#"
+            Error InvalidSyntax  [] wide.yaml:0:1: error converting YAML to JSON: yaml: line 1: document has more than 2000000 nodes
+            services: 1
+        "#]],
+    );
+}
+
+#[test]
+fn nesting_past_the_limit_refuses_the_document_and_the_next_one_is_read() {
+    let deep = format!("{}{}\n", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+    let ok = format!("{}{}\n", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+    // An alias does not get around it: a 100-deep anchor used 100 deep.
+    let anchored = format!(
+        "a: &a {}{}\nb: {}*a{}\n",
+        "[".repeat(100),
+        "]".repeat(100),
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    check_limit(
+        &[Input::new("deep.yaml", format!("{deep}---\n{ok}---\n{anchored}---\n{SERVICE}"))],
+        expect![[r#"
+            Error InvalidSyntax  [] deep.yaml:0:1: error converting YAML to JSON: yaml: line 1: document nests deeper than 128 levels
+            Error InvalidObject  [] deep.yaml:1:3: error unmarshaling JSON: json: cannot unmarshal array into Go value of type map[string]interface {}
+            Error InvalidSyntax  [] deep.yaml:2:6: error converting YAML to JSON: yaml: line 6: document nests deeper than 128 levels
+            services: 1
+        "#]],
+    );
+}
+
+#[test]
+fn alias_expansion_past_go_yamls_ratio_is_excessive_aliasing() {
+    // The billion laughs: nine levels of ten aliases to the level below.
+    let mut bomb = String::from(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  a: &a [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n",
+    );
+    for i in 0..9 {
+        let prev = if i == 0 { "a".to_owned() } else { format!("l{}", i - 1) };
+        let row = vec![format!("*{prev}"); 10].join(", ");
+        bomb.push_str(&format!("  l{i}: &l{i} [{row}]\n"));
+    }
+    check_limit(
+        &[Input::new("laughs.yaml", bomb), Input::new("web.yaml", SERVICE)],
+        expect![[r#"
+            Error InvalidSyntax  [] laughs.yaml:0:7: error converting YAML to JSON: yaml: line 7: document contains excessive aliasing
+            services: 1
+        "#]],
+    );
+    // A document that uses its anchors a few times is fine.
+    let modest = "apiVersion: v1\nkind: Service\nmetadata: {name: web, labels: &l {app: web}, annotations: *l}\nspec:\n  selector: *l\n  ports: [{port: 80}]\n";
+    check_limit(
+        &[Input::new("modest.yaml", modest)],
+        expect![[r#"
+        services: 1
+    "#]],
+    );
+}
+
+#[test]
+fn list_nesting_past_the_limit_skips_the_inner_items() {
+    let mut text = SERVICE.replace("metadata: {name: web}", "metadata: {name: inner}");
+    for _ in 0..=MAX_LIST_DEPTH {
+        let indented: String = text.lines().map(|l| format!("    {l}\n")).collect();
+        text = format!("apiVersion: v1\nkind: List\nitems:\n  -\n{indented}");
+    }
+    check_limit(
+        &[Input::new("lists.yaml", text), Input::new("web.yaml", SERVICE)],
+        expect![[r#"
+            Error RequestEntityTooLarge List / [items] lists.yaml:0:33: List nests deeper than 8 Lists; its items are skipped
+            services: 1
+        "#]],
+    );
+}
+
+/// A pasted ruleset whose chains each jump twice into the next: 2^30 rule visits unbounded.
+fn doubling_chains(depth: usize) -> String {
+    let mut text = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n");
+    for i in 0..depth {
+        text.push_str(&format!(":C{i} - [0:0]\n"));
+    }
+    text.push_str("-A PREROUTING -j C0\n");
+    for i in 0..depth - 1 {
+        let next = i + 1;
+        text.push_str(&format!("-A C{i} -j C{next}\n-A C{i} -j C{next}\n"));
+    }
+    text.push_str("COMMIT\n");
+    text
+}
+
+#[test]
+fn trace_rules_past_the_limit_cut_the_trace_short_with_a_warning() {
+    let config = ProxyConfig::new(crate::net::IpFamily::V4);
+    let request = TraceRequest {
+        src: "10.244.0.5".into(),
+        dst: "10.96.0.10".into(),
+        dport: 53,
+        ..TraceRequest::default()
+    };
+    let report = trace_text(&doubling_chains(30), &config, &request);
+    expect![[r#"
+        [
+            "the trace was cut short: svclab follows at most 65536 paths and evaluates at most 1000000 rules per packet; the outcomes are incomplete",
+        ]
+    "#]]
+    .assert_debug_eq(&report.warnings);
+    let small = trace_text(&doubling_chains(4), &config, &request);
+    assert!(small.warnings.is_empty(), "{:?}", small.warnings);
+}
+
+#[test]
+fn trace_paths_past_the_limit_cut_the_trace_short_with_a_warning() {
+    // Random branches inside random branches: 8 levels of 8 make 16,777,216 paths.
+    let mut text = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n");
+    for i in 0..9 {
+        text.push_str(&format!(":R{i} - [0:0]\n"));
+    }
+    text.push_str("-A PREROUTING -j R0\n");
+    for i in 0..8 {
+        for _ in 0..7 {
+            text.push_str(&format!(
+                "-A R{i} -m statistic --mode random --probability 0.5 -j R{}\n",
+                i + 1
+            ));
+        }
+        text.push_str(&format!("-A R{i} -j R{}\n", i + 1));
+    }
+    text.push_str("-A R8 -j DNAT --to-destination 10.244.1.5:53\nCOMMIT\n");
+    let config = ProxyConfig::new(crate::net::IpFamily::V4);
+    let request = TraceRequest {
+        src: "10.244.0.5".into(),
+        dst: "10.96.0.10".into(),
+        dport: 53,
+        ..TraceRequest::default()
+    };
+    let report = trace_text(&text, &config, &request);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(report.outcomes.len() <= MAX_TRACE_PATHS + 1, "{} outcomes", report.outcomes.len());
+}
+
+#[test]
+fn go_yaml_alias_ratio_scales_from_99_to_10_percent() {
+    let cases = [
+        (1000, 1000),
+        (2000, 100),
+        (2000, 1981),
+        (400_000, 396_001),
+        (2_200_000, 1_200_000),
+        (4_000_000, 400_001),
+    ];
+    let got: Vec<bool> = cases.iter().map(|&(d, a)| excessive_aliasing(d, a)).collect();
+    assert_eq!(got, [false, false, true, true, true, true]);
+    assert!(!excessive_aliasing(2000, 1980));
+    assert!(!excessive_aliasing(4_000_000, 400_000));
+}
