@@ -6,7 +6,7 @@
 //! Kubernetes bounds the same things differently (a 3 MiB request body, go-yaml's alias
 //! ratio); where svclab follows it the constant says so. The rest are svclab's own: generous
 //! enough for a 100,000-Service scenario with its EndpointSlices (about 100 MB of YAML, 200,000
-//! documents), small enough that nothing grows past a few GiB.
+//! documents), and each bounds time and memory to a linear function of what it admits.
 
 /// Bytes of scenario text one call reads, all inputs together. An input that would cross it is
 /// skipped whole.
@@ -49,6 +49,13 @@ pub(crate) fn excessive_aliasing(decoded_nodes: usize, alias_nodes: usize) -> bo
     };
     alias_nodes as f64 / decoded_nodes as f64 > allowed
 }
+
+/// Entries one render writes: every Service port times its addresses (ClusterIPs, external
+/// IPs, load-balancer ingress, source ranges, plus its NodePort and health-check rules), and
+/// every endpoint times its slice's ports. kube-proxy writes about two rules per entry; a
+/// 100,000-Service scenario with its slices has 1,600,000 entries. A Service with
+/// thousands of ports and thousands of external IPs would otherwise ask for their product.
+pub(crate) const MAX_RENDER_ENTRIES: usize = 8_000_000;
 
 /// Chains one packet trace descends into (jumps inside jumps); a deeper jump is ignored with
 /// a step saying so.

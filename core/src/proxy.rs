@@ -103,12 +103,24 @@ impl RenderOptions {
 pub enum RenderError {
     /// `--node` names a node that is not in the scenario.
     UnknownNode(String),
+    /// The scenario would render more than svclab's limit of service-port and endpoint
+    /// entries (rules follow them a few to one).
+    TooLarge {
+        /// Entries the scenario asks for.
+        entries: usize,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl std::fmt::Display for RenderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RenderError::UnknownNode(name) => write!(f, "node {name:?} is not in the scenario"),
+            RenderError::TooLarge { entries, limit } => write!(
+                f,
+                "the scenario would render {entries} service-port and endpoint entries; svclab renders at most {limit}"
+            ),
         }
     }
 }

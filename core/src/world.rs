@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::allocation::{Cluster, ServiceAllocation};
+use crate::limits::MAX_RENDER_ENTRIES;
 use crate::model::{
     EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node, Positions, Service,
     ServiceStatus,
@@ -154,7 +155,40 @@ pub(crate) fn render_with_stats(
 ) -> Result<Rendered, RenderError> {
     let config =
         ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
+    let entries = render_entries(world);
+    if entries > MAX_RENDER_ENTRIES {
+        return Err(RenderError::TooLarge { entries, limit: MAX_RENDER_ENTRIES });
+    }
     Ok(service_ports(world, &config).render(&config, options.mode, options.standalone))
+}
+
+/// What a render of the cluster state writes, counted before anything is written (see
+/// [`MAX_RENDER_ENTRIES`]): Service ports times their addresses, endpoints times their ports.
+pub(crate) fn render_entries(world: &World) -> usize {
+    let services = world.services.iter().map(|(key, stored)| {
+        let spec = &stored.service.spec;
+        let ingress = world
+            .service_status
+            .get(key)
+            .unwrap_or(&stored.service.status)
+            .load_balancer_ingress
+            .len();
+        let addresses = 4
+            + spec.cluster_ips.len()
+            + spec.external_ips.len()
+            + ingress
+            + spec.load_balancer_source_ranges.len();
+        spec.ports.len().max(1).saturating_mul(addresses)
+    });
+    let slices = world
+        .endpoint_slices
+        .iter()
+        .map(|s| s.value.endpoints.len().saturating_mul(s.value.ports.len().max(1)));
+    let endpoints = world.endpoints.iter().flat_map(|e| &e.value.subsets).map(|subset| {
+        let addresses = subset.addresses.len() + subset.not_ready_addresses.len();
+        addresses.saturating_mul(subset.ports.len().max(1))
+    });
+    services.chain(slices).chain(endpoints).fold(0, usize::saturating_add)
 }
 
 /// The service-port model of the cluster state for one proxier configuration.

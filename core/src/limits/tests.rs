@@ -250,3 +250,69 @@ fn go_yaml_alias_ratio_scales_from_99_to_10_percent() {
     assert!(!excessive_aliasing(2000, 1980));
     assert!(!excessive_aliasing(4_000_000, 400_000));
 }
+
+#[test]
+fn bitmap_ranges_past_20_host_bits_are_the_apiservers_flag_error() {
+    // 1.30 writes the bitmap (the ServiceCIDR allocator is off by default).
+    let profile = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.30\"\nserviceClusterIPRanges: [10.0.0.0/8]\n";
+    check_limit(
+        &[Input::new("profile.yaml", profile), Input::new("web.yaml", SERVICE)],
+        expect![[r#"
+            Error FieldValueInvalid ClusterProfile / [serviceClusterIPRanges] profile.yaml:0:4: specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be >= 12
+            services: 1
+        "#]],
+    );
+}
+
+#[test]
+fn ipaddress_ranges_of_any_size_hold_only_what_is_allocated() {
+    use crate::allocation::IpAddressAllocator;
+    // A /64 (2^64 addresses) and a /8: never a bitmap of them. Shorter IPv6 prefixes are
+    // refused, as the ServiceCIDR allocator refuses them.
+    let wide = "fd00::/48".parse().expect("a CIDR");
+    assert!(IpAddressAllocator::new(wide, 0, 7).is_err());
+    for cidr in ["fd00:10:96::/64", "10.0.0.0/8"] {
+        let net = cidr.parse().expect("a CIDR");
+        let mut allocator = IpAddressAllocator::new(net, 0, 7).expect("an allocator");
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..20_000 {
+            let ip = allocator.allocate_next().expect("room");
+            assert!(seen.insert(ip), "{ip} handed out twice in {cidr}");
+        }
+        assert_eq!(allocator.used(), 20_000);
+    }
+    // Dual-stack Services over a /8 and a /64 under the newest release's ServiceCIDR
+    // allocator (no bitmap is written any more).
+    let profile = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges: [10.0.0.0/8, fd00:10:96::/64]\n";
+    let services: String = (0..2000)
+        .map(|i| format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ipFamilyPolicy: RequireDualStack, ports: [{{port: 80}}]}}\n"))
+        .collect();
+    let report = check(
+        &[Input::new("profile.yaml", profile), Input::new("s.yaml", services)],
+        &CheckOptions::default(),
+    );
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics.first());
+    assert_eq!(report.services.iter().filter(|s| s.cluster_ips.len() == 2).count(), 2000);
+}
+
+#[test]
+fn render_entries_past_the_limit_are_a_render_error_before_anything_is_written() {
+    use crate::pipeline::evaluate;
+    use crate::proxy::{ProxyMode, RenderOptions};
+    use crate::world::render;
+    // 3,000 ports times 3,000 external IPs: 9,000,000 entries from a 100 kB Service.
+    let ports: Vec<String> = (1..=3000).map(|p| format!("{{name: p{p}, port: {p}}}")).collect();
+    let ips: Vec<String> =
+        (0..3000).map(|i| format!("203.0.{}.{}", i / 250, i % 250 + 1)).collect();
+    let service = format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: wide}}\nspec:\n  ports: [{}]\n  externalIPs: [{}]\n",
+        ports.join(", "),
+        ips.join(", ")
+    );
+    let slice = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: wide-1, labels: {kubernetes.io/service-name: wide}}\naddressType: IPv4\nendpoints: [{addresses: [10.244.0.5]}]\nports: [{name: p1, port: 1}]\n";
+    let scenario = Input::new("wide.yaml", format!("{service}{slice}"));
+    let (world, report) = evaluate(&[scenario], &CheckOptions::default());
+    assert!(report.rules.is_none());
+    let error = render(&world, &RenderOptions::new(ProxyMode::Iptables)).err();
+    expect!["the scenario would render 9015001 service-port and endpoint entries; svclab renders at most 8000000"].assert_eq(&error.map(|e| e.to_string()).unwrap_or_default());
+}

@@ -169,8 +169,12 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
 
 /// Both rulesets of the scenario (for the report's `rules` field) with the figures of the
 /// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
-/// out rather than failing the check.
+/// out rather than failing the check (and so does a scenario past svclab's rendering limit,
+/// which `render` reports).
 pub fn report_rules(world: &World) -> Option<Rules> {
+    if crate::world::render_entries(world) > crate::limits::MAX_RENDER_ENTRIES {
+        return None;
+    }
     // The proxier configuration and the service-port model do not depend on the mode (only
     // the rendering does), so both rulesets come from one model.
     let config = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables).ok()?;

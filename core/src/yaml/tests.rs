@@ -63,5 +63,5 @@ fn alias_expansion_is_bounded() {
         bomb.push_str(&format!("l{i}: &l{i} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"));
     }
     let docs = parse_stream(&bomb);
-    assert!(docs[0].root.as_ref().is_err_and(|e| e.message.contains("more than")));
+    assert!(docs[0].root.as_ref().is_err_and(|e| e.message.contains("excessive aliasing")));
 }
