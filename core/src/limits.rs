@@ -67,6 +67,11 @@ pub(crate) const MAX_TRACE_DEPTH: usize = 32;
 /// would otherwise ask for 2^32.
 pub(crate) const MAX_TRACE_RULES: usize = 1_000_000;
 
+/// Bytes of the steps one packet trace records over all its paths (a random branch copies the
+/// steps before it): about 200,000 steps of kube-proxy's rules, the trace of a Service with
+/// 20,000 endpoints.
+pub(crate) const MAX_TRACE_BYTES: usize = 64 * 1024 * 1024;
+
 /// Paths one packet trace follows (each random branch is one more): the outcomes of a Service
 /// with this many endpoints.
 pub(crate) const MAX_TRACE_PATHS: usize = 65_536;

@@ -29,7 +29,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::limits::{MAX_TRACE_DEPTH, MAX_TRACE_PATHS, MAX_TRACE_RULES};
+use crate::limits::{MAX_TRACE_BYTES, MAX_TRACE_DEPTH, MAX_TRACE_PATHS, MAX_TRACE_RULES};
 use crate::net::parse_ip_sloppy;
 use crate::proxy::{ProxyConfig, builtin_jumps};
 use rules::{Match, Rule, Ruleset, Target};
@@ -237,34 +237,52 @@ pub fn trace_nft_text(
     report
 }
 
-/// What one trace may spend over all its paths ([`MAX_TRACE_RULES`] rule evaluations,
-/// [`MAX_TRACE_PATHS`] paths): rules whose chains jump into one another, or random branches
-/// inside random branches, would otherwise cost exponential time and memory. A path that runs
-/// out is dropped and the trace says so.
+/// What one trace may spend over all its paths ([`MAX_TRACE_RULES`] rules evaluated or copied,
+/// [`MAX_TRACE_PATHS`] paths, [`MAX_TRACE_BYTES`] of recorded steps, copies included): rules
+/// whose chains jump into one another, or random branches inside random branches, would
+/// otherwise cost exponential time and memory. Once anything runs out, every path stops where
+/// it is and is dropped, and the trace says so.
 #[derive(Debug, Default)]
 pub(crate) struct Budget {
     rules: Cell<usize>,
     paths: Cell<usize>,
+    bytes: Cell<usize>,
     exhausted: Cell<bool>,
 }
 
 impl Budget {
-    /// Spends one rule evaluation; `false` once none is left.
+    /// Spends one rule evaluation; `false` once anything has run out.
     pub(crate) fn rule(&self) -> bool {
-        self.spend(&self.rules, MAX_TRACE_RULES)
+        self.spend(&self.rules, 1, MAX_TRACE_RULES)
     }
 
-    /// Spends one more path (a random branch); `false` once none is left.
-    pub(crate) fn path(&self) -> bool {
-        self.spend(&self.paths, MAX_TRACE_PATHS)
+    /// Spends the copy of a chain's `n` rules.
+    pub(crate) fn copy_rules(&self, n: usize) {
+        self.spend(&self.rules, n, MAX_TRACE_RULES);
     }
 
-    fn spend(&self, counter: &Cell<usize>, limit: usize) -> bool {
-        if counter.get() >= limit {
+    /// Spends one more path (a random branch) that copies `steps`; `false` once anything has
+    /// run out.
+    pub(crate) fn path(&self, steps: &[TraceStep]) -> bool {
+        self.spend(&self.paths, 1, MAX_TRACE_PATHS)
+            && steps.iter().all(|step| self.spend(&self.bytes, step_bytes(step), MAX_TRACE_BYTES))
+    }
+
+    /// Spends a step about to be recorded.
+    pub(crate) fn record(&self, step: &TraceStep) {
+        self.spend(&self.bytes, step_bytes(step), MAX_TRACE_BYTES);
+    }
+
+    fn spend(&self, counter: &Cell<usize>, n: usize, limit: usize) -> bool {
+        if self.exhausted.get() {
+            return false;
+        }
+        let spent = counter.get().saturating_add(n);
+        if spent > limit {
             self.exhausted.set(true);
             return false;
         }
-        counter.set(counter.get() + 1);
+        counter.set(spent);
         true
     }
 
@@ -277,6 +295,15 @@ impl Budget {
             )
         })
     }
+}
+
+/// What a recorded step costs: its text and its own size.
+fn step_bytes(step: &TraceStep) -> usize {
+    std::mem::size_of::<TraceStep>()
+        + step.table.len()
+        + step.chain.len()
+        + step.rule.len()
+        + step.effect.len()
 }
 
 pub(crate) fn failed(request: &TraceRequest, message: &str) -> TraceReport {
@@ -400,6 +427,7 @@ impl Tracer<'_> {
         if let Some(rules) = self.set.chain(table, chain)
             && (!rules.is_empty() || !is_builtin(chain))
         {
+            self.budget.copy_rules(rules.len());
             return rules.iter().map(|r| (r.clone(), false)).collect();
         }
         if !is_builtin(chain) {
@@ -488,7 +516,7 @@ impl Tracer<'_> {
                     } else {
                         // First the branch where the rule fires, then the walk goes on
                         // without it.
-                        if self.budget.path() {
+                        if self.budget.path(&p.steps) {
                             let mut taken = p.clone();
                             taken.forced = Some(idx - 1);
                             self.run_from(table, chain, rules, idx - 1, taken, depth, out);
@@ -504,12 +532,14 @@ impl Tracer<'_> {
             let text =
                 if *assumed { format!("{} (assumed)", rule.text) } else { rule.text.clone() };
             let step = |p: &mut Packet, effect: String| {
-                p.steps.push(TraceStep {
+                let step = TraceStep {
                     table: table.to_owned(),
                     chain: chain.to_owned(),
                     rule: text.clone(),
                     effect,
-                });
+                };
+                self.budget.record(&step);
+                p.steps.push(step);
             };
             if let Some(name) = &rule.recent_set {
                 note.push_str(&format!(" (records affinity in {name})"));

@@ -200,12 +200,14 @@ impl Walker<'_> {
             }
             let Some(action) = self.eval(rule, &mut p) else { continue };
             let step = |p: &mut Packet, effect: String| {
-                p.steps.push(TraceStep {
+                let step = TraceStep {
                     table: "kube-proxy".to_owned(),
                     chain: chain.to_owned(),
                     rule: rule.clone(),
                     effect,
-                });
+                };
+                self.budget.record(&step);
+                p.steps.push(step);
             };
             match action {
                 Action::Continue => step(&mut p, "match, continue".to_owned()),
@@ -246,7 +248,7 @@ impl Walker<'_> {
                 Action::Random(targets) => {
                     let share = 1.0 / targets.len() as f64;
                     for (i, target) in targets.into_iter().enumerate() {
-                        if i > 0 && !self.budget.path() {
+                        if i > 0 && !self.budget.path(&p.steps) {
                             break;
                         }
                         let mut q = p.clone();
