@@ -313,9 +313,21 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     );
     let mut builtins: [Vec<Chain>; 2] = [Vec::new(), Vec::new()];
     if standalone {
+        // pkg/proxy/iptables/proxier.go `syncProxyRules` ensures the chains and jumps of
+        // `iptablesJumpChains` and `iptablesKubeletJumpChains` (KUBE-FIREWALL from INPUT and
+        // OUTPUT) on every full sync, whatever the family and localhost NodePorts, and
+        // kubelet's `syncIPTablesRules` creates the same jumps on nodes of every release; only
+        // the "block incoming localnet connections" rule depends on IPv4 with localhost
+        // NodePorts. So a standalone payload always has the jumps, into an empty chain when
+        // the payload writes no rule into it.
+        if !kube_firewall {
+            // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
+            let at = filter.iter().position(|c| c.name == "KUBE-FORWARD").unwrap_or(filter.len());
+            filter.insert(at, Chain::new("KUBE-FIREWALL"));
+        }
         for (slot, table) in builtins.iter_mut().zip(["filter", "nat"]) {
             let mut map: BTreeMap<&str, Chain> = BTreeMap::new();
-            for (t, chain, args) in builtin_jumps(kube_firewall) {
+            for (t, chain, args) in builtin_jumps(true) {
                 if t == table {
                     map.entry(chain)
                         .or_insert_with(|| Chain::new(chain))
