@@ -21,7 +21,7 @@ pub struct MetaAllocator {
     rng: Seeded,
     /// The legacy bitmap of the flag-configured range, written too while
     /// `DisableAllocatorDualWrite` is off (1.31 to 1.34; see [`MetaAllocator::with_dual_write`]).
-    bitmap: Option<IpRange>,
+    bitmap: Option<Box<IpRange>>,
 }
 
 impl MetaAllocator {
@@ -59,7 +59,7 @@ impl MetaAllocator {
     /// kubernetes/kubernetes#129798 (January 2025, 1.33) after IPv6 ranges wider than /112
     /// failed with "range is full".
     pub(crate) fn with_dual_write(mut self, bitmap: IpRange) -> MetaAllocator {
-        self.bitmap = Some(bitmap);
+        self.bitmap = Some(Box::new(bitmap));
         self
     }
 
