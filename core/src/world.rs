@@ -11,7 +11,10 @@ use crate::model::{
 };
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
-use crate::proxy::{ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts};
+use crate::proxy::{
+    Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts,
+    TopologyHints, holds,
+};
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
 
@@ -135,9 +138,28 @@ impl ProxyConfig {
         config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
         // A gate kube-proxy's own `featureGates` names wins over the profile, either way.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
-        config.prefer_same_node = own
-            .and_then(|gates| gates.get("PreferSameTrafficDistribution").copied())
-            .unwrap_or_else(|| world.profile.gate("PreferSameTrafficDistribution"));
+        let gate = |name: &str| {
+            own.and_then(|gates| gates.get(name).copied())
+                .unwrap_or_else(|| world.profile.gate(name))
+        };
+        let minor = world.profile.version.minor;
+        config.prefer_same_node = gate("PreferSameTrafficDistribution");
+        config.topology_hints = if !gate("TopologyAwareHints") {
+            TopologyHints::Off
+        } else if holds(Behaviour::HintsWithoutAnnotation, minor)
+            && gate("ServiceTrafficDistribution")
+        {
+            TopologyHints::Always
+        } else if holds(Behaviour::HintsAnnotationAnyValue, minor) {
+            TopologyHints::AnnotationEnabled
+        } else if holds(Behaviour::HintsAnnotationAuto, minor) {
+            TopologyHints::AnnotationAuto
+        } else {
+            TopologyHints::Off
+        };
+        config.ip_mode_proxy_skipped =
+            holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
+        config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
         Ok(config)
     }
 }
