@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::allocation::{Cluster, ServiceAllocation};
+use crate::allocation::{Cluster, FamilyAllocator, ServiceAllocation};
 use crate::model::{
     EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node, Positions, Service,
     ServiceStatus,
@@ -159,7 +159,36 @@ impl ProxyConfig {
         };
         config.ip_mode_proxy_skipped =
             holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
+        // cmd/kube-proxy/app/server.go `ProxyServer.Run` watches ServiceCIDR objects only with
+        // MultiCIDRServiceAllocator on (kube-proxy's own gate; v1alpha1 objects in 1.29 and
+        // 1.30, v1beta1 from 1.31, v1 from 1.33), and the nftables proxier's
+        // `OnServiceCIDRsChanged` keeps those of its family for the "Drop traffic to
+        // unallocated ClusterIPs" rule: without the gate (or without the API, when the
+        // apiserver's gate is off) there are none and no drop rule. The objects are the
+        // apiserver's default one (the flag ranges) and the scenario's own; upstream joins them
+        // in set order (`UnsortedList`), svclab in sorted order.
+        config.service_cidrs = if gate("MultiCIDRServiceAllocator") && world.profile.multi_cidr() {
+            let mut cidrs: Vec<ipnet::IpNet> = world
+                .cluster
+                .as_ref()
+                .and_then(|c| c.families().get(&config.family))
+                .map(|f| match f {
+                    FamilyAllocator::Objects(m) => m.cidrs(),
+                    FamilyAllocator::Bitmap(r) => vec![r.cidr()],
+                })
+                .unwrap_or_default();
+            cidrs.sort();
+            cidrs.dedup();
+            cidrs
+        } else {
+            Vec::new()
+        };
         config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
+        config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
+        if !config.localhost_exclusions {
+            // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
+            config.localhost_node_ports = true;
+        }
         Ok(config)
     }
 }

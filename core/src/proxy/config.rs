@@ -134,6 +134,11 @@ pub struct ProxyConfig {
     /// `nodePortAddresses: [primary]` drops a loopback node IP, leaving the list empty, so
     /// NodePorts match every local address (1.29, where `primary` appeared, to the newest).
     pub primary_skips_loopback: bool,
+    /// iptables mode keeps loopback destinations out of KUBE-NODEPORTS where they cannot work
+    /// (`! -d ::1/128`, and `! -d 127.0.0.0/8` with localhost NodePorts off): 1.26, which added
+    /// `iptables.localhostNodePorts`, to the newest. 1.24 and 1.25 jump to KUBE-NODEPORTS for
+    /// every local address, loopback included, in both families.
+    pub localhost_exclusions: bool,
     /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
     /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
     pub prefer_non_terminating_duplicates: bool,
@@ -170,6 +175,7 @@ impl ProxyConfig {
             topology_hints: TopologyHints::Always,
             ip_mode_proxy_skipped: true,
             primary_skips_loopback: true,
+            localhost_exclusions: true,
         }
     }
 
@@ -327,16 +333,20 @@ impl ProxyConfig {
     }
 
     /// Whether localhost NodePorts are in effect (iptables mode, IPv4 only, and only when
-    /// nodePortAddresses includes an IPv4 loopback address).
+    /// nodePortAddresses includes an IPv4 loopback address). pkg/proxy/util
+    /// `NodePortAddresses.ContainsIPv4Loopback` (1.26, with the option, to the newest): a CIDR
+    /// counts when its address as written is loopback (`127.0.2.0/28`) or it contains
+    /// `127.0.0.0` (`64.0.0.0/2`); an IPv4-less list matches everything and counts too.
     pub(crate) fn localhost_node_ports_effective(&self) -> bool {
         if self.family != IpFamily::V4 || !self.localhost_node_ports {
             return false;
         }
         match self.node_port_cidrs(ProxyMode::Iptables) {
             None => true,
-            Some(cidrs) => {
-                cidrs.iter().any(|c| c.contains(&IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)))
-            }
+            Some(cidrs) => cidrs.iter().any(|c| {
+                c.addr().is_loopback()
+                    || c.contains(&IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 0)))
+            }),
         }
     }
 

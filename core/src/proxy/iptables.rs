@@ -265,7 +265,9 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     // The last rule(s) of nat KUBE-SERVICES.
     match config.node_port_cidrs(ProxyMode::Iptables) {
         None => {
-            let exclude = if !v4 {
+            let exclude = if !config.localhost_exclusions {
+                ""
+            } else if !v4 {
                 " ! -d ::1/128"
             } else if !localhost_nps {
                 " ! -d 127.0.0.0/8"
@@ -277,7 +279,8 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             ));
         }
         Some(cidrs) => {
-            for ip in config.node_port_ips(&cidrs, !v4 || !localhost_nps) {
+            let skip_loopback = config.localhost_exclusions && (!v4 || !localhost_nps);
+            for ip in config.node_port_ips(&cidrs, skip_loopback) {
                 t.n_services.rule(format_args!(
                     "-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"
                 ));

@@ -24,6 +24,9 @@ pub(crate) enum Behaviour {
     /// a node whose IP is loopback (no Node object, no `bindAddress`) accepts NodePorts on
     /// every local address.
     PrimaryNodePortAddresses,
+    /// `iptables.localhostNodePorts` exists (default true) and iptables mode keeps loopback
+    /// destinations it cannot serve out of KUBE-NODEPORTS; before, every local address jumps.
+    LocalhostNodePortsOption,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -78,6 +81,16 @@ const BEHAVIOURS: &[Row] = &[
         upstream: "cmd/kube-proxy/app/server.go `newProxyServer` (`NodePortAddressesPrimary`, \
                    `!nodeIP.IsLoopback()`), `detectNodeIPs`; the `primary` value and the \
                    nftables default came with the nftables mode in 1.29",
+    },
+    Row {
+        behaviour: Behaviour::LocalhostNodePortsOption,
+        first: 26,
+        last: None,
+        upstream: "kube-proxy config/v1alpha1/types.go `KubeProxyIPTablesConfiguration.\
+                   LocalhostNodePorts` (absent at v0.25.0, present at v0.26.0); \
+                   pkg/proxy/iptables/proxier.go `syncProxyRules` (`! -d ::1/128`, `! -d \
+                   127.0.0.0/8` when off, loopback addresses skipped) and `NewProxier` \
+                   (`ContainsIPv4Loopback`)",
     },
 ];
 

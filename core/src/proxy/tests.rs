@@ -834,3 +834,90 @@ fn node_ip_fallback_and_bind_address() {
         assert_eq!(config.node_ip, Some("127.0.0.1".parse().unwrap()), "{bind}");
     }
 }
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` (the last KUBE-SERVICES rules) by release:
+/// 1.24 and 1.25 (no `iptables.localhostNodePorts`) jump to KUBE-NODEPORTS for every local
+/// address, `::1` and a written `localhostNodePorts: false` included; 1.26 to the newest keep
+/// `::1` out, and `127.0.0.0/8` when the option is off. `ContainsIPv4Loopback` (1.26 on)
+/// counts `127.0.2.0/28` as loopback although it does not hold 127.0.0.1.
+#[test]
+fn localhost_node_ports_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, clusterIPs: [172.30.0.41, 'fd00::41'], ipFamilyPolicy: RequireDualStack, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}, {type: InternalIP, address: '2001:db8::2'}]}\n";
+    let last_rule = |version: &str, kpc: &str, family: IpFamily| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\nhost: {{interfaceAddresses: [127.0.0.1/8, 127.0.2.1/28, 192.168.0.2/24, '::1/128', '2001:db8::2/64']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{svc}"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        let options =
+            RenderOptions { family: Some(family), ..RenderOptions::new(ProxyMode::Iptables) };
+        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        text.lines()
+            .filter(|l| l.starts_with("-A KUBE-SERVICES") && l.contains("-j KUBE-NODEPORTS"))
+            .map(|l| l.split("chain\" ").nth(1).unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let off = "iptables: {localhostNodePorts: false}";
+    assert_eq!(
+        last_rule("1.25", off, IpFamily::V4),
+        ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.25", "mode: iptables", IpFamily::V6),
+        ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.26", off, IpFamily::V4),
+        ["-m addrtype --dst-type LOCAL ! -d 127.0.0.0/8 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.33", "mode: iptables", IpFamily::V6),
+        ["-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS"]
+    );
+    // Explicit addresses: loopback ones stay in 1.24, leave in 1.26+ for IPv6.
+    let v6 = "nodePortAddresses: ['::/0']";
+    assert_eq!(
+        last_rule("1.24", "nodePortAddresses: ['::1/128', '2001:db8::/64']", IpFamily::V6),
+        ["-d ::1 -j KUBE-NODEPORTS", "-d 2001:db8::2 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.26", "nodePortAddresses: ['::1/128', '2001:db8::/64']", IpFamily::V6),
+        ["-d 2001:db8::2 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(last_rule("1.33", v6, IpFamily::V6).len(), 1);
+    // 127.0.2.0/28 keeps localhost NodePorts on, so its loopback address stays.
+    assert_eq!(
+        last_rule("1.33", "nodePortAddresses: [127.0.2.0/28, 192.168.0.0/24]", IpFamily::V4),
+        ["-d 127.0.2.1 -j KUBE-NODEPORTS", "-d 192.168.0.2 -j KUBE-NODEPORTS"]
+    );
+}
+
+/// cmd/kube-proxy/app/server.go `ProxyServer.Run` (ServiceCIDR watch behind
+/// MultiCIDRServiceAllocator) and pkg/proxy/nftables/proxier.go `OnServiceCIDRsChanged`: the
+/// "Drop traffic to unallocated ClusterIPs" rule lists every ServiceCIDR of the family, extra
+/// objects included, and is absent while the gate is off (1.29 to 1.32 by default) or turned
+/// off in kube-proxy's own `featureGates`.
+#[test]
+fn service_cidr_drop_rule_follows_the_gate() {
+    let rule = |version: &str, kpc: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {{name: extra}}\nspec: {{cidrs: [10.100.0.0/24, 'fd00::/112']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n"
+        );
+        let (world, _) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        text.lines().find(|l| l.contains("unallocated")).map(str::to_owned)
+    };
+    let drop = "add rule ip kube-proxy cluster-ips-check ip daddr { 10.100.0.0/24,172.30.0.0/16 } drop comment \"Drop traffic to unallocated ClusterIPs\"";
+    assert_eq!(rule("1.33", "").as_deref(), Some(drop));
+    assert_eq!(rule("1.37", "").as_deref(), Some(drop));
+    assert_eq!(rule("1.32", ""), None);
+    assert_eq!(rule("1.30", ""), None);
+    assert_eq!(rule("1.33", "featureGates: {MultiCIDRServiceAllocator: false}"), None);
+}
