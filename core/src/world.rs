@@ -185,6 +185,8 @@ impl ProxyConfig {
         };
         config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
         config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
+        // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
+        config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;

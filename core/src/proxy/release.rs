@@ -27,6 +27,9 @@ pub(crate) enum Behaviour {
     /// `iptables.localhostNodePorts` exists (default true) and iptables mode keeps loopback
     /// destinations it cannot serve out of KUBE-NODEPORTS; before, every local address jumps.
     LocalhostNodePortsOption,
+    /// `conntrack.tcpBeLiberal` exists; when true, iptables mode leaves out the KUBE-FORWARD
+    /// `--ctstate INVALID -j DROP` rule. Before, the rule is always written.
+    TcpBeLiberalOption,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -91,6 +94,15 @@ const BEHAVIOURS: &[Row] = &[
                    pkg/proxy/iptables/proxier.go `syncProxyRules` (`! -d ::1/128`, `! -d \
                    127.0.0.0/8` when off, loopback addresses skipped) and `NewProxier` \
                    (`ContainsIPv4Loopback`)",
+    },
+    Row {
+        behaviour: Behaviour::TcpBeLiberalOption,
+        first: 29,
+        last: None,
+        upstream: "kube-proxy config/v1alpha1/types.go `KubeProxyConntrackConfiguration.\
+                   TCPBeLiberal` (absent at v0.28.0, present at v0.29.0); \
+                   pkg/proxy/iptables/proxier.go `NewProxier` (`conntrackTCPLiberal`) and \
+                   `syncProxyRules` (the INVALID drop only when not liberal)",
     },
 ];
 

@@ -921,3 +921,17 @@ fn service_cidr_drop_rule_follows_the_gate() {
     assert_eq!(rule("1.30", ""), None);
     assert_eq!(rule("1.33", "featureGates: {MultiCIDRServiceAllocator: false}"), None);
 }
+
+/// kube-proxy config/v1alpha1/types.go has `conntrack.tcpBeLiberal` from 1.29 (v0.29.0) and
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` then leaves out the KUBE-FORWARD INVALID
+/// drop; 1.24 to 1.28 have no such field and always write the drop.
+#[test]
+fn tcp_be_liberal_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n";
+    for (version, drop) in [("1.28", true), ("1.29", false), ("1.33", false)] {
+        let world = release_world(version, "conntrack: {tcpBeLiberal: true}", svc);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text.contains("--ctstate INVALID"), drop, "{version}\n{text}");
+    }
+}
