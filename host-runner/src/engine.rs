@@ -253,6 +253,7 @@ fn decode_diagnostic(diagnostic: WitDiagnostic) -> Diagnostic {
             line: source.line,
             column: source.column,
         }),
+        releases: None,
     }
 }
 
@@ -272,5 +273,6 @@ fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {
             username: user.username.clone(),
             groups: user.groups.clone(),
         }),
+        explain_release: options.explain_release,
     }
 }
