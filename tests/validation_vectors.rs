@@ -198,6 +198,18 @@ fn reason_word(reason: &str) -> &'static str {
 /// (path, type, text) triples.
 type Lines = Vec<(String, String, String)>;
 
+/// What `check` said about a vector's object.
+struct CheckRun {
+    /// The text report.
+    text: String,
+    /// The object's errors.
+    lines: Lines,
+    /// Its apiserver warnings.
+    warnings: Vec<String>,
+    /// With `explain`, the release ranges of each error.
+    releases: Vec<Vec<String>>,
+}
+
 fn run_vector(
     vector: &Value,
     bases: &Value,
@@ -259,10 +271,9 @@ fn run_vector(
             (lines, None, Some(kubectl_block(&text)))
         }
         Some("api") => {
-            let (text, lines, warnings, releases) =
-                run_check(&object, update.then_some(&old), &profile, explain)?;
-            actual_releases = releases;
-            (lines, Some(warnings), Some(kubectl_block(&text)))
+            let run = run_check(&object, update.then_some(&old), &profile, explain)?;
+            actual_releases = run.releases;
+            (run.lines, Some(run.warnings), Some(kubectl_block(&run.text)))
         }
         other => return Err(format!("unknown mode {other:?}").into()),
     };
@@ -352,7 +363,7 @@ fn run_check(
     old: Option<&Value>,
     profile: &Profile,
     explain: bool,
-) -> Result<(String, Lines, Vec<String>, Vec<Vec<String>>), Failed> {
+) -> Result<CheckRun, Failed> {
     let mut docs = vec![profile_document(profile)];
     if let Some(old) = old {
         docs.push(serde_json::to_string(old).map_err(|e| e.to_string())?);
@@ -387,7 +398,7 @@ fn run_check(
             Severity::Warning | Severity::Info => {}
         }
     }
-    Ok((report.to_text(), lines, warnings, releases))
+    Ok(CheckRun { text: report.to_text(), lines, warnings, releases })
 }
 
 /// kubectl's error block of a text report: the `The X "n" is invalid: ...` line and its `* ` lines.

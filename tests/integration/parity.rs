@@ -251,6 +251,22 @@ fn validation_vectors() {
     assert_parity(&cases);
 }
 
+/// The per-release vectors with `--explain-release`: the plugin re-evaluates each scenario at
+/// every release and must give the same ranges and table rows as the native core.
+#[test]
+fn release_vectors_explained() {
+    let file = "data/validation/release-vectors.yaml";
+    let text = std::fs::read_to_string(file).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let document: Value =
+        serde_norway::from_str(&text).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let mut cases = vector_cases(file, &document);
+    assert!(cases.len() >= 20, "only {} release vectors found", cases.len());
+    for case in &mut cases {
+        case.options.explain_release = true;
+    }
+    assert_parity(&cases);
+}
+
 /// Each vector's object (its base with its JSON merge patch applied), in the vector's mode.
 fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
     let bases = document.get("bases").cloned().unwrap_or(Value::Null);
@@ -272,8 +288,18 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
                 serde_json::to_string_pretty(&object).unwrap_or_default()
             })
         };
-        // An update vector stores the old object first, then applies the new one over it.
+        // An update vector stores the old object first, then applies the new one over it; a
+        // per-release vector starts with the ClusterProfile of its release and gates.
         let mut inputs = Vec::new();
+        if let Some(release) = vector.get("release").and_then(Value::as_str) {
+            let gates = vector.get("gates").map(Value::to_string).unwrap_or_else(|| "{}".into());
+            inputs.push(Input::new(
+                format!("{id}-profile.yaml"),
+                format!(
+                    "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{release}\"\nfeatureGates: {gates}\n"
+                ),
+            ));
+        }
         if let Some(old) = patched("old_patch") {
             inputs.push(Input::new(format!("{id}-old.json"), old));
         }
