@@ -38,10 +38,12 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         apimachinery texts | 1.25+ | Tag | PortNameLetterOnly
         apimachinery texts | 1.35+ | Tag | LabelKeyBytes
         apimachinery texts | 1.32+ | Tag | TooLongMayNot
+        apimachinery texts | 1.24+ | Tag | NotSupportedCallerOrder
         Service rules | 1.24–1.32 | Pr | KubeletPort
         Service rules | 1.24–1.29 | Unpinned | SourceRangesWholeField
         Service rules | 1.29+ | Pr | EtpForExternalIps
         Service rules | 1.24–1.25 | Pr | MixedProtocolGate
+        Service rules | 1.30+ | Unpinned | TrafficDistributionOrder
         Service rules | 1.27+ | Unpinned | TopologyModeMatch
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
