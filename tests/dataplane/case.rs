@@ -18,6 +18,12 @@ pub(crate) const SPREAD_CONNECTIONS: u32 = 1000;
 pub(crate) const EXTERNAL_CONNECTIONS: u32 = 100;
 /// Attempts for a probe that is expected to be refused or dropped.
 pub(crate) const NEGATIVE_ATTEMPTS: u32 = 3;
+/// The differential run's light probes: it proves where connections go and how they look, over
+/// many scenarios, rather than the spread (the suite's own cases do that). Enough connections
+/// that each of up to four endpoints is reached (p=1/4 misses all 60 with p < 1e-7).
+pub(crate) const LIGHT_SPREAD_CONNECTIONS: u32 = 60;
+/// Light probes to one endpoint, or through affinity.
+pub(crate) const LIGHT_CONNECTIONS: u32 = 8;
 
 /// Which proxy backend a case loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -135,11 +141,24 @@ pub(crate) struct Probe {
     pub(crate) dst_is_cluster_ip: bool,
     /// UDP datagrams (else TCP connections).
     pub(crate) udp: bool,
+    /// A differential probe: fewer connections (see [`LIGHT_SPREAD_CONNECTIONS`]).
+    pub(crate) light: bool,
 }
 
 impl Probe {
     /// How many connections to make.
     pub(crate) fn count(&self) -> u32 {
+        if self.light {
+            return match &self.expect {
+                Expect::Land { endpoints, affinity: false }
+                    if endpoints.iter().filter(|e| e.p > 0.0).count() > 1 =>
+                {
+                    LIGHT_SPREAD_CONNECTIONS
+                }
+                Expect::Land { .. } => LIGHT_CONNECTIONS,
+                _ => 1,
+            };
+        }
         match &self.expect {
             Expect::Land { endpoints, affinity: false }
                 if self.dst_is_cluster_ip && endpoints.iter().filter(|e| e.p > 0.0).count() > 1 =>
@@ -297,7 +316,13 @@ impl Model {
 
     /// Every address a probe will target from each role.
     /// `localhost_node_ports`: the rules accept NodePorts on 127.0.0.1 (iptables mode).
-    pub(crate) fn targets(&self, node_ip: Ipv4Addr, localhost_node_ports: bool) -> Vec<Target> {
+    /// `thorough`: NodePorts from the pod and the node too (the differential run).
+    pub(crate) fn targets(
+        &self,
+        node_ip: Ipv4Addr,
+        localhost_node_ports: bool,
+        thorough: bool,
+    ) -> Vec<Target> {
         let mut out = Vec::new();
         for sp in &self.ports {
             if let Some(ip) = sp.cluster_ip {
@@ -334,14 +359,21 @@ impl Model {
                 });
             }
             if sp.node_port != 0 {
-                out.push(Target {
-                    what: format!("{} node port", sp.name),
-                    role: Role::External,
-                    src: None,
-                    dst: SocketAddrV4::new(node_ip, sp.node_port),
-                    affinity: sp.affinity,
-                    udp: sp.udp,
-                });
+                let roles: &[Role] = if thorough {
+                    &[Role::External, Role::Pod, Role::Node]
+                } else {
+                    &[Role::External]
+                };
+                for role in roles {
+                    out.push(Target {
+                        what: format!("{} node port", sp.name),
+                        role: *role,
+                        src: None,
+                        dst: SocketAddrV4::new(node_ip, sp.node_port),
+                        affinity: sp.affinity,
+                        udp: sp.udp,
+                    });
+                }
             }
             // External IPs and load-balancer IPs from outside, and (beyond the hand tables)
             // from a pod and from the node: kube-proxy short-circuits those to the cluster-wide
@@ -424,6 +456,35 @@ pub(crate) fn chi_square(
     let z = 4.753;
     let critical = df * (1.0 - 2.0 / (9.0 * df) + z * (2.0 / (9.0 * df)).sqrt()).powi(3);
     (chi2, critical)
+}
+
+/// What the kernel did with one probe's connections, as the two proxy modes are compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Every connection was answered: the endpoints reached, each with whether its
+    /// connections arrived with another source than the client's (masqueraded).
+    Landed(BTreeMap<SocketAddrV4, bool>),
+    Refused,
+    Dropped,
+    /// Anything else (a mix, errors), as described.
+    Other(String),
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::Landed(eps) => {
+                let eps: Vec<String> = eps
+                    .iter()
+                    .map(|(ep, masq)| format!("{ep}{}", if *masq { "+masq" } else { "" }))
+                    .collect();
+                write!(f, "answered by {}", eps.join(" "))
+            }
+            Verdict::Refused => f.write_str("refused"),
+            Verdict::Dropped => f.write_str("dropped"),
+            Verdict::Other(text) => f.write_str(text),
+        }
+    }
 }
 
 /// What one probe did: answers per endpoint (`ip:port` the server saw as local), sources seen,
@@ -566,6 +627,23 @@ impl Observed {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The verdict of the connections from `src` (see [`Verdict`]).
+    pub(crate) fn verdict(&self, src: Ipv4Addr) -> Verdict {
+        if self.other.is_empty() && !self.landed.is_empty() {
+            let mut eps = BTreeMap::new();
+            for (ep, seen) in self.pairs.keys() {
+                *eps.entry(*ep).or_insert(false) |= *seen != src;
+            }
+            return Verdict::Landed(eps);
+        }
+        let kinds: Vec<&str> = self.other.keys().map(String::as_str).collect();
+        match (self.landed.is_empty(), kinds.as_slice()) {
+            (true, ["refused"]) => Verdict::Refused,
+            (true, ["timeout"]) => Verdict::Dropped,
+            _ => Verdict::Other(self.describe(&Expect::Dropped)),
         }
     }
 

@@ -9,13 +9,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use svclab_core::{EndpointSlice, Input, Object, Service, World};
 
 use crate::bootstrap;
-use crate::case::{Expect, Mode, Model, Observed, Probe, Role, Target, parse_cidr_v4, parse_v4};
+use crate::case::{
+    Expect, Mode, Model, Observed, Probe, Role, Target, Verdict, parse_cidr_v4, parse_v4,
+};
 use crate::netns::{self, Netns};
 use crate::svclab::{self, read};
 use crate::topology::{Spec, Topology, if_name};
 
 /// Connect timeout of one attempt; a dropped SYN shows up as a timeout after this long.
 const ATTEMPT_TIMEOUT_MS: &str = "1000";
+/// The same for the differential run's light probes (many probes, each expected drop waits
+/// this long once): the namespaces are on one host, an answer takes well under a millisecond.
+const LIGHT_ATTEMPT_TIMEOUT_MS: &str = "500";
 
 /// Where a case's rules and expectations come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +44,8 @@ pub(crate) enum Kind {
     Golden,
     /// A scenario file of `examples/` (or of the suite's own scenarios).
     Example,
+    /// A scenario the differential run generated from a seed (`CaseDef::text`).
+    Generated,
 }
 
 /// One case: a scenario in one proxy mode.
@@ -54,6 +61,11 @@ pub(crate) struct CaseDef {
     /// Today's known failure in this mode (text the error must contain), from a
     /// `# dataplane-known-failure <mode>: <text>` line of the scenario: asserted, not hidden.
     pub(crate) known_failure: Option<String>,
+    /// The scenario text of a generated case (`Kind::Generated`).
+    pub(crate) text: Option<String>,
+    /// Differential run: fewer connections per probe, a shorter timeout, and more probes
+    /// (NodePorts from the pod and the node too).
+    pub(crate) light: bool,
 }
 
 impl CaseDef {
@@ -63,6 +75,7 @@ impl CaseDef {
             (RulesFrom::Nothing, _) => "control-no-rules",
             (RulesFrom::Svclab, Kind::Golden) => "svclab-golden",
             (RulesFrom::Svclab, Kind::Example) => "svclab-example",
+            (RulesFrom::Svclab, Kind::Generated) => "differential",
         };
         format!("{source}/{}/{}", self.id, self.mode.as_str())
     }
@@ -99,6 +112,8 @@ pub(crate) fn cases() -> Vec<CaseDef> {
             mode,
             rules,
             known_failure: None,
+            text: None,
+            light: false,
         });
     };
     // The goldens come from the shared conformance directory when it is there, else from the
@@ -152,6 +167,8 @@ pub(crate) fn cases() -> Vec<CaseDef> {
                 mode,
                 rules: RulesFrom::Svclab,
                 known_failure,
+                text: None,
+                light: false,
             });
         }
     }
@@ -325,6 +342,7 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
             ]
         }
         Kind::Example => vec![(case.path.display().to_string(), read(&case.path)?)],
+        Kind::Generated => vec![(case.id.clone(), case.text.clone().unwrap_or_default())],
     };
     let svclab::Evaluated { world, ingress, rejected } = svclab::evaluate(&inputs)?;
     let facts = svclab::node_facts(&world, case.mode)?;
@@ -370,7 +388,7 @@ fn prepare(case: &CaseDef) -> Result<Prepared, String> {
 }
 
 /// Whether two expectations agree (probabilities to 1e-6).
-fn same_expectation(a: &Expect, b: &Expect) -> bool {
+pub(crate) fn same_expectation(a: &Expect, b: &Expect) -> bool {
     match (a, b) {
         (
             Expect::Land { endpoints: ea, affinity: aa },
@@ -432,7 +450,9 @@ fn load(topo: &Topology, mode: Mode, prepared: &Prepared) -> Result<(), String> 
 /// Runs one case; the error lists every probe that did not behave as expected. A known
 /// failure must happen as recorded (FIXME), and its disappearance is reported too.
 pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
-    let result = run_case(case);
+    let result = execute(case).and_then(|done| {
+        if done.failures.is_empty() { Ok(()) } else { Err(done.failures.join("\n")) }
+    });
     let Some(known) = &case.known_failure else { return result };
     match result {
         Err(err) if err.contains(known.as_str()) => {
@@ -451,7 +471,19 @@ pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
     }
 }
 
-fn run_case(case: &CaseDef) -> Result<(), String> {
+/// What one case did: every probe with its trace expectation and what the kernel did, and the
+/// failures (probes against their expectation, and trace disagreements).
+pub(crate) struct Execution {
+    pub(crate) probes: Vec<(Probe, Verdict)>,
+    pub(crate) failures: Vec<String>,
+    /// Services the cluster refused (a generated scenario must have none).
+    pub(crate) rejected: Vec<String>,
+    /// The Service ports probed.
+    pub(crate) ports: Vec<crate::case::SvcPort>,
+}
+
+/// Builds the topology, loads the rules, probes; `Err` when the case cannot run at all.
+pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let prepared = prepare(case)?;
     let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
     let model = &prepared.model;
@@ -491,7 +523,9 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let mut interfaces = Vec::new();
     let mut disagreements = Vec::new();
     let mut skipped = Vec::new();
-    for Target { what, role, src, dst, affinity, udp } in model.targets(node_ip, localhost) {
+    for Target { what, role, src, dst, affinity, udp } in
+        model.targets(node_ip, localhost, case.light)
+    {
         let Some(src) = src.or_else(|| source(role)) else { continue };
         if role == Role::Endpoint && (src == node_ip || prepared.node_addresses.contains(&src)) {
             // A hostNetwork endpoint: its connections are the node's own, probed already.
@@ -560,7 +594,16 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         };
         interfaces.push(in_interface);
         let dst_is_cluster_ip = what.contains("cluster IP");
-        probes.push(Probe { what, role, src, dst, expect, dst_is_cluster_ip, udp });
+        probes.push(Probe {
+            what,
+            role,
+            src,
+            dst,
+            expect,
+            dst_is_cluster_ip,
+            udp,
+            light: case.light,
+        });
     }
 
     if let Oracle::Trace(world, _) = &prepared.oracle {
@@ -571,6 +614,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             pod_src,
             &mut interfaces,
             &mut disagreements,
+            case.light,
         )?;
         probes.extend(extra);
     }
@@ -640,6 +684,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let mut text =
         format!("dataplane {}: node {node_ip}, {} endpoint pods", case.name(), model.pods.len());
     let mut failures = Vec::new();
+    let mut verdicts = Vec::new();
     let mut total = 0u32;
     for probe in &probes {
         let ns = match probe.role {
@@ -652,23 +697,27 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             "probe",
             &probe.dst.to_string(),
             &probe.count().to_string(),
-            ATTEMPT_TIMEOUT_MS,
+            if case.light { LIGHT_ATTEMPT_TIMEOUT_MS } else { ATTEMPT_TIMEOUT_MS },
             if probe.udp { "udp" } else { "tcp" },
         ]))?;
         let observed = Observed::parse(&output);
         total += observed.total;
         let verdict = observed.check(probe, node_ip);
-        let _ = write!(
-            text,
-            "\n  {:<4} {} from {} ({}) -> {}: expect {}; {}",
-            if verdict.is_ok() { "ok" } else { "FAIL" },
-            probe.what,
-            probe.role.as_str(),
-            probe.src,
-            probe.dst,
-            describe_expect(&probe.expect),
-            observed.describe(&probe.expect)
-        );
+        verdicts.push(observed.verdict(probe.src));
+        // A light (differential) case lists its failing probes only.
+        let _ = (!case.light || verdict.is_err()).then(|| {
+            write!(
+                text,
+                "\n  {:<4} {} from {} ({}) -> {}: expect {}; {}",
+                if verdict.is_ok() { "ok" } else { "FAIL" },
+                probe.what,
+                probe.role.as_str(),
+                probe.src,
+                probe.dst,
+                describe_expect(&probe.expect),
+                observed.describe(&probe.expect)
+            )
+        });
         if let Err(err) = verdict {
             failures.push(format!(
                 "{} from {} -> {}: {err}",
@@ -700,7 +749,13 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     report(&text);
     drop(topo);
     failures.extend(disagreements);
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
+    let rejected = model.skipped.iter().filter(|s| s.starts_with("rejected")).cloned().collect();
+    Ok(Execution {
+        probes: probes.into_iter().zip(verdicts).collect(),
+        failures,
+        rejected,
+        ports: model.ports.clone(),
+    })
 }
 
 /// The node-side interface name of the non-endpoint pod.
@@ -723,6 +778,7 @@ fn unassigned_probes(
     pod_src: Ipv4Addr,
     interfaces: &mut Vec<Option<String>>,
     disagreements: &mut Vec<String>,
+    light: bool,
 ) -> Result<Vec<Probe>, String> {
     let model = &prepared.model;
     let mut out = Vec::new();
@@ -750,6 +806,7 @@ fn unassigned_probes(
             expect,
             dst_is_cluster_ip: false,
             udp: false,
+            light,
         });
         Ok(())
     };
@@ -785,7 +842,7 @@ fn unassigned_probes(
     Ok(out)
 }
 
-fn describe_expect(expect: &Expect) -> String {
+pub(crate) fn describe_expect(expect: &Expect) -> String {
     match expect {
         Expect::Refused => "refused (REJECT)".into(),
         Expect::Unhandled => "not handled (reset by node or sink)".into(),

@@ -142,6 +142,11 @@ impl Topology {
             sysctl(node, exe, key, "0")?;
         }
         sysctl(node, exe, "net.ipv4.ip_forward", "1")?;
+        // No ICMP rate limit: a client that is refused many times within a second (the
+        // differential run probes fast) must get every port-unreachable, not a timeout after
+        // the kernel's per-destination burst of six (icmpv4_xrlim_allow).
+        sysctl(node, exe, "net.ipv4.icmp_ratelimit", "0")?;
+        sysctl(node, exe, "net.ipv4.icmp_msgs_per_sec", "100000")?;
         if spec.route_localnet {
             sysctl(node, exe, "net.ipv4.conf.all.route_localnet", "1")?;
         }
@@ -155,6 +160,8 @@ impl Topology {
         attach(node, &topo.sink, "vsink", SINK)?;
         node.ip(&["route", "add", "default", "via", SINK, "dev", "vsink"])?;
         sysctl(&topo.sink, exe, "net.ipv4.ip_forward", "1")?;
+        sysctl(&topo.sink, exe, "net.ipv4.icmp_ratelimit", "0")?;
+        sysctl(&topo.sink, exe, "net.ipv4.icmp_msgs_per_sec", "100000")?;
         sysctl(&topo.sink, exe, "net.ipv4.conf.all.send_redirects", "0")?;
         sysctl(&topo.sink, exe, "net.ipv4.conf.eth0.send_redirects", "0")?;
         topo.sink.exec_with_input("nft", &["-f", "-"], SINK_RULES)?;

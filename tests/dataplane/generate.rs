@@ -1,0 +1,548 @@
+//! Random valid scenarios for the differential run: a seed gives a cluster (one node, its
+//! kube-proxy configuration) and a handful of Services of every type with EndpointSlices, as a
+//! small model that prints as scenario YAML and shrinks one step at a time.
+//!
+//! The generator is deterministic (splitmix64 over the seed, no clock, no hashing), so a seed
+//! names one scenario on every machine. Addresses come from disjoint pools so that the
+//! topology's clients never collide with a Service address: this node's pods in 10.244.1.0/24,
+//! other nodes' pods in 10.244.2.0/24, external IPs and load-balancer IPs in 198.51.100.0/24
+//! from .10 up, the node at 192.168.60.2; the off-node clients sit at 192.0.2.100 and in the
+//! first `loadBalancerSourceRanges` entry (see `case.rs`).
+
+use std::fmt::Write as _;
+
+/// The node the rules are rendered for.
+pub(crate) const NODE_IP: &str = "192.168.60.2";
+
+/// splitmix64: tiny, deterministic, good enough to pick shapes.
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    /// True with probability `percent`/100.
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[usize::try_from(self.below(items.len() as u64)).unwrap_or(0)]
+    }
+}
+
+/// `spec.type`, with the two ClusterIP variants that program nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SvcType {
+    ClusterIp,
+    NodePort,
+    LoadBalancer,
+    /// `clusterIP: None`.
+    Headless,
+    ExternalName,
+}
+
+/// How kube-proxy tells pod traffic from the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detect {
+    ClusterCidr,
+    NodeCidr,
+}
+
+/// An endpoint's conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Condition {
+    Ready,
+    /// `ready: false, serving: true, terminating: true`.
+    ServingTerminating,
+    /// `ready: false, serving: false, terminating: true`.
+    Terminating,
+    /// `ready: false, serving: false, terminating: false`.
+    NotReady,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Endpoint {
+    /// Last octet of the pod address (10.244.1.x on this node, 10.244.2.x elsewhere).
+    pub(crate) host: u8,
+    /// On this node (node-a) or another (node-b).
+    pub(crate) local: bool,
+    pub(crate) condition: Condition,
+    /// `hints.forZones` (zone-a is this node's zone).
+    pub(crate) hint: Option<&'static str>,
+}
+
+impl Endpoint {
+    pub(crate) fn ip(&self) -> String {
+        format!("10.244.{}.{}", if self.local { 1 } else { 2 }, self.host)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Port {
+    pub(crate) port: u16,
+    pub(crate) target: u16,
+    pub(crate) udp: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Svc {
+    pub(crate) name: String,
+    pub(crate) type_: SvcType,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) etp_local: bool,
+    pub(crate) itp_local: bool,
+    pub(crate) affinity: bool,
+    pub(crate) prefer_close: bool,
+    /// `ipFamilyPolicy: PreferDualStack` (with an IPv6 EndpointSlice next to the IPv4 one).
+    pub(crate) dual_stack: bool,
+    /// Last octets in 198.51.100.0/24.
+    pub(crate) external_ips: Vec<u8>,
+    pub(crate) lb_ips: Vec<u8>,
+    pub(crate) source_ranges: Vec<&'static str>,
+    /// `allocateLoadBalancerNodePorts: false`.
+    pub(crate) no_lb_node_ports: bool,
+    pub(crate) endpoints: Vec<Endpoint>,
+}
+
+/// One generated scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Scenario {
+    pub(crate) seed: u64,
+    pub(crate) detect: Detect,
+    pub(crate) masquerade_all: bool,
+    pub(crate) dual_stack_cluster: bool,
+    pub(crate) services: Vec<Svc>,
+}
+
+/// `loadBalancerSourceRanges` values: the first holds the allowed client; one holds the
+/// load-balancer IPs themselves (kube-proxy then lets the node reach them), one the pods.
+const RANGES: [&str; 4] = ["203.0.113.0/25", "198.51.100.0/24", "10.244.0.0/16", "192.0.2.0/28"];
+
+/// Service port numbers (a UDP and a TCP port may share one, as DNS does).
+const PORTS: [u16; 5] = [80, 443, 53, 8080, 9000];
+
+impl Scenario {
+    /// The scenario of a seed.
+    pub(crate) fn generate(seed: u64) -> Scenario {
+        let mut rng = Rng(seed ^ 0x5eed_d1ff);
+        let dual_stack_cluster = rng.chance(30);
+        let mut next_host = 10u8;
+        let mut next_vip = 10u8;
+        let count = 1 + rng.below(4);
+        let mut services = Vec::new();
+        for i in 0..count {
+            let type_ = rng.pick(&[
+                SvcType::ClusterIp,
+                SvcType::ClusterIp,
+                SvcType::NodePort,
+                SvcType::NodePort,
+                SvcType::LoadBalancer,
+                SvcType::LoadBalancer,
+                SvcType::LoadBalancer,
+                SvcType::Headless,
+                SvcType::ExternalName,
+            ]);
+            let nports = if rng.chance(70) { 1 } else { 2 };
+            let mut ports: Vec<Port> = Vec::new();
+            for k in 0..nports {
+                let port = rng.pick(&PORTS);
+                let udp = rng.chance(20);
+                if ports.iter().any(|p| p.port == port && p.udp == udp) {
+                    continue;
+                }
+                let target =
+                    if rng.chance(30) { port } else { 8000 + u16::try_from(k).unwrap_or(0) };
+                ports.push(Port { port, target, udp });
+            }
+            let external = matches!(type_, SvcType::NodePort | SvcType::LoadBalancer);
+            let mut external_ips = Vec::new();
+            if matches!(type_, SvcType::ClusterIp | SvcType::NodePort | SvcType::LoadBalancer)
+                && rng.chance(25)
+            {
+                external_ips.push(next_vip);
+                next_vip += 1;
+            }
+            let mut lb_ips = Vec::new();
+            let mut source_ranges = Vec::new();
+            let mut no_lb_node_ports = false;
+            if type_ == SvcType::LoadBalancer {
+                lb_ips.push(next_vip);
+                next_vip += 1;
+                if rng.chance(15) {
+                    lb_ips.push(next_vip);
+                    next_vip += 1;
+                }
+                if rng.chance(45) {
+                    source_ranges.push(rng.pick(&RANGES));
+                    if rng.chance(30) {
+                        let more = rng.pick(&RANGES);
+                        if !source_ranges.contains(&more) {
+                            source_ranges.push(more);
+                        }
+                    }
+                }
+                no_lb_node_ports = rng.chance(15);
+            }
+            let programs =
+                matches!(type_, SvcType::ClusterIp | SvcType::NodePort | SvcType::LoadBalancer);
+            let etp_local = (external || !external_ips.is_empty()) && rng.chance(40);
+            let itp_local = programs && rng.chance(25);
+            let affinity = type_ != SvcType::ExternalName && rng.chance(20);
+            let prefer_close = programs && rng.chance(20);
+            let dual_stack = dual_stack_cluster && type_ != SvcType::ExternalName && rng.chance(60);
+            let mut endpoints = Vec::new();
+            if type_ != SvcType::ExternalName && rng.chance(90) {
+                let n = rng.below(5);
+                let zoned = prefer_close && rng.chance(70);
+                for _ in 0..n {
+                    let local = rng.chance(55);
+                    let condition = match rng.below(10) {
+                        0 => Condition::ServingTerminating,
+                        1 => Condition::Terminating,
+                        2 => Condition::NotReady,
+                        _ => Condition::Ready,
+                    };
+                    let hint = zoned.then(|| rng.pick(&["zone-a", "zone-a", "zone-b"]));
+                    endpoints.push(Endpoint { host: next_host, local, condition, hint });
+                    next_host += 1;
+                }
+            }
+            services.push(Svc {
+                name: format!("s{i}"),
+                type_,
+                ports,
+                etp_local,
+                itp_local,
+                affinity,
+                prefer_close,
+                dual_stack,
+                external_ips,
+                lb_ips,
+                source_ranges,
+                no_lb_node_ports,
+                endpoints,
+            });
+        }
+        Scenario {
+            seed,
+            detect: if rng.chance(75) { Detect::ClusterCidr } else { Detect::NodeCidr },
+            masquerade_all: rng.chance(10),
+            dual_stack_cluster,
+            services,
+        }
+    }
+
+    /// Every scenario one step smaller than this one, most drastic first: one Service fewer,
+    /// then per Service one port or endpoint fewer, then one feature turned off.
+    pub(crate) fn shrink(&self) -> Vec<Scenario> {
+        let mut out = Vec::new();
+        for i in 0..self.services.len() {
+            if self.services.len() > 1 {
+                let mut s = self.clone();
+                s.services.remove(i);
+                out.push(s);
+            }
+        }
+        let mut with = |i: usize, f: &dyn Fn(&mut Svc) -> bool| {
+            let mut s = self.clone();
+            if f(&mut s.services[i]) {
+                out.push(s);
+            }
+        };
+        for i in 0..self.services.len() {
+            let svc = &self.services[i];
+            for k in 0..svc.ports.len() {
+                with(i, &|s| {
+                    s.ports.len() > 1 && {
+                        s.ports.remove(k);
+                        true
+                    }
+                });
+            }
+            for k in 0..svc.endpoints.len() {
+                with(i, &|s| {
+                    s.endpoints.remove(k);
+                    true
+                });
+            }
+            for k in 0..svc.source_ranges.len() {
+                with(i, &|s| {
+                    s.source_ranges.remove(k);
+                    true
+                });
+            }
+            for k in 0..svc.external_ips.len() {
+                with(i, &|s| {
+                    s.external_ips.remove(k);
+                    s.etp_local &= s.type_ != SvcType::ClusterIp || !s.external_ips.is_empty();
+                    true
+                });
+            }
+            for k in 1..svc.lb_ips.len() {
+                with(i, &|s| {
+                    s.lb_ips.remove(k);
+                    true
+                });
+            }
+            with(i, &|s| std::mem::take(&mut s.etp_local));
+            with(i, &|s| std::mem::take(&mut s.itp_local));
+            with(i, &|s| std::mem::take(&mut s.affinity));
+            with(i, &|s| std::mem::take(&mut s.prefer_close));
+            with(i, &|s| std::mem::take(&mut s.dual_stack));
+            with(i, &|s| std::mem::take(&mut s.no_lb_node_ports));
+            with(i, &|s| {
+                let had = s.endpoints.iter().any(|e| e.hint.is_some());
+                for e in &mut s.endpoints {
+                    e.hint = None;
+                }
+                had
+            });
+            for k in 0..svc.endpoints.len() {
+                with(i, &|s| {
+                    std::mem::replace(&mut s.endpoints[k].condition, Condition::Ready)
+                        != Condition::Ready
+                });
+                with(i, &|s| !std::mem::replace(&mut s.endpoints[k].local, true));
+            }
+            with(i, &|s| match s.type_ {
+                SvcType::LoadBalancer => {
+                    s.type_ = SvcType::NodePort;
+                    s.lb_ips.clear();
+                    s.source_ranges.clear();
+                    s.no_lb_node_ports = false;
+                    true
+                }
+                SvcType::NodePort => {
+                    s.type_ = SvcType::ClusterIp;
+                    s.etp_local &= !s.external_ips.is_empty();
+                    true
+                }
+                _ => false,
+            });
+            for k in 0..svc.ports.len() {
+                with(i, &|s| std::mem::take(&mut s.ports[k].udp));
+            }
+        }
+        if self.masquerade_all {
+            out.push(Scenario { masquerade_all: false, ..self.clone() });
+        }
+        if self.detect != Detect::ClusterCidr {
+            out.push(Scenario { detect: Detect::ClusterCidr, ..self.clone() });
+        }
+        if self.dual_stack_cluster && !self.services.iter().any(|s| s.dual_stack) {
+            out.push(Scenario { dual_stack_cluster: false, ..self.clone() });
+        }
+        out.retain(|s| s != self);
+        out
+    }
+
+    /// A one-line summary: `seed 7: 3 Services (LoadBalancer eTP=Local ranges, ...)`.
+    pub(crate) fn summary(&self) -> String {
+        let services: Vec<String> = self
+            .services
+            .iter()
+            .map(|s| {
+                let mut text = format!("{:?}", s.type_);
+                for (on, flag) in [
+                    (s.etp_local, " eTP=Local"),
+                    (s.itp_local, " iTP=Local"),
+                    (s.affinity, " ClientIP"),
+                    (s.prefer_close, " PreferClose"),
+                    (s.dual_stack, " dual-stack"),
+                    (!s.external_ips.is_empty(), " externalIPs"),
+                    (!s.source_ranges.is_empty(), " sourceRanges"),
+                    (s.no_lb_node_ports, " noNodePorts"),
+                ] {
+                    if on {
+                        text.push_str(flag);
+                    }
+                }
+                let _ = write!(text, " {}p/{}e", s.ports.len(), s.endpoints.len());
+                text
+            })
+            .collect();
+        format!(
+            "{} Services [{}]{}{}",
+            self.services.len(),
+            services.join(", "),
+            if self.masquerade_all { ", masqueradeAll" } else { "" },
+            if self.detect == Detect::NodeCidr { ", detect-local NodeCIDR" } else { "" },
+        )
+    }
+
+    /// The scenario as a multi-document YAML stream (what `svclab check` reads).
+    pub(crate) fn to_yaml(&self) -> String {
+        let mut y = String::new();
+        let _ = writeln!(
+            y,
+            "# Differential scenario (tests/dataplane/generate.rs), seed {}: {}",
+            self.seed,
+            self.summary()
+        );
+        let ranges = if self.dual_stack_cluster {
+            r#"["10.96.0.0/16", "fd00:10:96::/108"]"#
+        } else {
+            r#"["10.96.0.0/16"]"#
+        };
+        let _ = write!(
+            y,
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.33\"\n\
+             serviceClusterIPRanges: {ranges}\nseed: {}\n---\n",
+            self.seed % 1_000_000
+        );
+        let detect = match self.detect {
+            Detect::ClusterCidr => "ClusterCIDR",
+            Detect::NodeCidr => "NodeCIDR",
+        };
+        let _ = write!(
+            y,
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
+             mode: iptables\nhostnameOverride: node-a\nclusterCIDR: 10.244.0.0/16\n\
+             detectLocalMode: {detect}\niptables: {{masqueradeAll: {m}}}\nnftables: {{masqueradeAll: {m}}}\n---\n",
+            m = self.masquerade_all
+        );
+        let _ = write!(
+            y,
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\n  labels: {{topology.kubernetes.io/zone: zone-a}}\n\
+             spec: {{podCIDRs: [\"10.244.1.0/24\"]}}\nstatus:\n  addresses: [{{type: InternalIP, address: {NODE_IP}}}]\n"
+        );
+        for svc in &self.services {
+            y.push_str("---\n");
+            service_yaml(&mut y, svc);
+            if svc.type_ == SvcType::ExternalName {
+                continue;
+            }
+            if !svc.endpoints.is_empty() {
+                y.push_str("---\n");
+                slice_yaml(&mut y, svc, false);
+                if svc.dual_stack {
+                    y.push_str("---\n");
+                    slice_yaml(&mut y, svc, true);
+                }
+            }
+        }
+        y
+    }
+}
+
+fn port_name(port: &Port) -> String {
+    format!("{}{}", if port.udp { "u" } else { "p" }, port.port)
+}
+
+fn service_yaml(y: &mut String, svc: &Svc) {
+    let _ = write!(
+        y,
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {}, namespace: diff}}\nspec:\n",
+        svc.name
+    );
+    let type_ = match svc.type_ {
+        SvcType::ClusterIp | SvcType::Headless => "ClusterIP",
+        SvcType::NodePort => "NodePort",
+        SvcType::LoadBalancer => "LoadBalancer",
+        SvcType::ExternalName => "ExternalName",
+    };
+    let _ = writeln!(y, "  type: {type_}");
+    if svc.type_ == SvcType::ExternalName {
+        let _ = writeln!(y, "  externalName: {}.example.com", svc.name);
+    } else {
+        let _ = writeln!(y, "  selector: {{app: {}}}", svc.name);
+    }
+    if svc.type_ == SvcType::Headless {
+        y.push_str("  clusterIP: None\n");
+    }
+    if svc.dual_stack {
+        y.push_str("  ipFamilyPolicy: PreferDualStack\n");
+    }
+    if svc.etp_local {
+        y.push_str("  externalTrafficPolicy: Local\n");
+    }
+    if svc.itp_local {
+        y.push_str("  internalTrafficPolicy: Local\n");
+    }
+    if svc.affinity {
+        y.push_str("  sessionAffinity: ClientIP\n");
+    }
+    if svc.prefer_close {
+        y.push_str("  trafficDistribution: PreferClose\n");
+    }
+    if svc.no_lb_node_ports {
+        y.push_str("  allocateLoadBalancerNodePorts: false\n");
+    }
+    if !svc.external_ips.is_empty() {
+        let ips: Vec<String> = svc.external_ips.iter().map(|h| format!("198.51.100.{h}")).collect();
+        let _ = writeln!(y, "  externalIPs: [{}]", ips.join(", "));
+    }
+    if !svc.source_ranges.is_empty() {
+        let _ = writeln!(y, "  loadBalancerSourceRanges: [{}]", svc.source_ranges.join(", "));
+    }
+    y.push_str("  ports:\n");
+    for port in &svc.ports {
+        let _ = writeln!(
+            y,
+            "  - {{name: {}, port: {}, targetPort: {}, protocol: {}}}",
+            port_name(port),
+            port.port,
+            port.target,
+            if port.udp { "UDP" } else { "TCP" }
+        );
+    }
+    if !svc.lb_ips.is_empty() {
+        let ips: Vec<String> =
+            svc.lb_ips.iter().map(|h| format!("{{ip: 198.51.100.{h}}}")).collect();
+        let _ = writeln!(y, "status:\n  loadBalancer:\n    ingress: [{}]", ips.join(", "));
+    }
+}
+
+fn slice_yaml(y: &mut String, svc: &Svc, v6: bool) {
+    let _ = write!(
+        y,
+        "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: {n}-{f}\n  namespace: diff\n\
+         \x20 labels: {{kubernetes.io/service-name: {n}}}\naddressType: {t}\nendpoints:\n",
+        n = svc.name,
+        f = if v6 { "v6" } else { "v4" },
+        t = if v6 { "IPv6" } else { "IPv4" },
+    );
+    for ep in &svc.endpoints {
+        let address = if v6 {
+            format!("fd00:10:244:{}::{:x}", if ep.local { 1 } else { 2 }, ep.host)
+        } else {
+            ep.ip()
+        };
+        let (ready, serving, terminating) = match ep.condition {
+            Condition::Ready => (true, true, false),
+            Condition::ServingTerminating => (false, true, true),
+            Condition::Terminating => (false, false, true),
+            Condition::NotReady => (false, false, false),
+        };
+        let _ = writeln!(
+            y,
+            "- addresses: [\"{address}\"]\n  conditions: {{ready: {ready}, serving: {serving}, terminating: {terminating}}}\n  nodeName: {}",
+            if ep.local { "node-a" } else { "node-b" }
+        );
+        if let Some(zone) = ep.hint {
+            let _ = writeln!(y, "  zone: {zone}\n  hints: {{forZones: [{{name: {zone}}}]}}");
+        }
+    }
+    y.push_str("ports:\n");
+    for port in &svc.ports {
+        let _ = writeln!(
+            y,
+            "- {{name: {}, port: {}, protocol: {}}}",
+            port_name(port),
+            port.target,
+            if port.udp { "UDP" } else { "TCP" }
+        );
+    }
+}
