@@ -56,6 +56,9 @@ pub(crate) enum Role {
     External,
     /// An off-node client whose address is inside a loadBalancerSourceRanges entry.
     Allowed,
+    /// A pod on another node (differential run only): an address in the cluster CIDR that
+    /// arrives from off the node.
+    RemotePod,
 }
 
 impl Role {
@@ -66,6 +69,7 @@ impl Role {
             Role::Endpoint => "endpoint-pod",
             Role::External => "client",
             Role::Allowed => "allowed-client",
+            Role::RemotePod => "remote-pod",
         }
     }
 }
@@ -326,7 +330,12 @@ impl Model {
         let mut out = Vec::new();
         for sp in &self.ports {
             if let Some(ip) = sp.cluster_ip {
-                for role in [Role::Node, Role::Pod] {
+                let roles: &[Role] = if thorough {
+                    &[Role::Node, Role::Pod, Role::RemotePod]
+                } else {
+                    &[Role::Node, Role::Pod]
+                };
+                for role in roles.iter().copied() {
                     out.push(Target {
                         what: format!("{} cluster IP", sp.name),
                         role,
@@ -360,7 +369,7 @@ impl Model {
             }
             if sp.node_port != 0 {
                 let roles: &[Role] = if thorough {
-                    &[Role::External, Role::Pod, Role::Node]
+                    &[Role::External, Role::Pod, Role::Node, Role::RemotePod]
                 } else {
                     &[Role::External]
                 };
@@ -385,6 +394,9 @@ impl Model {
                 if kind == "loadbalancer IP" && !sp.source_ranges.is_empty() {
                     roles.insert(0, Role::Allowed);
                 }
+                if thorough {
+                    roles.push(Role::RemotePod);
+                }
                 for role in roles {
                     out.push(Target {
                         what: format!("{} {kind}", sp.name),
@@ -395,6 +407,30 @@ impl Model {
                         udp: sp.udp,
                     });
                 }
+                // Hairpin through the external address.
+                if thorough && let Some(first) = sp.endpoint_ips.first() {
+                    out.push(Target {
+                        what: format!("{} {kind} (hairpin)", sp.name),
+                        role: Role::Endpoint,
+                        src: Some(*first),
+                        dst: SocketAddrV4::new(ip, sp.port),
+                        affinity: sp.affinity,
+                        udp: sp.udp,
+                    });
+                }
+            }
+            if thorough
+                && sp.node_port != 0
+                && let Some(first) = sp.endpoint_ips.first()
+            {
+                out.push(Target {
+                    what: format!("{} node port (hairpin)", sp.name),
+                    role: Role::Endpoint,
+                    src: Some(*first),
+                    dst: SocketAddrV4::new(node_ip, sp.node_port),
+                    affinity: sp.affinity,
+                    udp: sp.udp,
+                });
             }
         }
         out

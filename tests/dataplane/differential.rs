@@ -183,7 +183,7 @@ fn mode_difference(ipt: &Probe, nft: &Expect, port: Option<&SvcPort>) -> Option<
     // len(LoadBalancerSourceRanges) > 0`) and its firewall-check runs in filter-prerouting
     // (and filter-output), before the no-endpoints reject: a client outside the ranges is
     // refused by one and dropped by the other.
-    if ipt.what.ends_with("loadbalancer IP")
+    if ipt.what.contains("loadbalancer IP")
         && unhandled_or_refused
         && *nft == Expect::Dropped
         && port.is_some_and(|p| !p.source_ranges.is_empty())

@@ -11,6 +11,13 @@
 
 use std::fmt::Write as _;
 
+/// Every (host, local) endpoint of the Services generated so far, if any.
+fn endpoints_so_far(services: &[Svc]) -> Option<Vec<(u8, bool)>> {
+    let all: Vec<(u8, bool)> =
+        services.iter().flat_map(|s| s.endpoints.iter().map(|e| (e.host, e.local))).collect();
+    (!all.is_empty()).then_some(all)
+}
+
 /// The node the rules are rendered for.
 pub(crate) const NODE_IP: &str = "192.168.60.2";
 
@@ -58,6 +65,10 @@ pub(crate) enum SvcType {
 pub(crate) enum Detect {
     ClusterCidr,
     NodeCidr,
+    /// `InterfaceNamePrefix` with the topology's `veth` pod interfaces.
+    InterfaceNamePrefix,
+    /// `ClusterCIDR` mode without a `clusterCIDR`: kube-proxy cannot tell pod traffic.
+    Nothing,
 }
 
 /// An endpoint's conditions.
@@ -74,7 +85,8 @@ pub(crate) enum Condition {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Endpoint {
-    /// Last octet of the pod address (10.244.1.x on this node, 10.244.2.x elsewhere).
+    /// Last octet of the pod address (10.244.1.x on this node, 10.244.2.x elsewhere); 0 is a
+    /// hostNetwork pod on this node (the node's own address).
     pub(crate) host: u8,
     /// On this node (node-a) or another (node-b).
     pub(crate) local: bool,
@@ -85,6 +97,9 @@ pub(crate) struct Endpoint {
 
 impl Endpoint {
     pub(crate) fn ip(&self) -> String {
+        if self.host == 0 {
+            return NODE_IP.to_owned();
+        }
         format!("10.244.{}.{}", if self.local { 1 } else { 2 }, self.host)
     }
 }
@@ -107,9 +122,11 @@ pub(crate) struct Svc {
     pub(crate) prefer_close: bool,
     /// `ipFamilyPolicy: PreferDualStack` (with an IPv6 EndpointSlice next to the IPv4 one).
     pub(crate) dual_stack: bool,
-    /// Last octets in 198.51.100.0/24.
+    /// Last octets in 198.51.100.0/24; 0 is the node's own address.
     pub(crate) external_ips: Vec<u8>,
     pub(crate) lb_ips: Vec<u8>,
+    /// The load-balancer ingress has `ipMode: Proxy` (kube-proxy leaves such IPs alone).
+    pub(crate) proxy_ip_mode: bool,
     pub(crate) source_ranges: Vec<&'static str>,
     /// `allocateLoadBalancerNodePorts: false`.
     pub(crate) no_lb_node_ports: bool,
@@ -122,6 +139,11 @@ pub(crate) struct Scenario {
     pub(crate) seed: u64,
     pub(crate) detect: Detect,
     pub(crate) masquerade_all: bool,
+    /// `nodePortAddresses: ["192.168.60.0/24"]` (NodePorts on the node IP only, not on
+    /// 127.0.0.1).
+    pub(crate) node_port_addresses: bool,
+    /// `iptables.localhostNodePorts: false`.
+    pub(crate) no_localhost_node_ports: bool,
     pub(crate) dual_stack_cluster: bool,
     pub(crate) services: Vec<Svc>,
 }
@@ -171,12 +193,18 @@ impl Scenario {
             if matches!(type_, SvcType::ClusterIp | SvcType::NodePort | SvcType::LoadBalancer)
                 && rng.chance(25)
             {
-                external_ips.push(next_vip);
-                next_vip += 1;
+                // Now and then the node's own address (a "local" external IP).
+                if rng.chance(15) {
+                    external_ips.push(0);
+                } else {
+                    external_ips.push(next_vip);
+                    next_vip += 1;
+                }
             }
             let mut lb_ips = Vec::new();
             let mut source_ranges = Vec::new();
             let mut no_lb_node_ports = false;
+            let mut proxy_ip_mode = false;
             if type_ == SvcType::LoadBalancer {
                 lb_ips.push(next_vip);
                 next_vip += 1;
@@ -194,6 +222,7 @@ impl Scenario {
                     }
                 }
                 no_lb_node_ports = rng.chance(15);
+                proxy_ip_mode = rng.chance(10);
             }
             let programs =
                 matches!(type_, SvcType::ClusterIp | SvcType::NodePort | SvcType::LoadBalancer);
@@ -208,6 +237,22 @@ impl Scenario {
                 let zoned = prefer_close && rng.chance(70);
                 for _ in 0..n {
                     let local = rng.chance(55);
+                    // Now and then a hostNetwork pod on this node, or a pod another Service
+                    // already selects.
+                    let shared = endpoints_so_far(&services).filter(|_| rng.chance(10));
+                    let picked = shared
+                        .map(|all| all[usize::try_from(rng.below(all.len() as u64)).unwrap_or(0)]);
+                    let host = match picked {
+                        _ if local && rng.chance(5) => 0,
+                        Some((host, was_local)) if was_local == local => host,
+                        _ => next_host,
+                    };
+                    if host == next_host {
+                        next_host += 1;
+                    }
+                    if endpoints.iter().any(|e: &Endpoint| e.host == host && e.local == local) {
+                        continue;
+                    }
                     let condition = match rng.below(10) {
                         0 => Condition::ServingTerminating,
                         1 => Condition::Terminating,
@@ -215,8 +260,7 @@ impl Scenario {
                         _ => Condition::Ready,
                     };
                     let hint = zoned.then(|| rng.pick(&["zone-a", "zone-a", "zone-b"]));
-                    endpoints.push(Endpoint { host: next_host, local, condition, hint });
-                    next_host += 1;
+                    endpoints.push(Endpoint { host, local, condition, hint });
                 }
             }
             services.push(Svc {
@@ -230,6 +274,7 @@ impl Scenario {
                 dual_stack,
                 external_ips,
                 lb_ips,
+                proxy_ip_mode,
                 source_ranges,
                 no_lb_node_ports,
                 endpoints,
@@ -237,8 +282,15 @@ impl Scenario {
         }
         Scenario {
             seed,
-            detect: if rng.chance(75) { Detect::ClusterCidr } else { Detect::NodeCidr },
+            detect: match rng.below(20) {
+                0..15 => Detect::ClusterCidr,
+                15..18 => Detect::NodeCidr,
+                18 => Detect::InterfaceNamePrefix,
+                _ => Detect::Nothing,
+            },
             masquerade_all: rng.chance(10),
+            node_port_addresses: rng.chance(15),
+            no_localhost_node_ports: rng.chance(15),
             dual_stack_cluster,
             services,
         }
@@ -302,6 +354,7 @@ impl Scenario {
             with(i, &|s| std::mem::take(&mut s.prefer_close));
             with(i, &|s| std::mem::take(&mut s.dual_stack));
             with(i, &|s| std::mem::take(&mut s.no_lb_node_ports));
+            with(i, &|s| std::mem::take(&mut s.proxy_ip_mode));
             with(i, &|s| {
                 let had = s.endpoints.iter().any(|e| e.hint.is_some());
                 for e in &mut s.endpoints {
@@ -338,6 +391,12 @@ impl Scenario {
         if self.masquerade_all {
             out.push(Scenario { masquerade_all: false, ..self.clone() });
         }
+        if self.node_port_addresses {
+            out.push(Scenario { node_port_addresses: false, ..self.clone() });
+        }
+        if self.no_localhost_node_ports {
+            out.push(Scenario { no_localhost_node_ports: false, ..self.clone() });
+        }
         if self.detect != Detect::ClusterCidr {
             out.push(Scenario { detect: Detect::ClusterCidr, ..self.clone() });
         }
@@ -364,6 +423,9 @@ impl Scenario {
                     (!s.external_ips.is_empty(), " externalIPs"),
                     (!s.source_ranges.is_empty(), " sourceRanges"),
                     (s.no_lb_node_ports, " noNodePorts"),
+                    (s.proxy_ip_mode, " ipMode=Proxy"),
+                    (s.external_ips.contains(&0), " nodeIP-as-externalIP"),
+                    (s.endpoints.iter().any(|e| e.host == 0), " hostNetwork"),
                 ] {
                     if on {
                         text.push_str(flag);
@@ -374,11 +436,18 @@ impl Scenario {
             })
             .collect();
         format!(
-            "{} Services [{}]{}{}",
+            "{} Services [{}]{}{}{}{}",
             self.services.len(),
             services.join(", "),
             if self.masquerade_all { ", masqueradeAll" } else { "" },
-            if self.detect == Detect::NodeCidr { ", detect-local NodeCIDR" } else { "" },
+            match self.detect {
+                Detect::ClusterCidr => "",
+                Detect::NodeCidr => ", detect-local NodeCIDR",
+                Detect::InterfaceNamePrefix => ", detect-local InterfaceNamePrefix",
+                Detect::Nothing => ", no clusterCIDR",
+            },
+            if self.node_port_addresses { ", nodePortAddresses" } else { "" },
+            if self.no_localhost_node_ports { ", localhostNodePorts=false" } else { "" },
         )
     }
 
@@ -403,15 +472,25 @@ impl Scenario {
             self.seed % 1_000_000
         );
         let detect = match self.detect {
-            Detect::ClusterCidr => "ClusterCIDR",
-            Detect::NodeCidr => "NodeCIDR",
+            Detect::ClusterCidr => "clusterCIDR: 10.244.0.0/16\ndetectLocalMode: ClusterCIDR",
+            Detect::NodeCidr => "clusterCIDR: 10.244.0.0/16\ndetectLocalMode: NodeCIDR",
+            Detect::InterfaceNamePrefix => {
+                "detectLocalMode: InterfaceNamePrefix\ndetectLocal: {interfaceNamePrefix: veth}"
+            }
+            Detect::Nothing => "detectLocalMode: ClusterCIDR",
         };
         let _ = write!(
             y,
             "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
-             mode: iptables\nhostnameOverride: node-a\nclusterCIDR: 10.244.0.0/16\n\
-             detectLocalMode: {detect}\niptables: {{masqueradeAll: {m}}}\nnftables: {{masqueradeAll: {m}}}\n---\n",
-            m = self.masquerade_all
+             mode: iptables\nhostnameOverride: node-a\n{detect}\niptables: {{masqueradeAll: {m}, localhostNodePorts: {l}}}\n\
+             nftables: {{masqueradeAll: {m}}}\n{a}---\n",
+            m = self.masquerade_all,
+            l = !self.no_localhost_node_ports,
+            a = if self.node_port_addresses {
+                "nodePortAddresses: [\"192.168.60.0/24\"]\n"
+            } else {
+                ""
+            },
         );
         let _ = write!(
             y,
@@ -481,7 +560,11 @@ fn service_yaml(y: &mut String, svc: &Svc) {
         y.push_str("  allocateLoadBalancerNodePorts: false\n");
     }
     if !svc.external_ips.is_empty() {
-        let ips: Vec<String> = svc.external_ips.iter().map(|h| format!("198.51.100.{h}")).collect();
+        let ips: Vec<String> = svc
+            .external_ips
+            .iter()
+            .map(|h| if *h == 0 { NODE_IP.to_owned() } else { format!("198.51.100.{h}") })
+            .collect();
         let _ = writeln!(y, "  externalIPs: [{}]", ips.join(", "));
     }
     if !svc.source_ranges.is_empty() {
@@ -499,8 +582,9 @@ fn service_yaml(y: &mut String, svc: &Svc) {
         );
     }
     if !svc.lb_ips.is_empty() {
+        let mode = if svc.proxy_ip_mode { ", ipMode: Proxy" } else { "" };
         let ips: Vec<String> =
-            svc.lb_ips.iter().map(|h| format!("{{ip: 198.51.100.{h}}}")).collect();
+            svc.lb_ips.iter().map(|h| format!("{{ip: 198.51.100.{h}{mode}}}")).collect();
         let _ = writeln!(y, "status:\n  loadBalancer:\n    ingress: [{}]", ips.join(", "));
     }
 }
@@ -516,7 +600,7 @@ fn slice_yaml(y: &mut String, svc: &Svc, v6: bool) {
     );
     for ep in &svc.endpoints {
         let address = if v6 {
-            format!("fd00:10:244:{}::{:x}", if ep.local { 1 } else { 2 }, ep.host)
+            format!("fd00:10:244:{}::{:x}", if ep.local { 1 } else { 2 }, ep.host.max(1))
         } else {
             ep.ip()
         };

@@ -495,11 +495,15 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let ext_src = model.external_source(&taken);
     taken.push(ext_src);
     let allowed_src = model.allowed_source(&taken);
+    // The differential run also probes from a pod of another node: inside the cluster CIDR,
+    // outside this node's pod CIDR, arriving on a non-pod interface.
+    let remote_src = case.light.then(|| Ipv4Addr::new(10, 244, 200, 250));
     let source = |role: Role| match role {
         Role::Node => Some(node_ip),
         Role::Pod => Some(pod_src),
         Role::External => Some(ext_src),
         Role::Allowed => allowed_src,
+        Role::RemotePod => remote_src,
         Role::Endpoint => None,
     };
 
@@ -510,6 +514,7 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
         Role::Pod => Some(pod_if.clone()),
         Role::External => Some(if_name("vcl", 0)),
         Role::Allowed => Some(if_name("vcl", 1)),
+        Role::RemotePod => Some(if_name("vcl", 1 + usize::from(allowed_src.is_some()))),
         Role::Endpoint => None,
     };
     let pod_if_of = |ip: Ipv4Addr| {
@@ -621,6 +626,7 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
 
     let mut clients = vec![ext_src];
     clients.extend(allowed_src);
+    clients.extend(remote_src);
     let spec = Spec {
         tag: format!("{}-{}", std::process::id(), NEXT_TAG.fetch_add(1, Ordering::SeqCst)),
         node_ip,
