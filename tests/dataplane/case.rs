@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, SocketAddr};
 
 use svclab_core::{EndpointSlice, Service};
 
@@ -81,23 +81,24 @@ pub(crate) struct SvcPort {
     pub(crate) name: String,
     /// The Service's (namespace, name), namespace defaulted.
     pub(crate) service: (String, String),
-    pub(crate) cluster_ip: Option<Ipv4Addr>,
+    pub(crate) cluster_ip: Option<IpAddr>,
     pub(crate) port: u16,
     pub(crate) node_port: u16,
-    pub(crate) external_ips: Vec<Ipv4Addr>,
-    pub(crate) lb_ips: Vec<Ipv4Addr>,
-    pub(crate) source_ranges: Vec<(Ipv4Addr, u8)>,
+    pub(crate) external_ips: Vec<IpAddr>,
+    pub(crate) lb_ips: Vec<IpAddr>,
+    pub(crate) source_ranges: Vec<(IpAddr, u8)>,
     /// `sessionAffinity: ClientIP`.
     pub(crate) affinity: bool,
     /// IPv4 addresses in the Service's EndpointSlices that have a TCP or UDP port (sorted).
-    pub(crate) endpoint_ips: Vec<Ipv4Addr>,
+    pub(crate) endpoint_ips: Vec<IpAddr>,
     /// `protocol: UDP` (else TCP).
     pub(crate) udp: bool,
 }
 
 /// The scenario reduced to addresses.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Model {
+    pub(crate) family: Family,
     pub(crate) ports: Vec<SvcPort>,
     pub(crate) pods: Vec<PodSpec>,
     /// What is not probed (SCTP ports, Services the cluster rejected, ...), with the reason.
@@ -107,7 +108,7 @@ pub(crate) struct Model {
 /// One endpoint a connection may reach.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Ep {
-    pub(crate) addr: SocketAddrV4,
+    pub(crate) addr: SocketAddr,
     /// Probability of a (first) connection reaching it.
     pub(crate) p: f64,
     /// The endpoint sees the node's address as source (else the client's).
@@ -138,8 +139,8 @@ pub(crate) struct Probe {
     /// e.g. `ns1/svc1:p80 cluster IP`.
     pub(crate) what: String,
     pub(crate) role: Role,
-    pub(crate) src: Ipv4Addr,
-    pub(crate) dst: SocketAddrV4,
+    pub(crate) src: IpAddr,
+    pub(crate) dst: SocketAddr,
     pub(crate) expect: Expect,
     /// A ClusterIP probe (these make the most connections: distributions are checked there).
     pub(crate) dst_is_cluster_ip: bool,
@@ -182,34 +183,102 @@ pub(crate) struct Target {
     pub(crate) what: String,
     pub(crate) role: Role,
     /// Source address when the role does not imply it (hairpin pod, 127.0.0.1).
-    pub(crate) src: Option<Ipv4Addr>,
-    pub(crate) dst: SocketAddrV4,
+    pub(crate) src: Option<IpAddr>,
+    pub(crate) dst: SocketAddr,
     /// The Service has ClientIP session affinity.
     pub(crate) affinity: bool,
     /// UDP (else TCP).
     pub(crate) udp: bool,
 }
 
-pub(crate) fn parse_v4(text: &str) -> Option<Ipv4Addr> {
-    text.trim().parse().ok()
+/// The IP family a case loads and probes (kube-proxy programs each family on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Family {
+    V4,
+    V6,
 }
 
-pub(crate) fn parse_cidr_v4(text: &str) -> Option<(Ipv4Addr, u8)> {
-    let text = text.trim();
-    let (ip, len) = text.split_once('/').unwrap_or((text, "32"));
-    let len: u8 = len.parse().ok().filter(|l| *l <= 32)?;
-    Some((parse_v4(ip)?, len))
+impl Family {
+    pub(crate) fn of(ip: IpAddr) -> Family {
+        if ip.is_ipv6() { Family::V6 } else { Family::V4 }
+    }
+
+    /// Address width in bits.
+    pub(crate) fn width(self) -> u32 {
+        match self {
+            Family::V4 => 32,
+            Family::V6 => 128,
+        }
+    }
+
+    /// An address of this family, else `None`.
+    pub(crate) fn parse(self, text: &str) -> Option<IpAddr> {
+        text.trim().parse().ok().filter(|ip| Family::of(*ip) == self)
+    }
+
+    /// A CIDR of this family (a bare address is a host route), else `None`.
+    pub(crate) fn parse_cidr(self, text: &str) -> Option<(IpAddr, u8)> {
+        let text = text.trim();
+        let (ip, len) = text.split_once('/').map_or((text, None), |(a, l)| (a, Some(l)));
+        let width = u8::try_from(self.width()).unwrap_or(128);
+        let len: u8 = match len {
+            Some(l) => l.parse().ok().filter(|l| *l <= width)?,
+            None => width,
+        };
+        Some((self.parse(ip)?, len))
+    }
+
+    fn address(self, bits: u128) -> IpAddr {
+        match self {
+            Family::V4 => IpAddr::from(std::net::Ipv4Addr::from(u32::try_from(bits).unwrap_or(0))),
+            Family::V6 => IpAddr::from(std::net::Ipv6Addr::from(bits)),
+        }
+    }
 }
 
-pub(crate) fn cidr_contains((net, len): (Ipv4Addr, u8), ip: Ipv4Addr) -> bool {
-    let mask = if len == 0 { 0 } else { u32::MAX << (32 - u32::from(len)) };
-    (u32::from(net) & mask) == (u32::from(ip) & mask)
+fn bits(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(a) => u128::from(u32::from(a)),
+        IpAddr::V6(a) => u128::from(a),
+    }
+}
+
+/// An IPv4 address (the goldens' hand tables are IPv4).
+pub(crate) fn parse_v4(text: &str) -> Option<IpAddr> {
+    Family::V4.parse(text)
+}
+
+pub(crate) fn parse_cidr_v4(text: &str) -> Option<(IpAddr, u8)> {
+    Family::V4.parse_cidr(text)
+}
+
+/// `ip` plus `delta` within its family (wrapping).
+pub(crate) fn offset(ip: IpAddr, delta: u128) -> IpAddr {
+    let family = Family::of(ip);
+    let mask = if family == Family::V4 { u128::from(u32::MAX) } else { u128::MAX };
+    family.address(bits(ip).wrapping_add(delta) & mask)
+}
+
+/// The number of addresses after the network address of a CIDR (`2^(width-len) - 1`).
+pub(crate) fn cidr_span((net, len): (IpAddr, u8)) -> u128 {
+    let host_bits = Family::of(net).width().saturating_sub(u32::from(len));
+    if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 }
+}
+
+pub(crate) fn cidr_contains((net, len): (IpAddr, u8), ip: IpAddr) -> bool {
+    if Family::of(net) != Family::of(ip) {
+        return false;
+    }
+    let span = cidr_span((net, len));
+    (bits(net) & !span) == (bits(ip) & !span)
 }
 
 impl Model {
-    /// Reduces Services and EndpointSlices to TCP/IPv4 service ports and endpoint pods.
-    pub(crate) fn new(services: &[&Service], slices: &[&EndpointSlice]) -> Model {
-        let mut model = Model::default();
+    /// Reduces Services and EndpointSlices to the TCP and UDP service ports and endpoint pods
+    /// of one family.
+    pub(crate) fn new(services: &[&Service], slices: &[&EndpointSlice], family: Family) -> Model {
+        let parse = |text: &str| family.parse(text);
+        let mut model = Model { family, ports: Vec::new(), pods: Vec::new(), skipped: Vec::new() };
         for svc in services {
             let meta = &svc.metadata;
             let spec = &svc.spec;
@@ -219,7 +288,7 @@ impl Model {
             let cluster_ip = [spec.cluster_ip.as_str()]
                 .into_iter()
                 .chain(spec.cluster_ips.iter().map(String::as_str))
-                .find_map(parse_v4);
+                .find_map(parse);
             for port in &spec.ports {
                 let name = if port.name.is_empty() {
                     format!("{}/{}", meta.namespace, meta.name)
@@ -240,17 +309,17 @@ impl Model {
                     cluster_ip,
                     port: u16::try_from(port.port).unwrap_or(0),
                     node_port: u16::try_from(port.node_port).unwrap_or(0),
-                    external_ips: spec.external_ips.iter().filter_map(|s| parse_v4(s)).collect(),
+                    external_ips: spec.external_ips.iter().filter_map(|s| parse(s)).collect(),
                     lb_ips: svc
                         .status
                         .load_balancer_ingress
                         .iter()
-                        .filter_map(|i| parse_v4(&i.ip))
+                        .filter_map(|i| parse(&i.ip))
                         .collect(),
                     source_ranges: spec
                         .load_balancer_source_ranges
                         .iter()
-                        .filter_map(|s| parse_cidr_v4(s))
+                        .filter_map(|s| family.parse_cidr(s))
                         .collect(),
                     affinity: spec.session_affinity == "ClientIP",
                     endpoint_ips: Vec::new(),
@@ -258,9 +327,10 @@ impl Model {
                 });
             }
         }
-        let mut pods: BTreeMap<Ipv4Addr, (Vec<u16>, Vec<u16>)> = BTreeMap::new();
+        let mut pods: BTreeMap<IpAddr, (Vec<u16>, Vec<u16>)> = BTreeMap::new();
         for slice in slices {
-            if slice.address_type != "IPv4" {
+            let wanted = if family == Family::V4 { "IPv4" } else { "IPv6" };
+            if slice.address_type != wanted {
                 continue;
             }
             let ports_of = |udp: bool| -> Vec<u16> {
@@ -283,7 +353,7 @@ impl Model {
             let owner = slice.metadata.labels.get("kubernetes.io/service-name");
             for endpoint in &slice.endpoints {
                 for address in &endpoint.addresses {
-                    let Some(ip) = parse_v4(address) else { continue };
+                    let Some(ip) = parse(address) else { continue };
                     if !tcp.is_empty() || !udp.is_empty() {
                         for sp in &mut model.ports {
                             if sp.service.0 == namespace
@@ -323,7 +393,7 @@ impl Model {
     /// `thorough`: NodePorts from the pod and the node too (the differential run).
     pub(crate) fn targets(
         &self,
-        node_ip: Ipv4Addr,
+        node_ip: IpAddr,
         localhost_node_ports: bool,
         thorough: bool,
     ) -> Vec<Target> {
@@ -340,7 +410,7 @@ impl Model {
                         what: format!("{} cluster IP", sp.name),
                         role,
                         src: None,
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -351,7 +421,7 @@ impl Model {
                         what: format!("{} cluster IP (hairpin)", sp.name),
                         role: Role::Endpoint,
                         src: Some(*first),
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -361,8 +431,8 @@ impl Model {
                 out.push(Target {
                     what: format!("{} node port on localhost", sp.name),
                     role: Role::Node,
-                    src: Some(Ipv4Addr::LOCALHOST),
-                    dst: SocketAddrV4::new(Ipv4Addr::LOCALHOST, sp.node_port),
+                    src: Some(IpAddr::from([127, 0, 0, 1])),
+                    dst: SocketAddr::new(IpAddr::from([127, 0, 0, 1]), sp.node_port),
                     affinity: sp.affinity,
                     udp: sp.udp,
                 });
@@ -378,7 +448,7 @@ impl Model {
                         what: format!("{} node port", sp.name),
                         role: *role,
                         src: None,
-                        dst: SocketAddrV4::new(node_ip, sp.node_port),
+                        dst: SocketAddr::new(node_ip, sp.node_port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -402,7 +472,7 @@ impl Model {
                         what: format!("{} {kind}", sp.name),
                         role,
                         src: None,
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -413,7 +483,7 @@ impl Model {
                         what: format!("{} {kind} (hairpin)", sp.name),
                         role: Role::Endpoint,
                         src: Some(*first),
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -427,7 +497,7 @@ impl Model {
                     what: format!("{} node port (hairpin)", sp.name),
                     role: Role::Endpoint,
                     src: Some(*first),
-                    dst: SocketAddrV4::new(node_ip, sp.node_port),
+                    dst: SocketAddr::new(node_ip, sp.node_port),
                     affinity: sp.affinity,
                     udp: sp.udp,
                 });
@@ -437,34 +507,52 @@ impl Model {
     }
 
     /// A client address inside the first loadBalancerSourceRanges entry of the scenario.
-    pub(crate) fn allowed_source(&self, taken: &[Ipv4Addr]) -> Option<Ipv4Addr> {
+    pub(crate) fn allowed_source(&self, taken: &[IpAddr]) -> Option<IpAddr> {
         let range = self.ports.iter().find_map(|p| p.source_ranges.first().copied())?;
         (1..=255u32)
-            .map(|i| Ipv4Addr::from(u32::from(range.0).wrapping_add(i)))
+            .map(|i| offset(range.0, u128::from(i)))
             .find(|ip| cidr_contains(range, *ip) && !taken.contains(ip))
     }
 
     /// An off-node client address in no source range.
-    pub(crate) fn external_source(&self, taken: &[Ipv4Addr]) -> Ipv4Addr {
-        let ranges: Vec<(Ipv4Addr, u8)> =
+    pub(crate) fn external_source(&self, taken: &[IpAddr]) -> IpAddr {
+        let ranges: Vec<(IpAddr, u8)> =
             self.ports.iter().flat_map(|p| p.source_ranges.iter().copied()).collect();
-        ["192.0.2.100", "198.51.100.100", "100.64.0.100", "203.0.113.250"]
-            .iter()
-            .filter_map(|s| parse_v4(s))
-            .find(|ip| !taken.contains(ip) && !ranges.iter().any(|r| cidr_contains(*r, *ip)))
-            .unwrap_or(Ipv4Addr::new(192, 0, 2, 101))
+        let family = self.family;
+        [
+            "192.0.2.100",
+            "198.51.100.100",
+            "100.64.0.100",
+            "203.0.113.250",
+            "2001:db8:ee::100",
+            "2001:db8:ef::100",
+            "64:ff9b::100",
+        ]
+        .iter()
+        .filter_map(|s| family.parse(s))
+        .find(|ip| !taken.contains(ip) && !ranges.iter().any(|r| cidr_contains(*r, *ip)))
+        .unwrap_or_else(|| match family {
+            Family::V4 => IpAddr::from([192, 0, 2, 101]),
+            Family::V6 => {
+                IpAddr::from(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0xee, 0, 0, 0, 0, 0x101))
+            }
+        })
     }
 
     /// A pod address inside the detect-local CIDR that no endpoint uses.
-    pub(crate) fn pod_source(&self, local: Option<(Ipv4Addr, u8)>, taken: &[Ipv4Addr]) -> Ipv4Addr {
-        let (net, len) = local.unwrap_or((Ipv4Addr::new(10, 244, 0, 0), 16));
-        let size =
-            if len == 0 { u32::MAX } else { (1u32 << (32 - u32::from(len))).saturating_sub(1) };
-        let base = u32::from(net);
+    pub(crate) fn pod_source(&self, local: Option<(IpAddr, u8)>, taken: &[IpAddr]) -> IpAddr {
+        let fallback = match self.family {
+            Family::V4 => "10.244.0.0/16",
+            Family::V6 => "fd00:10:244::/56",
+        };
+        let Some(cidr) = local.or_else(|| self.family.parse_cidr(fallback)) else {
+            return IpAddr::from([10, 244, 255, 250]);
+        };
+        let size = cidr_span(cidr);
         (2..size.min(4096))
-            .map(|i| Ipv4Addr::from(base.wrapping_add(size - i)))
+            .map(|i| offset(cidr.0, size - i))
             .find(|ip| !taken.contains(ip) && !self.pods.iter().any(|p| p.ip == *ip))
-            .unwrap_or(Ipv4Addr::new(10, 244, 255, 250))
+            .unwrap_or(IpAddr::from([10, 244, 255, 250]))
     }
 }
 
@@ -472,7 +560,7 @@ impl Model {
 /// critical value for a false-alarm probability of 1e-6 (Wilson-Hilferty approximation).
 pub(crate) fn chi_square(
     endpoints: &[Ep],
-    landed: &BTreeMap<SocketAddrV4, u32>,
+    landed: &BTreeMap<SocketAddr, u32>,
     n: u32,
 ) -> (f64, f64) {
     let used: Vec<&Ep> = endpoints.iter().filter(|e| e.p > 0.0).collect();
@@ -499,7 +587,7 @@ pub(crate) fn chi_square(
 pub(crate) enum Verdict {
     /// Every connection was answered: the endpoints reached, each with whether its
     /// connections arrived with another source than the client's (masqueraded).
-    Landed(BTreeMap<SocketAddrV4, bool>),
+    Landed(BTreeMap<SocketAddr, bool>),
     Refused,
     Dropped,
     /// Anything else (a mix, errors), as described.
@@ -527,10 +615,10 @@ impl std::fmt::Display for Verdict {
 /// and failures by kind.
 #[derive(Debug, Default)]
 pub(crate) struct Observed {
-    pub(crate) landed: BTreeMap<SocketAddrV4, u32>,
+    pub(crate) landed: BTreeMap<SocketAddr, u32>,
     /// (endpoint, source the endpoint saw) pairs.
-    pub(crate) pairs: BTreeMap<(SocketAddrV4, Ipv4Addr), u32>,
-    pub(crate) peers: BTreeMap<Ipv4Addr, u32>,
+    pub(crate) pairs: BTreeMap<(SocketAddr, IpAddr), u32>,
+    pub(crate) peers: BTreeMap<IpAddr, u32>,
     pub(crate) other: BTreeMap<String, u32>,
     pub(crate) total: u32,
 }
@@ -544,12 +632,12 @@ impl Observed {
             let mut words = line.split_whitespace();
             if words.next() == Some("ok") {
                 let _name = words.next();
-                let local = words.next().and_then(|s| s.parse::<SocketAddrV4>().ok());
-                let peer = words.next().and_then(|s| s.parse::<SocketAddrV4>().ok());
+                let local = words.next().and_then(|s| s.parse::<SocketAddr>().ok());
+                let peer = words.next().and_then(|s| s.parse::<SocketAddr>().ok());
                 if let (Some(local), Some(peer)) = (local, peer) {
                     *obs.landed.entry(local).or_default() += 1;
-                    *obs.peers.entry(*peer.ip()).or_default() += 1;
-                    *obs.pairs.entry((local, *peer.ip())).or_default() += 1;
+                    *obs.peers.entry(peer.ip()).or_default() += 1;
+                    *obs.pairs.entry((local, peer.ip())).or_default() += 1;
                     continue;
                 }
             }
@@ -561,11 +649,11 @@ impl Observed {
     /// One line for the report.
     pub(crate) fn describe(&self, expect: &Expect) -> String {
         let mut text = format!("{} conns:", self.total);
-        let probs: BTreeMap<SocketAddrV4, f64> = match expect {
+        let probs: BTreeMap<SocketAddr, f64> = match expect {
             Expect::Land { endpoints, .. } => endpoints.iter().map(|e| (e.addr, e.p)).collect(),
             _ => BTreeMap::new(),
         };
-        let mut keys: Vec<SocketAddrV4> = self.landed.keys().copied().collect();
+        let mut keys: Vec<SocketAddr> = self.landed.keys().copied().collect();
         keys.extend(probs.keys().copied().filter(|k| !self.landed.contains_key(k)));
         keys.sort();
         for ep in keys {
@@ -598,7 +686,7 @@ impl Observed {
     }
 
     /// Compares with the expectation; `node_ip` is what a masqueraded connection shows.
-    pub(crate) fn check(&self, probe: &Probe, node_ip: Ipv4Addr) -> Result<(), String> {
+    pub(crate) fn check(&self, probe: &Probe, node_ip: IpAddr) -> Result<(), String> {
         let n = probe.count();
         if self.total != n {
             return Err(format!("{} of {n} attempts reported", self.total));
@@ -667,7 +755,7 @@ impl Observed {
     }
 
     /// The verdict of the connections from `src` (see [`Verdict`]).
-    pub(crate) fn verdict(&self, src: Ipv4Addr) -> Verdict {
+    pub(crate) fn verdict(&self, src: IpAddr) -> Verdict {
         if self.other.is_empty() && !self.landed.is_empty() {
             let mut eps = BTreeMap::new();
             for (ep, seen) in self.pairs.keys() {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use crate::case::{Expect, Mode, Probe, Role, SvcPort, Verdict};
+use crate::case::{Expect, Family, Mode, Probe, Role, SvcPort, Verdict};
 use crate::generate::Scenario;
 use crate::runner::{self, CaseDef, Execution, Kind, RulesFrom, describe_expect, same_expectation};
 
@@ -53,7 +53,7 @@ impl Campaign {
     }
 }
 
-fn case_def(scenario: &Scenario, mode: Mode) -> CaseDef {
+fn case_def(scenario: &Scenario, mode: Mode, family: Family) -> CaseDef {
     CaseDef {
         id: format!("seed-{}", scenario.seed),
         path: std::path::PathBuf::from(format!("differential-seed-{}.yaml", scenario.seed)),
@@ -63,6 +63,7 @@ fn case_def(scenario: &Scenario, mode: Mode) -> CaseDef {
         known_failure: None,
         text: Some(scenario.to_yaml()),
         light: true,
+        family,
     }
 }
 
@@ -76,31 +77,39 @@ pub(crate) struct Figures {
     pub(crate) mode_differences: Vec<String>,
 }
 
-/// Runs a scenario in both modes; the failures (empty: it passed) and the figures.
+/// Runs a scenario in both modes, for IPv4 and (on a dual-stack cluster) IPv6; the failures
+/// (empty: it passed) and the figures.
 fn check(scenario: &Scenario) -> (Vec<String>, Figures) {
     let mut failures = Vec::new();
     let mut figures = Figures::default();
-    let mut runs: BTreeMap<Mode, Execution> = BTreeMap::new();
-    for mode in [Mode::Iptables, Mode::Nftables] {
-        match runner::execute(&case_def(scenario, mode)) {
-            Ok(done) => {
-                for rejected in &done.rejected {
-                    failures.push(format!(
-                        "{}: the generator wrote an invalid Service: {rejected}",
-                        mode.as_str()
-                    ));
+    let dual = scenario.dual_stack_cluster && scenario.services.iter().any(|s| s.dual_stack);
+    let families: &[Family] = if dual { &[Family::V4, Family::V6] } else { &[Family::V4] };
+    for family in families.iter().copied() {
+        let mut runs: BTreeMap<Mode, Execution> = BTreeMap::new();
+        for mode in [Mode::Iptables, Mode::Nftables] {
+            let label = match family {
+                Family::V4 => mode.as_str().to_owned(),
+                Family::V6 => format!("{} ipv6", mode.as_str()),
+            };
+            match runner::execute(&case_def(scenario, mode, family)) {
+                Ok(done) => {
+                    for rejected in &done.rejected {
+                        failures.push(format!(
+                            "{label}: the generator wrote an invalid Service: {rejected}"
+                        ));
+                    }
+                    failures.extend(done.failures.iter().map(|f| format!("{label}: {f}")));
+                    figures.probes += done.probes.len();
+                    figures.connections +=
+                        done.probes.iter().map(|(p, _)| u64::from(p.count())).sum::<u64>();
+                    runs.insert(mode, done);
                 }
-                failures.extend(done.failures.iter().map(|f| format!("{}: {f}", mode.as_str())));
-                figures.probes += done.probes.len();
-                figures.connections +=
-                    done.probes.iter().map(|(p, _)| u64::from(p.count())).sum::<u64>();
-                runs.insert(mode, done);
+                Err(err) => failures.push(format!("{label}: {err}")),
             }
-            Err(err) => failures.push(format!("{}: {err}", mode.as_str())),
         }
-    }
-    if let (Some(ipt), Some(nft)) = (runs.get(&Mode::Iptables), runs.get(&Mode::Nftables)) {
-        failures.extend(compare_modes(ipt, nft, &mut figures.mode_differences));
+        if let (Some(ipt), Some(nft)) = (runs.get(&Mode::Iptables), runs.get(&Mode::Nftables)) {
+            failures.extend(compare_modes(ipt, nft, &mut figures.mode_differences));
+        }
     }
     (failures, figures)
 }

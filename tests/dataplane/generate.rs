@@ -20,6 +20,8 @@ fn endpoints_so_far(services: &[Svc]) -> Option<Vec<(u8, bool)>> {
 
 /// The node the rules are rendered for.
 pub(crate) const NODE_IP: &str = "192.168.60.2";
+/// Its IPv6 address on a dual-stack cluster.
+pub(crate) const NODE_IP6: &str = "fd00:60::2";
 
 /// splitmix64: tiny, deterministic, good enough to pick shapes.
 #[derive(Debug, Clone)]
@@ -128,6 +130,9 @@ pub(crate) struct Svc {
     /// The load-balancer ingress has `ipMode: Proxy` (kube-proxy leaves such IPs alone).
     pub(crate) proxy_ip_mode: bool,
     pub(crate) source_ranges: Vec<&'static str>,
+    /// A dual-stack Service's source ranges name IPv6 ones too (else its IPv6 load-balancer
+    /// IPs have no firewall at all).
+    pub(crate) v6_ranges: bool,
     /// `allocateLoadBalancerNodePorts: false`.
     pub(crate) no_lb_node_ports: bool,
     pub(crate) endpoints: Vec<Endpoint>,
@@ -151,6 +156,9 @@ pub(crate) struct Scenario {
 /// `loadBalancerSourceRanges` values: the first holds the allowed client; one holds the
 /// load-balancer IPs themselves (kube-proxy then lets the node reach them), one the pods.
 const RANGES: [&str; 4] = ["203.0.113.0/25", "198.51.100.0/24", "10.244.0.0/16", "192.0.2.0/28"];
+/// The IPv6 counterparts, in the same order (the external IPv6 client is 2001:db8:ee::100).
+const RANGES6: [&str; 4] =
+    ["2001:db8:113::/64", "2001:db8:51::/64", "fd00:10:244::/56", "2001:db8:2::/64"];
 
 /// Service port numbers (a UDP and a TCP port may share one, as DNS does).
 const PORTS: [u16; 5] = [80, 443, 53, 8080, 9000];
@@ -205,6 +213,7 @@ impl Scenario {
             let mut source_ranges = Vec::new();
             let mut no_lb_node_ports = false;
             let mut proxy_ip_mode = false;
+            let mut v6_ranges = false;
             if type_ == SvcType::LoadBalancer {
                 lb_ips.push(next_vip);
                 next_vip += 1;
@@ -223,6 +232,7 @@ impl Scenario {
                 }
                 no_lb_node_ports = rng.chance(15);
                 proxy_ip_mode = rng.chance(10);
+                v6_ranges = rng.chance(70);
             }
             let programs =
                 matches!(type_, SvcType::ClusterIp | SvcType::NodePort | SvcType::LoadBalancer);
@@ -276,6 +286,7 @@ impl Scenario {
                 lb_ips,
                 proxy_ip_mode,
                 source_ranges,
+                v6_ranges,
                 no_lb_node_ports,
                 endpoints,
             });
@@ -355,6 +366,7 @@ impl Scenario {
             with(i, &|s| std::mem::take(&mut s.dual_stack));
             with(i, &|s| std::mem::take(&mut s.no_lb_node_ports));
             with(i, &|s| std::mem::take(&mut s.proxy_ip_mode));
+            with(i, &|s| std::mem::take(&mut s.v6_ranges));
             with(i, &|s| {
                 let had = s.endpoints.iter().any(|e| e.hint.is_some());
                 for e in &mut s.endpoints {
@@ -472,13 +484,18 @@ impl Scenario {
             self.seed % 1_000_000
         );
         let detect = match self.detect {
-            Detect::ClusterCidr => "clusterCIDR: 10.244.0.0/16\ndetectLocalMode: ClusterCIDR",
-            Detect::NodeCidr => "clusterCIDR: 10.244.0.0/16\ndetectLocalMode: NodeCIDR",
+            Detect::ClusterCidr => "clusterCIDR: {cidr}\ndetectLocalMode: ClusterCIDR",
+            Detect::NodeCidr => "clusterCIDR: {cidr}\ndetectLocalMode: NodeCIDR",
             Detect::InterfaceNamePrefix => {
                 "detectLocalMode: InterfaceNamePrefix\ndetectLocal: {interfaceNamePrefix: veth}"
             }
             Detect::Nothing => "detectLocalMode: ClusterCIDR",
         };
+        let ds = self.dual_stack_cluster;
+        let detect = detect.replace(
+            "{cidr}",
+            if ds { "\"10.244.0.0/16,fd00:10:244::/56\"" } else { "10.244.0.0/16" },
+        );
         let _ = write!(
             y,
             "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n\
@@ -486,16 +503,22 @@ impl Scenario {
              nftables: {{masqueradeAll: {m}}}\n{a}---\n",
             m = self.masquerade_all,
             l = !self.no_localhost_node_ports,
-            a = if self.node_port_addresses {
-                "nodePortAddresses: [\"192.168.60.0/24\"]\n"
-            } else {
-                ""
+            a = match (self.node_port_addresses, ds) {
+                (false, _) => "",
+                (true, false) => "nodePortAddresses: [\"192.168.60.0/24\"]\n",
+                (true, true) => "nodePortAddresses: [\"192.168.60.0/24\", \"fd00:60::/64\"]\n",
             },
         );
         let _ = write!(
             y,
             "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\n  labels: {{topology.kubernetes.io/zone: zone-a}}\n\
-             spec: {{podCIDRs: [\"10.244.1.0/24\"]}}\nstatus:\n  addresses: [{{type: InternalIP, address: {NODE_IP}}}]\n"
+             spec: {{podCIDRs: [\"10.244.1.0/24\"{p6}]}}\nstatus:\n  addresses: [{{type: InternalIP, address: {NODE_IP}}}{a6}]\n",
+            p6 = if ds { ", \"fd00:10:244:1::/64\"" } else { "" },
+            a6 = if ds {
+                format!(", {{type: InternalIP, address: \"{NODE_IP6}\"}}")
+            } else {
+                String::new()
+            },
         );
         for svc in &self.services {
             y.push_str("---\n");
@@ -560,15 +583,28 @@ fn service_yaml(y: &mut String, svc: &Svc) {
         y.push_str("  allocateLoadBalancerNodePorts: false\n");
     }
     if !svc.external_ips.is_empty() {
-        let ips: Vec<String> = svc
+        let mut ips: Vec<String> = svc
             .external_ips
             .iter()
             .map(|h| if *h == 0 { NODE_IP.to_owned() } else { format!("198.51.100.{h}") })
             .collect();
+        if svc.dual_stack {
+            ips.extend(svc.external_ips.iter().map(|h| {
+                if *h == 0 { format!("\"{NODE_IP6}\"") } else { format!("\"2001:db8:51::{h:x}\"") }
+            }));
+        }
         let _ = writeln!(y, "  externalIPs: [{}]", ips.join(", "));
     }
     if !svc.source_ranges.is_empty() {
-        let _ = writeln!(y, "  loadBalancerSourceRanges: [{}]", svc.source_ranges.join(", "));
+        let mut ranges: Vec<String> = svc.source_ranges.iter().map(|r| (*r).to_owned()).collect();
+        if svc.dual_stack && svc.v6_ranges {
+            for range in &svc.source_ranges {
+                if let Some(i) = RANGES.iter().position(|r| r == range) {
+                    ranges.push(format!("\"{}\"", RANGES6[i]));
+                }
+            }
+        }
+        let _ = writeln!(y, "  loadBalancerSourceRanges: [{}]", ranges.join(", "));
     }
     y.push_str("  ports:\n");
     for port in &svc.ports {
@@ -583,8 +619,11 @@ fn service_yaml(y: &mut String, svc: &Svc) {
     }
     if !svc.lb_ips.is_empty() {
         let mode = if svc.proxy_ip_mode { ", ipMode: Proxy" } else { "" };
-        let ips: Vec<String> =
+        let mut ips: Vec<String> =
             svc.lb_ips.iter().map(|h| format!("{{ip: 198.51.100.{h}{mode}}}")).collect();
+        if svc.dual_stack {
+            ips.extend(svc.lb_ips.iter().map(|h| format!("{{ip: \"2001:db8:51::{h:x}\"{mode}}}")));
+        }
         let _ = writeln!(y, "status:\n  loadBalancer:\n    ingress: [{}]", ips.join(", "));
     }
 }
@@ -600,7 +639,11 @@ fn slice_yaml(y: &mut String, svc: &Svc, v6: bool) {
     );
     for ep in &svc.endpoints {
         let address = if v6 {
-            format!("fd00:10:244:{}::{:x}", if ep.local { 1 } else { 2 }, ep.host.max(1))
+            if ep.host == 0 {
+                NODE_IP6.to_owned()
+            } else {
+                format!("fd00:10:244:{}::{:x}", if ep.local { 1 } else { 2 }, ep.host)
+            }
         } else {
             ep.ip()
         };

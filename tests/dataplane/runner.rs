@@ -2,7 +2,7 @@
 //! topology, load the rules, probe, compare with the expectations, report the figures.
 
 use std::fmt::Write as _;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -10,7 +10,8 @@ use svclab_core::{EndpointSlice, Input, Object, Service, World};
 
 use crate::bootstrap;
 use crate::case::{
-    Expect, Mode, Model, Observed, Probe, Role, Target, Verdict, parse_cidr_v4, parse_v4,
+    Expect, Family, Mode, Model, Observed, Probe, Role, Target, Verdict, cidr_span, offset,
+    parse_cidr_v4, parse_v4,
 };
 use crate::netns::{self, Netns};
 use crate::svclab::{self, read};
@@ -21,6 +22,13 @@ const ATTEMPT_TIMEOUT_MS: &str = "1000";
 /// The same for the differential run's light probes (many probes, each expected drop waits
 /// this long once): the namespaces are on one host, an answer takes well under a millisecond.
 const LIGHT_ATTEMPT_TIMEOUT_MS: &str = "500";
+/// Light probes run side by side at most this many at a time (expected refusals and drops).
+const PARALLEL_PROBES: usize = 16;
+/// IPv6: a REJECT's ICMPv6 port-unreachable for the first SYN does not end a TCP connect
+/// (measured on Linux 6.18, in these namespaces, with and without the topology: the connect is
+/// refused when the SYN retransmitted after 1 s is rejected), so a refusal takes just over a
+/// second.
+const IPV6_ATTEMPT_TIMEOUT_MS: &str = "1400";
 
 /// Where a case's rules and expectations come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +74,8 @@ pub(crate) struct CaseDef {
     /// Differential run: fewer connections per probe, a shorter timeout, and more probes
     /// (NodePorts from the pod and the node too).
     pub(crate) light: bool,
+    /// The family rendered and probed (the examples and goldens: IPv4).
+    pub(crate) family: Family,
 }
 
 impl CaseDef {
@@ -77,7 +87,10 @@ impl CaseDef {
             (RulesFrom::Svclab, Kind::Example) => "svclab-example",
             (RulesFrom::Svclab, Kind::Generated) => "differential",
         };
-        format!("{source}/{}/{}", self.id, self.mode.as_str())
+        match self.family {
+            Family::V4 => format!("{source}/{}/{}", self.id, self.mode.as_str()),
+            Family::V6 => format!("{source}/{}/ipv6/{}", self.id, self.mode.as_str()),
+        }
     }
 }
 
@@ -114,6 +127,7 @@ pub(crate) fn cases() -> Vec<CaseDef> {
             known_failure: None,
             text: None,
             light: false,
+            family: Family::V4,
         });
     };
     // The goldens come from the shared conformance directory when it is there, else from the
@@ -169,6 +183,7 @@ pub(crate) fn cases() -> Vec<CaseDef> {
                 known_failure,
                 text: None,
                 light: false,
+                family: Family::V4,
             });
         }
     }
@@ -188,6 +203,15 @@ pub(crate) fn iptables_restore() -> &'static str {
     }
 }
 
+/// `iptables_restore()` for the family of `ip` (`ip6tables-...` for IPv6).
+fn restore_for(ip: IpAddr) -> String {
+    if ip.is_ipv6() {
+        iptables_restore().replacen("iptables", "ip6tables", 1)
+    } else {
+        iptables_restore().to_owned()
+    }
+}
+
 /// Checks root, the tools and network-namespace support.
 pub(crate) fn preflight() -> Result<(), String> {
     if !cfg!(target_os = "linux") {
@@ -203,8 +227,11 @@ pub(crate) fn preflight() -> Result<(), String> {
     if euid != "0" {
         return Err(format!("not root (effective uid {euid})"));
     }
-    let missing: Vec<&str> =
-        ["ip", iptables_restore(), "nft", "nfacct"].into_iter().filter(|p| !which(p)).collect();
+    let restore6 = restore_for(IpAddr::from([0u16; 8]));
+    let missing: Vec<&str> = ["ip", iptables_restore(), &restore6, "nft", "nfacct"]
+        .into_iter()
+        .filter(|p| !which(p))
+        .collect();
     if !missing.is_empty() {
         return Err(format!(
             "missing {} (run scripts/setup.d/40-dataplane.sh: apt-get install iproute2 iptables nftables nfacct)",
@@ -258,13 +285,13 @@ struct Prepared {
     rules: String,
     /// iptables-restore input loaded after `rules` (the built-in jumps), if any.
     jumps: Option<String>,
-    node_ip: Ipv4Addr,
+    node_ip: IpAddr,
     /// The scenario names the node's address; without it the node's own connections and
     /// NodePorts cannot be traced (the tracer would not know the address is local).
     node_known: bool,
-    node_addresses: Vec<Ipv4Addr>,
-    service_cidr: Option<(Ipv4Addr, u8)>,
-    local_cidr: Option<(Ipv4Addr, u8)>,
+    node_addresses: Vec<IpAddr>,
+    service_cidr: Option<(IpAddr, u8)>,
+    local_cidr: Option<(IpAddr, u8)>,
     pod_if_prefix: String,
     /// BridgeInterface detector: the non-endpoint pod's node-side interface carries the
     /// bridge's name, so `-i <bridge>` / `iifname <bridge>` matches its traffic.
@@ -304,8 +331,11 @@ fn prepare_golden_text(case: &CaseDef) -> Result<Prepared, String> {
     let pod_if_prefix =
         config["detectLocal"]["interfaceNamePrefix"].as_str().unwrap_or("veth").to_owned();
     let (services, slices) = objects(&case.path.join("input.yaml"))?;
-    let model =
-        Model::new(&services.iter().collect::<Vec<_>>(), &slices.iter().collect::<Vec<_>>());
+    let model = Model::new(
+        &services.iter().collect::<Vec<_>>(),
+        &slices.iter().collect::<Vec<_>>(),
+        Family::V4,
+    );
     let (rules, jumps) = match case.mode {
         Mode::Iptables => {
             let rules = read(&case.path.join("expected.iptables"))?;
@@ -345,16 +375,16 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
         Kind::Generated => vec![(case.id.clone(), case.text.clone().unwrap_or_default())],
     };
     let svclab::Evaluated { world, ingress, rejected } = svclab::evaluate(&inputs)?;
-    let facts = svclab::node_facts(&world, case.mode)?;
-    let rules = svclab::render(&world, case.mode)?;
+    let facts = svclab::node_facts(&world, case.mode, case.family)?;
+    let rules = svclab::render(&world, case.mode, case.family)?;
     let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
-    let mut model = Model::new(&services, &slices);
+    let mut model = Model::new(&services, &slices, case.family);
     for port in &mut model.ports {
         if port.lb_ips.is_empty()
             && let Some(ips) = ingress.get(&port.service)
         {
-            port.lb_ips.clone_from(ips);
+            port.lb_ips = ips.iter().copied().filter(|ip| Family::of(*ip) == case.family).collect();
         }
     }
     model.skipped.extend(rejected.into_iter().map(|r| format!("rejected by the cluster: {r}")));
@@ -431,11 +461,11 @@ fn load(topo: &Topology, mode: Mode, prepared: &Prepared) -> Result<(), String> 
             for name in nfacct_names(&prepared.rules) {
                 node.exec("nfacct", &["add", &name])?;
             }
-            let restore = iptables_restore();
-            node.exec_with_input(restore, &["--noflush"], &prepared.rules)
+            let restore = restore_for(prepared.node_ip);
+            node.exec_with_input(&restore, &["--noflush"], &prepared.rules)
                 .map_err(|err| format!("loading the payload: {err}"))?;
             if let Some(jumps) = &prepared.jumps {
-                node.exec_with_input(restore, &["--noflush"], jumps)
+                node.exec_with_input(&restore, &["--noflush"], jumps)
                     .map_err(|err| format!("loading the built-in jumps: {err}"))?;
             }
         }
@@ -488,7 +518,7 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
     let model = &prepared.model;
     let node_ip = prepared.node_ip;
-    let mut taken: Vec<Ipv4Addr> = model.pods.iter().map(|p| p.ip).collect();
+    let mut taken: Vec<IpAddr> = model.pods.iter().map(|p| p.ip).collect();
     taken.push(node_ip);
     let pod_src = model.pod_source(prepared.local_cidr, &taken);
     taken.push(pod_src);
@@ -497,7 +527,10 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let allowed_src = model.allowed_source(&taken);
     // The differential run also probes from a pod of another node: inside the cluster CIDR,
     // outside this node's pod CIDR, arriving on a non-pod interface.
-    let remote_src = case.light.then(|| Ipv4Addr::new(10, 244, 200, 250));
+    let remote_src = case.light.then(|| match case.family {
+        Family::V4 => IpAddr::from([10, 244, 200, 250]),
+        Family::V6 => IpAddr::from([0xfd00, 0x10, 0x244, 0xc8, 0, 0, 0, 0xfa_u16]),
+    });
     let source = |role: Role| match role {
         Role::Node => Some(node_ip),
         Role::Pod => Some(pod_src),
@@ -517,7 +550,7 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
         Role::RemotePod => Some(if_name("vcl", 1 + usize::from(allowed_src.is_some()))),
         Role::Endpoint => None,
     };
-    let pod_if_of = |ip: Ipv4Addr| {
+    let pod_if_of = |ip: IpAddr| {
         model.pods.iter().position(|p| p.ip == ip).map(|i| if_name(&prepared.pod_if_prefix, i))
     };
     // kube-proxy accepts NodePorts on 127.0.0.1 only in iptables mode, with route_localnet.
@@ -541,7 +574,7 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
         let extra = role == Role::Endpoint
             || dst.ip().is_loopback()
             || (matches!(role, Role::Node | Role::Pod) && !what.ends_with("cluster IP"));
-        if !prepared.node_known && (role == Role::Node || dst.ip() == &node_ip) {
+        if !prepared.node_known && (role == Role::Node || dst.ip() == node_ip) {
             skipped
                 .push(format!("{what} from {}: the scenario names no node address", role.as_str()));
             continue;
@@ -653,7 +686,7 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     if case.mode == Mode::Iptables
         && let Oracle::Trace(world, _) = &prepared.oracle
     {
-        let save = iptables_restore().replace("-restore", "-save");
+        let save = restore_for(node_ip).replace("-restore", "-save");
         let dump = topo.node.exec(&save, &[])?;
         for (probe, iface) in probes.iter().zip(&interfaces) {
             let report = svclab::trace_dump(
@@ -692,20 +725,65 @@ pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let mut failures = Vec::new();
     let mut verdicts = Vec::new();
     let mut total = 0u32;
+    let timeout = match (case.family, case.light) {
+        (Family::V6, _) => IPV6_ATTEMPT_TIMEOUT_MS,
+        (Family::V4, true) => LIGHT_ATTEMPT_TIMEOUT_MS,
+        (Family::V4, false) => ATTEMPT_TIMEOUT_MS,
+    };
+    let mut commands = Vec::new();
     for probe in &probes {
         let ns = match probe.role {
             Role::Node => Some(&topo.node),
             _ => topo.leaf(probe.src),
         };
         let Some(ns) = ns else { return Err(format!("no namespace for {}", probe.src)) };
-        let output = netns::run(ns.command(&exe).args([
+        let mut cmd = ns.command(&exe);
+        cmd.args([
             crate::agent::AGENT_ARG,
             "probe",
             &probe.dst.to_string(),
             &probe.count().to_string(),
-            if case.light { LIGHT_ATTEMPT_TIMEOUT_MS } else { ATTEMPT_TIMEOUT_MS },
+            timeout,
             if probe.udp { "udp" } else { "tcp" },
-        ]))?;
+        ]);
+        commands.push(cmd);
+    }
+    // A light case runs its expected refusals and drops side by side (they mostly wait for
+    // timeouts and touch no affinity state), then the rest one after the other.
+    let mut outputs: Vec<Option<String>> = vec![None; probes.len()];
+    if case.light {
+        let negative: Vec<usize> = (0..probes.len())
+            .filter(|i| !matches!(probes[*i].expect, Expect::Land { .. }))
+            .collect();
+        for window in negative.chunks(PARALLEL_PROBES) {
+            let mut children = Vec::new();
+            for i in window {
+                let child = commands[*i]
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|err| format!("cannot run a probe: {err}"))?;
+                children.push((*i, child));
+            }
+            for (i, child) in children {
+                let out = child.wait_with_output().map_err(|err| format!("probe: {err}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "probe {} failed: {}",
+                        probes[i].what,
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
+                }
+                outputs[i] = Some(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+        }
+    }
+    for (probe, (cmd, done)) in probes.iter().zip(commands.iter_mut().zip(outputs)) {
+        let output = match done {
+            Some(output) => output,
+            None => netns::run(cmd)?,
+        };
         let observed = Observed::parse(&output);
         total += observed.total;
         let verdict = observed.check(probe, node_ip);
@@ -781,16 +859,16 @@ fn unassigned_probes(
     world: &World,
     mode: Mode,
     prepared: &Prepared,
-    pod_src: Ipv4Addr,
+    pod_src: IpAddr,
     interfaces: &mut Vec<Option<String>>,
     disagreements: &mut Vec<String>,
     light: bool,
 ) -> Result<Vec<Probe>, String> {
     let model = &prepared.model;
     let mut out = Vec::new();
-    let cluster_ips: Vec<Ipv4Addr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
+    let cluster_ips: Vec<IpAddr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
     let pod_if = pod_client_if(prepared);
-    let mut add = |what: String, dst: SocketAddrV4, nft: Expect| -> Result<(), String> {
+    let mut add = |what: String, dst: SocketAddr, nft: Expect| -> Result<(), String> {
         let report = svclab::trace(world, mode, pod_src, dst, false, Some(&pod_if));
         let expect = svclab::expectation(&report, false)
             .map_err(|err| format!("{what}: {err}\n{}", report.to_text()))?;
@@ -826,21 +904,20 @@ fn unassigned_probes(
         if let Some(port) = (1..u16::MAX).find(|p| !used.contains(p)) {
             add(
                 format!("cluster IP {ip}, port {port} no Service defines"),
-                SocketAddrV4::new(*ip, port),
+                SocketAddr::new(*ip, port),
                 Expect::Refused,
             )?;
         }
     }
-    if let Some((net, len)) = prepared.service_cidr {
-        let size =
-            if len == 0 { u32::MAX } else { (1u32 << (32 - u32::from(len))).saturating_sub(1) };
+    if let Some(cidr) = prepared.service_cidr {
+        let size = cidr_span(cidr);
         let free = (2..size.min(4096))
-            .map(|i| Ipv4Addr::from(u32::from(net).wrapping_add(size - i)))
+            .map(|i| offset(cidr.0, size - i))
             .find(|ip| !cluster_ips.contains(ip));
         if let Some(ip) = free {
             add(
                 format!("unallocated service-CIDR address {ip}"),
-                SocketAddrV4::new(ip, 80),
+                SocketAddr::new(ip, 80),
                 Expect::Dropped,
             )?;
         }
