@@ -17,10 +17,12 @@ use crate::case::{Expect, Family, Mode, Probe, Role, SvcPort, Verdict};
 use crate::generate::Scenario;
 use crate::runner::{self, CaseDef, Execution, Kind, RulesFrom, describe_expect, same_expectation};
 
-/// The seeds `scripts/test` runs (through `cargo test`): chosen so that together they cover
-/// every Service type, both traffic policies, source ranges (with the load-balancer IP inside
-/// one), affinity, terminating and zoned endpoints, dual-stack Services and masqueradeAll.
-pub(crate) const DEFAULT_SEEDS: [u64; 4] = [1, 2, 3, 4];
+/// The seeds `scripts/test` runs (through `cargo test`): together they cover every Service type
+/// (ClusterIP, NodePort, LoadBalancer, headless, ExternalName), both traffic policies, source
+/// ranges (one holding the load-balancer IPs), ClientIP affinity, terminating and zoned
+/// endpoints, remote and hostNetwork endpoints, UDP, a dual-stack Service (probed over IPv6
+/// too), `ipMode: Proxy`, the node's address as an external IP, and masqueradeAll.
+pub(crate) const DEFAULT_SEEDS: [u64; 5] = [29, 64, 69, 90, 93];
 
 /// Most scenarios a shrink tries (each one is two kernel runs of a few seconds).
 const SHRINK_ATTEMPTS: usize = 60;
