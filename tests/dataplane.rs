@@ -90,6 +90,10 @@ fn main() {
                 .map(|seed| (differential::seed_case_name(*seed), Job::Seed(*seed))),
         ),
     }
+    // The generator's own check needs no kernel: it runs wherever the suite runs.
+    let generator = Trial::test("differential/generator", || {
+        differential::check_generator().map_err(Into::into)
+    });
     let trials = jobs
         .into_iter()
         .map(|(name, job)| {
@@ -105,6 +109,7 @@ fn main() {
                 }
             }
         })
+        .chain(std::iter::once(generator))
         .collect::<Vec<_>>();
     if skip {
         runner::announce_skip();

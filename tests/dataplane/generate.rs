@@ -397,7 +397,12 @@ impl Scenario {
                 _ => false,
             });
             for k in 0..svc.ports.len() {
-                with(i, &|s| std::mem::take(&mut s.ports[k].udp));
+                with(i, &|s| {
+                    // UDP to TCP unless that port is already served over TCP too.
+                    let port = s.ports[k].port;
+                    let taken = s.ports.iter().any(|p| p.port == port && !p.udp);
+                    !taken && std::mem::take(&mut s.ports[k].udp)
+                });
             }
         }
         if self.masquerade_all {
