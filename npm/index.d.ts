@@ -25,6 +25,8 @@ export interface CheckOptions {
   policy?: Document;
   /** The requester; without it, rules about users report `policy:skipped`. */
   userInfo?: UserInfo;
+  /** Give every diagnostic the releases in which kube-apiserver produces exactly its text (`svclab check --explain-release`). */
+  explainRelease?: boolean;
 }
 
 export interface AdmissionOptions {

@@ -24,7 +24,11 @@ fn main() {
     // The in-repo copy of the shared set first, then svclab's own vectors, then the shared
     // directory (identical ids are run once).
     let local = svclab_tests::data_dir().join("validation");
-    let mut files = vec![local.join("vectors.yaml"), local.join("svclab-vectors.yaml")];
+    let mut files = vec![
+        local.join("vectors.yaml"),
+        local.join("svclab-vectors.yaml"),
+        local.join("release-vectors.yaml"),
+    ];
     if let Some(dir) = svclab_tests::conformance_dir() {
         let mut extra: Vec<_> = std::fs::read_dir(&dir)
             .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
@@ -117,7 +121,18 @@ fn expand(text: &str, messages: &BTreeMap<String, String>) -> String {
 /// warnings.go (headless warnings since 1.34, the externalIPs deprecation assumed 1.36), and
 /// vectors whose texts carry JSON-rendered values (`["x"]`, 1.34+) need a 1.34+ release: those
 /// run as the newest release with StrictIPCIDRValidation turned off, as the vector format says.
+///
+/// A vector with `release: "1.N"` runs as that release, with its `gates` set as
+/// `--feature-gates` would (the per-release vectors).
 fn profile_for(vector: &Value, texts: &[String]) -> Result<Profile, Failed> {
+    if let Some(release) = vector["release"].as_str() {
+        let version = Version::parse(release).ok_or_else(|| format!("bad release {release:?}"))?;
+        let mut profile = Profile::for_version(version);
+        for (name, on) in vector["gates"].as_object().into_iter().flatten() {
+            profile.set_gate(name, on.as_bool().ok_or("gate values are booleans")?)?;
+        }
+        return Ok(profile);
+    }
     let expects_warnings = vector["expect"]["warnings"].as_array().is_some_and(|w| !w.is_empty());
     // `[]string{...}` starts with `[]`; a JSON array or object does not.
     let json_values = texts.iter().any(|t| {
@@ -135,11 +150,14 @@ fn profile_for(vector: &Value, texts: &[String]) -> Result<Profile, Failed> {
 
 /// The `ClusterProfile` document that selects a profile in `api` mode.
 fn profile_document(profile: &Profile) -> String {
+    let defaults = Profile::for_version(profile.version).summary().feature_gates;
     let gates: Vec<String> = profile
         .summary()
         .feature_gates
         .iter()
-        .filter(|(name, _)| name.as_str() == "StrictIPCIDRValidation")
+        .filter(|(name, on)| {
+            name.as_str() == "StrictIPCIDRValidation" || defaults.get(*name) != Some(*on)
+        })
         .map(|(name, on)| format!("{name}: {on}"))
         .collect();
     format!(
@@ -180,6 +198,18 @@ fn reason_word(reason: &str) -> &'static str {
 /// (path, type, text) triples.
 type Lines = Vec<(String, String, String)>;
 
+/// What `check` said about a vector's object.
+struct CheckRun {
+    /// The text report.
+    text: String,
+    /// The object's errors.
+    lines: Lines,
+    /// Its apiserver warnings.
+    warnings: Vec<String>,
+    /// With `explain`, the release ranges of each error.
+    releases: Vec<Vec<String>>,
+}
+
 fn run_vector(
     vector: &Value,
     bases: &Value,
@@ -219,19 +249,44 @@ fn run_vector(
         return Err("vector is inconsistent: valid must mean no errors".into());
     }
     let kind = vector["kind"].as_str().unwrap_or("");
+    // `releases` on an expected error: the ranges `--explain-release` must give it (api mode).
+    let expected_releases: Vec<Option<Vec<String>>> = expect["errors"]
+        .as_array()
+        .map(|errors| {
+            errors
+                .iter()
+                .map(|e| {
+                    e["releases"]
+                        .as_array()
+                        .map(|r| r.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let explain = expected_releases.iter().any(Option::is_some);
+    let mut actual_releases = Vec::new();
     let (actual, warnings, kubectl) = match vector["mode"].as_str() {
         Some("validate") => {
             let (lines, text) = validate_mode(kind, &object, update.then_some(&old), &profile)?;
             (lines, None, Some(kubectl_block(&text)))
         }
         Some("api") => {
-            let (text, lines, warnings) =
-                run_check(&object, update.then_some(&old), &profile, false)?;
-            (lines, Some(warnings), Some(kubectl_block(&text)))
+            let run = run_check(&object, update.then_some(&old), &profile, explain)?;
+            actual_releases = run.releases;
+            (run.lines, Some(run.warnings), Some(kubectl_block(&run.text)))
         }
         other => return Err(format!("unknown mode {other:?}").into()),
     };
     let mut problems = Vec::new();
+    for (i, want) in expected_releases.iter().enumerate() {
+        let Some(want) = want else { continue };
+        if actual_releases.get(i) != Some(want) {
+            problems.push(format!(
+                "releases of error {i} differ\n  expected: {want:?}\n  actual:   {:?}",
+                actual_releases.get(i)
+            ));
+        }
+    }
     if actual != expected {
         problems.push(format!("errors differ\n  expected: {expected:#?}\n  actual:   {actual:#?}"));
     }
@@ -300,14 +355,15 @@ fn validate_mode(
     Ok((lines_of(&errors, json), report.to_text()))
 }
 
-/// Runs `check` on [profile, old?, new]; returns the text report, the new object's errors and its
-/// apiserver warnings (svclab advisories are not apiserver warnings and are left out).
+/// Runs `check` on [profile, old?, new]; returns the text report, the new object's errors, its
+/// apiserver warnings (svclab advisories are not apiserver warnings and are left out) and, with
+/// `explain`, the release ranges `--explain-release` gives each error.
 fn run_check(
     object: &Value,
     old: Option<&Value>,
     profile: &Profile,
-    no_defaults: bool,
-) -> Result<(String, Lines, Vec<String>), Failed> {
+    explain: bool,
+) -> Result<CheckRun, Failed> {
     let mut docs = vec![profile_document(profile)];
     if let Some(old) = old {
         docs.push(serde_json::to_string(old).map_err(|e| e.to_string())?);
@@ -316,10 +372,11 @@ fn run_check(
     let new_doc = docs.len() - 1;
     let report = check(
         &[Input::new("vector.yaml", docs.join("\n---\n"))],
-        &CheckOptions { no_defaults, ..CheckOptions::default() },
+        &CheckOptions { explain_release: explain, ..CheckOptions::default() },
     );
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
+    let mut releases = Vec::new();
     for d in &report.diagnostics {
         let document = d.source.as_ref().map(|s| s.document);
         if document != Some(new_doc) {
@@ -334,13 +391,14 @@ fn run_check(
         }
         match d.severity {
             Severity::Error => {
-                lines.push((d.field.clone(), reason_word(&d.reason).to_owned(), d.message.clone()))
+                lines.push((d.field.clone(), reason_word(&d.reason).to_owned(), d.message.clone()));
+                releases.push(d.releases.as_ref().map(|r| r.releases.clone()).unwrap_or_default());
             }
             Severity::Warning if d.reason == "Warning" => warnings.push(d.message.clone()),
             Severity::Warning | Severity::Info => {}
         }
     }
-    Ok((report.to_text(), lines, warnings))
+    Ok(CheckRun { text: report.to_text(), lines, warnings, releases })
 }
 
 /// kubectl's error block of a text report: the `The X "n" is invalid: ...` line and its `* ` lines.

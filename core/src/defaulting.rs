@@ -8,7 +8,10 @@ use crate::model::{ClientIpConfig, IntOrString, Service, SessionAffinityConfig};
 pub(crate) const DEFAULT_CLIENT_IP_TIMEOUT_SECONDS: i32 = 10800;
 
 /// Applies `SetDefaults_Service` plus the request namespace default (`default`).
-pub(crate) fn default_service(service: &mut Service) {
+/// `etp_for_external_ips`: whether the release defaults `externalTrafficPolicy` for ClusterIP
+/// Services with externalIPs too (1.29+, kubernetes/kubernetes#119150; the pipeline reads it
+/// from the validation layer's release table).
+pub(crate) fn default_service(service: &mut Service, etp_for_external_ips: bool) {
     if service.metadata.namespace.is_empty() {
         service.metadata.namespace = "default".to_owned();
     }
@@ -45,7 +48,7 @@ pub(crate) fn default_service(service: &mut Service) {
     }
     let externally_accessible = spec.type_ == "LoadBalancer"
         || spec.type_ == "NodePort"
-        || (spec.type_ == "ClusterIP" && !spec.external_ips.is_empty());
+        || (etp_for_external_ips && spec.type_ == "ClusterIP" && !spec.external_ips.is_empty());
     if externally_accessible && spec.external_traffic_policy.is_empty() {
         spec.external_traffic_policy = "Cluster".to_owned();
     }

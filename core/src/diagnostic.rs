@@ -49,6 +49,35 @@ pub struct Diagnostic {
     /// Where the field (or the object) was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// `svclab check --explain-release`: the releases in which upstream gives exactly this
+    /// diagnostic for the scenario, and the release-table rows behind its text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases: Option<ReleaseExplanation>,
+}
+
+/// In which Kubernetes releases a diagnostic comes out exactly so, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseExplanation {
+    /// Release ranges (`1.24–1.29`, `1.33`) in which the same scenario gives the same text.
+    pub releases: Vec<String>,
+    /// The rows of svclab's release tables whose texts this diagnostic carries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<ReleaseChange>,
+}
+
+/// One row of a release table, as the report cites it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseChange {
+    /// The table (`Service rules`, `warnings`, ...).
+    pub table: String,
+    /// The releases of the row (`1.24–1.29`, `1.33+`).
+    pub releases: String,
+    /// What upstream does in those releases.
+    pub change: String,
+    /// Upstream file, function and pull request.
+    pub upstream: String,
+    /// Whether both boundaries were read in the source (false: see `upstream`).
+    pub pinned: bool,
 }
 
 impl ObjectRef {
@@ -78,6 +107,7 @@ impl Diagnostic {
             reason: reason.to_owned(),
             message: message.into(),
             source: None,
+            releases: None,
         }
     }
 

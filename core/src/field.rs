@@ -80,8 +80,13 @@ pub enum GoValue {
     Int(i64),
     /// A bool.
     Bool(bool),
-    /// A `string` or named string type (renders with `%q`).
+    /// A plain `string` (renders with `%q` in every release).
     Str(String),
+    /// A named string type (`core.ServiceType`, `core.Protocol`, `discovery.AddressType`):
+    /// `%#v` before 1.34 (the same text as `%q`), `json.Marshal` from 1.34, which escapes
+    /// `&`, `<`, `>` as `\u0026`... and control characters as `\u00XX` (field/errors.go
+    /// `ErrorBody`: only the exact type `string` keeps the `%q` branch).
+    Named(String),
     /// A slice of a string type: `[]string{"a", "b"}`; the type name is kept for `%#v`.
     StrSlice {
         /// Go type of the slice (`[]string`, `[]core.IPFamily`).
@@ -110,12 +115,17 @@ impl GoValue {
     /// Renders like Go `fmt` (`json == false`) or as JSON (`json == true`, 1.34+ style).
     pub fn render(&self, json: bool) -> String {
         match self {
-            GoValue::Null => "null".to_owned(),
+            // Before 1.34 `ErrorBody` replaced a nil value with the string "null" and then took
+            // its `%q` branch; from 1.34 `json.Marshal(nil)` gives a bare `null`.
+            GoValue::Null if json => "null".to_owned(),
+            GoValue::Null => "\"null\"".to_owned(),
             GoValue::Int(i) => i.to_string(),
             GoValue::Bool(b) => b.to_string(),
             // Plain strings keep the `%q` type-switch branch even after #132314, which only
             // routes composite values (slices, structs) through JSON.
             GoValue::Str(s) => go_quote(s),
+            GoValue::Named(s) if json => go_json_quote(s),
+            GoValue::Named(s) => go_quote(s),
             GoValue::StrSlice { items, .. } if json && items.is_empty() => "null".to_owned(),
             GoValue::StrSlice { items, .. } if json => {
                 let inner: Vec<String> = items.iter().map(|s| go_json_quote(s)).collect();
@@ -286,17 +296,28 @@ impl FieldError {
         FieldError { path: path.into(), kind: ErrorType::Duplicate, value, detail: String::new() }
     }
 
-    /// `field.NotSupported` with its sorted, quoted list of valid values.
+    /// `field.NotSupported` with its quoted list of valid values, in the caller's order: the
+    /// function never sorted them (field/errors.go `NotSupported`, v0.24.0 to v0.36.0), so each
+    /// caller passes upstream's order (`sets.List` sorts, a literal slice does not).
     pub fn not_supported(path: impl Into<String>, value: GoValue, valid: &[&str]) -> FieldError {
-        let mut sorted: Vec<&str> = valid.to_vec();
-        sorted.sort_unstable();
-        let detail = if sorted.is_empty() {
+        let detail = if valid.is_empty() {
             String::new()
         } else {
-            let quoted: Vec<String> = sorted.iter().map(|v| go_quote(v)).collect();
+            let quoted: Vec<String> = valid.iter().map(|v| go_quote(v)).collect();
             format!("supported values: {}", quoted.join(", "))
         };
         FieldError { path: path.into(), kind: ErrorType::NotSupported, value, detail }
+    }
+
+    /// `field.NotSupported` over `sets.List(...)` of the values: sorted first.
+    pub fn not_supported_sorted(
+        path: impl Into<String>,
+        value: GoValue,
+        valid: &[&str],
+    ) -> FieldError {
+        let mut sorted = valid.to_vec();
+        sorted.sort_unstable();
+        FieldError::not_supported(path, value, &sorted)
     }
 
     /// `field.InternalError`.

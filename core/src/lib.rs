@@ -46,7 +46,7 @@ pub use admission::{
     ADMISSION_API_VERSION, AdmissionError, AdmissionOptions, AdmissionRequest, Verdict, admit,
     validate_admission,
 };
-pub use diagnostic::{Diagnostic, ObjectRef, Severity};
+pub use diagnostic::{Diagnostic, ObjectRef, ReleaseChange, ReleaseExplanation, Severity};
 pub use manifest::{Input, Object, Scenario, parse};
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,

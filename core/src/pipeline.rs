@@ -36,6 +36,10 @@ pub struct CheckOptions {
     pub policy: Option<Input>,
     /// The requester; `None` makes user-based policy rules report `policy:skipped`.
     pub user_info: Option<UserInfo>,
+    /// `--explain-release`: give every diagnostic the releases in which upstream produces
+    /// exactly its text for this scenario (the scenario is evaluated again at every release
+    /// svclab models), with the release-table rows behind it.
+    pub explain_release: bool,
 }
 
 /// Runs the pipeline and returns the report.
@@ -85,9 +89,27 @@ pub(crate) fn evaluate_with(
     options: &CheckOptions,
     context: &policy::Context,
 ) -> (World, Report) {
+    let (world, mut report) = evaluate_at(inputs, options, context, None);
+    if options.explain_release {
+        explain_releases(inputs, options, context, &mut report);
+    }
+    (world, report)
+}
+
+/// Evaluates the scenario, at `release` (a minor) instead of the scenario's own when given.
+fn evaluate_at(
+    inputs: &[Input],
+    options: &CheckOptions,
+    context: &policy::Context,
+    release: Option<u32>,
+) -> (World, Report) {
     let scenario = manifest::parse(inputs);
     let mut diags = scenario.diagnostics;
-    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
+    let chosen = last_cluster_profile(&scenario.objects);
+    let profile = match release {
+        None => Profile::from_scenario(chosen, &mut diags),
+        Some(minor) => profile_at(chosen, minor),
+    };
     let cluster = new_cluster(&profile, &scenario.objects, &mut diags);
     let mut world = World::new(profile, cluster);
     let policies = policy::Policies::from_input(
@@ -123,6 +145,70 @@ pub(crate) fn evaluate_with(
     }
     let report = Report::new(&world, services, diags);
     (world, report)
+}
+
+/// The scenario's profile moved to another release: the same gates and ranges where that release
+/// accepts them (what it refuses is dropped, as its diagnostics are not this run's).
+fn profile_at(chosen: Option<&Located<ClusterProfile>>, minor: u32) -> Profile {
+    let Some(located) = chosen else {
+        return Profile::for_version(crate::profile::Version { minor, patch: None });
+    };
+    let mut moved = located.clone();
+    let own = moved.value.kubernetes_version.as_deref().and_then(crate::profile::Version::parse);
+    moved.value.kubernetes_version = Some(match own {
+        Some(v) if v.minor == minor => v.to_string(),
+        _ => format!("1.{minor}"),
+    });
+    Profile::from_scenario(Some(&moved), &mut Vec::new())
+}
+
+/// What identifies a diagnostic across releases: everything but its source position.
+fn diagnostic_key(
+    d: &Diagnostic,
+) -> (crate::diagnostic::Severity, Option<ObjectRef>, &str, &str, &str) {
+    (d.severity, d.object.clone(), d.field.as_str(), d.reason.as_str(), d.message.as_str())
+}
+
+/// `--explain-release`: evaluates the scenario at every release svclab models and records, on
+/// each diagnostic of the report, the releases that give exactly the same diagnostic.
+fn explain_releases(
+    inputs: &[Input],
+    options: &CheckOptions,
+    context: &policy::Context,
+    report: &mut Report,
+) {
+    let minors = crate::profile::OLDEST_MINOR..=crate::profile::NEWEST_MINOR;
+    let runs: Vec<(u32, Report)> =
+        minors.map(|minor| (minor, evaluate_at(inputs, options, context, Some(minor)).1)).collect();
+    for diagnostic in &mut report.diagnostics {
+        let key = diagnostic_key(diagnostic);
+        let matching: Vec<u32> = runs
+            .iter()
+            .filter(|(_, r)| r.diagnostics.iter().any(|d| diagnostic_key(d) == key))
+            .map(|(minor, _)| *minor)
+            .collect();
+        diagnostic.releases = Some(crate::diagnostic::ReleaseExplanation {
+            releases: release_ranges(&matching),
+            changes: validation::release_changes(&diagnostic.message),
+        });
+    }
+}
+
+/// Consecutive minors as ranges: `[24, 25, 26, 30]` → `1.24–1.26`, `1.30`.
+fn release_ranges(minors: &[u32]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < minors.len() {
+        let start = minors[i];
+        let mut end = start;
+        while i + 1 < minors.len() && minors[i + 1] == end + 1 {
+            i += 1;
+            end = minors[i];
+        }
+        out.push(if start == end { format!("1.{start}") } else { format!("1.{start}–1.{end}") });
+        i += 1;
+    }
+    out
 }
 
 /// The scenario's ClusterProfile: the last one wins.
@@ -193,7 +279,10 @@ fn write_service(
 ) -> ServiceReport {
     let Located { value: mut service, positions, .. } = located;
     let written_status = service.status.clone();
-    default_service(&mut service);
+    default_service(
+        &mut service,
+        validation::rule_in_force(validation::Rule::EtpForExternalIps, &world.profile),
+    );
     registry::generate_name(&mut service.metadata, &positions, world.profile.seed);
     let document = positions.source_of("");
     let Some(cluster) = world.cluster.as_mut() else {
@@ -237,9 +326,19 @@ fn write_service(
     // Validation runs on the defaulted, allocated object, after the strategy's PrepareFor*.
     let errors = match &previous {
         Some(old) => {
-            registry::drop_type_dependent_fields(&mut service, &old.service);
+            registry::drop_type_dependent_fields(&mut service, &old.service, &world.profile);
             registry::carry_resource_version(&old.service, &mut service);
-            validation::validate_service_update(&service, &old.service, &world.profile)
+            let mut errors = validation::validate_common_update_fields(
+                &service.metadata,
+                &old.service.metadata,
+                &world.profile,
+            );
+            errors.extend(validation::validate_service_update(
+                &service,
+                &old.service,
+                &world.profile,
+            ));
+            errors
         }
         None => validation::validate_service_create(&service, &world.profile),
     };
@@ -371,7 +470,18 @@ fn store_endpoint_slice(
     let errors = match existing {
         Some(i) => {
             let old = &world.endpoint_slices[i].value;
-            validation::validate_endpoint_slice_update(slice, old, &world.profile)
+            // `--no-defaults` calls the strategy's validation alone, as the Go unit tests do.
+            let mut errors = if options.no_defaults {
+                Vec::new()
+            } else {
+                validation::validate_common_update_fields(
+                    &slice.metadata,
+                    &old.metadata,
+                    &world.profile,
+                )
+            };
+            errors.extend(validation::validate_endpoint_slice_update(slice, old, &world.profile));
+            errors
         }
         None => validation::validate_endpoint_slice_create(slice, &world.profile),
     };

@@ -206,6 +206,7 @@ fn read_documents(input: &Input) -> (Vec<Document>, Vec<Diagnostic>) {
                     "error converting YAML to JSON: yaml: line {}: {}",
                     err.pos.line, err.message
                 ),
+                releases: None,
                 source: Some(source(doc.index, err.pos)),
             }),
             Ok(None) => {}
@@ -229,6 +230,7 @@ fn read_documents(input: &Input) -> (Vec<Document>, Vec<Diagnostic>) {
                             "kind: Unsupported value: {}: expected a {API_VERSION} {KIND} or the bare settings object",
                             crate::field::go_quote(&format!("{api_version} {kind}"))
                         ),
+                        releases: None,
                         source: Some(source(doc.index, root.pos)),
                     });
                     continue;
@@ -244,6 +246,7 @@ fn read_documents(input: &Input) -> (Vec<Document>, Vec<Diagnostic>) {
             field: String::new(),
             reason: "FieldValueInvalid".into(),
             message: "bare settings must be the only document of a policy file; use ServicePolicy documents to give several".into(),
+            releases: None,
             source: Some(source(0, crate::source::Pos { line: 1, column: 1 })),
         });
         docs.clear();
@@ -256,6 +259,7 @@ fn read_documents(input: &Input) -> (Vec<Document>, Vec<Diagnostic>) {
             field: String::new(),
             reason: "FieldValueRequired".into(),
             message: "Required value: the policy input holds no settings".into(),
+            releases: None,
             source: Some(source(0, crate::source::Pos { line: 1, column: 1 })),
         });
     }
@@ -284,6 +288,7 @@ fn settings_diagnostics(
                 field: error.path.clone(),
                 reason: error.kind.reason().to_owned(),
                 message: error.message(false),
+                releases: None,
                 source: Some(Source {
                     file: file.to_owned(),
                     document,
@@ -475,6 +480,7 @@ impl Policies {
                     field: String::new(),
                     reason: "NotFound".into(),
                     message: format!("servicepolicies {:?} not found", meta.name),
+                    releases: None,
                     source: Some(positions.source_of("")),
                 });
             }
@@ -487,6 +493,7 @@ impl Policies {
                 field: "metadata.name".into(),
                 reason: "FieldValueRequired".into(),
                 message: "metadata.name: Required value: name or generateName is required".into(),
+                releases: None,
                 source: Some(positions.source_of("metadata")),
             });
             return;
@@ -590,6 +597,7 @@ fn judgement(
                         Action::Audit => Severity::Info,
                     },
                     object: Some(object.clone()),
+                    releases: None,
                     source: Some(positions.source_of(&error.path)),
                     field: error.path.clone(),
                     reason: format!("policy:{rule}"),
@@ -602,6 +610,7 @@ fn judgement(
                 field: String::new(),
                 reason: "policy:skipped".into(),
                 message: format!("{rule}: skipped: needs {needs}"),
+                releases: None,
                 source: Some(positions.source_of("")),
             },
         };

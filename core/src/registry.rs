@@ -14,14 +14,25 @@ use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::manifest::Object;
 use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceStatus};
 use crate::profile::Profile;
-use crate::validation::validate_service_cidr;
+use crate::validation::{Rule, rule_in_force, validate_service_cidr};
 
 /// `beginUpdate` of the Service REST storage: `patchAllocatedValues`, then
 /// `normalizeClusterIPs` (update branch). The stored object is already fully defaulted, so
 /// `defaultOnReadService(old)` has nothing to do.
 pub(crate) fn begin_update(old: &Service, new: &mut Service) {
+    meta_before_update(&old.metadata, &mut new.metadata);
     patch_allocated_values(old, new);
     normalize_cluster_ips_update(old, new);
+}
+
+/// The generic registry's `rest.BeforeUpdate` (apiserver `pkg/registry/rest/update.go`, v0.24.0
+/// to v0.36.0): a client cannot set `metadata.generation` (the stored one is copied over before
+/// `PrepareForUpdate`), and an update without a uid keeps the stored uid.
+pub(crate) fn meta_before_update(old: &ObjectMeta, new: &mut ObjectMeta) {
+    new.generation = old.generation;
+    if new.uid.is_empty() {
+        new.uid = old.uid.clone();
+    }
 }
 
 /// `patchAllocatedValues`: a re-applied manifest without the allocated values keeps them.
@@ -148,7 +159,7 @@ pub(crate) fn prepare_service_for_create(svc: &mut Service, profile: &Profile) {
 /// `dropTypeDependentFields` (registry strategy, on update): when a type change makes a field
 /// meaningless and the manifest left it as the old object had it, the field is cleared, so
 /// e.g. switching to ExternalName does not trip over the old cluster IPs.
-pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
+pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service, profile: &Profile) {
     if old.needs_cluster_ip() && !new.needs_cluster_ip() {
         if new.spec.cluster_ip == old.spec.cluster_ip
             && new.spec.cluster_ips == old.spec.cluster_ips
@@ -163,8 +174,12 @@ pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
             new.spec.ip_family_policy = None;
         }
     }
-    let same_node_ports = new.spec.ports.len() == old.spec.ports.len()
-        && new.spec.ports.iter().zip(&old.spec.ports).all(|(n, o)| n.node_port == o.node_port);
+    // `sameNodePorts`: every non-zero node port of the new object is one of the old object's
+    // (a subset, not a positional comparison).
+    let same_node_ports = new.spec.ports.iter().all(|n| {
+        n.node_port == 0
+            || old.spec.ports.iter().any(|o| o.node_port != 0 && o.node_port == n.node_port)
+    });
     if old.needs_node_port() && !new.needs_node_port() && same_node_ports {
         for port in &mut new.spec.ports {
             port.node_port = 0;
@@ -188,8 +203,16 @@ pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
         }
         new.status = ServiceStatus::default();
     }
-    if old.is_externally_accessible()
-        && !new.is_externally_accessible()
+    // `needsExternalTrafficPolicy`: ExternallyAccessible from 1.29, NodePort/LoadBalancer before.
+    let needs_etp = |s: &Service| {
+        if rule_in_force(Rule::EtpForExternalIps, profile) {
+            s.is_externally_accessible()
+        } else {
+            s.needs_node_port()
+        }
+    };
+    if needs_etp(old)
+        && !needs_etp(new)
         && new.spec.external_traffic_policy == old.spec.external_traffic_policy
     {
         new.spec.external_traffic_policy.clear();

@@ -7,6 +7,7 @@
 
 mod endpoint_slice;
 mod names;
+mod releases;
 mod service;
 mod warnings;
 
@@ -17,7 +18,27 @@ use crate::model::{EndpointSlice, Service};
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
 use crate::profile::Profile;
 
+pub(crate) use releases::Rule;
 pub(crate) use service::cluster_ips_related_fields;
+
+/// The release-table rows whose texts appear in a message, as the report cites them.
+pub(crate) fn release_changes(message: &str) -> Vec<crate::diagnostic::ReleaseChange> {
+    releases::governing(message)
+        .into_iter()
+        .map(|(table, c)| crate::diagnostic::ReleaseChange {
+            table: table.to_owned(),
+            releases: c.releases(),
+            change: c.what.to_owned(),
+            upstream: c.upstream.to_owned(),
+            pinned: c.pin != releases::Pin::Unpinned,
+        })
+        .collect()
+}
+
+/// Whether upstream behaves as `rule` says in the profile's release (the release tables).
+pub(crate) fn rule_in_force(rule: Rule, profile: &Profile) -> bool {
+    releases::in_force(rule, profile.version.minor)
+}
 pub(crate) use warnings::{endpoint_slice_warnings, service_advisories, service_warnings};
 
 /// `M_IP`: the message of an unparseable IP.
@@ -36,6 +57,20 @@ pub fn validate_service_create(service: &Service, profile: &Profile) -> Vec<Fiel
 /// healthCheckNodePort), then `ValidateService(new)`.
 pub fn validate_service_update(new: &Service, old: &Service, profile: &Profile) -> Vec<FieldError> {
     service::validate_update(new, old, profile)
+}
+
+/// The causes the generic registry's `validateCommonFields` adds before the strategy's
+/// `ValidateUpdate` (any kind; see `releases::Rule::CommonFieldsOnUpdate`).
+pub(crate) fn validate_common_update_fields(
+    new: &crate::model::ObjectMeta,
+    old: &crate::model::ObjectMeta,
+    profile: &Profile,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if releases::in_force(Rule::CommonFieldsOnUpdate, profile.version.minor) {
+        names::validate_common_update_fields(&mut errors, names::Texts::of(profile), new, old);
+    }
+    errors
 }
 
 /// `ValidateEndpointSliceCreate`.

@@ -98,7 +98,13 @@ impl Engine {
         options: &CheckOptions,
     ) -> Result<Vec<Diagnostic>, EngineError> {
         match self {
-            Engine::Native => Ok(svclab_core::check(inputs, options).diagnostics),
+            // The typed diagnostics carry no release explanation (the WIT `diagnostic` record
+            // has no such field; `check`'s report does), so the native answer drops it too.
+            Engine::Native => Ok(svclab_core::check(inputs, options)
+                .diagnostics
+                .into_iter()
+                .map(|d| Diagnostic { releases: None, ..d })
+                .collect()),
             Engine::Plugin(runner) => {
                 let call = runner.diagnose(&wit_inputs(inputs), &wit_check_options(options))?;
                 Ok(call.output.into_iter().map(decode_diagnostic).collect())
@@ -253,6 +259,7 @@ fn decode_diagnostic(diagnostic: WitDiagnostic) -> Diagnostic {
             line: source.line,
             column: source.column,
         }),
+        releases: None,
     }
 }
 
@@ -272,5 +279,6 @@ fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {
             username: user.username.clone(),
             groups: user.groups.clone(),
         }),
+        explain_release: options.explain_release,
     }
 }

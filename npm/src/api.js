@@ -56,6 +56,7 @@ function checkOptions(options = {}) {
     noDefaults: Boolean(options.noDefaults),
     policy: document(options.policy, "policy"),
     userInfo: userInfo(options.userInfo),
+    explainRelease: Boolean(options.explainRelease),
   };
 }
 

@@ -194,7 +194,7 @@ function mergePatch(target, patch) {
 }
 
 const { parse: parseYaml } = await import(pathToFileURL(require.resolve("yaml")).href).catch(() => ({}));
-for (const name of ["vectors.yaml", "svclab-vectors.yaml"]) {
+for (const name of ["vectors.yaml", "svclab-vectors.yaml", "release-vectors.yaml"]) {
   const file = path.join(root, "tests/data/validation", name);
   test(`validation vectors ${name}: check gives the command's bytes`, () => {
     assert.ok(parseYaml, "the `yaml` npm package is missing: bash scripts/setup.d/31-npm.sh");
@@ -207,17 +207,21 @@ for (const name of ["vectors.yaml", "svclab-vectors.yaml"]) {
       const base = doc.bases?.[vector.base];
       if (!base) continue;
       const object = mergePatch(base, vector.patch ?? {});
-      const docs = ['apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: "1.33"\n'];
+      // Per-release vectors run at their release, with --explain-release.
+      const release = vector.release ?? "1.33";
+      const gates = JSON.stringify(vector.gates ?? {});
+      const docs = [`apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: "${release}"\nfeatureGates: ${gates}\n`];
       if (vector.op === "update") docs.push(JSON.stringify(mergePatch(base, vector.old_patch ?? {})));
       docs.push(JSON.stringify(object));
-      inputs.push({ id: vector.id, text: docs.join("\n---\n") });
+      inputs.push({ id: vector.id, text: docs.join("\n---\n"), explain: vector.release !== undefined });
     }
     assert.ok(inputs.length > 0);
     let same = 0;
-    for (const { id, text } of inputs) {
+    for (const { id, text, explain } of inputs) {
       for (const noDefaults of [false, true]) {
-        const args = ["check", "--output", "json", ...(noDefaults ? ["--no-defaults"] : []), "-"];
-        assert.deepEqual(js(() => svclab.checkJson(text, { noDefaults })), cli(args, text), `vector ${id}`);
+        const args = ["check", "--output", "json", ...(noDefaults ? ["--no-defaults"] : []), ...(explain ? ["--explain-release"] : []), "-"];
+        const options = { noDefaults, explainRelease: explain };
+        assert.deepEqual(js(() => svclab.checkJson(text, options)), cli(args, text), `vector ${id}`);
         same++;
       }
     }

@@ -117,6 +117,7 @@ fn decode_check_options(options: types::CheckOptions) -> CheckOptions {
         user_info: options
             .user_info
             .map(|user| UserInfo { username: user.username, groups: user.groups }),
+        explain_release: options.explain_release,
     }
 }
 

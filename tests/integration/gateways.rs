@@ -123,15 +123,21 @@ fn cases(kind: Kind) {
     assert_eq!(response.status, 201);
     assert_eq!(response.header_values("warning"), Vec::<&str>::new());
 
-    // A body over 2 KiB (kubectl apply's last-applied annotation makes them common). FIXME:
-    // in Traefik 3.7.15 (wazero 1.8.0) the guest traps in dlmalloc on judging such a body
-    // (the request is refused with 500, fail closed); the same module is fine in V8 and
-    // wasmtime, so only Envoy is held to it here.
-    if kind == Kind::Envoy {
+    // Bodies over 2 KiB (kubectl apply's last-applied annotation makes them common), up to the
+    // limit: an annotation of 5 000 bytes passes; one of 1 MiB is over the apiserver's 256 KiB
+    // for annotations (422); a valid Service padded with whitespace to 1 MiB and to exactly the
+    // limit passes untouched. (Traefik 3.7's wazero broke these until the guest's bulk-memory
+    // instructions were lowered: xtask/src/plugins/lower.rs.)
+    for note in [5_000, 1 << 20] {
         let annotated = json!({"apiVersion": "v1", "kind": "Service",
-            "metadata": {"name": "big", "namespace": "shop", "annotations": {"note": "x".repeat(5000)}},
+            "metadata": {"name": "big", "namespace": "shop", "annotations": {"note": "x".repeat(note)}},
             "spec": {"ports": [{"port": 80}]}});
         check("POST", SERVICES, annotated.to_string().as_bytes());
+    }
+    for size in [1 << 20, gateway::DEFAULT_MAX_BODY_BYTES] {
+        let mut padded = valid.clone();
+        padded.resize(size, b' ');
+        assert_eq!(check("POST", SERVICES, &padded).status, 201);
     }
 
     // Reads and other resources are not judged.
@@ -317,4 +323,34 @@ fn envoy_guest_trap_fails_closed() {
 #[test]
 fn traefik_guest_trap_fails_closed() {
     trapping(Kind::Traefik);
+}
+
+/// Traefik runs the bulk-memory probe correctly once `cargo xtask plugins` has lowered it as it
+/// lowers the http-wasm guest: copies (both overlaps) and fills of every size class of Go's
+/// `memmove` up to 1 MiB, with values live across them. Unlowered, the probe loses a live
+/// value or kills Traefik from 2 KiB on (on the CPUs where `memmove` takes its DX-using path;
+/// see xtask/src/plugins/lower.rs), which is why that half is not asserted here.
+#[test]
+fn traefik_runs_lowered_bulk_memory() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("gateways");
+    std::fs::create_dir_all(&dir).expect("gateway directory");
+    let wat = crate::support::workspace().join("tests/data/wasm/bulk-memory-probe.wat");
+    let raw = dir.join("bulk-memory-probe.wasm");
+    std::fs::write(&raw, wat::parse_file(&wat).expect("the probe")).expect("write the probe");
+    let lowered = dir.join("bulk-memory-probe-lowered.wasm");
+    host::lower_for_traefik(&raw, &lowered);
+    let upstream = Upstream::start();
+    let gateway = Gateway::start_with(Kind::Traefik, upstream.port, "{}", &lowered);
+    let mut failures = Vec::new();
+    for op in ["c", "o", "b", "f", "d"] {
+        for n in [0, 1, 9, 255, 2_047, 2_048, 4_097, 8_193, 1 << 20] {
+            let answer = send(gateway.port, "GET", &format!("/{op}/{n}"), &[], b"")
+                .map(|r| format!("{} {}", r.status, r.text()))
+                .unwrap_or_else(|err| format!("{err}"));
+            if answer != "200 ok" {
+                failures.push(format!("/{op}/{n}: {answer}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}\n{}", gateway.log());
 }

@@ -40,7 +40,8 @@ fn check(case: &Case) -> Vec<String> {
     };
     let native_report = outputs(&native);
     compare("check", native_report.clone(), outputs(plugin));
-    // The typed diagnostics through `diagnose` are the report's diagnostics, field for field.
+    // The typed diagnostics through `diagnose` are the report's diagnostics, field for field,
+    // except the `--explain-release` explanation, which only the report carries.
     let diagnose = |engine: &Engine| {
         engine
             .diagnose(&case.inputs, &case.options)
@@ -51,7 +52,14 @@ fn check(case: &Case) -> Vec<String> {
         .as_deref()
         .map_err(Clone::clone)
         .and_then(|json| Report::from_json(json).map_err(|err| err.to_string()))
-        .map(|report| format!("{:?}", report.diagnostics));
+        .map(|report| {
+            let plain: Vec<_> = report
+                .diagnostics
+                .into_iter()
+                .map(|d| svclab_core::Diagnostic { releases: None, ..d })
+                .collect();
+            format!("{plain:?}")
+        });
     compare("diagnose (native)", from_report, diagnose(&native));
     // The CLI prints text from the report JSON (whichever engine made it): the round trip must
     // lose nothing the text shows.
@@ -251,6 +259,22 @@ fn validation_vectors() {
     assert_parity(&cases);
 }
 
+/// The per-release vectors with `--explain-release`: the plugin re-evaluates each scenario at
+/// every release and must give the same ranges and table rows as the native core.
+#[test]
+fn release_vectors_explained() {
+    let file = "data/validation/release-vectors.yaml";
+    let text = std::fs::read_to_string(file).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let document: Value =
+        serde_norway::from_str(&text).unwrap_or_else(|err| panic!("{file}: {err}"));
+    let mut cases = vector_cases(file, &document);
+    assert!(cases.len() >= 20, "only {} release vectors found", cases.len());
+    for case in &mut cases {
+        case.options.explain_release = true;
+    }
+    assert_parity(&cases);
+}
+
 /// Each vector's object (its base with its JSON merge patch applied), in the vector's mode.
 fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
     let bases = document.get("bases").cloned().unwrap_or(Value::Null);
@@ -272,8 +296,18 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
                 serde_json::to_string_pretty(&object).unwrap_or_default()
             })
         };
-        // An update vector stores the old object first, then applies the new one over it.
+        // An update vector stores the old object first, then applies the new one over it; a
+        // per-release vector starts with the ClusterProfile of its release and gates.
         let mut inputs = Vec::new();
+        if let Some(release) = vector.get("release").and_then(Value::as_str) {
+            let gates = vector.get("gates").map(Value::to_string).unwrap_or_else(|| "{}".into());
+            inputs.push(Input::new(
+                format!("{id}-profile.yaml"),
+                format!(
+                    "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{release}\"\nfeatureGates: {gates}\n"
+                ),
+            ));
+        }
         if let Some(old) = patched("old_patch") {
             inputs.push(Input::new(format!("{id}-old.json"), old));
         }

@@ -1,6 +1,7 @@
 //! `cargo xtask`: build automation written in Rust.
 
 mod annotate;
+mod differential;
 mod docs;
 mod fuzz;
 mod loadtest;
@@ -33,7 +34,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                      run the fuzz targets (all, or the named ones) N seconds each on the
                      pinned nightly and print executions per target and in total
   loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]
-                     wrk against `svclab serve`: reviews/s, p50, p99";
+                     wrk against `svclab serve`: reviews/s, p50, p99
+  differential [--seeds N] [--start K] [--time SECONDS] [--no-shrink]
+                     generated scenarios in the kernel (root): every probe against the
+                     trace, iptables against nftables; failing seeds shrunk";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -49,6 +53,7 @@ fn main() -> anyhow::Result<()> {
         Some("docs") => docs::build(),
         Some("loadtest") => loadtest::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("differential") => differential::run(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
     }

@@ -2,7 +2,8 @@
 //! `$CARGO_TARGET_DIR/plugins`, and prints each file with its size: the WIT component (our host,
 //! jco), the Kubewarden policy (waPC), the proxy-wasm filter (Envoy, Istio, Envoy Gateway) and the
 //! http-wasm middleware (Traefik), which is also copied into Traefik's local plugin layout under
-//! `deploy/traefik/`. A guest over `MAX_SIZE` fails the build: policy engines load
+//! `deploy/traefik/`, after its bulk-memory instructions are lowered for Traefik's wazero
+//! (`plugins/lower.rs`). A guest over `MAX_SIZE` fails the build: policy engines load
 //! every policy at start-up and hosts such as Kubewarden feel large modules
 //! (`kubewarden/adm-controller#1818`, #528).
 
@@ -33,9 +34,10 @@ enum Finish {
     AsBuilt,
     /// Kubewarden: `metadata.yml` (relative to the workspace) into the module's custom section.
     KubewardenMetadata(&'static str),
-    /// Traefik: every `memory.fill` lowered into a call (see `lower.rs`), then also copied to
-    /// the local plugin layout (relative to the workspace) that `deploy/traefik/` configures.
-    LowerMemoryFill(&'static str),
+    /// Traefik: every `memory.copy` and `memory.fill` lowered into a call (see `lower.rs`),
+    /// then also copied to the local plugin layout (relative to the workspace) that
+    /// `deploy/traefik/` configures.
+    LowerBulkMemory(&'static str),
 }
 
 const GUESTS: &[Guest] = &[
@@ -64,20 +66,28 @@ const GUESTS: &[Guest] = &[
         package: "svclab-plugin-http-wasm",
         target: "wasm32-wasip1",
         file: "svclab_plugin_http_wasm.wasm",
-        finish: Finish::LowerMemoryFill(
+        finish: Finish::LowerBulkMemory(
             "deploy/traefik/plugins-local/src/svclab.dev/svclab/plugin.wasm",
         ),
     },
 ];
 
-/// `cargo xtask plugins [--out DIR]`.
+/// `cargo xtask plugins [--out DIR]`, or `cargo xtask plugins --lower IN OUT` to give any core
+/// module the Traefik lowering (the gateway tests' probe).
 pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
     let root = workspace_root();
     let target_dir = plugin_target_dir(&root);
     let out = match args {
         [] => target_dir.parent().unwrap_or(&root).join("plugins"),
         [flag, dir] if flag == "--out" => PathBuf::from(dir),
-        _ => bail!("usage: cargo xtask plugins [--out DIR]"),
+        [flag, input, output] if flag == "--lower" => {
+            let wasm = std::fs::read(input).with_context(|| format!("cannot read {input}"))?;
+            let lowered =
+                lower::lower_bulk_memory(&wasm).with_context(|| format!("cannot lower {input}"))?;
+            return std::fs::write(output, lowered)
+                .with_context(|| format!("cannot write {output}"));
+        }
+        _ => bail!("usage: cargo xtask plugins [--out DIR | --lower IN OUT]"),
     };
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut too_large = Vec::new();
@@ -130,15 +140,12 @@ fn build_guest(
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("cannot annotate {}", built.display()))?
         }
-        Finish::LowerMemoryFill(_) => {
-            let lowered = lower::lower_memory_fill(&wasm)?;
-            ensure!(lower::memory_fills(&lowered)? == 0, "memory.fill left in {}", built.display());
-            lowered
-        }
+        Finish::LowerBulkMemory(_) => lower::lower_bulk_memory(&wasm)
+            .with_context(|| format!("cannot lower {}", built.display()))?,
     };
     let path = out.join(guest.file);
     std::fs::write(&path, &wasm).with_context(|| format!("cannot write {}", path.display()))?;
-    if let Finish::LowerMemoryFill(layout) = guest.finish {
+    if let Finish::LowerBulkMemory(layout) = guest.finish {
         let layout = root.join(layout);
         std::fs::write(&layout, &wasm)
             .with_context(|| format!("cannot write {}", layout.display()))?;

@@ -403,3 +403,19 @@ fn policy_denies_with_403_and_warns() {
 fn warning_headers_quote_like_the_apiserver() {
     expect![[r#"299 - "a \"b\" \\ c d""#]].assert_eq(&warning_header("a \"b\" \\ c\nd"));
 }
+
+#[test]
+fn rules_that_need_the_requester_warn_that_they_were_skipped() {
+    check(
+        r#"{"policy": {"externalIPs": {"mode": "forbid", "action": "warn", "allowedGroups": ["netops"]}}}"#,
+        "POST",
+        "/api/v1/namespaces/shop/services",
+        r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},"spec":{"ports":[{"port":80}],"externalIPs":["192.0.2.10"]}}"#,
+        expect![[r#"
+            forward
+            warning: 299 - "spec.externalIPs is deprecated and may no longer be implemented in some clusters"
+            warning: 299 - "spec.externalIPs[0]: Forbidden: external IPs are not allowed (externalIPs.mode)"
+            warning: 299 - "svclab: externalIPs.allowedGroups: skipped: needs userInfo"
+        "#]],
+    );
+}

@@ -172,8 +172,11 @@ fn types(judge: &mut Judge<'_>, service: &Service) {
         return;
     }
     let allowed: Vec<&str> = t.allowed.iter().map(String::as_str).collect();
-    let error =
-        FieldError::not_supported("spec.type", GoValue::Str(service.spec.type_.clone()), &allowed);
+    let error = FieldError::not_supported_sorted(
+        "spec.type",
+        GoValue::Str(service.spec.type_.clone()),
+        &allowed,
+    );
     judge.violation("types.allowed", t.action, error);
 }
 
@@ -536,7 +539,7 @@ fn load_balancer(judge: &mut Judge<'_>, service: &Service) {
             Some(class) => judge.violation(
                 "loadBalancer.allowedClasses",
                 action,
-                FieldError::not_supported(
+                FieldError::not_supported_sorted(
                     "spec.loadBalancerClass",
                     GoValue::Str(class.clone()),
                     &allowed,
@@ -989,7 +992,7 @@ fn ports(judge: &mut Judge<'_>, service: &Service) {
             judge.violation(
                 "ports.allowedProtocols",
                 p.action,
-                FieldError::not_supported(
+                FieldError::not_supported_sorted(
                     format!("spec.ports[{i}].protocol"),
                     GoValue::Str(protocol.to_owned()),
                     &allowed,

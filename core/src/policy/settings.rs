@@ -412,7 +412,7 @@ impl Decoder {
                     if !known.contains(&entry.key.as_ref()) {
                         // A typo must never switch a rule off: unknown keys are errors.
                         self.error(
-                            FieldError::not_supported(
+                            FieldError::not_supported_sorted(
                                 join(path, &entry.key),
                                 GoValue::Str(entry.key.to_string()),
                                 known,
@@ -494,7 +494,10 @@ impl Decoder {
             Some((_, v)) => Some(*v),
             None => {
                 let names: Vec<&str> = choices.iter().map(|(n, _)| *n).collect();
-                self.error(FieldError::not_supported(path, GoValue::Str(text), &names), value.pos);
+                self.error(
+                    FieldError::not_supported_sorted(path, GoValue::Str(text), &names),
+                    value.pos,
+                );
                 None
             }
         }
@@ -647,7 +650,10 @@ impl Decoder {
                 if TYPES.contains(&text.as_str()) {
                     s.types.allowed.push(text);
                 } else {
-                    self.error(FieldError::not_supported(ip, GoValue::Str(text), &TYPES), item.pos);
+                    self.error(
+                        FieldError::not_supported_sorted(ip, GoValue::Str(text), &TYPES),
+                        item.pos,
+                    );
                 }
             }
         }
@@ -689,7 +695,7 @@ impl Decoder {
                     s.ports.allowed_protocols.push(text);
                 } else {
                     self.error(
-                        FieldError::not_supported(ip, GoValue::Str(text), &PROTOCOLS),
+                        FieldError::not_supported_sorted(ip, GoValue::Str(text), &PROTOCOLS),
                         item.pos,
                     );
                 }

@@ -83,8 +83,7 @@ fn external_ips_allowlist_compares_addresses() {
         ),
         None,
         expect![[r#"
-            warning Warning L13: spec.externalIPs[0]: non-standard IP address "192.0.2.010" will be considered invalid in a future Kubernetes release: use "192.0.2.10"
-            warning Warning L18: spec.externalIPs[0]: non-standard IP address "::ffff:192.0.2.1" will be considered invalid in a future Kubernetes release: use "192.0.2.1"
+            warning Warning L13: spec.externalIPs[0]: IP address was accepted, but will be invalid in a future Kubernetes release: ParseAddr("192.0.2.010"): IPv4 field has octet with leading zero
             error policy:externalIPs.allowedCIDRs L23: spec.externalIPs[0]: Forbidden: "203.0.113.9" is outside the allowed ranges 192.0.2.0/24, 198.51.100.7 (externalIPs.allowedCIDRs)
             error policy:externalIPs.allowedCIDRs L23: spec.externalIPs[1]: Forbidden: "198.51.100.8" is outside the allowed ranges 192.0.2.0/24, 198.51.100.7 (externalIPs.allowedCIDRs)
             default/in created ["10.105.69.182"]
@@ -518,8 +517,7 @@ fn deprecations_and_non_canonical_ips() {
             warning policy:deprecations.externalIPs L13: spec.externalIPs: Forbidden: external IPs are deprecated: any user who can set them can intercept traffic (CVE-2020-8554) (deprecations.externalIPs)
             error policy:deprecations.loadBalancerIP L13: spec.loadBalancerIP: Forbidden: spec.loadBalancerIP is deprecated since Kubernetes 1.24: use the load balancer implementation's annotation (deprecations.loadBalancerIP)
             warning policy:nonCanonicalIPs L13: spec.externalIPs[0]: Invalid value: "192.0.2.010": must be written in canonical form "192.0.2.10" (nonCanonicalIPs)
-            warning Warning L18: spec.externalIPs[0]: non-standard IP address "::ffff:192.0.2.1" will be considered invalid in a future Kubernetes release: use "192.0.2.1"
-            warning Warning L18: spec.externalIPs[1]: IPv6 address "2001:DB8::1" should be in RFC 5952 canonical format ("2001:db8::1")
+            warning Warning L18: spec.externalIPs[1]: IPv6 address "2001:DB8::1" is not in RFC 5952 canonical format ("2001:db8::1"), which may cause controller apply-loops
             warning policy:deprecations.externalIPs L18: spec.externalIPs: Forbidden: external IPs are deprecated: any user who can set them can intercept traffic (CVE-2020-8554) (deprecations.externalIPs)
             warning policy:nonCanonicalIPs L18: spec.externalIPs[0]: Invalid value: "::ffff:192.0.2.1": must be written in canonical form "192.0.2.1" (nonCanonicalIPs)
             warning policy:nonCanonicalIPs L18: spec.externalIPs[1]: Invalid value: "2001:DB8::1": must be written in canonical form "2001:db8::1" (nonCanonicalIPs)

@@ -69,8 +69,37 @@ pub(crate) fn render(report: &Report) -> String {
             }
         }
     }
+    render_releases(&mut out, report);
     render_tables(&mut out, report);
     out
+}
+
+/// `--explain-release`: each explained diagnostic, the releases that give exactly its text, and
+/// the release-table rows behind it (rows whose boundaries were not read in the source say so).
+fn render_releases(out: &mut String, report: &Report) {
+    let explained: Vec<&Diagnostic> =
+        report.diagnostics.iter().filter(|d| d.releases.is_some()).collect();
+    if explained.is_empty() {
+        return;
+    }
+    out.push_str("\nReleases in which upstream gives exactly these texts:\n");
+    for d in explained {
+        let Some(explanation) = &d.releases else { continue };
+        let releases = if explanation.releases.is_empty() {
+            "none".to_owned()
+        } else {
+            explanation.releases.join(", ")
+        };
+        let _ = writeln!(out, "  {releases}: {}", d.message);
+        for change in &explanation.changes {
+            let pinned = if change.pinned { "" } else { " [not pinned]" };
+            let _ = writeln!(
+                out,
+                "      {} ({}): {}; {}{pinned}",
+                change.releases, change.table, change.change, change.upstream
+            );
+        }
+    }
 }
 
 /// kubectl's rendering of the errors of one object, then compiler-style locations.

@@ -9,6 +9,7 @@ use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
     validate_object_meta,
 };
+use crate::validation::releases::{Rule, in_force};
 use crate::validation::{ip_messages, non_special_ip_errors};
 
 const MAX_ENDPOINTS: usize = 1000;
@@ -24,10 +25,10 @@ fn too_many(path: &str, actual: usize, max: usize) -> FieldError {
     }
 }
 
-/// Maximum number of ports: 100 before the limit was raised, 20000 after. The release that raised
-/// it is not confirmed; we take 1.26 (upstream notes say only "older releases").
+/// Maximum number of ports (`maxPorts`): 20000 in every release svclab models (raised from 100
+/// in 1.21; `releases::Rule::EndpointSlicePorts20000`).
 fn max_ports(profile: &Profile) -> usize {
-    if profile.version.minor >= 26 { 20000 } else { 100 }
+    if in_force(Rule::EndpointSlicePorts20000, profile.version.minor) { 20000 } else { 100 }
 }
 
 pub(super) fn validate(
@@ -45,8 +46,9 @@ pub(super) fn validate(
         "IPv4" | "IPv6" | "FQDN" => {}
         other => errors.push(FieldError::not_supported(
             "addressType",
-            GoValue::Str(other.to_owned()),
-            &["IPv4", "IPv6", "FQDN"],
+            GoValue::Named(other.to_owned()),
+            // `supportedAddressTypes.List()`: sorted.
+            &["FQDN", "IPv4", "IPv6"],
         )),
     }
     let strict = profile.gate("StrictIPCIDRValidation");
@@ -75,13 +77,20 @@ pub(super) fn validate(
                         let ok = parse_ip_sloppy(address).is_some_and(|ip| {
                             crate::net::IpFamily::of(ip) == crate::net::IpFamily::V4
                         } == want_v4);
+                        // 1.24 to 1.32 follow the family error with `ValidateEndpointIP`
+                        // (so "foo" also gets "must be a valid IP address"); 1.33 stops there.
+                        let both =
+                            in_force(Rule::EndpointSliceFamilyAndSpecial, profile.version.minor);
                         if !ok {
                             let msg = format!("must be a valid {address_type} address");
                             errors.push(FieldError::invalid(
-                                apath,
+                                apath.clone(),
                                 GoValue::Str(address.clone()),
                                 msg,
                             ));
+                            if both {
+                                errors.extend(non_special_ip_errors(&apath, address));
+                            }
                             continue;
                         }
                         let strict_msgs = ip_messages(address, strict && !endpoints_unchanged);
@@ -157,8 +166,9 @@ pub(super) fn validate(
                 Some("TCP" | "UDP" | "SCTP") => {}
                 Some(other) => errors.push(FieldError::not_supported(
                     format!("{path}.protocol"),
-                    GoValue::Str(other.to_owned()),
-                    &["TCP", "UDP", "SCTP"],
+                    GoValue::Named(other.to_owned()),
+                    // `supportedPortProtocols.List()`: sorted.
+                    &["SCTP", "TCP", "UDP"],
                 )),
             }
             if let Some(app) = &port.app_protocol {

@@ -4,6 +4,7 @@
 use crate::field::{FieldError, GoValue};
 use crate::model::{ObjectMeta, StringMap};
 use crate::profile::Profile;
+use crate::validation::releases::{Rule, in_force};
 
 /// The wording of `k8s.io/apimachinery/pkg/util/validation` (and, from 1.35, of
 /// `pkg/api/validate/content`) in one release; apimachinery v0.N ships with Kubernetes 1.N.
@@ -22,7 +23,11 @@ impl Texts {
     /// "characters" (v0.24 to v0.34); from v0.35 `IsQualifiedName` and `IsValidLabelValue` are
     /// `content.IsLabelKey` / `content.IsLabelValue`, whose `content/errors.go` counts "bytes".
     fn label_max_len(self, n: usize) -> String {
-        if self.minor >= 35 { format!("must be no more than {n} bytes") } else { max_len(n) }
+        if in_force(Rule::LabelKeyBytes, self.minor) {
+            format!("must be no more than {n} bytes")
+        } else {
+            max_len(n)
+        }
     }
 }
 
@@ -71,7 +76,7 @@ pub(crate) fn dns1123_label(t: Texts, s: &str) -> Vec<String> {
     if !matches_dns1123_label(s) {
         // A valid subdomain that is not a label can only have failed on its dots: said so from
         // v0.27 (`IsDNS1123Label`); v0.24 to v0.26 give the regex message.
-        if t.minor >= 27 && matches_dns1123_subdomain(s) {
+        if in_force(Rule::LabelNoDots, t.minor) && matches_dns1123_subdomain(s) {
             msgs.push("must not contain dots".to_owned());
         } else {
             msgs.push(MSG_DNS1123_LABEL.to_owned());
@@ -142,7 +147,11 @@ pub(crate) fn qualified_name(t: Texts, value: &str) -> Vec<String> {
         }
         _ => {
             let without = MSG_QN_NAME.trim_start_matches("name part ");
-            let what = if t.minor >= 35 { "a valid label key" } else { "a qualified name" };
+            let what = if in_force(Rule::LabelKeyBytes, t.minor) {
+                "a valid label key"
+            } else {
+                "a qualified name"
+            };
             return vec![format!(
                 "{what} {without} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
             )];
@@ -186,7 +195,7 @@ pub(crate) fn port_name(t: Texts, port: &str) -> Vec<String> {
     }
     if !port.bytes().any(|b| b.is_ascii_lowercase()) {
         // The same `[a-z]` check; v0.24 worded it as if digits counted.
-        msgs.push(if t.minor >= 25 {
+        msgs.push(if in_force(Rule::PortNameLetterOnly, t.minor) {
             "must contain at least one letter (a-z)".to_owned()
         } else {
             "must contain at least one letter or number (a-z, 0-9)".to_owned()
@@ -246,7 +255,7 @@ fn validate_annotations(
             value: GoValue::Null,
             // `field.TooLong`: "must have at most N bytes" to v0.31, "may not be more than N
             // bytes" from v0.32 (`pkg/util/validation/field/errors.go`).
-            detail: if t.minor >= 32 {
+            detail: if in_force(Rule::TooLongMayNot, t.minor) {
                 format!("may not be more than {ANNOTATIONS_MAX_BYTES} bytes")
             } else {
                 format!("must have at most {ANNOTATIONS_MAX_BYTES} bytes")
@@ -366,4 +375,63 @@ pub(crate) fn validate_object_meta_update(
     immutable(errors, "metadata.uid", &new.uid, &old.uid);
     validate_labels(errors, t, &new.labels, "metadata.labels");
     validate_annotations(errors, t, &new.annotations, "metadata.annotations");
+}
+
+/// `path.ValidatePathSegmentName` (apimachinery `pkg/api/validation/path/name.go`): the name
+/// function the generic registry uses for every kind; a prefix only has the "contain" checks.
+fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
+    if !prefix && (name == "." || name == "..") {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"]
+        .iter()
+        .filter(|bad| name.contains(**bad))
+        .map(|bad| format!("may not contain '{bad}'"))
+        .collect()
+}
+
+/// The generic registry's `validateCommonFields` on update (apiserver
+/// `pkg/registry/rest/update.go`, v0.24.0 to v0.36.0): `ValidateObjectMetaAccessor` of the new
+/// object with the path-segment name rule, then `ValidateObjectMetaAccessorUpdate`. Its causes
+/// come before the strategy's own `ValidateUpdate`, which checks the metadata again, so a
+/// metadata error is listed more than once (the message deduplicates; the causes do not).
+pub(crate) fn validate_common_update_fields(
+    errors: &mut Vec<FieldError>,
+    t: Texts,
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+) {
+    if !new.generate_name.is_empty() {
+        push_invalid(
+            errors,
+            "metadata.generateName",
+            &new.generate_name,
+            path_segment_name(&new.generate_name, true),
+        );
+    }
+    if new.name.is_empty() {
+        errors.push(FieldError::required("metadata.name", "name or generateName is required"));
+    } else {
+        push_invalid(errors, "metadata.name", &new.name, path_segment_name(&new.name, false));
+    }
+    if new.namespace.is_empty() {
+        errors.push(FieldError::required("metadata.namespace", ""));
+    } else {
+        push_invalid(
+            errors,
+            "metadata.namespace",
+            &new.namespace,
+            dns1123_label(t, &new.namespace),
+        );
+    }
+    if new.generation < 0 {
+        errors.push(FieldError::invalid(
+            "metadata.generation",
+            GoValue::Int(new.generation),
+            "must be greater than or equal to 0",
+        ));
+    }
+    validate_labels(errors, t, &new.labels, "metadata.labels");
+    validate_annotations(errors, t, &new.annotations, "metadata.annotations");
+    validate_object_meta_update(errors, t, new, old);
 }

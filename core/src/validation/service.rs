@@ -9,6 +9,7 @@ use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name,
     validate_labels, validate_object_meta, validate_object_meta_update,
 };
+use crate::validation::releases::{Rule, in_force};
 use crate::validation::{MSG_CIDR, MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
 
 const LB_SOURCE_RANGES_ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
@@ -23,8 +24,9 @@ fn is_headless(svc: &Service) -> bool {
     svc.spec.cluster_ips.len() == 1 && svc.spec.cluster_ips[0] == "None"
 }
 
+/// A pointer to a named string type (`*core.IPFamilyPolicy`): nil, or the named value.
 fn opt_str(value: Option<&String>) -> GoValue {
-    value.map_or(GoValue::Null, |v| GoValue::Str(v.clone()))
+    value.map_or(GoValue::Null, |v| GoValue::Named(v.clone()))
 }
 
 fn families(items: &[String]) -> GoValue {
@@ -67,7 +69,9 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     };
     let t = Texts::of(profile);
     validate_object_meta(&mut errors, t, &svc.metadata, rule);
-    topology_annotations(&mut errors, svc);
+    if in_force(Rule::TopologyModeMatch, profile.version.minor) {
+        topology_annotations(&mut errors, svc);
+    }
     ports_required(&mut errors, svc);
     type_specific_fields(&mut errors, svc, profile);
     ports(&mut errors, t, svc);
@@ -80,10 +84,14 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     external_ips(&mut errors, svc, old, strict);
     service_type(&mut errors, svc);
     node_ports(&mut errors, svc);
-    load_balancer_source_ranges(&mut errors, svc, old, strict);
+    if in_force(Rule::SourceRangesWholeField, profile.version.minor) {
+        load_balancer_source_ranges_whole(&mut errors, svc);
+    } else {
+        load_balancer_source_ranges(&mut errors, svc, old, strict);
+    }
     allocate_load_balancer_node_ports(&mut errors, svc);
     load_balancer_class(&mut errors, t, svc, None);
-    external_traffic_policy(&mut errors, svc);
+    external_traffic_policy(&mut errors, svc, profile);
     health_check_node_port(&mut errors, svc);
     internal_traffic_policy(&mut errors, svc);
     traffic_distribution(&mut errors, svc, profile);
@@ -117,11 +125,6 @@ fn ports_required(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// The release that dropped the LoadBalancer kubelet-port rule: kubernetes/kubernetes#129174
-/// ("Remove the limitation on exposing port 10250 externally", merged December 2024, in the
-/// 1.33 release notes).
-const KUBELET_PORT_RULE_UNTIL: u32 = 32;
-
 /// `ports.KubeletPort`.
 const KUBELET_PORT: i32 = 10250;
 
@@ -134,7 +137,7 @@ fn type_specific_fields(errors: &mut Vec<FieldError>, svc: &Service, profile: &P
     // `ValidateService`'s LoadBalancer case, before its headless check (1.24 to 1.32): the whole
     // port is the field, its number the value ("a workaround for broken cloud environments that
     // over-open firewalls").
-    if spec.type_ == "LoadBalancer" && profile.version.minor <= KUBELET_PORT_RULE_UNTIL {
+    if spec.type_ == "LoadBalancer" && in_force(Rule::KubeletPort, profile.version.minor) {
         for (i, port) in spec.ports.iter().enumerate() {
             if port.port == KUBELET_PORT {
                 errors.push(FieldError::invalid(
@@ -210,8 +213,9 @@ fn ports(errors: &mut Vec<FieldError>, t: Texts, svc: &Service) {
         } else if !matches!(port.protocol.as_str(), "TCP" | "UDP" | "SCTP") {
             errors.push(FieldError::not_supported(
                 format!("{path}.protocol"),
-                GoValue::Str(port.protocol.clone()),
-                &["TCP", "UDP", "SCTP"],
+                GoValue::Named(port.protocol.clone()),
+                // `sets.List(supportedPortProtocols)`: sorted.
+                &["SCTP", "TCP", "UDP"],
             ));
         }
         match &port.target_port {
@@ -242,7 +246,7 @@ fn session_affinity(errors: &mut Vec<FieldError>, svc: &Service) {
         "ClientIP" | "None" => {}
         other => errors.push(FieldError::not_supported(
             "spec.sessionAffinity",
-            GoValue::Str(other.to_owned()),
+            GoValue::Named(other.to_owned()),
             &["ClientIP", "None"],
         )),
     }
@@ -305,7 +309,7 @@ fn service_type(errors: &mut Vec<FieldError>, svc: &Service) {
         "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName" => {}
         other => errors.push(FieldError::not_supported(
             "spec.type",
-            GoValue::Str(other.to_owned()),
+            GoValue::Named(other.to_owned()),
             &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
         )),
     }
@@ -407,6 +411,43 @@ fn load_balancer_source_ranges(
     }
 }
 
+/// `loadBalancerSourceRanges`, else the legacy annotation, as 1.24 to 1.29 check them
+/// (`ValidateService` through `apiservice.GetLoadBalancerSourceRanges`): the whole list is one
+/// value, printed with `fmt.Sprintf("%v", ranges)` (`[a b]`) and quoted as a string, and one
+/// error covers every bad entry; the message keeps upstream's trailing space.
+fn load_balancer_source_ranges_whole(errors: &mut Vec<FieldError>, svc: &Service) {
+    let spec = &svc.spec;
+    let annotation = svc.metadata.annotations.get(LB_SOURCE_RANGES_ANNOTATION);
+    let (path, value, entries): (String, String, Vec<&str>) =
+        if !spec.load_balancer_source_ranges.is_empty() {
+            let ranges = &spec.load_balancer_source_ranges;
+            (
+                "spec.LoadBalancerSourceRanges".to_owned(),
+                format!("[{}]", ranges.join(" ")),
+                ranges.iter().map(String::as_str).collect(),
+            )
+        } else if let Some(value) = annotation {
+            // An empty annotation means the default `0.0.0.0/0`.
+            let trimmed = value.trim();
+            let entries =
+                if trimmed.is_empty() { Vec::new() } else { trimmed.split(',').collect() };
+            (format!("metadata.annotations[{LB_SOURCE_RANGES_ANNOTATION}]"), value.clone(), entries)
+        } else {
+            return;
+        };
+    if spec.type_ != "LoadBalancer" {
+        errors.push(FieldError::forbidden(path.clone(), LB_ONLY));
+    }
+    // `utilnet.ParseIPNets` trims each entry and parses it sloppily.
+    if entries.iter().any(|e| crate::net::parse_cidr_sloppy(e.trim()).is_none()) {
+        errors.push(FieldError::invalid(
+            path,
+            GoValue::Str(value),
+            "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 ",
+        ));
+    }
+}
+
 /// `allocateLoadBalancerNodePorts`: required on LoadBalancer (defaulted), forbidden elsewhere.
 fn allocate_load_balancer_node_ports(errors: &mut Vec<FieldError>, svc: &Service) {
     let spec = &svc.spec;
@@ -422,15 +463,26 @@ fn allocate_load_balancer_node_ports(errors: &mut Vec<FieldError>, svc: &Service
 
 /// `validateServiceExternalTrafficPolicy`, first half: only externally accessible Services set
 /// `externalTrafficPolicy`, and they must.
-fn external_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
+///
+/// "Externally accessible" includes ClusterIP Services with externalIPs from 1.29
+/// (kubernetes/kubernetes#119150); before, only NodePort and LoadBalancer, with their own
+/// message.
+fn external_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     let etp = spec.external_traffic_policy.as_str();
-    if !svc.is_externally_accessible() {
+    let with_external_ips = in_force(Rule::EtpForExternalIps, profile.version.minor);
+    let accessible =
+        if with_external_ips { svc.is_externally_accessible() } else { svc.needs_node_port() };
+    if !accessible {
         if !etp.is_empty() {
             errors.push(FieldError::invalid(
                 "spec.externalTrafficPolicy",
-                GoValue::Str(etp.to_owned()),
-                "may only be set for externally-accessible services",
+                GoValue::Named(etp.to_owned()),
+                if with_external_ips {
+                    "may only be set for externally-accessible services"
+                } else {
+                    "may only be set when `type` is 'NodePort' or 'LoadBalancer'"
+                },
             ));
         }
     } else if etp.is_empty() {
@@ -438,7 +490,7 @@ fn external_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
     } else if etp != "Cluster" && etp != "Local" {
         errors.push(FieldError::not_supported(
             "spec.externalTrafficPolicy",
-            GoValue::Str(etp.to_owned()),
+            GoValue::Named(etp.to_owned()),
             &["Cluster", "Local"],
         ));
     }
@@ -477,7 +529,7 @@ fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
         }
         Some(p) if p != "Cluster" && p != "Local" => errors.push(FieldError::not_supported(
             "spec.internalTrafficPolicy",
-            GoValue::Str(p.clone()),
+            GoValue::Named(p.clone()),
             &["Cluster", "Local"],
         )),
         _ => {}
@@ -488,8 +540,10 @@ fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
 fn traffic_distribution(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     if let Some(td) = &spec.traffic_distribution {
+        // Listed sorted, as svclab always printed them; upstream's order for the three values
+        // was not read at the tags (see the Service table's note).
         let supported: &[&str] = if profile.gate("PreferSameTrafficDistribution") {
-            &["PreferClose", "PreferSameZone", "PreferSameNode"]
+            &["PreferClose", "PreferSameNode", "PreferSameZone"]
         } else {
             &["PreferClose"]
         };
@@ -503,8 +557,10 @@ fn traffic_distribution(errors: &mut Vec<FieldError>, svc: &Service, profile: &P
     }
 }
 
-/// Without MixedProtocolLBService, the registry refuses a new LoadBalancer with more than one
-/// protocol (an existing mixed LoadBalancer may stay).
+/// Without MixedProtocolLBService (1.24 and 1.25 with the gate off), a LoadBalancer may not
+/// mix protocols unless the old object already did, whatever its type
+/// (`conditional_validation.go` `validateMixedProtocolLBService`: `serviceHasMixedProtocols(old)`
+/// looks at the ports only, despite its comment about type=LoadBalancer).
 fn mixed_protocol_load_balancer(
     errors: &mut Vec<FieldError>,
     svc: &Service,
@@ -519,7 +575,7 @@ fn mixed_protocol_load_balancer(
             p.dedup();
             p.len()
         };
-        let was_mixed_lb = old.is_some_and(|o| o.spec.type_ == "LoadBalancer" && protocols(o) > 1);
+        let was_mixed_lb = old.is_some_and(|o| protocols(o) > 1);
         if protocols(svc) > 1 && !was_mixed_lb {
             let go: Vec<String> = spec.ports.iter().map(service_port_go).collect();
             let json: Vec<String> = spec.ports.iter().map(service_port_json).collect();
@@ -602,14 +658,14 @@ pub(crate) fn cluster_ips_related_fields(
         if family != "IPv4" && family != "IPv6" {
             errors.push(FieldError::not_supported(
                 format!("spec.ipFamilies[{i}]"),
-                GoValue::Str(family.clone()),
+                GoValue::Named(family.clone()),
                 &["IPv4", "IPv6"],
             ));
         }
         if seen.contains(&family.as_str()) {
             errors.push(FieldError::duplicate(
                 format!("spec.ipFamilies[{i}]"),
-                GoValue::Str(family.clone()),
+                GoValue::Named(family.clone()),
             ));
         }
         seen.push(family);
@@ -619,8 +675,9 @@ pub(crate) fn cluster_ips_related_fields(
     {
         errors.push(FieldError::not_supported(
             "spec.ipFamilyPolicy",
-            GoValue::Str(policy.clone()),
-            &["SingleStack", "PreferDualStack", "RequireDualStack"],
+            GoValue::Named(policy.clone()),
+            // `sets.List(supportedServiceIPFamilyPolicy)`: sorted.
+            &["PreferDualStack", "RequireDualStack", "SingleStack"],
         ));
     }
     let mut has_invalid_ips = false;

@@ -2,12 +2,15 @@
 //! EndpointSlice strategy's `WarningsOnCreate`/`WarningsOnUpdate`), each only in the releases that emit it, and svclab's own
 //! advisories for deprecations the apiserver never warns about.
 
+mod netip;
+
 use std::net::IpAddr;
 
 use crate::field::go_quote;
 use crate::model::{EndpointSlice, Service};
 use crate::net::{go_ip_string, parse_cidr_sloppy, parse_ip_sloppy};
 use crate::profile::Profile;
+use crate::validation::releases::{Rule, in_force};
 
 /// One warning line with the field it is about (for its source position).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,19 +29,67 @@ const TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
 const TOLERATE_UNREADY: &str = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
 const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
 
-/// First release with the IP/CIDR format warnings on Services (KEP-4858's history).
-const IP_WARNINGS_SINCE: u32 = 27;
-/// First release with the topology-mode annotation and the hints deprecation warning.
-const TOPOLOGY_MODE_SINCE: u32 = 27;
-/// First release with the headless and ignored-field warnings (#132214). The ExternalName-related
-/// warnings' first release is unconfirmed; we take the same release.
-const IGNORED_FIELD_WARNINGS_SINCE: u32 = 34;
-/// First release with the PreferClose deprecation warning: kubernetes/kubernetes#134457 took
-/// PreferSameTrafficDistribution to GA and deprecated `PreferClose` (merged October 2025, 1.35).
-const PREFER_CLOSE_DEPRECATED_SINCE: u32 = 35;
-/// First release with the externalIPs deprecation warning (KEP-5707; unconfirmed, assumed).
-const EXTERNAL_IPS_DEPRECATED_SINCE: u32 = 36;
+/// `getWarningsForIP` of 1.27 to 1.32 (`pkg/api/service/warnings.go`): any value `netip`
+/// refuses (leading zeros, and any `loadBalancerIP` that is not an IP at all) and non-RFC-5952
+/// IPv6.
+fn netip_ip_warning(path: &str, value: &str) -> Option<String> {
+    match netip::parse_addr(value) {
+        Err(e) => Some(format!(
+            "{path}: IP address was accepted, but will be invalid in a future Kubernetes release: {e}"
+        )),
+        Ok((ip, zone)) => {
+            let canonical = netip::addr_string(ip, &zone);
+            (ip.is_ipv6() && canonical != value).then(|| {
+                format!(
+                    "{path}: IPv6 address {} is not in RFC 5952 canonical format ({}), which may cause controller apply-loops",
+                    go_quote(value),
+                    go_quote(&canonical)
+                )
+            })
+        }
+    }
+}
 
+/// `getWarningsForCIDR` of 1.27 to 1.32: no ambiguous-CIDR warning yet.
+fn netip_cidr_warning(path: &str, value: &str) -> Option<String> {
+    match netip::parse_prefix(value) {
+        Err(e) => Some(format!(
+            "{path}: IP prefix was accepted, but will be invalid in a future Kubernetes release: {e}"
+        )),
+        Ok((ip, bits)) => {
+            let canonical = format!("{ip}/{bits}");
+            (ip.is_ipv6() && canonical != value).then(|| {
+                format!(
+                    "{path}: IPv6 prefix {} is not in RFC 5952 canonical format ({}), which may cause controller apply-loops",
+                    go_quote(value),
+                    go_quote(&canonical)
+                )
+            })
+        }
+    }
+}
+
+/// The IP warning of the release, if it warns about IPs at all.
+fn ip_warning_at(minor: u32, path: &str, value: &str) -> Option<String> {
+    if in_force(Rule::IpWarningsKep4858, minor) {
+        ip_warning(path, value)
+    } else if in_force(Rule::IpWarningsNetip, minor) {
+        netip_ip_warning(path, value)
+    } else {
+        None
+    }
+}
+
+/// The CIDR warnings of the release.
+fn cidr_warnings_at(minor: u32, path: &str, value: &str) -> Vec<String> {
+    if in_force(Rule::IpWarningsKep4858, minor) {
+        cidr_warnings(path, value)
+    } else if in_force(Rule::IpWarningsNetip, minor) {
+        netip_cidr_warning(path, value).into_iter().collect()
+    } else {
+        Vec::new()
+    }
+}
 /// `GetWarningsForIP`: non-standard (leading zeros, IPv4-mapped) or non-RFC-5952 addresses.
 pub(crate) fn ip_warning(path: &str, value: &str) -> Option<String> {
     let ip = parse_ip_sloppy(value)?;
@@ -123,7 +174,9 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
     let minor = profile.version.minor;
     let spec = &svc.spec;
     let mut out = Vec::new();
-    if minor >= TOPOLOGY_MODE_SINCE && svc.metadata.annotations.contains_key(TOPOLOGY_AWARE_HINTS) {
+    if in_force(Rule::TopologyModeMatch, minor)
+        && svc.metadata.annotations.contains_key(TOPOLOGY_AWARE_HINTS)
+    {
         out.push(warning(
             "metadata.annotations",
             format!(
@@ -131,16 +184,15 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
             ),
         ));
     }
-    let ip_warnings = minor >= IP_WARNINGS_SINCE;
-    if ip_warnings && !spec.cluster_ip.is_empty() && spec.cluster_ip != "None" {
+    if !spec.cluster_ip.is_empty() && spec.cluster_ip != "None" {
         for (i, ip) in spec.cluster_ips.iter().enumerate() {
             let path = format!("spec.clusterIPs[{i}]");
-            out.extend(ip_warning(&path, ip).map(|m| warning(&path, m)));
+            out.extend(ip_warning_at(minor, &path, ip).map(|m| warning(&path, m)));
         }
     }
     // Headless as the warnings see it: type ClusterIP and clusterIP None.
     let headless = spec.type_ == "ClusterIP" && spec.cluster_ip == "None";
-    if minor >= IGNORED_FIELD_WARNINGS_SINCE && headless {
+    if in_force(Rule::HeadlessIgnored, minor) && headless {
         if !spec.load_balancer_ip.is_empty() {
             out.push(warning(
                 "spec.loadBalancerIP",
@@ -163,13 +215,11 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
             ));
         }
     }
-    if ip_warnings {
-        for (i, ip) in spec.external_ips.iter().enumerate() {
-            let path = format!("spec.externalIPs[{i}]");
-            out.extend(ip_warning(&path, ip).map(|m| warning(&path, m)));
-        }
+    for (i, ip) in spec.external_ips.iter().enumerate() {
+        let path = format!("spec.externalIPs[{i}]");
+        out.extend(ip_warning_at(minor, &path, ip).map(|m| warning(&path, m)));
     }
-    if minor >= EXTERNAL_IPS_DEPRECATED_SINCE
+    if in_force(Rule::ExternalIpsDeprecated, minor)
         && !spec.external_ips.is_empty()
         && !headless
         && spec.type_ != "ExternalName"
@@ -180,20 +230,18 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
                 .into(),
         ));
     }
-    if ip_warnings && !spec.load_balancer_ip.is_empty() {
+    if !spec.load_balancer_ip.is_empty() {
         out.extend(
-            ip_warning("spec.loadBalancerIP", &spec.load_balancer_ip)
+            ip_warning_at(minor, "spec.loadBalancerIP", &spec.load_balancer_ip)
                 .map(|m| warning("spec.loadBalancerIP", m)),
         );
     }
-    if ip_warnings {
-        for (i, cidr) in spec.load_balancer_source_ranges.iter().enumerate() {
-            // The warning path is lower-case, unlike the error path.
-            let path = format!("spec.loadBalancerSourceRanges[{i}]");
-            out.extend(cidr_warnings(&path, cidr).into_iter().map(|m| warning(&path, m)));
-        }
+    for (i, cidr) in spec.load_balancer_source_ranges.iter().enumerate() {
+        // The warning path is lower-case, unlike the error path.
+        let path = format!("spec.loadBalancerSourceRanges[{i}]");
+        out.extend(cidr_warnings_at(minor, &path, cidr).into_iter().map(|m| warning(&path, m)));
     }
-    if minor >= IGNORED_FIELD_WARNINGS_SINCE {
+    if in_force(Rule::ExternalNameIgnored, minor) {
         if spec.type_ == "ExternalName" && !spec.external_ips.is_empty() {
             out.push(warning(
                 "spec.externalIPs",
@@ -207,7 +255,7 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
             ));
         }
     }
-    if minor >= PREFER_CLOSE_DEPRECATED_SINCE
+    if in_force(Rule::PreferCloseDeprecated, minor)
         && spec.traffic_distribution.as_deref() == Some("PreferClose")
     {
         out.push(warning(
@@ -254,7 +302,7 @@ pub(crate) fn endpoint_slice_warnings(
     let managed = slice.metadata.labels.get(MANAGED_BY).is_some_and(|v| {
         v == "endpointslice-controller.k8s.io" || v == "endpointslicemirroring-controller.k8s.io"
     });
-    if !managed && profile.version.minor >= IP_WARNINGS_SINCE {
+    if !managed && in_force(Rule::EndpointSliceIpWarnings, profile.version.minor) {
         for (i, endpoint) in slice.endpoints.iter().enumerate() {
             for (j, address) in endpoint.addresses.iter().enumerate() {
                 let path = format!("endpoints[{i}].addresses[{j}]");

@@ -33,6 +33,10 @@ pub(crate) struct CheckCommand {
     /// --user is absent.
     #[arg(long = "group", value_name = "G")]
     groups: Vec<String>,
+    /// For every diagnostic, the Kubernetes releases in which kube-apiserver gives exactly
+    /// that text for this scenario, with the release-table rows behind it.
+    #[arg(long)]
+    explain_release: bool,
 }
 
 /// How the report is printed.
@@ -55,7 +59,12 @@ impl CheckCommand {
         };
         let user_info = (self.user.is_some() || !self.groups.is_empty())
             .then(|| UserInfo { username: self.user.unwrap_or_default(), groups: self.groups });
-        let options = CheckOptions { no_defaults: self.no_defaults, policy, user_info };
+        let options = CheckOptions {
+            no_defaults: self.no_defaults,
+            policy,
+            user_info,
+            explain_release: self.explain_release,
+        };
         let outcome = engine.check(&inputs, &options)?;
         if verbose {
             outcome.report_fuel(io.stderr)?;

@@ -125,12 +125,18 @@ fn handle(config: &GatewayConfig) -> bool {
 /// The whole request body, or `None` past `limit` bytes, then handed back to the host as the
 /// body the next handler sends upstream (the same bytes).
 ///
-/// Why both: the request-body buffering of the http-wasm host Traefik ships keeps only what a
-/// read returned together with end of stream, so a body read in more than one piece (bodies of
-/// 2 KiB and more, read straight from the connection) would reach the next handler truncated.
-/// Writing the bytes back replaces the request body with exactly what was read.
+/// Why both: the request-body buffering of the http-wasm host Traefik 3.7 ships keeps only what
+/// a read returned together with end of stream (http-wasm-host-go v0.7.0,
+/// `handler/nethttp/buffer.go`, `bufferingRequestBody.Read` buffers `p[:n]` only when `err !=
+/// nil`), so a body the host reads from the connection in more than one piece would reach the
+/// next handler truncated. Writing the bytes back replaces the request body with exactly what
+/// was read (`RequestBodyWriter` in `handler/nethttp/host.go`).
+///
+/// The host's `read_body` fills the buffer until end of stream or the buffer is full
+/// (`readBody` in `handler/middleware.go`); the result is the count in the low 32 bits and the
+/// end-of-stream flag at bit 32. The buffer is sized from `Content-Length` (plus one byte, so a
+/// body longer than announced is noticed) and doubled while the host fills it.
 fn read_request_body(limit: usize, expected: Option<u64>) -> Option<Vec<u8>> {
-    // One call: the host fills the buffer until end of stream or the buffer is full.
     let size = expected.map_or(limit, |length| usize::try_from(length).unwrap_or(limit).min(limit));
     let mut body = vec![0u8; size + 1];
     let mut filled = 0;

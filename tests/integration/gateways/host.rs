@@ -205,30 +205,40 @@ pub(crate) fn guests() -> &'static Path {
             return PathBuf::from(dir);
         }
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gateway-plugins");
-        let cargo = std::env::var("CARGO")
-            .ok()
-            .or_else(|| option_env!("CARGO").map(str::to_owned))
-            .unwrap_or_else(|| "cargo".into());
-        // xtask gets a target directory of its own: `cargo test` may still hold the lock of
-        // the outer one. Its nested guest builds use `$CARGO_TARGET_DIR/plugin-wasm`, shared
-        // with host-runner's build script.
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map_or_else(|| workspace().join("target"), PathBuf::from);
-        let mut command = Command::new(cargo);
-        command
-            .current_dir(workspace())
-            .args(["run", "--quiet", "--package", "xtask", "--target-dir"])
-            .arg(target.join("xtask"))
-            .args(["--", "plugins", "--out"])
-            .arg(&out);
-        // The outer build's flags and wrappers are for the test binary.
-        for var in ["CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "RUSTC_WRAPPER"] {
-            command.env_remove(var);
-        }
-        let status = command.status().expect("run `cargo xtask plugins`");
-        assert!(status.success(), "`cargo xtask plugins` failed ({status})");
+        xtask_plugins(&["--out".as_ref(), out.as_os_str()]);
         out
     })
+}
+
+/// `input` with the bulk-memory lowering `cargo xtask plugins` gives the Traefik guest.
+pub(crate) fn lower_for_traefik(input: &Path, output: &Path) {
+    xtask_plugins(&["--lower".as_ref(), input.as_os_str(), output.as_os_str()]);
+}
+
+/// Runs `cargo xtask plugins ARGS`.
+fn xtask_plugins(args: &[&std::ffi::OsStr]) {
+    let cargo = std::env::var("CARGO")
+        .ok()
+        .or_else(|| option_env!("CARGO").map(str::to_owned))
+        .unwrap_or_else(|| "cargo".into());
+    // xtask gets a target directory of its own: `cargo test` may still hold the lock of
+    // the outer one. Its nested guest builds use `$CARGO_TARGET_DIR/plugin-wasm`, shared
+    // with host-runner's build script.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace().join("target"), PathBuf::from);
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(workspace())
+        .args(["run", "--quiet", "--package", "xtask", "--target-dir"])
+        .arg(target.join("xtask"))
+        .args(["--", "plugins"])
+        .args(args);
+    // The outer build's flags and wrappers are for the test binary.
+    for var in ["CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_TARGET", "RUSTC_WRAPPER"] {
+        command.env_remove(var);
+    }
+    let status = command.status().expect("run `cargo xtask plugins`");
+    assert!(status.success(), "`cargo xtask plugins {args:?}` failed ({status})");
 }
 
 /// One HTTP response.

@@ -1,0 +1,397 @@
+//! When each kube-apiserver rule, text, warning and default that svclab models appeared, changed
+//! and left: one table per area, read by the validation code (through [`in_force`]) and by
+//! `svclab check --explain-release` (through [`governing`]).
+//!
+//! Releases are minors (`24` is Kubernetes 1.24); apimachinery and apiserver `v0.N.0` ship with
+//! Kubernetes 1.N. Each row says how its boundaries are known: read at the release tags of
+//! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), dated by a
+//! kubernetes/kubernetes pull request with older copies of the file to confirm the old form
+//! (`Pin::Pr`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+
+/// How a row's release boundaries are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pin {
+    /// Read in the source at the release tags (apimachinery, apiserver).
+    Tag,
+    /// Dated by the pull request that changed it; the old form read in an older copy of the
+    /// file, not at every tag.
+    Pr,
+    /// A boundary is not pinned; `upstream` says which and what svclab assumes.
+    Unpinned,
+}
+
+/// One change of upstream behaviour, in force from `since` to `until` (inclusive).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Change {
+    /// What the code asks about.
+    pub(crate) id: Rule,
+    /// First minor in which upstream behaves this way (24: 1.24 or earlier).
+    pub(crate) since: u32,
+    /// Last minor in which it does; `None`: still in the newest release.
+    pub(crate) until: Option<u32>,
+    /// The behaviour, in a few words.
+    pub(crate) what: &'static str,
+    /// Upstream file, function and pull request.
+    pub(crate) upstream: &'static str,
+    /// How the boundaries are known.
+    pub(crate) pin: Pin,
+    /// Fragments of the texts this row governs, to tie a diagnostic to its rows.
+    pub(crate) marks: &'static [&'static str],
+}
+
+/// Every release-dependent behaviour the validation code asks about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rule {
+    // apimachinery texts
+    /// A nil bad value prints as the quoted string `"null"`.
+    NilValueQuoted,
+    /// Composite and named-string bad values render through `json.Marshal`.
+    JsonValues,
+    /// `IsDNS1123Label` says "must not contain dots" for a valid subdomain.
+    LabelNoDots,
+    /// `IsValidPortName` words the letter check "at least one letter (a-z)".
+    PortNameLetterOnly,
+    /// Label keys are "a valid label key" and lengths count "bytes".
+    LabelKeyBytes,
+    /// `field.TooLong` of annotations reads "may not be more than N bytes".
+    TooLongMayNot,
+    /// `field.NotSupported` lists the values in the caller's order.
+    NotSupportedCallerOrder,
+    /// The order of `trafficDistribution`'s supported values.
+    TrafficDistributionOrder,
+    // Service rules
+    /// A LoadBalancer may not expose the kubelet port 10250.
+    KubeletPort,
+    /// `loadBalancerSourceRanges` checked as one whole-field CIDR list.
+    SourceRangesWholeField,
+    /// `externalTrafficPolicy` is set (and defaulted) for ClusterIP Services with externalIPs.
+    EtpForExternalIps,
+    /// Without MixedProtocolLBService, a LoadBalancer may not mix protocols unless the old
+    /// object (of any type) already did.
+    MixedProtocolGate,
+    /// `topology-mode` must match `topology-aware-hints` when both are set.
+    TopologyModeMatch,
+    // updates
+    /// The generic registry copies the stored generation (and an empty uid) onto an update.
+    GenerationFromStore,
+    /// The generic registry's `validateCommonFields` adds object-meta causes on update.
+    CommonFieldsOnUpdate,
+    /// Node ports kept on a type change: dropped when the new ones are a subset of the old.
+    NodePortsSubset,
+    // warnings
+    /// `getWarningsForIP`/`getWarningsForCIDR` with the `netip` error and RFC 5952 texts.
+    IpWarningsNetip,
+    /// KEP-4858 warnings: "non-standard", "should be in RFC 5952", ambiguous CIDRs.
+    IpWarningsKep4858,
+    /// "spec.externalIPs is ignored when spec.type is ExternalName" and its counterpart.
+    ExternalNameIgnored,
+    /// EndpointSlice address warnings for slices not managed in-tree.
+    EndpointSliceIpWarnings,
+    /// "... is ignored for headless services" warnings.
+    HeadlessIgnored,
+    /// `trafficDistribution: PreferClose` is deprecated.
+    PreferCloseDeprecated,
+    /// `spec.externalIPs` is deprecated.
+    ExternalIpsDeprecated,
+    // EndpointSlice
+    /// An address that fails its family check is also checked by `ValidateEndpointIP`.
+    EndpointSliceFamilyAndSpecial,
+    /// At most 20000 ports per EndpointSlice.
+    EndpointSlicePorts20000,
+}
+
+/// apimachinery: how `field.Error` renders and the name-check texts.
+pub(crate) const TEXTS: &[Change] = &[
+    Change {
+        id: Rule::NilValueQuoted,
+        since: 24,
+        until: Some(33),
+        what: "a nil bad value prints as \"null\" (quoted): ErrorBody turns it into the string \"null\" and then takes the %q branch",
+        upstream: "apimachinery pkg/util/validation/field/errors.go ErrorBody (v0.24.0..v0.33.0; rewritten in v0.34.0)",
+        pin: Pin::Tag,
+        marks: &["\"null\""],
+    },
+    Change {
+        id: Rule::JsonValues,
+        since: 34,
+        until: None,
+        what: "bad values other than string/int/bool render with json.Marshal (slices as [\"a\"], named string types JSON-escaped: & as \\u0026); nil as null",
+        upstream: "apimachinery pkg/util/validation/field/errors.go ErrorBody (v0.34.0, kubernetes/kubernetes#132314)",
+        pin: Pin::Tag,
+        marks: &[": [\"", ": null:", "\\u00"],
+    },
+    Change {
+        id: Rule::LabelNoDots,
+        since: 27,
+        until: None,
+        what: "IsDNS1123Label says \"must not contain dots\" for a valid subdomain",
+        upstream: "apimachinery pkg/util/validation/validation.go IsDNS1123Label (v0.27.0)",
+        pin: Pin::Tag,
+        marks: &["must not contain dots"],
+    },
+    Change {
+        id: Rule::PortNameLetterOnly,
+        since: 25,
+        until: None,
+        what: "IsValidPortName: \"must contain at least one letter (a-z)\" (1.24: \"letter or number (a-z, 0-9)\")",
+        upstream: "apimachinery pkg/util/validation/validation.go IsValidPortName (v0.25.0)",
+        pin: Pin::Tag,
+        marks: &["must contain at least one letter"],
+    },
+    Change {
+        id: Rule::LabelKeyBytes,
+        since: 35,
+        until: None,
+        what: "label keys are \"a valid label key\" and lengths count \"bytes\" (before: \"a qualified name\", \"characters\")",
+        upstream: "apimachinery pkg/api/validate/content IsLabelKey/IsLabelValue (v0.35.0)",
+        pin: Pin::Tag,
+        marks: &["a valid label key", "a qualified name", "bytes", "characters"],
+    },
+    Change {
+        id: Rule::TooLongMayNot,
+        since: 32,
+        until: None,
+        what: "field.TooLong: \"may not be more than N bytes\" (before: \"must have at most N bytes\")",
+        upstream: "apimachinery pkg/util/validation/field/errors.go TooLong (v0.32.0)",
+        pin: Pin::Tag,
+        marks: &["may not be more than", "must have at most"],
+    },
+    Change {
+        id: Rule::NotSupportedCallerOrder,
+        since: 24,
+        until: None,
+        what: "field.NotSupported quotes the supported values in the order the caller passes them (never sorted); callers passing sets.List(...) get them sorted",
+        upstream: "apimachinery pkg/util/validation/field/errors.go NotSupported (v0.24.0..v0.36.0)",
+        pin: Pin::Tag,
+        marks: &["supported values:"],
+    },
+];
+
+/// `ValidateService` and the Service strategy.
+pub(crate) const SERVICE: &[Change] = &[
+    Change {
+        id: Rule::KubeletPort,
+        since: 24,
+        until: Some(32),
+        what: "a LoadBalancer may not expose port 10250",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService; removed by kubernetes/kubernetes#129174 (1.33)",
+        pin: Pin::Pr,
+        marks: &["since it is used by kubelet"],
+    },
+    Change {
+        id: Rule::SourceRangesWholeField,
+        since: 24,
+        until: Some(29),
+        what: "spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and \"must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 \"",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService via apiservice.GetLoadBalancerSourceRanges; per-entry IsValidCIDR from 1.30. Unpinned: the 1.30 boundary is taken from the issue that reported it, the old form read in older copies of validation.go, not at the 1.29 tag",
+        pin: Pin::Unpinned,
+        marks: &["must be a list of IP ranges"],
+    },
+    Change {
+        id: Rule::EtpForExternalIps,
+        since: 29,
+        until: None,
+        what: "externalTrafficPolicy is defaulted, required and allowed for ClusterIP Services with externalIPs (\"may only be set for externally-accessible services\"); before, only NodePort and LoadBalancer (\"may only be set when `type` is 'NodePort' or 'LoadBalancer'\")",
+        upstream: "pkg/apis/core/validation/validation.go validateServiceExternalTrafficPolicy, pkg/apis/core/v1/defaults.go SetDefaults_Service, pkg/registry/core/service/strategy.go dropTypeDependentFields (kubernetes/kubernetes#119150, merged for 1.29)",
+        pin: Pin::Pr,
+        marks: &["externally-accessible services", "'NodePort' or 'LoadBalancer'"],
+    },
+    Change {
+        id: Rule::MixedProtocolGate,
+        since: 24,
+        until: Some(25),
+        what: "MixedProtocolLBService off: a LoadBalancer may not mix protocols unless the old object, of any type, already did (gate GA and locked from 1.26, removed in 1.28)",
+        upstream: "pkg/apis/core/validation/conditional_validation.go validateMixedProtocolLBService (ValidateConditionalService, after ValidateService)",
+        pin: Pin::Pr,
+        marks: &["may not contain more than 1 protocol"],
+    },
+    Change {
+        id: Rule::TrafficDistributionOrder,
+        since: 30,
+        until: None,
+        what: "spec.trafficDistribution's supported values, printed sorted (\"PreferClose\", \"PreferSameNode\", \"PreferSameZone\" with PreferSameTrafficDistribution)",
+        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution. Unpinned: whether upstream passes a sorted set or a literal slice (PreferClose, PreferSameZone, PreferSameNode) was not read at the tags",
+        pin: Pin::Unpinned,
+        marks: &["supported values: \"PreferClose\""],
+    },
+    Change {
+        id: Rule::TopologyModeMatch,
+        since: 27,
+        until: None,
+        what: "the topology-mode annotation must match topology-aware-hints when both are set (the annotation and its check came with KEP-2433's rename in 1.27)",
+        upstream: "pkg/apis/core/validation/validation.go validateServiceAnnotations / ValidateService (1.27, with AnnotationTopologyMode). Unpinned: dated by the annotation's introduction, not read at the tags",
+        pin: Pin::Unpinned,
+        marks: &["when both are specified"],
+    },
+];
+
+/// The generic registry and the Service strategy on update.
+pub(crate) const UPDATES: &[Change] = &[
+    Change {
+        id: Rule::GenerationFromStore,
+        since: 24,
+        until: None,
+        what: "BeforeUpdate sets metadata.generation to the stored one (and an empty uid to the stored uid) before validation, so \"must not be decremented\" never reaches a client",
+        upstream: "apiserver pkg/registry/rest/update.go BeforeUpdate (v0.24.0..v0.36.0)",
+        pin: Pin::Tag,
+        marks: &["must not be decremented"],
+    },
+    Change {
+        id: Rule::CommonFieldsOnUpdate,
+        since: 24,
+        until: None,
+        what: "validateCommonFields: ValidateObjectMetaAccessor(new) and ValidateObjectMetaAccessorUpdate(new, old) causes come before the strategy's ValidateUpdate (so a metadata error is listed again)",
+        upstream: "apiserver pkg/registry/rest/update.go BeforeUpdate/validateCommonFields; apimachinery pkg/api/validation/objectmeta.go (v0.24.0..v0.36.0)",
+        pin: Pin::Tag,
+        marks: &[],
+    },
+    Change {
+        id: Rule::NodePortsSubset,
+        since: 24,
+        until: None,
+        what: "on a change to a type without node ports, the node ports are dropped when every new one is among the old ones (sameNodePorts is a subset check, not positional)",
+        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts. Unpinned: read in the newest copy only",
+        pin: Pin::Unpinned,
+        marks: &[],
+    },
+];
+
+/// `GetWarningsForService` and the EndpointSlice strategy's warnings.
+pub(crate) const WARNINGS: &[Change] = &[
+    Change {
+        id: Rule::IpWarningsNetip,
+        since: 27,
+        until: Some(32),
+        what: "IP/CIDR warnings from netip: \"IP address was accepted, but will be invalid in a future Kubernetes release: <netip error>\" (any loadBalancerIP that is not an IP too), \"IPv6 address ... is not in RFC 5952 canonical format (...), which may cause controller apply-loops\"; no ambiguous-CIDR warning",
+        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (replaced by KEP-4858's GetWarningsForIP in 1.33). Unpinned: the first release (the file dates from 2022; 1.26 is possible) and the Go release of each apiserver (netip error texts)",
+        pin: Pin::Unpinned,
+        marks: &["was accepted, but will be invalid", "which may cause controller apply-loops"],
+    },
+    Change {
+        id: Rule::IpWarningsKep4858,
+        since: 33,
+        until: None,
+        what: "KEP-4858 warnings: \"non-standard IP address ... will be considered invalid\", \"should be in RFC 5952 canonical format\", \"CIDR value ... is ambiguous in this context\"",
+        upstream: "pkg/api/service/warnings.go, apimachinery pkg/api/validation/ip.go GetWarningsForIP/GetWarningsForCIDR (v0.33.0)",
+        pin: Pin::Tag,
+        marks: &["non-standard", "should be in RFC 5952", "is ambiguous in this context"],
+    },
+    Change {
+        id: Rule::ExternalNameIgnored,
+        since: 28,
+        until: None,
+        what: "\"spec.externalIPs is ignored when spec.type is \\\"ExternalName\\\"\" and \"spec.externalName is ignored when spec.type is not \\\"ExternalName\\\"\"",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService. Unpinned: 1.28 from the issue that reported it, not read at the tag",
+        pin: Pin::Unpinned,
+        marks: &["is ignored when spec.type is"],
+    },
+    Change {
+        id: Rule::EndpointSliceIpWarnings,
+        since: 33,
+        until: None,
+        what: "EndpointSlice address warnings (KEP-4858) for slices not managed by the in-tree controllers",
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go warningsForEndpointSlice (1.33, KEP-4858)",
+        pin: Pin::Pr,
+        marks: &["endpoints["],
+    },
+];
+
+/// The warnings that came after KEP-4858 (appended to [`WARNINGS`] through [`TABLES`]).
+pub(crate) const LATER_WARNINGS: &[Change] = &[
+    Change {
+        id: Rule::HeadlessIgnored,
+        since: 34,
+        until: None,
+        what: "\"spec.loadBalancerIP/externalIPs/SessionAffinity is ignored for headless services\" (1.34.0 and 1.34.1 warned about sessionAffinity on every headless Service, fixed in 1.34.2)",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#132214; #134040 fixed by #134054, cherry-picked as #134133)",
+        pin: Pin::Pr,
+        marks: &["is ignored for headless services"],
+    },
+    Change {
+        id: Rule::PreferCloseDeprecated,
+        since: 35,
+        until: None,
+        what: "trafficDistribution PreferClose is deprecated in favour of PreferSameZone",
+        upstream: "pkg/api/service/warnings.go (kubernetes/kubernetes#134457, PreferSameTrafficDistribution GA)",
+        pin: Pin::Pr,
+        marks: &["is deprecated; use \"PreferSameZone\""],
+    },
+    Change {
+        id: Rule::ExternalIpsDeprecated,
+        since: 36,
+        until: None,
+        what: "spec.externalIPs is deprecated",
+        upstream: "pkg/api/service/warnings.go (KEP-5707). Unpinned: 1.36 is assumed, not read at the tag",
+        pin: Pin::Unpinned,
+        marks: &["spec.externalIPs is deprecated"],
+    },
+];
+
+/// `ValidateEndpointSlice`.
+pub(crate) const ENDPOINT_SLICE: &[Change] = &[
+    Change {
+        id: Rule::EndpointSliceFamilyAndSpecial,
+        since: 24,
+        until: Some(32),
+        what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints with core ValidateEndpointIP; 1.33 (KEP-4858) stops after the family error",
+        pin: Pin::Pr,
+        marks: &[
+            "must be a valid IPv4 address",
+            "must be a valid IPv6 address",
+            "must be a valid IP address",
+        ],
+    },
+    Change {
+        id: Rule::EndpointSlicePorts20000,
+        since: 24,
+        until: None,
+        what: "at most 20000 ports (raised from 100 in 1.21, before the oldest release svclab models)",
+        upstream: "pkg/apis/discovery/validation/validation.go maxPorts",
+        pin: Pin::Pr,
+        marks: &["must have at most 20000 items"],
+    },
+];
+
+/// Every table, in the order the report cites them.
+pub(crate) const TABLES: &[(&str, &[Change])] = &[
+    ("apimachinery texts", TEXTS),
+    ("Service rules", SERVICE),
+    ("updates", UPDATES),
+    ("warnings", WARNINGS),
+    ("later warnings", LATER_WARNINGS),
+    ("EndpointSlice", ENDPOINT_SLICE),
+];
+
+/// The row of a rule.
+fn row(id: Rule) -> Option<&'static Change> {
+    TABLES.iter().flat_map(|(_, rows)| rows.iter()).find(|c| c.id == id)
+}
+
+/// Whether upstream behaves as `id` says in minor release `minor`.
+pub(crate) fn in_force(id: Rule, minor: u32) -> bool {
+    row(id).is_some_and(|c| minor >= c.since && c.until.is_none_or(|u| minor <= u))
+}
+
+/// The rows whose texts appear in a message, with their table (for `--explain-release`).
+pub(crate) fn governing(message: &str) -> Vec<(&'static str, &'static Change)> {
+    TABLES
+        .iter()
+        .flat_map(|(table, rows)| rows.iter().map(move |c| (*table, c)))
+        .filter(|(_, c)| c.marks.iter().any(|m| message.contains(m)))
+        .collect()
+}
+
+impl Change {
+    /// `1.24–1.29`, `1.30+`.
+    pub(crate) fn releases(&self) -> String {
+        match self.until {
+            Some(u) if u == self.since => format!("1.{u}"),
+            Some(u) => format!("1.{}–1.{u}", self.since),
+            None => format!("1.{}+", self.since),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,72 @@
+//! The release tables' own invariants: one row per rule, ranges inside the modelled releases,
+//! and agreement with the profile where a lower layer needs the same answer.
+
+use expect_test::{Expect, expect};
+
+use super::{Pin, TABLES, in_force};
+use crate::profile::{NEWEST_MINOR, OLDEST_MINOR, Profile, Version};
+
+/// Prints every row as `table | releases | pin | rule`, after checking its invariants.
+fn check(expect: Expect) {
+    let mut out = String::new();
+    let mut ids = Vec::new();
+    for (table, rows) in TABLES {
+        for row in *rows {
+            assert!(!ids.contains(&row.id), "{:?} has two rows", row.id);
+            ids.push(row.id);
+            assert!(row.since >= OLDEST_MINOR && row.since <= NEWEST_MINOR, "{:?}", row.id);
+            assert!(row.until.is_none_or(|u| u >= row.since && u <= NEWEST_MINOR), "{:?}", row.id);
+            if row.pin == Pin::Unpinned {
+                assert!(
+                    row.upstream.contains("Unpinned"),
+                    "{:?} must say what is unpinned",
+                    row.id
+                );
+            }
+            out.push_str(&format!("{table} | {} | {:?} | {:?}\n", row.releases(), row.pin, row.id));
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+#[test]
+fn every_rule_has_one_row_within_the_modelled_releases() {
+    check(expect![[r#"
+        apimachinery texts | 1.24–1.33 | Tag | NilValueQuoted
+        apimachinery texts | 1.34+ | Tag | JsonValues
+        apimachinery texts | 1.27+ | Tag | LabelNoDots
+        apimachinery texts | 1.25+ | Tag | PortNameLetterOnly
+        apimachinery texts | 1.35+ | Tag | LabelKeyBytes
+        apimachinery texts | 1.32+ | Tag | TooLongMayNot
+        apimachinery texts | 1.24+ | Tag | NotSupportedCallerOrder
+        Service rules | 1.24–1.32 | Pr | KubeletPort
+        Service rules | 1.24–1.29 | Unpinned | SourceRangesWholeField
+        Service rules | 1.29+ | Pr | EtpForExternalIps
+        Service rules | 1.24–1.25 | Pr | MixedProtocolGate
+        Service rules | 1.30+ | Unpinned | TrafficDistributionOrder
+        Service rules | 1.27+ | Unpinned | TopologyModeMatch
+        updates | 1.24+ | Tag | GenerationFromStore
+        updates | 1.24+ | Tag | CommonFieldsOnUpdate
+        updates | 1.24+ | Unpinned | NodePortsSubset
+        warnings | 1.27–1.32 | Unpinned | IpWarningsNetip
+        warnings | 1.33+ | Tag | IpWarningsKep4858
+        warnings | 1.28+ | Unpinned | ExternalNameIgnored
+        warnings | 1.33+ | Pr | EndpointSliceIpWarnings
+        later warnings | 1.34+ | Pr | HeadlessIgnored
+        later warnings | 1.35+ | Pr | PreferCloseDeprecated
+        later warnings | 1.36+ | Unpinned | ExternalIpsDeprecated
+        EndpointSlice | 1.24–1.32 | Pr | EndpointSliceFamilyAndSpecial
+        EndpointSlice | 1.24+ | Pr | EndpointSlicePorts20000
+    "#]]);
+}
+
+#[test]
+fn the_profile_renders_json_values_exactly_when_the_table_says() {
+    // apimachinery field/errors.go ErrorBody: v0.34.0 switched to json.Marshal; the profile
+    // (below the validation layer) answers for the field-error rendering and must agree.
+    for minor in OLDEST_MINOR..=NEWEST_MINOR {
+        let profile = Profile::for_version(Version { minor, patch: None });
+        assert_eq!(profile.json_field_values(), in_force(super::Rule::JsonValues, minor));
+        assert_eq!(!profile.json_field_values(), in_force(super::Rule::NilValueQuoted, minor));
+    }
+}
