@@ -8,6 +8,8 @@
 //!   jump rules, checked against hand-worked expectations (proves the harness on its own);
 //! - `svclab-golden/<golden>/<mode>` and `svclab-example/<file>/<mode>`: `svclab render
 //!   --standalone` loaded as it is, every probe checked against `svclab trace`;
+//! - `differential/seed-<n>`: a scenario generated from a seed, in both modes, every probe
+//!   checked against the trace and the two modes against each other (`dataplane/differential.rs`);
 //! - `control-no-rules/...`: the same topology without rules, where everything is refused.
 //!
 //! Environment: `SVCLAB_SKIP_DATAPLANE=1` skips (reported as ignored);
@@ -21,6 +23,10 @@ mod agent;
 mod bootstrap;
 #[path = "dataplane/case.rs"]
 mod case;
+#[path = "dataplane/differential.rs"]
+mod differential;
+#[path = "dataplane/generate.rs"]
+mod generate;
 #[path = "dataplane/netns.rs"]
 mod netns;
 #[path = "dataplane/runner.rs"]
@@ -32,10 +38,38 @@ mod topology;
 
 use libtest_mimic::{Arguments, Trial};
 
+#[allow(clippy::print_stdout, reason = "prints a generated scenario on request")]
+fn print_scenario(seed: u64) {
+    print!("{}", generate::Scenario::generate(seed).to_yaml());
+}
+
+/// One trial of the suite.
+enum Job {
+    Case(Box<runner::CaseDef>),
+    Seed(u64),
+    Campaign(differential::Campaign),
+}
+
+impl Job {
+    fn run(&self) -> Result<(), String> {
+        match self {
+            Job::Case(case) => runner::run(case),
+            Job::Seed(seed) => differential::run_seed(*seed).map(drop),
+            Job::Campaign(campaign) => differential::run_campaign(*campaign),
+        }
+    }
+}
+
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some(agent::AGENT_ARG) {
         std::process::exit(agent::main(&argv[2..]));
+    }
+    if argv.get(1).map(String::as_str) == Some("__differential-scenario") {
+        // `dataplane __differential-scenario <seed>`: prints the scenario of a seed.
+        let seed = argv.get(2).and_then(|s| s.parse::<u64>().ok()).unwrap_or(1);
+        print_scenario(seed);
+        return;
     }
     let args = Arguments::from_args();
     let cases = runner::cases();
@@ -45,12 +79,26 @@ fn main() {
     if preflight.is_ok() {
         runner::announce_cleanup(netns::cleanup_stale());
     }
-    let trials = cases
+    // The differential run: fixed seeds, or one campaign when SVCLAB_DIFFERENTIAL_SEEDS asks.
+    let mut jobs: Vec<(String, Job)> =
+        cases.into_iter().map(|case| (case.name(), Job::Case(Box::new(case)))).collect();
+    match differential::Campaign::from_env() {
+        Some(campaign) => jobs.push(("differential/campaign".to_owned(), Job::Campaign(campaign))),
+        None => jobs.extend(
+            differential::DEFAULT_SEEDS
+                .iter()
+                .map(|seed| (differential::seed_case_name(*seed), Job::Seed(*seed))),
+        ),
+    }
+    // The generator's own check needs no kernel: it runs wherever the suite runs.
+    let generator = Trial::test("differential/generator", || {
+        differential::check_generator().map_err(Into::into)
+    });
+    let trials = jobs
         .into_iter()
-        .map(|case| {
-            let name = case.name();
+        .map(|(name, job)| {
             match &preflight {
-                Ok(()) => Trial::test(name, move || runner::run(&case).map_err(Into::into)),
+                Ok(()) => Trial::test(name, move || job.run().map_err(Into::into)),
                 Err(why) if skip => {
                     let _ = why;
                     Trial::test(name, || Ok(())).with_ignored_flag(true)
@@ -61,6 +109,7 @@ fn main() {
                 }
             }
         })
+        .chain(std::iter::once(generator))
         .collect::<Vec<_>>();
     if skip {
         runner::announce_skip();

@@ -437,6 +437,8 @@ pub struct KubeProxyConfiguration {
     pub mode: String,
     /// `hostnameOverride`.
     pub hostname_override: String,
+    /// `bindAddress`.
+    pub bind_address: String,
     /// `clusterCIDR` (comma-separated in the API).
     pub cluster_cidr: String,
     /// `detectLocalMode`.

@@ -275,6 +275,13 @@ impl Profile {
         self.version.minor >= 27 && self.gate("MultiCIDRServiceAllocator")
     }
 
+    /// Whether the ServiceCIDR allocator also writes the legacy bitmap of the flag-configured
+    /// range: MultiCIDRServiceAllocator on and DisableAllocatorDualWrite off, from 1.31 (where
+    /// kubernetes/kubernetes#122047 added the gate) until the bitmap is no longer written.
+    pub fn allocator_dual_write(&self) -> bool {
+        self.multi_cidr() && self.version.minor >= 31 && !self.gate("DisableAllocatorDualWrite")
+    }
+
     /// Whether field-error values render as JSON (`["a"]`) rather than Go syntax
     /// (`[]string{"a"}`) in `field.Error` texts.
     ///

@@ -32,6 +32,7 @@ mod config;
 mod iptables;
 mod model;
 mod nftables;
+mod release;
 
 use std::collections::BTreeMap;
 
@@ -40,9 +41,10 @@ use serde::{Deserialize, Serialize};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
-pub use config::{DetectLocal, ProxyConfig};
+pub use config::{DetectLocal, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
+pub(crate) use release::{Behaviour, holds};
 
 /// Which kube-proxy backend to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -4,14 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::allocation::{Cluster, ServiceAllocation};
+use crate::allocation::{Cluster, FamilyAllocator, ServiceAllocation};
 use crate::model::{
     EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node, Positions, Service,
     ServiceStatus,
 };
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
-use crate::proxy::{ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts};
+use crate::proxy::{
+    Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts,
+    TopologyHints, holds,
+};
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
 
@@ -135,9 +138,59 @@ impl ProxyConfig {
         config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
         // A gate kube-proxy's own `featureGates` names wins over the profile, either way.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
-        config.prefer_same_node = own
-            .and_then(|gates| gates.get("PreferSameTrafficDistribution").copied())
-            .unwrap_or_else(|| world.profile.gate("PreferSameTrafficDistribution"));
+        let gate = |name: &str| {
+            own.and_then(|gates| gates.get(name).copied())
+                .unwrap_or_else(|| world.profile.gate(name))
+        };
+        let minor = world.profile.version.minor;
+        config.prefer_same_node = gate("PreferSameTrafficDistribution");
+        config.topology_hints = if !gate("TopologyAwareHints") {
+            TopologyHints::Off
+        } else if holds(Behaviour::HintsWithoutAnnotation, minor)
+            && gate("ServiceTrafficDistribution")
+        {
+            TopologyHints::Always
+        } else if holds(Behaviour::HintsAnnotationAnyValue, minor) {
+            TopologyHints::AnnotationEnabled
+        } else if holds(Behaviour::HintsAnnotationAuto, minor) {
+            TopologyHints::AnnotationAuto
+        } else {
+            TopologyHints::Off
+        };
+        config.ip_mode_proxy_skipped =
+            holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
+        // cmd/kube-proxy/app/server.go `ProxyServer.Run` watches ServiceCIDR objects only with
+        // MultiCIDRServiceAllocator on (kube-proxy's own gate; v1alpha1 objects in 1.29 and
+        // 1.30, v1beta1 from 1.31, v1 from 1.33), and the nftables proxier's
+        // `OnServiceCIDRsChanged` keeps those of its family for the "Drop traffic to
+        // unallocated ClusterIPs" rule: without the gate (or without the API, when the
+        // apiserver's gate is off) there are none and no drop rule. The objects are the
+        // apiserver's default one (the flag ranges) and the scenario's own; upstream joins them
+        // in set order (`UnsortedList`), svclab in sorted order.
+        config.service_cidrs = if gate("MultiCIDRServiceAllocator") && world.profile.multi_cidr() {
+            let mut cidrs: Vec<ipnet::IpNet> = world
+                .cluster
+                .as_ref()
+                .and_then(|c| c.families().get(&config.family))
+                .map(|f| match f {
+                    FamilyAllocator::Objects(m) => m.cidrs(),
+                    FamilyAllocator::Bitmap(r) => vec![r.cidr()],
+                })
+                .unwrap_or_default();
+            cidrs.sort();
+            cidrs.dedup();
+            cidrs
+        } else {
+            Vec::new()
+        };
+        config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
+        config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
+        // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
+        config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
+        if !config.localhost_exclusions {
+            // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
+            config.localhost_node_ports = true;
+        }
         Ok(config)
     }
 }

@@ -112,7 +112,8 @@ fn probe(args: &[String]) -> Result<(), String> {
 
 fn attempt_udp(addr: SocketAddr, timeout: Duration) -> String {
     use std::io::ErrorKind;
-    let socket = match UdpSocket::bind("0.0.0.0:0").and_then(|s| s.connect(addr).map(|()| s)) {
+    let any = if addr.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" };
+    let socket = match UdpSocket::bind(any).and_then(|s| s.connect(addr).map(|()| s)) {
         Ok(s) => s,
         Err(err) => return format!("error {err}"),
     };

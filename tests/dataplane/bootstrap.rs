@@ -3,7 +3,7 @@
 //! ordering of the nftables golden transaction, and expected outcomes for golden cases 01, 04,
 //! 05 and 06 worked out by hand from their expected rules.
 
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, SocketAddr};
 
 use crate::case::{Ep, Expect, Role};
 
@@ -121,11 +121,11 @@ fn table(case: &str) -> &'static str {
 }
 
 /// The hand-worked expectation for a probe of a golden case.
-pub(crate) fn expect(case: &str, role: Role, dst: SocketAddrV4) -> Result<Expect, String> {
+pub(crate) fn expect(case: &str, role: Role, dst: SocketAddr) -> Result<Expect, String> {
     for line in table(case).lines() {
         let mut words = line.split_whitespace();
         let (Some(roles), Some(target)) = (words.next(), words.next()) else { continue };
-        if roles != role.as_str() || target.parse::<SocketAddrV4>().ok() != Some(dst) {
+        if roles != role.as_str() || target.parse::<SocketAddr>().ok() != Some(dst) {
             continue;
         }
         let rest: Vec<&str> = words.collect();
@@ -137,7 +137,7 @@ pub(crate) fn expect(case: &str, role: Role, dst: SocketAddrV4) -> Result<Expect
                 let mut endpoints = Vec::new();
                 for word in &rest[1..] {
                     if let Some((ep, p)) = word.split_once('=') {
-                        let addr: SocketAddrV4 =
+                        let addr: SocketAddr =
                             ep.parse().map_err(|_| format!("bad endpoint {ep}"))?;
                         let p: f64 = p.parse().map_err(|_| format!("bad probability {p}"))?;
                         endpoints.push(Ep { addr, p, masquerade });
@@ -152,4 +152,4 @@ pub(crate) fn expect(case: &str, role: Role, dst: SocketAddrV4) -> Result<Expect
 }
 
 /// The node IP every golden case uses (config.yaml `nodeIP`).
-pub(crate) const GOLDEN_NODE_IP: Ipv4Addr = Ipv4Addr::new(192, 168, 0, 2);
+pub(crate) const GOLDEN_NODE_IP: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 168, 0, 2));

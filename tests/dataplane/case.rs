@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, SocketAddr};
 
 use svclab_core::{EndpointSlice, Service};
 
@@ -18,6 +18,12 @@ pub(crate) const SPREAD_CONNECTIONS: u32 = 1000;
 pub(crate) const EXTERNAL_CONNECTIONS: u32 = 100;
 /// Attempts for a probe that is expected to be refused or dropped.
 pub(crate) const NEGATIVE_ATTEMPTS: u32 = 3;
+/// The differential run's light probes: it proves where connections go and how they look, over
+/// many scenarios, rather than the spread (the suite's own cases do that). Enough connections
+/// that each of up to four endpoints is reached (p=1/4 misses all 60 with p < 1e-7).
+pub(crate) const LIGHT_SPREAD_CONNECTIONS: u32 = 60;
+/// Light probes to one endpoint, or through affinity.
+pub(crate) const LIGHT_CONNECTIONS: u32 = 8;
 
 /// Which proxy backend a case loads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +56,9 @@ pub(crate) enum Role {
     External,
     /// An off-node client whose address is inside a loadBalancerSourceRanges entry.
     Allowed,
+    /// A pod on another node (differential run only): an address in the cluster CIDR that
+    /// arrives from off the node.
+    RemotePod,
 }
 
 impl Role {
@@ -60,6 +69,7 @@ impl Role {
             Role::Endpoint => "endpoint-pod",
             Role::External => "client",
             Role::Allowed => "allowed-client",
+            Role::RemotePod => "remote-pod",
         }
     }
 }
@@ -71,23 +81,24 @@ pub(crate) struct SvcPort {
     pub(crate) name: String,
     /// The Service's (namespace, name), namespace defaulted.
     pub(crate) service: (String, String),
-    pub(crate) cluster_ip: Option<Ipv4Addr>,
+    pub(crate) cluster_ip: Option<IpAddr>,
     pub(crate) port: u16,
     pub(crate) node_port: u16,
-    pub(crate) external_ips: Vec<Ipv4Addr>,
-    pub(crate) lb_ips: Vec<Ipv4Addr>,
-    pub(crate) source_ranges: Vec<(Ipv4Addr, u8)>,
+    pub(crate) external_ips: Vec<IpAddr>,
+    pub(crate) lb_ips: Vec<IpAddr>,
+    pub(crate) source_ranges: Vec<(IpAddr, u8)>,
     /// `sessionAffinity: ClientIP`.
     pub(crate) affinity: bool,
     /// IPv4 addresses in the Service's EndpointSlices that have a TCP or UDP port (sorted).
-    pub(crate) endpoint_ips: Vec<Ipv4Addr>,
+    pub(crate) endpoint_ips: Vec<IpAddr>,
     /// `protocol: UDP` (else TCP).
     pub(crate) udp: bool,
 }
 
 /// The scenario reduced to addresses.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Model {
+    pub(crate) family: Family,
     pub(crate) ports: Vec<SvcPort>,
     pub(crate) pods: Vec<PodSpec>,
     /// What is not probed (SCTP ports, Services the cluster rejected, ...), with the reason.
@@ -97,7 +108,7 @@ pub(crate) struct Model {
 /// One endpoint a connection may reach.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Ep {
-    pub(crate) addr: SocketAddrV4,
+    pub(crate) addr: SocketAddr,
     /// Probability of a (first) connection reaching it.
     pub(crate) p: f64,
     /// The endpoint sees the node's address as source (else the client's).
@@ -128,18 +139,31 @@ pub(crate) struct Probe {
     /// e.g. `ns1/svc1:p80 cluster IP`.
     pub(crate) what: String,
     pub(crate) role: Role,
-    pub(crate) src: Ipv4Addr,
-    pub(crate) dst: SocketAddrV4,
+    pub(crate) src: IpAddr,
+    pub(crate) dst: SocketAddr,
     pub(crate) expect: Expect,
     /// A ClusterIP probe (these make the most connections: distributions are checked there).
     pub(crate) dst_is_cluster_ip: bool,
     /// UDP datagrams (else TCP connections).
     pub(crate) udp: bool,
+    /// A differential probe: fewer connections (see [`LIGHT_SPREAD_CONNECTIONS`]).
+    pub(crate) light: bool,
 }
 
 impl Probe {
     /// How many connections to make.
     pub(crate) fn count(&self) -> u32 {
+        if self.light {
+            return match &self.expect {
+                Expect::Land { endpoints, affinity: false }
+                    if endpoints.iter().filter(|e| e.p > 0.0).count() > 1 =>
+                {
+                    LIGHT_SPREAD_CONNECTIONS
+                }
+                Expect::Land { .. } => LIGHT_CONNECTIONS,
+                _ => 1,
+            };
+        }
         match &self.expect {
             Expect::Land { endpoints, affinity: false }
                 if self.dst_is_cluster_ip && endpoints.iter().filter(|e| e.p > 0.0).count() > 1 =>
@@ -159,34 +183,102 @@ pub(crate) struct Target {
     pub(crate) what: String,
     pub(crate) role: Role,
     /// Source address when the role does not imply it (hairpin pod, 127.0.0.1).
-    pub(crate) src: Option<Ipv4Addr>,
-    pub(crate) dst: SocketAddrV4,
+    pub(crate) src: Option<IpAddr>,
+    pub(crate) dst: SocketAddr,
     /// The Service has ClientIP session affinity.
     pub(crate) affinity: bool,
     /// UDP (else TCP).
     pub(crate) udp: bool,
 }
 
-pub(crate) fn parse_v4(text: &str) -> Option<Ipv4Addr> {
-    text.trim().parse().ok()
+/// The IP family a case loads and probes (kube-proxy programs each family on its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Family {
+    V4,
+    V6,
 }
 
-pub(crate) fn parse_cidr_v4(text: &str) -> Option<(Ipv4Addr, u8)> {
-    let text = text.trim();
-    let (ip, len) = text.split_once('/').unwrap_or((text, "32"));
-    let len: u8 = len.parse().ok().filter(|l| *l <= 32)?;
-    Some((parse_v4(ip)?, len))
+impl Family {
+    pub(crate) fn of(ip: IpAddr) -> Family {
+        if ip.is_ipv6() { Family::V6 } else { Family::V4 }
+    }
+
+    /// Address width in bits.
+    pub(crate) fn width(self) -> u32 {
+        match self {
+            Family::V4 => 32,
+            Family::V6 => 128,
+        }
+    }
+
+    /// An address of this family, else `None`.
+    pub(crate) fn parse(self, text: &str) -> Option<IpAddr> {
+        text.trim().parse().ok().filter(|ip| Family::of(*ip) == self)
+    }
+
+    /// A CIDR of this family (a bare address is a host route), else `None`.
+    pub(crate) fn parse_cidr(self, text: &str) -> Option<(IpAddr, u8)> {
+        let text = text.trim();
+        let (ip, len) = text.split_once('/').map_or((text, None), |(a, l)| (a, Some(l)));
+        let width = u8::try_from(self.width()).unwrap_or(128);
+        let len: u8 = match len {
+            Some(l) => l.parse().ok().filter(|l| *l <= width)?,
+            None => width,
+        };
+        Some((self.parse(ip)?, len))
+    }
+
+    fn address(self, bits: u128) -> IpAddr {
+        match self {
+            Family::V4 => IpAddr::from(std::net::Ipv4Addr::from(u32::try_from(bits).unwrap_or(0))),
+            Family::V6 => IpAddr::from(std::net::Ipv6Addr::from(bits)),
+        }
+    }
 }
 
-pub(crate) fn cidr_contains((net, len): (Ipv4Addr, u8), ip: Ipv4Addr) -> bool {
-    let mask = if len == 0 { 0 } else { u32::MAX << (32 - u32::from(len)) };
-    (u32::from(net) & mask) == (u32::from(ip) & mask)
+fn bits(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(a) => u128::from(u32::from(a)),
+        IpAddr::V6(a) => u128::from(a),
+    }
+}
+
+/// An IPv4 address (the goldens' hand tables are IPv4).
+pub(crate) fn parse_v4(text: &str) -> Option<IpAddr> {
+    Family::V4.parse(text)
+}
+
+pub(crate) fn parse_cidr_v4(text: &str) -> Option<(IpAddr, u8)> {
+    Family::V4.parse_cidr(text)
+}
+
+/// `ip` plus `delta` within its family (wrapping).
+pub(crate) fn offset(ip: IpAddr, delta: u128) -> IpAddr {
+    let family = Family::of(ip);
+    let mask = if family == Family::V4 { u128::from(u32::MAX) } else { u128::MAX };
+    family.address(bits(ip).wrapping_add(delta) & mask)
+}
+
+/// The number of addresses after the network address of a CIDR (`2^(width-len) - 1`).
+pub(crate) fn cidr_span((net, len): (IpAddr, u8)) -> u128 {
+    let host_bits = Family::of(net).width().saturating_sub(u32::from(len));
+    if host_bits >= 128 { u128::MAX } else { (1u128 << host_bits) - 1 }
+}
+
+pub(crate) fn cidr_contains((net, len): (IpAddr, u8), ip: IpAddr) -> bool {
+    if Family::of(net) != Family::of(ip) {
+        return false;
+    }
+    let span = cidr_span((net, len));
+    (bits(net) & !span) == (bits(ip) & !span)
 }
 
 impl Model {
-    /// Reduces Services and EndpointSlices to TCP/IPv4 service ports and endpoint pods.
-    pub(crate) fn new(services: &[&Service], slices: &[&EndpointSlice]) -> Model {
-        let mut model = Model::default();
+    /// Reduces Services and EndpointSlices to the TCP and UDP service ports and endpoint pods
+    /// of one family.
+    pub(crate) fn new(services: &[&Service], slices: &[&EndpointSlice], family: Family) -> Model {
+        let parse = |text: &str| family.parse(text);
+        let mut model = Model { family, ports: Vec::new(), pods: Vec::new(), skipped: Vec::new() };
         for svc in services {
             let meta = &svc.metadata;
             let spec = &svc.spec;
@@ -196,7 +288,7 @@ impl Model {
             let cluster_ip = [spec.cluster_ip.as_str()]
                 .into_iter()
                 .chain(spec.cluster_ips.iter().map(String::as_str))
-                .find_map(parse_v4);
+                .find_map(parse);
             for port in &spec.ports {
                 let name = if port.name.is_empty() {
                     format!("{}/{}", meta.namespace, meta.name)
@@ -217,17 +309,17 @@ impl Model {
                     cluster_ip,
                     port: u16::try_from(port.port).unwrap_or(0),
                     node_port: u16::try_from(port.node_port).unwrap_or(0),
-                    external_ips: spec.external_ips.iter().filter_map(|s| parse_v4(s)).collect(),
+                    external_ips: spec.external_ips.iter().filter_map(|s| parse(s)).collect(),
                     lb_ips: svc
                         .status
                         .load_balancer_ingress
                         .iter()
-                        .filter_map(|i| parse_v4(&i.ip))
+                        .filter_map(|i| parse(&i.ip))
                         .collect(),
                     source_ranges: spec
                         .load_balancer_source_ranges
                         .iter()
-                        .filter_map(|s| parse_cidr_v4(s))
+                        .filter_map(|s| family.parse_cidr(s))
                         .collect(),
                     affinity: spec.session_affinity == "ClientIP",
                     endpoint_ips: Vec::new(),
@@ -235,9 +327,10 @@ impl Model {
                 });
             }
         }
-        let mut pods: BTreeMap<Ipv4Addr, (Vec<u16>, Vec<u16>)> = BTreeMap::new();
+        let mut pods: BTreeMap<IpAddr, (Vec<u16>, Vec<u16>)> = BTreeMap::new();
         for slice in slices {
-            if slice.address_type != "IPv4" {
+            let wanted = if family == Family::V4 { "IPv4" } else { "IPv6" };
+            if slice.address_type != wanted {
                 continue;
             }
             let ports_of = |udp: bool| -> Vec<u16> {
@@ -260,7 +353,7 @@ impl Model {
             let owner = slice.metadata.labels.get("kubernetes.io/service-name");
             for endpoint in &slice.endpoints {
                 for address in &endpoint.addresses {
-                    let Some(ip) = parse_v4(address) else { continue };
+                    let Some(ip) = parse(address) else { continue };
                     if !tcp.is_empty() || !udp.is_empty() {
                         for sp in &mut model.ports {
                             if sp.service.0 == namespace
@@ -297,16 +390,27 @@ impl Model {
 
     /// Every address a probe will target from each role.
     /// `localhost_node_ports`: the rules accept NodePorts on 127.0.0.1 (iptables mode).
-    pub(crate) fn targets(&self, node_ip: Ipv4Addr, localhost_node_ports: bool) -> Vec<Target> {
+    /// `thorough`: NodePorts from the pod and the node too (the differential run).
+    pub(crate) fn targets(
+        &self,
+        node_ip: IpAddr,
+        localhost_node_ports: bool,
+        thorough: bool,
+    ) -> Vec<Target> {
         let mut out = Vec::new();
         for sp in &self.ports {
             if let Some(ip) = sp.cluster_ip {
-                for role in [Role::Node, Role::Pod] {
+                let roles: &[Role] = if thorough {
+                    &[Role::Node, Role::Pod, Role::RemotePod]
+                } else {
+                    &[Role::Node, Role::Pod]
+                };
+                for role in roles.iter().copied() {
                     out.push(Target {
                         what: format!("{} cluster IP", sp.name),
                         role,
                         src: None,
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -317,7 +421,7 @@ impl Model {
                         what: format!("{} cluster IP (hairpin)", sp.name),
                         role: Role::Endpoint,
                         src: Some(*first),
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
@@ -327,21 +431,28 @@ impl Model {
                 out.push(Target {
                     what: format!("{} node port on localhost", sp.name),
                     role: Role::Node,
-                    src: Some(Ipv4Addr::LOCALHOST),
-                    dst: SocketAddrV4::new(Ipv4Addr::LOCALHOST, sp.node_port),
+                    src: Some(IpAddr::from([127, 0, 0, 1])),
+                    dst: SocketAddr::new(IpAddr::from([127, 0, 0, 1]), sp.node_port),
                     affinity: sp.affinity,
                     udp: sp.udp,
                 });
             }
             if sp.node_port != 0 {
-                out.push(Target {
-                    what: format!("{} node port", sp.name),
-                    role: Role::External,
-                    src: None,
-                    dst: SocketAddrV4::new(node_ip, sp.node_port),
-                    affinity: sp.affinity,
-                    udp: sp.udp,
-                });
+                let roles: &[Role] = if thorough {
+                    &[Role::External, Role::Pod, Role::Node, Role::RemotePod]
+                } else {
+                    &[Role::External]
+                };
+                for role in roles {
+                    out.push(Target {
+                        what: format!("{} node port", sp.name),
+                        role: *role,
+                        src: None,
+                        dst: SocketAddr::new(node_ip, sp.node_port),
+                        affinity: sp.affinity,
+                        udp: sp.udp,
+                    });
+                }
             }
             // External IPs and load-balancer IPs from outside, and (beyond the hand tables)
             // from a pod and from the node: kube-proxy short-circuits those to the cluster-wide
@@ -353,50 +464,95 @@ impl Model {
                 if kind == "loadbalancer IP" && !sp.source_ranges.is_empty() {
                     roles.insert(0, Role::Allowed);
                 }
+                if thorough {
+                    roles.push(Role::RemotePod);
+                }
                 for role in roles {
                     out.push(Target {
                         what: format!("{} {kind}", sp.name),
                         role,
                         src: None,
-                        dst: SocketAddrV4::new(ip, sp.port),
+                        dst: SocketAddr::new(ip, sp.port),
                         affinity: sp.affinity,
                         udp: sp.udp,
                     });
                 }
+                // Hairpin through the external address.
+                if thorough && let Some(first) = sp.endpoint_ips.first() {
+                    out.push(Target {
+                        what: format!("{} {kind} (hairpin)", sp.name),
+                        role: Role::Endpoint,
+                        src: Some(*first),
+                        dst: SocketAddr::new(ip, sp.port),
+                        affinity: sp.affinity,
+                        udp: sp.udp,
+                    });
+                }
+            }
+            if thorough
+                && sp.node_port != 0
+                && let Some(first) = sp.endpoint_ips.first()
+            {
+                out.push(Target {
+                    what: format!("{} node port (hairpin)", sp.name),
+                    role: Role::Endpoint,
+                    src: Some(*first),
+                    dst: SocketAddr::new(node_ip, sp.node_port),
+                    affinity: sp.affinity,
+                    udp: sp.udp,
+                });
             }
         }
         out
     }
 
     /// A client address inside the first loadBalancerSourceRanges entry of the scenario.
-    pub(crate) fn allowed_source(&self, taken: &[Ipv4Addr]) -> Option<Ipv4Addr> {
+    pub(crate) fn allowed_source(&self, taken: &[IpAddr]) -> Option<IpAddr> {
         let range = self.ports.iter().find_map(|p| p.source_ranges.first().copied())?;
         (1..=255u32)
-            .map(|i| Ipv4Addr::from(u32::from(range.0).wrapping_add(i)))
+            .map(|i| offset(range.0, u128::from(i)))
             .find(|ip| cidr_contains(range, *ip) && !taken.contains(ip))
     }
 
     /// An off-node client address in no source range.
-    pub(crate) fn external_source(&self, taken: &[Ipv4Addr]) -> Ipv4Addr {
-        let ranges: Vec<(Ipv4Addr, u8)> =
+    pub(crate) fn external_source(&self, taken: &[IpAddr]) -> IpAddr {
+        let ranges: Vec<(IpAddr, u8)> =
             self.ports.iter().flat_map(|p| p.source_ranges.iter().copied()).collect();
-        ["192.0.2.100", "198.51.100.100", "100.64.0.100", "203.0.113.250"]
-            .iter()
-            .filter_map(|s| parse_v4(s))
-            .find(|ip| !taken.contains(ip) && !ranges.iter().any(|r| cidr_contains(*r, *ip)))
-            .unwrap_or(Ipv4Addr::new(192, 0, 2, 101))
+        let family = self.family;
+        [
+            "192.0.2.100",
+            "198.51.100.100",
+            "100.64.0.100",
+            "203.0.113.250",
+            "2001:db8:ee::100",
+            "2001:db8:ef::100",
+            "64:ff9b::100",
+        ]
+        .iter()
+        .filter_map(|s| family.parse(s))
+        .find(|ip| !taken.contains(ip) && !ranges.iter().any(|r| cidr_contains(*r, *ip)))
+        .unwrap_or_else(|| match family {
+            Family::V4 => IpAddr::from([192, 0, 2, 101]),
+            Family::V6 => {
+                IpAddr::from(std::net::Ipv6Addr::new(0x2001, 0xdb8, 0xee, 0, 0, 0, 0, 0x101))
+            }
+        })
     }
 
     /// A pod address inside the detect-local CIDR that no endpoint uses.
-    pub(crate) fn pod_source(&self, local: Option<(Ipv4Addr, u8)>, taken: &[Ipv4Addr]) -> Ipv4Addr {
-        let (net, len) = local.unwrap_or((Ipv4Addr::new(10, 244, 0, 0), 16));
-        let size =
-            if len == 0 { u32::MAX } else { (1u32 << (32 - u32::from(len))).saturating_sub(1) };
-        let base = u32::from(net);
+    pub(crate) fn pod_source(&self, local: Option<(IpAddr, u8)>, taken: &[IpAddr]) -> IpAddr {
+        let fallback = match self.family {
+            Family::V4 => "10.244.0.0/16",
+            Family::V6 => "fd00:10:244::/56",
+        };
+        let Some(cidr) = local.or_else(|| self.family.parse_cidr(fallback)) else {
+            return IpAddr::from([10, 244, 255, 250]);
+        };
+        let size = cidr_span(cidr);
         (2..size.min(4096))
-            .map(|i| Ipv4Addr::from(base.wrapping_add(size - i)))
+            .map(|i| offset(cidr.0, size - i))
             .find(|ip| !taken.contains(ip) && !self.pods.iter().any(|p| p.ip == *ip))
-            .unwrap_or(Ipv4Addr::new(10, 244, 255, 250))
+            .unwrap_or(IpAddr::from([10, 244, 255, 250]))
     }
 }
 
@@ -404,7 +560,7 @@ impl Model {
 /// critical value for a false-alarm probability of 1e-6 (Wilson-Hilferty approximation).
 pub(crate) fn chi_square(
     endpoints: &[Ep],
-    landed: &BTreeMap<SocketAddrV4, u32>,
+    landed: &BTreeMap<SocketAddr, u32>,
     n: u32,
 ) -> (f64, f64) {
     let used: Vec<&Ep> = endpoints.iter().filter(|e| e.p > 0.0).collect();
@@ -426,14 +582,43 @@ pub(crate) fn chi_square(
     (chi2, critical)
 }
 
+/// What the kernel did with one probe's connections, as the two proxy modes are compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Every connection was answered: the endpoints reached, each with whether its
+    /// connections arrived with another source than the client's (masqueraded).
+    Landed(BTreeMap<SocketAddr, bool>),
+    Refused,
+    Dropped,
+    /// Anything else (a mix, errors), as described.
+    Other(String),
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Verdict::Landed(eps) => {
+                let eps: Vec<String> = eps
+                    .iter()
+                    .map(|(ep, masq)| format!("{ep}{}", if *masq { "+masq" } else { "" }))
+                    .collect();
+                write!(f, "answered by {}", eps.join(" "))
+            }
+            Verdict::Refused => f.write_str("refused"),
+            Verdict::Dropped => f.write_str("dropped"),
+            Verdict::Other(text) => f.write_str(text),
+        }
+    }
+}
+
 /// What one probe did: answers per endpoint (`ip:port` the server saw as local), sources seen,
 /// and failures by kind.
 #[derive(Debug, Default)]
 pub(crate) struct Observed {
-    pub(crate) landed: BTreeMap<SocketAddrV4, u32>,
+    pub(crate) landed: BTreeMap<SocketAddr, u32>,
     /// (endpoint, source the endpoint saw) pairs.
-    pub(crate) pairs: BTreeMap<(SocketAddrV4, Ipv4Addr), u32>,
-    pub(crate) peers: BTreeMap<Ipv4Addr, u32>,
+    pub(crate) pairs: BTreeMap<(SocketAddr, IpAddr), u32>,
+    pub(crate) peers: BTreeMap<IpAddr, u32>,
     pub(crate) other: BTreeMap<String, u32>,
     pub(crate) total: u32,
 }
@@ -447,12 +632,12 @@ impl Observed {
             let mut words = line.split_whitespace();
             if words.next() == Some("ok") {
                 let _name = words.next();
-                let local = words.next().and_then(|s| s.parse::<SocketAddrV4>().ok());
-                let peer = words.next().and_then(|s| s.parse::<SocketAddrV4>().ok());
+                let local = words.next().and_then(|s| s.parse::<SocketAddr>().ok());
+                let peer = words.next().and_then(|s| s.parse::<SocketAddr>().ok());
                 if let (Some(local), Some(peer)) = (local, peer) {
                     *obs.landed.entry(local).or_default() += 1;
-                    *obs.peers.entry(*peer.ip()).or_default() += 1;
-                    *obs.pairs.entry((local, *peer.ip())).or_default() += 1;
+                    *obs.peers.entry(peer.ip()).or_default() += 1;
+                    *obs.pairs.entry((local, peer.ip())).or_default() += 1;
                     continue;
                 }
             }
@@ -464,11 +649,11 @@ impl Observed {
     /// One line for the report.
     pub(crate) fn describe(&self, expect: &Expect) -> String {
         let mut text = format!("{} conns:", self.total);
-        let probs: BTreeMap<SocketAddrV4, f64> = match expect {
+        let probs: BTreeMap<SocketAddr, f64> = match expect {
             Expect::Land { endpoints, .. } => endpoints.iter().map(|e| (e.addr, e.p)).collect(),
             _ => BTreeMap::new(),
         };
-        let mut keys: Vec<SocketAddrV4> = self.landed.keys().copied().collect();
+        let mut keys: Vec<SocketAddr> = self.landed.keys().copied().collect();
         keys.extend(probs.keys().copied().filter(|k| !self.landed.contains_key(k)));
         keys.sort();
         for ep in keys {
@@ -501,7 +686,7 @@ impl Observed {
     }
 
     /// Compares with the expectation; `node_ip` is what a masqueraded connection shows.
-    pub(crate) fn check(&self, probe: &Probe, node_ip: Ipv4Addr) -> Result<(), String> {
+    pub(crate) fn check(&self, probe: &Probe, node_ip: IpAddr) -> Result<(), String> {
         let n = probe.count();
         if self.total != n {
             return Err(format!("{} of {n} attempts reported", self.total));
@@ -566,6 +751,23 @@ impl Observed {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// The verdict of the connections from `src` (see [`Verdict`]).
+    pub(crate) fn verdict(&self, src: IpAddr) -> Verdict {
+        if self.other.is_empty() && !self.landed.is_empty() {
+            let mut eps = BTreeMap::new();
+            for (ep, seen) in self.pairs.keys() {
+                *eps.entry(*ep).or_insert(false) |= *seen != src;
+            }
+            return Verdict::Landed(eps);
+        }
+        let kinds: Vec<&str> = self.other.keys().map(String::as_str).collect();
+        match (self.landed.is_empty(), kinds.as_slice()) {
+            (true, ["refused"]) => Verdict::Refused,
+            (true, ["timeout"]) => Verdict::Dropped,
+            _ => Verdict::Other(self.describe(&Expect::Dropped)),
         }
     }
 

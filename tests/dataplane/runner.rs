@@ -2,20 +2,33 @@
 //! topology, load the rules, probe, compare with the expectations, report the figures.
 
 use std::fmt::Write as _;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use svclab_core::{EndpointSlice, Input, Object, Service, World};
 
 use crate::bootstrap;
-use crate::case::{Expect, Mode, Model, Observed, Probe, Role, Target, parse_cidr_v4, parse_v4};
+use crate::case::{
+    Expect, Family, Mode, Model, Observed, Probe, Role, Target, Verdict, cidr_span, offset,
+    parse_cidr_v4, parse_v4,
+};
 use crate::netns::{self, Netns};
 use crate::svclab::{self, read};
 use crate::topology::{Spec, Topology, if_name};
 
 /// Connect timeout of one attempt; a dropped SYN shows up as a timeout after this long.
 const ATTEMPT_TIMEOUT_MS: &str = "1000";
+/// The same for the differential run's light probes (many probes, each expected drop waits
+/// this long once): the namespaces are on one host, an answer takes well under a millisecond.
+const LIGHT_ATTEMPT_TIMEOUT_MS: &str = "500";
+/// Light probes run side by side at most this many at a time (expected refusals and drops).
+const PARALLEL_PROBES: usize = 16;
+/// IPv6: a REJECT's ICMPv6 port-unreachable for the first SYN does not end a TCP connect
+/// (measured on Linux 6.18, in these namespaces, with and without the topology: the connect is
+/// refused when the SYN retransmitted after 1 s is rejected), so a refusal takes just over a
+/// second.
+const IPV6_ATTEMPT_TIMEOUT_MS: &str = "1400";
 
 /// Where a case's rules and expectations come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +52,8 @@ pub(crate) enum Kind {
     Golden,
     /// A scenario file of `examples/` (or of the suite's own scenarios).
     Example,
+    /// A scenario the differential run generated from a seed (`CaseDef::text`).
+    Generated,
 }
 
 /// One case: a scenario in one proxy mode.
@@ -54,6 +69,13 @@ pub(crate) struct CaseDef {
     /// Today's known failure in this mode (text the error must contain), from a
     /// `# dataplane-known-failure <mode>: <text>` line of the scenario: asserted, not hidden.
     pub(crate) known_failure: Option<String>,
+    /// The scenario text of a generated case (`Kind::Generated`).
+    pub(crate) text: Option<String>,
+    /// Differential run: fewer connections per probe, a shorter timeout, and more probes
+    /// (NodePorts from the pod and the node too).
+    pub(crate) light: bool,
+    /// The family rendered and probed (the examples and goldens: IPv4).
+    pub(crate) family: Family,
 }
 
 impl CaseDef {
@@ -63,8 +85,12 @@ impl CaseDef {
             (RulesFrom::Nothing, _) => "control-no-rules",
             (RulesFrom::Svclab, Kind::Golden) => "svclab-golden",
             (RulesFrom::Svclab, Kind::Example) => "svclab-example",
+            (RulesFrom::Svclab, Kind::Generated) => "differential",
         };
-        format!("{source}/{}/{}", self.id, self.mode.as_str())
+        match self.family {
+            Family::V4 => format!("{source}/{}/{}", self.id, self.mode.as_str()),
+            Family::V6 => format!("{source}/{}/ipv6/{}", self.id, self.mode.as_str()),
+        }
     }
 }
 
@@ -99,6 +125,9 @@ pub(crate) fn cases() -> Vec<CaseDef> {
             mode,
             rules,
             known_failure: None,
+            text: None,
+            light: false,
+            family: Family::V4,
         });
     };
     // The goldens come from the shared conformance directory when it is there, else from the
@@ -152,6 +181,9 @@ pub(crate) fn cases() -> Vec<CaseDef> {
                 mode,
                 rules: RulesFrom::Svclab,
                 known_failure,
+                text: None,
+                light: false,
+                family: Family::V4,
             });
         }
     }
@@ -171,6 +203,15 @@ pub(crate) fn iptables_restore() -> &'static str {
     }
 }
 
+/// `iptables_restore()` for the family of `ip` (`ip6tables-...` for IPv6).
+fn restore_for(ip: IpAddr) -> String {
+    if ip.is_ipv6() {
+        iptables_restore().replacen("iptables", "ip6tables", 1)
+    } else {
+        iptables_restore().to_owned()
+    }
+}
+
 /// Checks root, the tools and network-namespace support.
 pub(crate) fn preflight() -> Result<(), String> {
     if !cfg!(target_os = "linux") {
@@ -186,8 +227,11 @@ pub(crate) fn preflight() -> Result<(), String> {
     if euid != "0" {
         return Err(format!("not root (effective uid {euid})"));
     }
-    let missing: Vec<&str> =
-        ["ip", iptables_restore(), "nft", "nfacct"].into_iter().filter(|p| !which(p)).collect();
+    let restore6 = restore_for(IpAddr::from([0u16; 8]));
+    let missing: Vec<&str> = ["ip", iptables_restore(), &restore6, "nft", "nfacct"]
+        .into_iter()
+        .filter(|p| !which(p))
+        .collect();
     if !missing.is_empty() {
         return Err(format!(
             "missing {} (run scripts/setup.d/40-dataplane.sh: apt-get install iproute2 iptables nftables nfacct)",
@@ -241,13 +285,13 @@ struct Prepared {
     rules: String,
     /// iptables-restore input loaded after `rules` (the built-in jumps), if any.
     jumps: Option<String>,
-    node_ip: Ipv4Addr,
+    node_ip: IpAddr,
     /// The scenario names the node's address; without it the node's own connections and
     /// NodePorts cannot be traced (the tracer would not know the address is local).
     node_known: bool,
-    node_addresses: Vec<Ipv4Addr>,
-    service_cidr: Option<(Ipv4Addr, u8)>,
-    local_cidr: Option<(Ipv4Addr, u8)>,
+    node_addresses: Vec<IpAddr>,
+    service_cidr: Option<(IpAddr, u8)>,
+    local_cidr: Option<(IpAddr, u8)>,
     pod_if_prefix: String,
     /// BridgeInterface detector: the non-endpoint pod's node-side interface carries the
     /// bridge's name, so `-i <bridge>` / `iifname <bridge>` matches its traffic.
@@ -287,8 +331,11 @@ fn prepare_golden_text(case: &CaseDef) -> Result<Prepared, String> {
     let pod_if_prefix =
         config["detectLocal"]["interfaceNamePrefix"].as_str().unwrap_or("veth").to_owned();
     let (services, slices) = objects(&case.path.join("input.yaml"))?;
-    let model =
-        Model::new(&services.iter().collect::<Vec<_>>(), &slices.iter().collect::<Vec<_>>());
+    let model = Model::new(
+        &services.iter().collect::<Vec<_>>(),
+        &slices.iter().collect::<Vec<_>>(),
+        Family::V4,
+    );
     let (rules, jumps) = match case.mode {
         Mode::Iptables => {
             let rules = read(&case.path.join("expected.iptables"))?;
@@ -325,18 +372,19 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
             ]
         }
         Kind::Example => vec![(case.path.display().to_string(), read(&case.path)?)],
+        Kind::Generated => vec![(case.id.clone(), case.text.clone().unwrap_or_default())],
     };
     let svclab::Evaluated { world, ingress, rejected } = svclab::evaluate(&inputs)?;
-    let facts = svclab::node_facts(&world, case.mode)?;
-    let rules = svclab::render(&world, case.mode)?;
+    let facts = svclab::node_facts(&world, case.mode, case.family)?;
+    let rules = svclab::render(&world, case.mode, case.family)?;
     let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
-    let mut model = Model::new(&services, &slices);
+    let mut model = Model::new(&services, &slices, case.family);
     for port in &mut model.ports {
         if port.lb_ips.is_empty()
             && let Some(ips) = ingress.get(&port.service)
         {
-            port.lb_ips.clone_from(ips);
+            port.lb_ips = ips.iter().copied().filter(|ip| Family::of(*ip) == case.family).collect();
         }
     }
     model.skipped.extend(rejected.into_iter().map(|r| format!("rejected by the cluster: {r}")));
@@ -370,7 +418,7 @@ fn prepare(case: &CaseDef) -> Result<Prepared, String> {
 }
 
 /// Whether two expectations agree (probabilities to 1e-6).
-fn same_expectation(a: &Expect, b: &Expect) -> bool {
+pub(crate) fn same_expectation(a: &Expect, b: &Expect) -> bool {
     match (a, b) {
         (
             Expect::Land { endpoints: ea, affinity: aa },
@@ -413,11 +461,11 @@ fn load(topo: &Topology, mode: Mode, prepared: &Prepared) -> Result<(), String> 
             for name in nfacct_names(&prepared.rules) {
                 node.exec("nfacct", &["add", &name])?;
             }
-            let restore = iptables_restore();
-            node.exec_with_input(restore, &["--noflush"], &prepared.rules)
+            let restore = restore_for(prepared.node_ip);
+            node.exec_with_input(&restore, &["--noflush"], &prepared.rules)
                 .map_err(|err| format!("loading the payload: {err}"))?;
             if let Some(jumps) = &prepared.jumps {
-                node.exec_with_input(restore, &["--noflush"], jumps)
+                node.exec_with_input(&restore, &["--noflush"], jumps)
                     .map_err(|err| format!("loading the built-in jumps: {err}"))?;
             }
         }
@@ -432,7 +480,9 @@ fn load(topo: &Topology, mode: Mode, prepared: &Prepared) -> Result<(), String> 
 /// Runs one case; the error lists every probe that did not behave as expected. A known
 /// failure must happen as recorded (FIXME), and its disappearance is reported too.
 pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
-    let result = run_case(case);
+    let result = execute(case).and_then(|done| {
+        if done.failures.is_empty() { Ok(()) } else { Err(done.failures.join("\n")) }
+    });
     let Some(known) = &case.known_failure else { return result };
     match result {
         Err(err) if err.contains(known.as_str()) => {
@@ -451,23 +501,42 @@ pub(crate) fn run(case: &CaseDef) -> Result<(), String> {
     }
 }
 
-fn run_case(case: &CaseDef) -> Result<(), String> {
+/// What one case did: every probe with its trace expectation and what the kernel did, and the
+/// failures (probes against their expectation, and trace disagreements).
+pub(crate) struct Execution {
+    pub(crate) probes: Vec<(Probe, Verdict)>,
+    pub(crate) failures: Vec<String>,
+    /// Services the cluster refused (a generated scenario must have none).
+    pub(crate) rejected: Vec<String>,
+    /// The Service ports probed.
+    pub(crate) ports: Vec<crate::case::SvcPort>,
+}
+
+/// Builds the topology, loads the rules, probes; `Err` when the case cannot run at all.
+pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let prepared = prepare(case)?;
     let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
     let model = &prepared.model;
     let node_ip = prepared.node_ip;
-    let mut taken: Vec<Ipv4Addr> = model.pods.iter().map(|p| p.ip).collect();
+    let mut taken: Vec<IpAddr> = model.pods.iter().map(|p| p.ip).collect();
     taken.push(node_ip);
     let pod_src = model.pod_source(prepared.local_cidr, &taken);
     taken.push(pod_src);
     let ext_src = model.external_source(&taken);
     taken.push(ext_src);
     let allowed_src = model.allowed_source(&taken);
+    // The differential run also probes from a pod of another node: inside the cluster CIDR,
+    // outside this node's pod CIDR, arriving on a non-pod interface.
+    let remote_src = case.light.then(|| match case.family {
+        Family::V4 => IpAddr::from([10, 244, 200, 250]),
+        Family::V6 => IpAddr::from([0xfd00, 0x10, 0x244, 0xc8, 0, 0, 0, 0xfa_u16]),
+    });
     let source = |role: Role| match role {
         Role::Node => Some(node_ip),
         Role::Pod => Some(pod_src),
         Role::External => Some(ext_src),
         Role::Allowed => allowed_src,
+        Role::RemotePod => remote_src,
         Role::Endpoint => None,
     };
 
@@ -478,9 +547,10 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         Role::Pod => Some(pod_if.clone()),
         Role::External => Some(if_name("vcl", 0)),
         Role::Allowed => Some(if_name("vcl", 1)),
+        Role::RemotePod => Some(if_name("vcl", 1 + usize::from(allowed_src.is_some()))),
         Role::Endpoint => None,
     };
-    let pod_if_of = |ip: Ipv4Addr| {
+    let pod_if_of = |ip: IpAddr| {
         model.pods.iter().position(|p| p.ip == ip).map(|i| if_name(&prepared.pod_if_prefix, i))
     };
     // kube-proxy accepts NodePorts on 127.0.0.1 only in iptables mode, with route_localnet.
@@ -491,7 +561,9 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let mut interfaces = Vec::new();
     let mut disagreements = Vec::new();
     let mut skipped = Vec::new();
-    for Target { what, role, src, dst, affinity, udp } in model.targets(node_ip, localhost) {
+    for Target { what, role, src, dst, affinity, udp } in
+        model.targets(node_ip, localhost, case.light)
+    {
         let Some(src) = src.or_else(|| source(role)) else { continue };
         if role == Role::Endpoint && (src == node_ip || prepared.node_addresses.contains(&src)) {
             // A hostNetwork endpoint: its connections are the node's own, probed already.
@@ -502,7 +574,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         let extra = role == Role::Endpoint
             || dst.ip().is_loopback()
             || (matches!(role, Role::Node | Role::Pod) && !what.ends_with("cluster IP"));
-        if !prepared.node_known && (role == Role::Node || dst.ip() == &node_ip) {
+        if !prepared.node_known && (role == Role::Node || dst.ip() == node_ip) {
             skipped
                 .push(format!("{what} from {}: the scenario names no node address", role.as_str()));
             continue;
@@ -560,7 +632,16 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
         };
         interfaces.push(in_interface);
         let dst_is_cluster_ip = what.contains("cluster IP");
-        probes.push(Probe { what, role, src, dst, expect, dst_is_cluster_ip, udp });
+        probes.push(Probe {
+            what,
+            role,
+            src,
+            dst,
+            expect,
+            dst_is_cluster_ip,
+            udp,
+            light: case.light,
+        });
     }
 
     if let Oracle::Trace(world, _) = &prepared.oracle {
@@ -571,12 +652,14 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
             pod_src,
             &mut interfaces,
             &mut disagreements,
+            case.light,
         )?;
         probes.extend(extra);
     }
 
     let mut clients = vec![ext_src];
     clients.extend(allowed_src);
+    clients.extend(remote_src);
     let spec = Spec {
         tag: format!("{}-{}", std::process::id(), NEXT_TAG.fetch_add(1, Ordering::SeqCst)),
         node_ip,
@@ -603,7 +686,7 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     if case.mode == Mode::Iptables
         && let Oracle::Trace(world, _) = &prepared.oracle
     {
-        let save = iptables_restore().replace("-restore", "-save");
+        let save = restore_for(node_ip).replace("-restore", "-save");
         let dump = topo.node.exec(&save, &[])?;
         for (probe, iface) in probes.iter().zip(&interfaces) {
             let report = svclab::trace_dump(
@@ -640,35 +723,85 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     let mut text =
         format!("dataplane {}: node {node_ip}, {} endpoint pods", case.name(), model.pods.len());
     let mut failures = Vec::new();
+    let mut verdicts = Vec::new();
     let mut total = 0u32;
+    let timeout = match (case.family, case.light) {
+        (Family::V6, _) => IPV6_ATTEMPT_TIMEOUT_MS,
+        (Family::V4, true) => LIGHT_ATTEMPT_TIMEOUT_MS,
+        (Family::V4, false) => ATTEMPT_TIMEOUT_MS,
+    };
+    let mut commands = Vec::new();
     for probe in &probes {
         let ns = match probe.role {
             Role::Node => Some(&topo.node),
             _ => topo.leaf(probe.src),
         };
         let Some(ns) = ns else { return Err(format!("no namespace for {}", probe.src)) };
-        let output = netns::run(ns.command(&exe).args([
+        let mut cmd = ns.command(&exe);
+        cmd.args([
             crate::agent::AGENT_ARG,
             "probe",
             &probe.dst.to_string(),
             &probe.count().to_string(),
-            ATTEMPT_TIMEOUT_MS,
+            timeout,
             if probe.udp { "udp" } else { "tcp" },
-        ]))?;
+        ]);
+        commands.push(cmd);
+    }
+    // A light case runs its expected refusals and drops side by side (they mostly wait for
+    // timeouts and touch no affinity state), then the rest one after the other.
+    let mut outputs: Vec<Option<String>> = vec![None; probes.len()];
+    if case.light {
+        let negative: Vec<usize> = (0..probes.len())
+            .filter(|i| !matches!(probes[*i].expect, Expect::Land { .. }))
+            .collect();
+        for window in negative.chunks(PARALLEL_PROBES) {
+            let mut children = Vec::new();
+            for i in window {
+                let child = commands[*i]
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .map_err(|err| format!("cannot run a probe: {err}"))?;
+                children.push((*i, child));
+            }
+            for (i, child) in children {
+                let out = child.wait_with_output().map_err(|err| format!("probe: {err}"))?;
+                if !out.status.success() {
+                    return Err(format!(
+                        "probe {} failed: {}",
+                        probes[i].what,
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
+                }
+                outputs[i] = Some(String::from_utf8_lossy(&out.stdout).into_owned());
+            }
+        }
+    }
+    for (probe, (cmd, done)) in probes.iter().zip(commands.iter_mut().zip(outputs)) {
+        let output = match done {
+            Some(output) => output,
+            None => netns::run(cmd)?,
+        };
         let observed = Observed::parse(&output);
         total += observed.total;
         let verdict = observed.check(probe, node_ip);
-        let _ = write!(
-            text,
-            "\n  {:<4} {} from {} ({}) -> {}: expect {}; {}",
-            if verdict.is_ok() { "ok" } else { "FAIL" },
-            probe.what,
-            probe.role.as_str(),
-            probe.src,
-            probe.dst,
-            describe_expect(&probe.expect),
-            observed.describe(&probe.expect)
-        );
+        verdicts.push(observed.verdict(probe.src));
+        // A light (differential) case lists its failing probes only.
+        let _ = (!case.light || verdict.is_err()).then(|| {
+            write!(
+                text,
+                "\n  {:<4} {} from {} ({}) -> {}: expect {}; {}",
+                if verdict.is_ok() { "ok" } else { "FAIL" },
+                probe.what,
+                probe.role.as_str(),
+                probe.src,
+                probe.dst,
+                describe_expect(&probe.expect),
+                observed.describe(&probe.expect)
+            )
+        });
         if let Err(err) = verdict {
             failures.push(format!(
                 "{} from {} -> {}: {err}",
@@ -700,7 +833,13 @@ fn run_case(case: &CaseDef) -> Result<(), String> {
     report(&text);
     drop(topo);
     failures.extend(disagreements);
-    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
+    let rejected = model.skipped.iter().filter(|s| s.starts_with("rejected")).cloned().collect();
+    Ok(Execution {
+        probes: probes.into_iter().zip(verdicts).collect(),
+        failures,
+        rejected,
+        ports: model.ports.clone(),
+    })
 }
 
 /// The node-side interface name of the non-endpoint pod.
@@ -720,15 +859,16 @@ fn unassigned_probes(
     world: &World,
     mode: Mode,
     prepared: &Prepared,
-    pod_src: Ipv4Addr,
+    pod_src: IpAddr,
     interfaces: &mut Vec<Option<String>>,
     disagreements: &mut Vec<String>,
+    light: bool,
 ) -> Result<Vec<Probe>, String> {
     let model = &prepared.model;
     let mut out = Vec::new();
-    let cluster_ips: Vec<Ipv4Addr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
+    let cluster_ips: Vec<IpAddr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
     let pod_if = pod_client_if(prepared);
-    let mut add = |what: String, dst: SocketAddrV4, nft: Expect| -> Result<(), String> {
+    let mut add = |what: String, dst: SocketAddr, nft: Expect| -> Result<(), String> {
         let report = svclab::trace(world, mode, pod_src, dst, false, Some(&pod_if));
         let expect = svclab::expectation(&report, false)
             .map_err(|err| format!("{what}: {err}\n{}", report.to_text()))?;
@@ -750,6 +890,7 @@ fn unassigned_probes(
             expect,
             dst_is_cluster_ip: false,
             udp: false,
+            light,
         });
         Ok(())
     };
@@ -763,21 +904,20 @@ fn unassigned_probes(
         if let Some(port) = (1..u16::MAX).find(|p| !used.contains(p)) {
             add(
                 format!("cluster IP {ip}, port {port} no Service defines"),
-                SocketAddrV4::new(*ip, port),
+                SocketAddr::new(*ip, port),
                 Expect::Refused,
             )?;
         }
     }
-    if let Some((net, len)) = prepared.service_cidr {
-        let size =
-            if len == 0 { u32::MAX } else { (1u32 << (32 - u32::from(len))).saturating_sub(1) };
+    if let Some(cidr) = prepared.service_cidr {
+        let size = cidr_span(cidr);
         let free = (2..size.min(4096))
-            .map(|i| Ipv4Addr::from(u32::from(net).wrapping_add(size - i)))
+            .map(|i| offset(cidr.0, size - i))
             .find(|ip| !cluster_ips.contains(ip));
         if let Some(ip) = free {
             add(
                 format!("unallocated service-CIDR address {ip}"),
-                SocketAddrV4::new(ip, 80),
+                SocketAddr::new(ip, 80),
                 Expect::Dropped,
             )?;
         }
@@ -785,7 +925,7 @@ fn unassigned_probes(
     Ok(out)
 }
 
-fn describe_expect(expect: &Expect) -> String {
+pub(crate) fn describe_expect(expect: &Expect) -> String {
     match expect {
         Expect::Refused => "refused (REJECT)".into(),
         Expect::Unhandled => "not handled (reset by node or sink)".into(),

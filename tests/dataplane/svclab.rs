@@ -3,7 +3,7 @@
 //! packet trace (`trace`, what `svclab trace` prints), turned into the harness's expectations.
 
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
 use serde_json::{Value, json};
@@ -13,7 +13,7 @@ use svclab_core::{
     World,
 };
 
-use crate::case::{Ep, Expect, Mode, parse_cidr_v4, parse_v4};
+use crate::case::{Ep, Expect, Family, Mode};
 
 fn proxy_mode(mode: Mode) -> ProxyMode {
     match mode {
@@ -99,7 +99,7 @@ pub(crate) struct Evaluated {
     pub(crate) world: World,
     /// `status.loadBalancer.ingress` IPs as written, by (namespace, name): creating a Service
     /// ignores its status, but kube-proxy programs the load-balancer IPs a controller sets.
-    pub(crate) ingress: BTreeMap<(String, String), Vec<Ipv4Addr>>,
+    pub(crate) ingress: BTreeMap<(String, String), Vec<IpAddr>>,
     /// Services of the files that the cluster did not accept, with the reasons.
     pub(crate) rejected: Vec<String>,
 }
@@ -124,8 +124,13 @@ pub(crate) fn evaluate(inputs: &[(String, String)]) -> Result<Evaluated, String>
             if meta.namespace.is_empty() { "default".to_owned() } else { meta.namespace.clone() },
             meta.name.clone(),
         );
-        let ips: Vec<Ipv4Addr> =
-            svc.value.status.load_balancer_ingress.iter().filter_map(|i| parse_v4(&i.ip)).collect();
+        let ips: Vec<IpAddr> = svc
+            .value
+            .status
+            .load_balancer_ingress
+            .iter()
+            .filter_map(|i| i.ip.parse().ok())
+            .collect();
         if !ips.is_empty() {
             ingress.insert(key.clone(), ips);
         }
@@ -151,47 +156,52 @@ pub(crate) fn evaluate(inputs: &[(String, String)]) -> Result<Evaluated, String>
 pub(crate) struct NodeFacts {
     /// The node's IPv4 address, if the scenario gives one (a Node's InternalIP/ExternalIP or
     /// the profile's interface addresses).
-    pub(crate) node_ip: Option<Ipv4Addr>,
+    pub(crate) node_ip: Option<IpAddr>,
     /// Further IPv4 addresses of the node (besides the node IP and loopback).
-    pub(crate) other_addresses: Vec<Ipv4Addr>,
-    pub(crate) local_cidr: Option<(Ipv4Addr, u8)>,
+    pub(crate) other_addresses: Vec<IpAddr>,
+    pub(crate) local_cidr: Option<(IpAddr, u8)>,
     /// InterfaceNamePrefix detector value, if any.
     pub(crate) interface_prefix: Option<String>,
     /// BridgeInterface detector value, if any (not modelled by the topology).
     pub(crate) bridge: Option<String>,
     /// The first IPv4 service CIDR (nftables drops unallocated addresses inside it).
-    pub(crate) service_cidr: Option<(Ipv4Addr, u8)>,
+    pub(crate) service_cidr: Option<(IpAddr, u8)>,
 }
 
-pub(crate) fn node_facts(world: &World, mode: Mode) -> Result<NodeFacts, String> {
-    let config = ProxyConfig::from_world(world, Some(IpFamily::V4), None, proxy_mode(mode))
+fn ip_family(family: Family) -> IpFamily {
+    match family {
+        Family::V4 => IpFamily::V4,
+        Family::V6 => IpFamily::V6,
+    }
+}
+
+pub(crate) fn node_facts(world: &World, mode: Mode, family: Family) -> Result<NodeFacts, String> {
+    let config = ProxyConfig::from_world(world, Some(ip_family(family)), None, proxy_mode(mode))
         .map_err(|err| format!("proxier configuration: {err}"))?;
-    let v4 = |ip: &std::net::IpAddr| match ip {
-        std::net::IpAddr::V4(v4) => Some(*v4),
-        std::net::IpAddr::V6(_) => None,
-    };
-    let node_ip = config.node_ip.as_ref().and_then(v4);
+    let of_family = |ip: &IpAddr| (Family::of(*ip) == family).then_some(*ip);
+    let node_ip = config.node_ip.as_ref().and_then(of_family);
     let other_addresses = config
         .host_addresses
         .iter()
-        .filter_map(v4)
+        .filter_map(of_family)
         .filter(|ip| !ip.is_loopback() && Some(*ip) != node_ip)
         .collect();
     let (mut local_cidr, mut interface_prefix, mut bridge) = (None, None, None);
     match &config.detect_local {
-        DetectLocal::Cidr(net) => local_cidr = parse_cidr_v4(&net.to_string()),
+        DetectLocal::Cidr(net) => local_cidr = family.parse_cidr(&net.to_string()),
         DetectLocal::InterfaceNamePrefix(prefix) => interface_prefix = Some(prefix.clone()),
         DetectLocal::BridgeInterface(name) => bridge = Some(name.clone()),
         _ => {}
     }
-    let service_cidr = config.service_cidrs.iter().find_map(|net| parse_cidr_v4(&net.to_string()));
+    let service_cidr =
+        config.service_cidrs.iter().find_map(|net| family.parse_cidr(&net.to_string()));
     Ok(NodeFacts { node_ip, other_addresses, local_cidr, interface_prefix, bridge, service_cidr })
 }
 
-/// `svclab render --proxy-mode <mode> --standalone` for the IPv4 family.
-pub(crate) fn render(world: &World, mode: Mode) -> Result<String, String> {
+/// `svclab render --proxy-mode <mode> --ip-family <family> --standalone`.
+pub(crate) fn render(world: &World, mode: Mode, family: Family) -> Result<String, String> {
     let options = RenderOptions {
-        family: Some(IpFamily::V4),
+        family: Some(ip_family(family)),
         standalone: true,
         ..RenderOptions::new(proxy_mode(mode))
     };
@@ -202,8 +212,8 @@ pub(crate) fn render(world: &World, mode: Mode) -> Result<String, String> {
 pub(crate) fn trace(
     world: &World,
     mode: Mode,
-    src: Ipv4Addr,
-    dst: SocketAddrV4,
+    src: IpAddr,
+    dst: SocketAddr,
     udp: bool,
     in_interface: Option<&str>,
 ) -> TraceReport {
@@ -224,12 +234,13 @@ pub(crate) fn trace(
 pub(crate) fn trace_dump(
     world: &World,
     dump: &str,
-    src: Ipv4Addr,
-    dst: SocketAddrV4,
+    src: IpAddr,
+    dst: SocketAddr,
     udp: bool,
     in_interface: Option<&str>,
 ) -> Result<TraceReport, String> {
-    let config = ProxyConfig::from_world(world, Some(IpFamily::V4), None, ProxyMode::Iptables)
+    let family = Family::of(dst.ip());
+    let config = ProxyConfig::from_world(world, Some(ip_family(family)), None, ProxyMode::Iptables)
         .map_err(|err| format!("proxier configuration: {err}"))?;
     let request = TraceRequest {
         src: src.to_string(),
@@ -254,8 +265,8 @@ pub(crate) fn expectation(report: &TraceReport, affinity: bool) -> Result<Expect
         let mut endpoints: Vec<Ep> = Vec::new();
         for outcome in outcomes {
             let text = outcome.endpoint.as_deref().unwrap_or_default();
-            let addr: SocketAddrV4 =
-                text.parse().map_err(|_| format!("trace endpoint {text:?} is not IPv4 ip:port"))?;
+            let addr: SocketAddr =
+                text.parse().map_err(|_| format!("trace endpoint {text:?} is not ip:port"))?;
             match endpoints.iter_mut().find(|e| e.addr == addr) {
                 Some(e) if e.masquerade != outcome.masquerade => {
                     return Err(format!("the trace masquerades on some paths to {addr} only"));
@@ -281,7 +292,8 @@ pub(crate) fn expectation(report: &TraceReport, affinity: bool) -> Result<Expect
     }
 }
 
-/// Whether the EndpointSlices of a scenario hold at least one IPv4 address.
+/// Whether the EndpointSlices of a scenario hold at least one IPv4 address (the examples and
+/// suite scenarios are probed over IPv4).
 pub(crate) fn has_endpoints(world: &World) -> bool {
     world.endpoint_slices.iter().any(|s| {
         s.value.address_type == "IPv4" && s.value.endpoints.iter().any(|e| !e.addresses.is_empty())

@@ -21,7 +21,7 @@
 //! it. The negative-control case (no rules loaded: everything refused) proves this.
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::Path;
 use std::process::{Child, Stdio};
 
@@ -32,15 +32,20 @@ use crate::netns::{Netns, PREFIX};
 const GATEWAY: &str = "169.254.1.1";
 /// Address of the sink.
 const SINK: &str = "169.254.2.2";
+/// The same for IPv6 topologies: a link-local gateway on every node-side veth, and a sink
+/// address from the documentation prefix.
+const GATEWAY6: &str = "fe80::1";
+const SINK6: &str = "2001:db8:ffff::2";
 /// The sink's ruleset: reset every TCP connection and refuse every UDP datagram that reaches it
 /// (ICMP port unreachable), drop the rest.
+const SINK_RULES6: &str = "table ip6 sink {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n    meta l4proto tcp reject with tcp reset\n    meta l4proto udp reject\n  }\n}\n";
 const SINK_RULES: &str = "table ip sink {\n  chain forward {\n    type filter hook forward priority 0; policy drop;\n    meta l4proto tcp reject with tcp reset\n    meta l4proto udp reject\n  }\n}\n";
 
 /// One endpoint pod: its address, the ports it serves, and its name.
 #[derive(Debug, Clone)]
 pub(crate) struct PodSpec {
     /// The pod IP (an endpoint address of the scenario).
-    pub(crate) ip: Ipv4Addr,
+    pub(crate) ip: IpAddr,
     /// Target ports served over TCP.
     pub(crate) ports: Vec<u16>,
     /// Target ports served over UDP.
@@ -53,18 +58,18 @@ pub(crate) struct Spec {
     /// Unique tag of this topology (`<pid>-<n>`), part of every namespace name.
     pub(crate) tag: String,
     /// The node's IP.
-    pub(crate) node_ip: Ipv4Addr,
+    pub(crate) node_ip: IpAddr,
     /// Further addresses of the node (they only need to be local: `--dst-type LOCAL`).
-    pub(crate) node_addresses: Vec<Ipv4Addr>,
+    pub(crate) node_addresses: Vec<IpAddr>,
     /// Endpoint pods.
     pub(crate) pods: Vec<PodSpec>,
     /// Pods that are not endpoints (clients), attached like endpoint pods.
-    pub(crate) pod_clients: Vec<Ipv4Addr>,
+    pub(crate) pod_clients: Vec<IpAddr>,
     /// Node-side interface name for the pod clients instead of `<prefix><n>` (the
     /// BridgeInterface detector's bridge name).
     pub(crate) pod_client_if: Option<String>,
     /// Off-node client namespaces, by address.
-    pub(crate) clients: Vec<Ipv4Addr>,
+    pub(crate) clients: Vec<IpAddr>,
     /// Name prefix of the node-side pod interfaces (`veth`, or the scenario's
     /// InterfaceNamePrefix detect-local value).
     pub(crate) pod_if_prefix: String,
@@ -92,7 +97,7 @@ impl Drop for Server {
 pub(crate) struct Topology {
     servers: Vec<Server>,
     /// Leaf namespaces by address (pods and clients), with the node-side interface name.
-    leaves: BTreeMap<Ipv4Addr, (Netns, String)>,
+    leaves: BTreeMap<IpAddr, (Netns, String)>,
     sink: Netns,
     /// The node namespace.
     pub(crate) node: Netns,
@@ -108,11 +113,21 @@ fn sysctl(ns: &Netns, exe: &Path, key: &str, value: &str) -> Result<(), String> 
 }
 
 /// Attaches a leaf namespace to the node with a veth pair (`node_if` on the node, `eth0` in
-/// the leaf) and routes `ip`/32 to it.
+/// the leaf) and routes `ip`/32 (IPv6: `ip`/128) to it. IPv6 addresses skip duplicate address
+/// detection (`nodad`), so they are usable at once.
 fn attach(node: &Netns, leaf: &Netns, node_if: &str, ip: &str) -> Result<(), String> {
     node.ip(&[
         "link", "add", node_if, "type", "veth", "peer", "name", "eth0", "netns", &leaf.name,
     ])?;
+    if ip.contains(':') {
+        node.ip(&["-6", "addr", "add", &format!("{GATEWAY6}/64"), "dev", node_if, "nodad"])?;
+        node.ip(&["link", "set", node_if, "up"])?;
+        node.ip(&["-6", "route", "add", &format!("{ip}/128"), "dev", node_if])?;
+        leaf.ip(&["-6", "addr", "add", &format!("{ip}/128"), "dev", "eth0", "nodad"])?;
+        leaf.ip(&["link", "set", "eth0", "up"])?;
+        leaf.ip(&["-6", "route", "add", "default", "via", GATEWAY6, "dev", "eth0"])?;
+        return Ok(());
+    }
     node.ip(&["addr", "add", &format!("{GATEWAY}/32"), "dev", node_if, "scope", "link"])?;
     node.ip(&["link", "set", node_if, "up"])?;
     node.ip(&["route", "add", &format!("{ip}/32"), "dev", node_if])?;
@@ -142,25 +157,47 @@ impl Topology {
             sysctl(node, exe, key, "0")?;
         }
         sysctl(node, exe, "net.ipv4.ip_forward", "1")?;
+        // No ICMP rate limit: a client that is refused many times within a second (the
+        // differential run probes fast) must get every port-unreachable, not a timeout after
+        // the kernel's per-destination burst of six (icmpv4_xrlim_allow).
+        sysctl(node, exe, "net.ipv4.icmp_ratelimit", "0")?;
+        sysctl(node, exe, "net.ipv4.icmp_msgs_per_sec", "100000")?;
         if spec.route_localnet {
             sysctl(node, exe, "net.ipv4.conf.all.route_localnet", "1")?;
         }
+        let v6 = spec.node_ip.is_ipv6();
+        let host = if v6 { 128 } else { 32 };
+        if v6 {
+            sysctl(node, exe, "net.ipv6.conf.all.forwarding", "1")?;
+            sysctl(node, exe, "net.ipv6.icmp.ratelimit", "0")?;
+        }
         // The node IP lives on lo (this needs no dummy-interface driver in the kernel).
-        node.ip(&["addr", "add", &format!("{}/32", spec.node_ip), "dev", "lo"])?;
+        node.ip(&["addr", "add", &format!("{}/{host}", spec.node_ip), "dev", "lo"])?;
         for ip in &spec.node_addresses {
-            node.ip(&["addr", "add", &format!("{ip}/32"), "dev", "lo"])?;
+            node.ip(&["addr", "add", &format!("{ip}/{host}"), "dev", "lo"])?;
         }
 
         // The sink: default route of the node; answers every TCP connection with a reset.
-        attach(node, &topo.sink, "vsink", SINK)?;
-        node.ip(&["route", "add", "default", "via", SINK, "dev", "vsink"])?;
+        let sink_ip = if v6 { SINK6 } else { SINK };
+        attach(node, &topo.sink, "vsink", sink_ip)?;
+        node.ip(&["route", "add", "default", "via", sink_ip, "dev", "vsink"])?;
         sysctl(&topo.sink, exe, "net.ipv4.ip_forward", "1")?;
+        sysctl(&topo.sink, exe, "net.ipv4.icmp_ratelimit", "0")?;
+        sysctl(&topo.sink, exe, "net.ipv4.icmp_msgs_per_sec", "100000")?;
         sysctl(&topo.sink, exe, "net.ipv4.conf.all.send_redirects", "0")?;
         sysctl(&topo.sink, exe, "net.ipv4.conf.eth0.send_redirects", "0")?;
-        topo.sink.exec_with_input("nft", &["-f", "-"], SINK_RULES)?;
+        if v6 {
+            sysctl(&topo.sink, exe, "net.ipv6.conf.all.forwarding", "1")?;
+            sysctl(&topo.sink, exe, "net.ipv6.icmp.ratelimit", "0")?;
+        }
+        topo.sink.exec_with_input(
+            "nft",
+            &["-f", "-"],
+            if v6 { SINK_RULES6 } else { SINK_RULES },
+        )?;
 
         let pods = spec.pods.iter().map(|p| p.ip).chain(spec.pod_clients.iter().copied());
-        let on_node = |ip: Ipv4Addr| ip == spec.node_ip || spec.node_addresses.contains(&ip);
+        let on_node = |ip: IpAddr| ip == spec.node_ip || spec.node_addresses.contains(&ip);
         for (i, ip) in pods.enumerate() {
             // An endpoint on a node address is a hostNetwork pod (the apiserver behind
             // `default/kubernetes`, say): it serves from the node namespace itself.
@@ -191,10 +228,10 @@ impl Topology {
             let mut cmd = ns.command(exe);
             cmd.args([AGENT_ARG, "serve", &pod_name(pod.ip)]);
             for port in &pod.ports {
-                cmd.arg(format!("{}:{port}", pod.ip));
+                cmd.arg(std::net::SocketAddr::new(pod.ip, *port).to_string());
             }
             for port in &pod.udp_ports {
-                cmd.arg(format!("udp:{}:{port}", pod.ip));
+                cmd.arg(format!("udp:{}", std::net::SocketAddr::new(pod.ip, *port)));
             }
             let mut child = cmd
                 .stdin(Stdio::piped())
@@ -216,12 +253,12 @@ impl Topology {
     }
 
     /// The namespace of a leaf (pod or client) by address.
-    pub(crate) fn leaf(&self, ip: Ipv4Addr) -> Option<&Netns> {
+    pub(crate) fn leaf(&self, ip: IpAddr) -> Option<&Netns> {
         self.leaves.get(&ip).map(|(ns, _)| ns)
     }
 }
 
 /// The name a pod's server answers with.
-pub(crate) fn pod_name(ip: Ipv4Addr) -> String {
+pub(crate) fn pod_name(ip: IpAddr) -> String {
     format!("pod-{ip}")
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask`: build automation written in Rust.
 
 mod annotate;
+mod differential;
 mod docs;
 mod loadtest;
 mod npm;
@@ -29,7 +30,10 @@ const USAGE: &str = "usage: cargo xtask <command>
   npm                build the svclab npm package into target/npm/svclab/
   docs               build the guide (docs/guide/) into target/guide/
   loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]
-                     wrk against `svclab serve`: reviews/s, p50, p99";
+                     wrk against `svclab serve`: reviews/s, p50, p99
+  differential [--seeds N] [--start K] [--time SECONDS] [--no-shrink]
+                     generated scenarios in the kernel (root): every probe against the
+                     trace, iptables against nftables; failing seeds shrunk";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -44,6 +48,7 @@ fn main() -> anyhow::Result<()> {
         Some("npm") => npm::build(),
         Some("docs") => docs::build(),
         Some("loadtest") => loadtest::run(&args[1..]),
+        Some("differential") => differential::run(&args[1..]),
         Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
         None => anyhow::bail!("{USAGE}"),
     }

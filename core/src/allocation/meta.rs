@@ -7,7 +7,7 @@ use ipnet::IpNet;
 
 use crate::allocation::interval_set::IntervalSet;
 use crate::allocation::ip_address::CidrGeometry;
-use crate::allocation::{AllocationError, Seeded};
+use crate::allocation::{AllocationError, IpRange, Seeded};
 use crate::net::IpFamily;
 
 /// All ServiceCIDRs of one family.
@@ -19,6 +19,9 @@ pub struct MetaAllocator {
     /// Numeric values of every allocated address (IPAddress objects are cluster-wide).
     allocated: IntervalSet,
     rng: Seeded,
+    /// The legacy bitmap of the flag-configured range, written too while
+    /// `DisableAllocatorDualWrite` is off (1.31 to 1.34; see [`MetaAllocator::with_dual_write`]).
+    bitmap: Option<Box<IpRange>>,
 }
 
 impl MetaAllocator {
@@ -41,7 +44,23 @@ impl MetaAllocator {
             cidrs: geometries,
             allocated: IntervalSet::default(),
             rng: Seeded::new(seed, &label),
+            bitmap: None,
         })
+    }
+
+    /// Dual write (pkg/registry/core/service/ipallocator/cidrallocator.go, `MetaAllocator`
+    /// with `DisableAllocatorDualWrite` off, kubernetes/kubernetes#122047, 1.31 to 1.34): the
+    /// legacy bitmap of the `--service-cluster-ip-range` CIDR is written with every address
+    /// inside that CIDR. So in 1.33, where MultiCIDRServiceAllocator is on and dual write still
+    /// on by default, the bitmap's IPv6 window of 2^16 addresses bounds both a requested
+    /// address (`AllocateService` writes the bitmap first and returns its `ErrNotInRange`) and a
+    /// picked one (`AllocateNextService` picks from the bitmap first, then creates the
+    /// IPAddress; the new allocators pick only once the bitmap is full), as rewritten by
+    /// kubernetes/kubernetes#129798 (January 2025, 1.33) after IPv6 ranges wider than /112
+    /// failed with "range is full".
+    pub(crate) fn with_dual_write(mut self, bitmap: IpRange) -> MetaAllocator {
+        self.bitmap = Some(Box::new(bitmap));
+        self
     }
 
     /// The family.
@@ -80,11 +99,26 @@ impl MetaAllocator {
         self.cidrs.iter().find(|g| g.prefix_contains(ip)).copied()
     }
 
-    /// `AllocateService` with a specific IP.
+    /// `AllocateService` with a specific IP; with dual write the bitmap is written first and
+    /// its error (out of the IPv6 window, already allocated) is returned as it is.
     pub fn allocate(&mut self, ip: IpAddr) -> Result<(), AllocationError> {
-        let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)) else {
+        let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)).copied() else {
             return Err(AllocationError::MismatchedNetwork);
         };
+        if let Some(bitmap) = &mut self.bitmap
+            && bitmap.cidr().contains(&ip)
+        {
+            bitmap.allocate(ip)?;
+        }
+        self.allocate_object(&geometry, ip)
+    }
+
+    /// Creates the IPAddress object of an address of `geometry`.
+    fn allocate_object(
+        &mut self,
+        geometry: &CidrGeometry,
+        ip: IpAddr,
+    ) -> Result<(), AllocationError> {
         let Some(value) = geometry.value_of(ip).filter(|v| geometry.contains_value(*v)) else {
             return Err(AllocationError::NotInRange { ip, range: geometry.net });
         };
@@ -94,9 +128,19 @@ impl MetaAllocator {
         Ok(())
     }
 
-    /// `AllocateNextService`: the CIDRs are tried in an order Go takes from map iteration; we
-    /// draw that order from the seeded source, so it is random yet reproducible.
+    /// `AllocateNextService`: with dual write, the bitmap's pick first (its address must lie in
+    /// a ServiceCIDR, else `ErrMismatchedNetwork`); then, or once the bitmap is full, the
+    /// CIDRs in an order Go takes from map iteration, which we draw from the seeded source, so
+    /// it is random yet reproducible.
     pub fn allocate_next(&mut self) -> Result<IpAddr, AllocationError> {
+        if let Some(bitmap) = &mut self.bitmap
+            && let Ok(ip) = bitmap.allocate_next()
+        {
+            let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)).copied() else {
+                return Err(AllocationError::MismatchedNetwork);
+            };
+            return self.allocate_object(&geometry, ip).map(|()| ip);
+        }
         let n = self.cidrs.len();
         if n == 0 {
             return Err(AllocationError::Full);
@@ -117,6 +161,11 @@ impl MetaAllocator {
         let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)) else {
             return Err(AllocationError::MismatchedNetwork);
         };
+        if let Some(bitmap) = &mut self.bitmap
+            && bitmap.cidr().contains(&ip)
+        {
+            bitmap.release(ip);
+        }
         if let Some(v) = geometry.value_of(ip) {
             self.allocated.remove(v);
         }

@@ -142,11 +142,23 @@ impl Cluster {
                     .or_default()
                     .push((*net, ip_offset_for(profile, net)));
             }
+            let dual_write = profile.allocator_dual_write();
             for (family, cidrs) in by_family {
-                families.insert(
-                    family,
-                    FamilyAllocator::Objects(MetaAllocator::new(family, &cidrs, profile.seed)?),
-                );
+                let mut meta = MetaAllocator::new(family, &cidrs, profile.seed)?;
+                // The flag-configured CIDR of the family keeps its bitmap while dual write is on.
+                if dual_write
+                    && let Some(flag) = profile
+                        .service_cluster_ip_ranges
+                        .iter()
+                        .find(|n| IpFamily::of_net(n) == family)
+                {
+                    meta = meta.with_dual_write(IpRange::new(
+                        *flag,
+                        ip_offset_for(profile, flag),
+                        profile.seed,
+                    ));
+                }
+                families.insert(family, FamilyAllocator::Objects(meta));
             }
         } else {
             for net in &profile.service_cluster_ip_ranges {

@@ -659,3 +659,81 @@ fn update_node_port_rules_differ_from_create() {
         "#]],
     );
 }
+
+/// pkg/registry/core/service/ipallocator/cidrallocator.go `MetaAllocator.AllocateService` /
+/// `AllocateNextService` with `DisableAllocatorDualWrite` off (1.31 to 1.33 by default once
+/// MultiCIDRServiceAllocator is on, after kubernetes/kubernetes#129798): the flag range's
+/// bitmap covers only the first 2^16 addresses of an IPv6 /108, so every pick lands there and a
+/// request beyond it fails with the bitmap's error. With dual write off (1.34 on) the whole
+/// /108 is allocatable.
+#[test]
+fn dual_write_bounds_ipv6_to_the_bitmap_window() {
+    let net: ipnet::IpNet = "fd00::/108".parse().unwrap_or_else(|e| panic!("{e}"));
+    let mut dual = MetaAllocator::new(IpFamily::V6, &[(net, 0)], 7)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .with_dual_write(IpRange::new(net, 0, 7));
+    let window_end: std::net::IpAddr = "fd00::ffff".parse().unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..200 {
+        let ip = dual.allocate_next().unwrap_or_else(|e| panic!("{e}"));
+        assert!(ip <= window_end, "{ip} is outside the bitmap window");
+    }
+    let beyond: std::net::IpAddr = "fd00::1:5".parse().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        dual.allocate(beyond).map_err(|e| e.to_string()),
+        Err("the provided IP (fd00::1:5) is not in the valid range. The range of valid IPs is fd00::/108".to_owned())
+    );
+    let mut objects =
+        MetaAllocator::new(IpFamily::V6, &[(net, 0)], 7).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(objects.allocate(beyond), Ok(()));
+    let picks: Vec<_> = (0..50).filter_map(|_| objects.allocate_next().ok()).collect();
+    assert!(
+        picks.iter().any(|ip| *ip > window_end),
+        "the IPAddress allocator picks across the /108"
+    );
+}
+
+/// The same through the Service create path, at 1.33 (dual write on by default) and 1.34
+/// (`DisableAllocatorDualWrite` beta, on): a requested address past the window, and a dynamic
+/// pick that with an extra ServiceCIDR still comes from the flag range while its bitmap has room.
+#[test]
+fn dual_write_by_release() {
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+serviceClusterIPRanges: ['fd00::/108']
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: extra}}
+spec: {{cidrs: ['fd01::/112']}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: far}}
+spec: {{clusterIP: 'fd00::1:5', ports: [{{port: 80}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: picked}}
+spec: {{ports: [{{port: 80}}]}}
+"
+        )
+    };
+    check_scenario(
+        &scenario("1.33"),
+        expect![[r#"
+            far rejected SingleStack ["IPv6"] ["fd00::1:5"] [] ports=0
+            picked created SingleStack ["IPv6"] ["fd00::d47b"] [fd00::d47b(dynamic)] ports=0
+            FieldValueInvalid spec.clusterIPs: Invalid value: []string{"fd00::1:5"}: failed to allocate IP fd00::1:5: the provided IP (fd00::1:5) is not in the valid range. The range of valid IPs is fd00::/108
+        "#]],
+    );
+    check_scenario(
+        &scenario("1.34"),
+        expect![[r#"
+            far created SingleStack ["IPv6"] ["fd00::1:5"] [fd00::1:5(dynamic)] ports=0
+            picked created SingleStack ["IPv6"] ["fd00::2:f85"] [fd00::2:f85(dynamic)] ports=0
+        "#]],
+    );
+}

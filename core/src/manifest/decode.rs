@@ -800,6 +800,7 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
     KubeProxyConfiguration {
         mode: ctx.string(root.get("mode"), &f("mode")),
         hostname_override: ctx.string(root.get("hostnameOverride"), &f("hostnameOverride")),
+        bind_address: ctx.string(root.get("bindAddress"), &f("bindAddress")),
         cluster_cidr: ctx.string(root.get("clusterCIDR"), &f("clusterCIDR")),
         detect_local_mode: ctx.string(root.get("detectLocalMode"), &f("detectLocalMode")),
         bridge_interface: ctx.string(get(detect, "bridgeInterface"), &dat.field("bridgeInterface")),

@@ -63,6 +63,22 @@ impl DetectLocal {
     }
 }
 
+/// When kube-proxy uses an endpoint's topology hints (pkg/proxy/topology.go); which releases
+/// take which rule is in the release table of `proxy/release.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopologyHints {
+    /// TopologyAwareHints is off: hints are ignored.
+    Off,
+    /// 1.24 to 1.26: only with `service.kubernetes.io/topology-aware-hints: Auto` (or `auto`).
+    AnnotationAuto,
+    /// 1.27 on, ServiceTrafficDistribution off: with the hints annotation
+    /// (`service.kubernetes.io/topology-aware-hints`, else `service.kubernetes.io/topology-mode`)
+    /// set to anything but empty, `disabled` or `Disabled`.
+    AnnotationEnabled,
+    /// ServiceTrafficDistribution on (1.30 when enabled, 1.31 on by default): always.
+    Always,
+}
+
 /// `ip` or `ip6`.
 pub(crate) fn nft_ip(family: IpFamily) -> &'static str {
     match family {
@@ -110,6 +126,19 @@ pub struct ProxyConfig {
     pub service_cidrs: Vec<IpNet>,
     /// Feature gate PreferSameTrafficDistribution (node hints).
     pub prefer_same_node: bool,
+    /// When topology hints are used.
+    pub topology_hints: TopologyHints,
+    /// Feature gate LoadBalancerIPMode: `ipMode: Proxy` ingress IPs get no rules (else the
+    /// field is ignored and every ingress IP is a VIP).
+    pub ip_mode_proxy_skipped: bool,
+    /// `nodePortAddresses: [primary]` drops a loopback node IP, leaving the list empty, so
+    /// NodePorts match every local address (1.29, where `primary` appeared, to the newest).
+    pub primary_skips_loopback: bool,
+    /// iptables mode keeps loopback destinations out of KUBE-NODEPORTS where they cannot work
+    /// (`! -d ::1/128`, and `! -d 127.0.0.0/8` with localhost NodePorts off): 1.26, which added
+    /// `iptables.localhostNodePorts`, to the newest. 1.24 and 1.25 jump to KUBE-NODEPORTS for
+    /// every local address, loopback included, in both families.
+    pub localhost_exclusions: bool,
     /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
     /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
     pub prefer_non_terminating_duplicates: bool,
@@ -143,6 +172,10 @@ impl ProxyConfig {
             service_cidrs: Vec::new(),
             prefer_same_node: false,
             prefer_non_terminating_duplicates: true,
+            topology_hints: TopologyHints::Always,
+            ip_mode_proxy_skipped: true,
+            primary_skips_loopback: true,
+            localhost_exclusions: true,
         }
     }
 
@@ -220,8 +253,21 @@ impl ProxyConfig {
                 }
             }
         }
+        // cmd/kube-proxy/app/server.go `detectNodeIPs` (1.24 to 1.28: `detectNodeIP`): the
+        // Node's IP of the family, else loopback ("Can't determine this node's IP, assuming
+        // loopback; if this is incorrect, please set the --bind-address flag"); a specified
+        // `bindAddress` overrides the IP of its own family, in every release.
         if config.node_ip.is_none() {
-            config.node_ip = config.host_addresses.iter().copied().find(|ip| !ip.is_loopback());
+            config.node_ip = Some(match family {
+                IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+                IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            });
+        }
+        if let Some(bind) = parse_ip_sloppy(kpc.bind_address.trim()).map(unmap)
+            && !bind.is_unspecified()
+            && IpFamily::of(bind) == family
+        {
+            config.node_ip = Some(bind);
         }
         config.detect_local = detect_local(kpc, node, family);
         // pkg/proxy/apis/config/v1alpha1/conversion.go
@@ -266,6 +312,7 @@ impl ProxyConfig {
         for text in &texts {
             if text == "primary" {
                 if let Some(ip) = self.node_ip
+                    && !(self.primary_skips_loopback && ip.is_loopback())
                     && let Ok(net) = IpNet::new(ip, if ip.is_ipv4() { 32 } else { 128 })
                 {
                     cidrs.push(net);
@@ -286,16 +333,20 @@ impl ProxyConfig {
     }
 
     /// Whether localhost NodePorts are in effect (iptables mode, IPv4 only, and only when
-    /// nodePortAddresses includes an IPv4 loopback address).
+    /// nodePortAddresses includes an IPv4 loopback address). pkg/proxy/util
+    /// `NodePortAddresses.ContainsIPv4Loopback` (1.26, with the option, to the newest): a CIDR
+    /// counts when its address as written is loopback (`127.0.2.0/28`) or it contains
+    /// `127.0.0.0` (`64.0.0.0/2`); an IPv4-less list matches everything and counts too.
     pub(crate) fn localhost_node_ports_effective(&self) -> bool {
         if self.family != IpFamily::V4 || !self.localhost_node_ports {
             return false;
         }
         match self.node_port_cidrs(ProxyMode::Iptables) {
             None => true,
-            Some(cidrs) => {
-                cidrs.iter().any(|c| c.contains(&IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)))
-            }
+            Some(cidrs) => cidrs.iter().any(|c| {
+                c.addr().is_loopback()
+                    || c.contains(&IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 0)))
+            }),
         }
     }
 

@@ -265,7 +265,9 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     // The last rule(s) of nat KUBE-SERVICES.
     match config.node_port_cidrs(ProxyMode::Iptables) {
         None => {
-            let exclude = if !v4 {
+            let exclude = if !config.localhost_exclusions {
+                ""
+            } else if !v4 {
                 " ! -d ::1/128"
             } else if !localhost_nps {
                 " ! -d 127.0.0.0/8"
@@ -277,7 +279,8 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             ));
         }
         Some(cidrs) => {
-            for ip in config.node_port_ips(&cidrs, !v4 || !localhost_nps) {
+            let skip_loopback = config.localhost_exclusions && (!v4 || !localhost_nps);
+            for ip in config.node_port_ips(&cidrs, skip_loopback) {
                 t.n_services.rule(format_args!(
                     "-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"
                 ));
@@ -313,9 +316,21 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     );
     let mut builtins: [Vec<Chain>; 2] = [Vec::new(), Vec::new()];
     if standalone {
+        // pkg/proxy/iptables/proxier.go `syncProxyRules` ensures the chains and jumps of
+        // `iptablesJumpChains` and `iptablesKubeletJumpChains` (KUBE-FIREWALL from INPUT and
+        // OUTPUT) on every full sync, whatever the family and localhost NodePorts, and
+        // kubelet's `syncIPTablesRules` creates the same jumps on nodes of every release; only
+        // the "block incoming localnet connections" rule depends on IPv4 with localhost
+        // NodePorts. So a standalone payload always has the jumps, into an empty chain when
+        // the payload writes no rule into it.
+        if !kube_firewall {
+            // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
+            let at = filter.iter().position(|c| c.name == "KUBE-FORWARD").unwrap_or(filter.len());
+            filter.insert(at, Chain::new("KUBE-FIREWALL"));
+        }
         for (slot, table) in builtins.iter_mut().zip(["filter", "nat"]) {
             let mut map: BTreeMap<&str, Chain> = BTreeMap::new();
-            for (t, chain, args) in builtin_jumps(kube_firewall) {
+            for (t, chain, args) in builtin_jumps(true) {
                 if t == table {
                     map.entry(chain)
                         .or_insert_with(|| Chain::new(chain))

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use super::config::ProxyConfig;
+use super::config::{ProxyConfig, TopologyHints};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::unmap;
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
@@ -50,6 +50,8 @@ pub(crate) struct SvcPort {
     pub(crate) itp_local: bool,
     pub(crate) affinity: Option<i32>,
     pub(crate) health_check_node_port: i32,
+    /// Whether the Service's annotations let kube-proxy use topology hints.
+    pub(crate) hints_allowed: bool,
     /// All endpoints, sorted by `text`.
     pub(crate) endpoints: Vec<Ep>,
     pub(crate) cat: Categorized,
@@ -357,10 +359,12 @@ pub(crate) fn build<'a>(
             .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
             .filter(|n| IpFamily::of_net(n) == family)
             .collect();
+        // pkg/proxy/util/utils.go `IsVIPMode`: `ipMode: Proxy` counts only while the
+        // LoadBalancerIPMode gate is on (kube-proxy's own gates).
         let lb_vips: Vec<IpAddr> = status
             .load_balancer_ingress
             .iter()
-            .filter(|i| i.ip_mode.as_deref() != Some("Proxy"))
+            .filter(|i| !(config.ip_mode_proxy_skipped && i.ip_mode.as_deref() == Some("Proxy")))
             .filter_map(|i| parse_family_ip(&i.ip, family))
             .collect();
         // apihelpers ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
@@ -375,6 +379,7 @@ pub(crate) fn build<'a>(
                 .and_then(|c| c.timeout_seconds)
                 .unwrap_or(DEFAULT_AFFINITY_SECONDS)
         });
+        let hints_allowed = hints_allowed(&service.metadata.annotations, config.topology_hints);
         let ns = service.metadata.namespace.clone();
         let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
         for port in &spec.ports {
@@ -405,6 +410,7 @@ pub(crate) fn build<'a>(
                 itp_local,
                 affinity,
                 health_check_node_port: if needs_hc { spec.health_check_node_port } else { 0 },
+                hints_allowed,
                 endpoints,
                 cat: Categorized::default(),
             };
@@ -416,6 +422,28 @@ pub(crate) fn build<'a>(
     // rules), then port name and protocol, so emission order is already canonical.
     out.sort_by_cached_key(|p| (p.service_key(), p.port_name.clone(), p.protocol.clone()));
     out
+}
+
+/// Whether topology hints may be used for a Service, by release (the rows of `Behaviour::Hints*`
+/// in `proxy/release.rs`): pkg/proxy/serviceport.go reads `topology-aware-hints` alone (1.24
+/// to 1.26) or that, when present even if empty, else `topology-mode` (1.27 on), and
+/// pkg/proxy/topology.go `canUseTopology` accepts `Auto`/`auto` (1.24 to 1.26) or any value
+/// but empty, `disabled` and `Disabled` (1.27 on); with ServiceTrafficDistribution on the
+/// annotation no longer matters.
+fn hints_allowed(annotations: &crate::model::StringMap, rule: TopologyHints) -> bool {
+    const DEPRECATED: &str = "service.kubernetes.io/topology-aware-hints";
+    const MODE: &str = "service.kubernetes.io/topology-mode";
+    match rule {
+        TopologyHints::Off => false,
+        TopologyHints::Always => true,
+        TopologyHints::AnnotationAuto => {
+            matches!(annotations.get(DEPRECATED).map(String::as_str), Some("Auto" | "auto"))
+        }
+        TopologyHints::AnnotationEnabled => {
+            let value = annotations.get(DEPRECATED).or_else(|| annotations.get(MODE));
+            !matches!(value.map(String::as_str), None | Some("" | "disabled" | "Disabled"))
+        }
+    }
 }
 
 /// cmd/kube-proxy/app/server.go `ProxyServer.Run` lists Services and EndpointSlices through
@@ -483,7 +511,9 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
     let mut topology = Topology::None;
     if sp.uses_cluster() {
         let zone = config.node_labels.get("topology.kubernetes.io/zone").map_or("", String::as_str);
-        topology = topology_mode(eps, &config.node_name, zone, config.prefer_same_node);
+        if sp.hints_allowed {
+            topology = topology_mode(eps, &config.node_name, zone, config.prefer_same_node);
+        }
         let mut cluster: Vec<usize> = all
             .clone()
             .filter(|i| {

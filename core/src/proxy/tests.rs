@@ -468,6 +468,31 @@ fn standalone_adds_builtin_jumps() {
     assert_eq!(input[0], "-A INPUT -j KUBE-FIREWALL");
     let plain = render_objects(&[&s.value], &[], &[], &config, ProxyMode::Iptables, false).text;
     assert!(!plain.contains("PREROUTING"));
+    // pkg/proxy/iptables/proxier.go `syncProxyRules` (`iptablesKubeletJumpChains`) and kubelet's
+    // `syncIPTablesRules`: the KUBE-FIREWALL jumps exist without localhost NodePorts too (here
+    // nodePortAddresses leave out 127.0.0.1), into a chain the payload leaves empty.
+    let mut no_localhost = config.clone();
+    no_localhost.node_port_addresses = vec!["192.168.0.0/24".into()];
+    let text = render_objects(&[&s.value], &[], &[], &no_localhost, ProxyMode::Iptables, true).text;
+    assert!(!text.contains("block incoming localnet connections"), "{text}");
+    let filter = text.split("*nat").next().unwrap_or_default();
+    for want in
+        [":KUBE-FIREWALL - [0:0]", "-A INPUT -j KUBE-FIREWALL", "-A OUTPUT -j KUBE-FIREWALL"]
+    {
+        assert!(filter.contains(want), "missing {want:?} in {filter}");
+    }
+    let order: Vec<&str> = filter.lines().filter(|l| l.starts_with(":KUBE-")).collect();
+    assert_eq!(
+        order,
+        [
+            ":KUBE-NODEPORTS - [0:0]",
+            ":KUBE-SERVICES - [0:0]",
+            ":KUBE-EXTERNAL-SERVICES - [0:0]",
+            ":KUBE-FIREWALL - [0:0]",
+            ":KUBE-FORWARD - [0:0]",
+            ":KUBE-PROXY-FIREWALL - [0:0]",
+        ]
+    );
 }
 
 #[test]
@@ -680,4 +705,233 @@ fn duplicate_endpoints_by_release() {
         &["has no endpoints"],
         &["-j KUBE-SEP-"],
     );
+}
+
+/// A scenario world at a release with one Node (zone `z1`), evaluated.
+fn release_world(version: &str, kpc: &str, rest: &str) -> crate::world::World {
+    let yaml = format!(
+        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
+    );
+    let (world, report) = crate::pipeline::evaluate(
+        &[Input::new("t.yaml", yaml)],
+        &crate::pipeline::CheckOptions::default(),
+    );
+    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    world
+}
+
+/// pkg/proxy/topology.go `canUseTopology` and pkg/proxy/serviceport.go by release (the
+/// `Hints*` rows of proxy/release.rs): 1.24 to 1.26 need `topology-aware-hints: Auto`; 1.27
+/// to 1.30 any value but disabled of `topology-aware-hints`, else `topology-mode`; from 1.31
+/// (ServiceTrafficDistribution beta, KEP-4444) hints count without any annotation. With zone
+/// hints for z1 only on 10.0.0.1, a node in z1 reaches 10.0.0.1 alone when hints are used.
+#[test]
+fn topology_hints_by_release() {
+    let objects = |annotations: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: node-a, labels: {{topology.kubernetes.io/zone: z1}}}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: default, annotations: {{{annotations}}}}}\nspec: {{clusterIP: 172.30.0.41, ports: [{{name: p80, port: 80}}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: default, name: web-1, labels: {{kubernetes.io/service-name: web}}}}\naddressType: IPv4\nendpoints:\n- {{addresses: [10.0.0.1], hints: {{forZones: [{{name: z1}}]}}}}\n- {{addresses: [10.0.0.2], hints: {{forZones: [{{name: z2}}]}}}}\nports: [{{name: p80, port: 80, protocol: TCP}}]\n"
+        )
+    };
+    let zonal = |version: &str, annotations: &str| {
+        let world = release_world(version, "mode: iptables", &objects(annotations));
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        !text.contains("10.0.0.2:80")
+    };
+    let auto = "service.kubernetes.io/topology-aware-hints: Auto";
+    let mode = "service.kubernetes.io/topology-mode: Auto";
+    let other = "service.kubernetes.io/topology-aware-hints: PreferZone";
+    let disabled = "service.kubernetes.io/topology-aware-hints: Disabled";
+    let table: [(&str, &str, bool); 13] = [
+        ("1.24", "", false),
+        ("1.24", auto, true),
+        ("1.26", mode, false),
+        ("1.26", other, false),
+        ("1.27", mode, true),
+        ("1.27", other, true),
+        ("1.27", disabled, false),
+        ("1.29", "", false),
+        ("1.30", "", false),
+        ("1.30", mode, true),
+        ("1.31", "", true),
+        ("1.33", disabled, true),
+        ("1.37", "", true),
+    ];
+    for (version, annotations, want) in table {
+        assert_eq!(zonal(version, annotations), want, "{version} {{{annotations}}}");
+    }
+    // kube-proxy's own ServiceTrafficDistribution gate at 1.30 drops the annotation check.
+    let world =
+        release_world("1.30", "featureGates: {ServiceTrafficDistribution: true}", &objects(""));
+    let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!text.contains("10.0.0.2:80"), "{text}");
+}
+
+/// pkg/proxy/util/utils.go `IsVIPMode`: an ingress with `ipMode: Proxy` gets no rules only
+/// while LoadBalancerIPMode is on (beta from 1.30, gate removed in 1.34); in 1.24 to 1.29
+/// (no gate, or alpha and off) the field is ignored and the IP is a VIP like any other.
+#[test]
+fn ip_mode_proxy_by_release() {
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8, ipMode: Proxy}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
+    for (version, kpc, vip) in [
+        ("1.24", "mode: iptables", true),
+        ("1.29", "mode: iptables", true),
+        ("1.29", "featureGates: {LoadBalancerIPMode: true}", false),
+        ("1.30", "mode: iptables", false),
+        ("1.31", "featureGates: {LoadBalancerIPMode: false}", true),
+        ("1.34", "mode: iptables", false),
+    ] {
+        let world = release_world(version, kpc, objects);
+        for mode in [ProxyMode::Iptables, ProxyMode::Nftables] {
+            let text = crate::world::render(&world, &RenderOptions::new(mode))
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(text.contains("5.6.7.8"), vip, "{version} {kpc} {mode:?}\n{text}");
+        }
+    }
+}
+
+/// cmd/kube-proxy/app/server.go `detectNodeIPs` (1.24 to 1.28 `detectNodeIP`): without a Node
+/// the node IP is loopback, and `bindAddress` overrides the IP of its family; `newProxyServer`
+/// (1.29, where `primary` came with the nftables mode, to the newest) leaves a loopback node IP
+/// out of `nodePortAddresses: [primary]`, so the nftables default then matches every local
+/// address instead of one `nodeport-ips` element.
+#[test]
+fn node_ip_fallback_and_bind_address() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\n";
+    let profile_host = "---\napiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.33\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nhost: {interfaceAddresses: [192.168.0.9/24]}\n";
+    let world = |kpc: &str| {
+        let yaml = format!(
+            "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{svc}{profile_host}"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        world
+    };
+    let w = world("mode: nftables");
+    let config = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
+    assert_eq!(config.node_ip, Some("127.0.0.1".parse().unwrap()));
+    let text = crate::world::render(&w, &RenderOptions::new(ProxyMode::Nftables))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!text.contains("nodeport-ips"), "{text}");
+    assert!(
+        text.contains("add rule ip kube-proxy services fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports"),
+        "{text}"
+    );
+    let w = world("mode: nftables\nbindAddress: 192.168.0.9");
+    let config = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
+    assert_eq!(config.node_ip, Some("192.168.0.9".parse().unwrap()));
+    let text = crate::world::render(&w, &RenderOptions::new(ProxyMode::Nftables))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("add element ip kube-proxy nodeport-ips { 192.168.0.9 }"), "{text}");
+    // An unspecified or other-family bindAddress changes nothing.
+    for bind in ["0.0.0.0", "::"] {
+        let w = world(&format!("bindAddress: \"{bind}\""));
+        let config = ProxyConfig::from_world(&w, None, None, ProxyMode::Iptables).unwrap();
+        assert_eq!(config.node_ip, Some("127.0.0.1".parse().unwrap()), "{bind}");
+    }
+}
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` (the last KUBE-SERVICES rules) by release:
+/// 1.24 and 1.25 (no `iptables.localhostNodePorts`) jump to KUBE-NODEPORTS for every local
+/// address, `::1` and a written `localhostNodePorts: false` included; 1.26 to the newest keep
+/// `::1` out, and `127.0.0.0/8` when the option is off. `ContainsIPv4Loopback` (1.26 on)
+/// counts `127.0.2.0/28` as loopback although it does not hold 127.0.0.1.
+#[test]
+fn localhost_node_ports_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, clusterIPs: [172.30.0.41, 'fd00::41'], ipFamilyPolicy: RequireDualStack, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}, {type: InternalIP, address: '2001:db8::2'}]}\n";
+    let last_rule = |version: &str, kpc: &str, family: IpFamily| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\nhost: {{interfaceAddresses: [127.0.0.1/8, 127.0.2.1/28, 192.168.0.2/24, '::1/128', '2001:db8::2/64']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{svc}"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        let options =
+            RenderOptions { family: Some(family), ..RenderOptions::new(ProxyMode::Iptables) };
+        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        text.lines()
+            .filter(|l| l.starts_with("-A KUBE-SERVICES") && l.contains("-j KUBE-NODEPORTS"))
+            .map(|l| l.split("chain\" ").nth(1).unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let off = "iptables: {localhostNodePorts: false}";
+    assert_eq!(
+        last_rule("1.25", off, IpFamily::V4),
+        ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.25", "mode: iptables", IpFamily::V6),
+        ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.26", off, IpFamily::V4),
+        ["-m addrtype --dst-type LOCAL ! -d 127.0.0.0/8 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.33", "mode: iptables", IpFamily::V6),
+        ["-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS"]
+    );
+    // Explicit addresses: loopback ones stay in 1.24, leave in 1.26+ for IPv6.
+    let v6 = "nodePortAddresses: ['::/0']";
+    assert_eq!(
+        last_rule("1.24", "nodePortAddresses: ['::1/128', '2001:db8::/64']", IpFamily::V6),
+        ["-d ::1 -j KUBE-NODEPORTS", "-d 2001:db8::2 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.26", "nodePortAddresses: ['::1/128', '2001:db8::/64']", IpFamily::V6),
+        ["-d 2001:db8::2 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(last_rule("1.33", v6, IpFamily::V6).len(), 1);
+    // 127.0.2.0/28 keeps localhost NodePorts on, so its loopback address stays.
+    assert_eq!(
+        last_rule("1.33", "nodePortAddresses: [127.0.2.0/28, 192.168.0.0/24]", IpFamily::V4),
+        ["-d 127.0.2.1 -j KUBE-NODEPORTS", "-d 192.168.0.2 -j KUBE-NODEPORTS"]
+    );
+}
+
+/// cmd/kube-proxy/app/server.go `ProxyServer.Run` (ServiceCIDR watch behind
+/// MultiCIDRServiceAllocator) and pkg/proxy/nftables/proxier.go `OnServiceCIDRsChanged`: the
+/// "Drop traffic to unallocated ClusterIPs" rule lists every ServiceCIDR of the family, extra
+/// objects included, and is absent while the gate is off (1.29 to 1.32 by default) or turned
+/// off in kube-proxy's own `featureGates`.
+#[test]
+fn service_cidr_drop_rule_follows_the_gate() {
+    let rule = |version: &str, kpc: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {{name: extra}}\nspec: {{cidrs: [10.100.0.0/24, 'fd00::/112']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n"
+        );
+        let (world, _) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        text.lines().find(|l| l.contains("unallocated")).map(str::to_owned)
+    };
+    let drop = "add rule ip kube-proxy cluster-ips-check ip daddr { 10.100.0.0/24,172.30.0.0/16 } drop comment \"Drop traffic to unallocated ClusterIPs\"";
+    assert_eq!(rule("1.33", "").as_deref(), Some(drop));
+    assert_eq!(rule("1.37", "").as_deref(), Some(drop));
+    assert_eq!(rule("1.32", ""), None);
+    assert_eq!(rule("1.30", ""), None);
+    assert_eq!(rule("1.33", "featureGates: {MultiCIDRServiceAllocator: false}"), None);
+}
+
+/// kube-proxy config/v1alpha1/types.go has `conntrack.tcpBeLiberal` from 1.29 (v0.29.0) and
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` then leaves out the KUBE-FORWARD INVALID
+/// drop; 1.24 to 1.28 have no such field and always write the drop.
+#[test]
+fn tcp_be_liberal_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n";
+    for (version, drop) in [("1.28", true), ("1.29", false), ("1.33", false)] {
+        let world = release_world(version, "conntrack: {tcpBeLiberal: true}", svc);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text.contains("--ctstate INVALID"), drop, "{version}\n{text}");
+    }
 }
