@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use svclab_core::{AdmissionOptions, Input};
-use svclab_host::{CacheDir, EMBEDDED_PLUGIN, Engine, Limits};
+use svclab_host::{CacheDir, Engine, Limits};
 
 /// The review `cargo xtask loadtest` sends: a two-port ClusterIP Service created.
 const REVIEW: &str = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"705ab4f5-6393-11e8-b7cc-42010a800002","kind":{"group":"","version":"v1","kind":"Service"},"resource":{"group":"","version":"v1","resource":"services"},"requestKind":{"group":"","version":"v1","kind":"Service"},"requestResource":{"group":"","version":"v1","resource":"services"},"name":"web","namespace":"shop","operation":"CREATE","userInfo":{"username":"alice","groups":["system:authenticated"]},"object":{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop","labels":{"app":"web"}},"spec":{"type":"ClusterIP","selector":{"app":"web"},"ports":[{"name":"http","port":80,"targetPort":8080,"protocol":"TCP"},{"name":"https","port":443,"targetPort":8443,"protocol":"TCP"}]}},"oldObject":null,"dryRun":false,"options":{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions"}}}"#;
