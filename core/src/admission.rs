@@ -87,7 +87,22 @@ pub struct AdmissionOptions {
 }
 
 /// One request as any host sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// It deserializes from the apiserver's `admission.k8s.io/v1` AdmissionRequest JSON (camelCase,
+/// what an AdmissionReview's `request` holds and Kubewarden hands a policy), the one decoder
+/// every host shares: `kind` becomes `Service`, `EndpointSlice` or `<kind>.<group>`, and
+/// `object`/`oldObject` are kept only when they are objects.
+///
+/// ```
+/// let request: svclab_core::AdmissionRequest = serde_json::from_str(
+///     r#"{"uid":"1","kind":{"group":"","version":"v1","kind":"Service"},"operation":"CREATE",
+///        "namespace":"shop","object":{"kind":"Service"},"oldObject":null}"#,
+/// ).unwrap();
+/// assert_eq!((request.kind.as_str(), request.namespace.as_str()), ("Service", "shop"));
+/// assert_eq!((request.object.as_deref(), request.old_object), (Some(r#"{"kind":"Service"}"#), None));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(from = "Request")]
 pub struct AdmissionRequest {
     /// `Service` or `EndpointSlice`; other kinds are allowed untouched.
     pub kind: String,
@@ -132,10 +147,13 @@ struct Review {
     request: Option<Request>,
 }
 
+/// The apiserver's AdmissionRequest, the fields the core reads.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Request {
-    uid: String,
+    /// Required in a review (the response echoes it), not by [`admit`].
+    #[serde(default)]
+    uid: Option<String>,
     #[serde(default)]
     kind: GroupVersionKind,
     #[serde(default)]
@@ -158,6 +176,28 @@ struct GroupVersionKind {
     group: String,
     #[serde(default)]
     kind: String,
+}
+
+impl From<Request> for AdmissionRequest {
+    fn from(request: Request) -> AdmissionRequest {
+        let kind = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
+            ("", "Service") => "Service".to_owned(),
+            ("discovery.k8s.io", "EndpointSlice") => "EndpointSlice".to_owned(),
+            (group, kind) => format!("{kind}.{group}"),
+        };
+        let json = |v: Value| v.is_object().then(|| v.to_string());
+        AdmissionRequest {
+            kind,
+            operation: request.operation,
+            subresource: request.sub_resource,
+            namespace: request.namespace,
+            object: json(request.object),
+            old_object: json(request.old_object),
+            user_info: request
+                .user_info
+                .map(|u| crate::policy::UserInfo { username: u.username, groups: u.groups }),
+        }
+    }
 }
 
 #[derive(Default, Deserialize)]
@@ -272,27 +312,12 @@ pub fn validate_admission(
             review.api_version, review.kind
         )));
     }
-    let request = review.request.ok_or_else(|| AdmissionError::NotAReview("no request".into()))?;
-    let kind = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
-        ("", "Service") => "Service".to_owned(),
-        ("discovery.k8s.io", "EndpointSlice") => "EndpointSlice".to_owned(),
-        (group, kind) => format!("{kind}.{group}"),
-    };
-    let json = |v: Value| v.is_object().then(|| v.to_string());
-    let admission = AdmissionRequest {
-        kind,
-        operation: request.operation,
-        subresource: request.sub_resource,
-        namespace: request.namespace,
-        object: json(request.object),
-        old_object: json(request.old_object),
-        user_info: request
-            .user_info
-            .map(|u| crate::policy::UserInfo { username: u.username, groups: u.groups }),
-    };
-    let decision = decide(&admission, options)?;
+    let mut request =
+        review.request.ok_or_else(|| AdmissionError::NotAReview("no request".into()))?;
+    let uid = request.uid.take().ok_or_else(|| AdmissionError::NotAReview("no uid".into()))?;
+    let decision = decide(&AdmissionRequest::from(request), options)?;
     let response = Response {
-        uid: request.uid,
+        uid,
         allowed: decision.allowed,
         status: decision.status,
         warnings: decision.warnings,

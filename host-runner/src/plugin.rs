@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter, Store,
-    Trap,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, ResourceLimiter,
+    Store, Trap,
 };
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -450,7 +450,12 @@ fn new_engine(limits: &Limits) -> Result<Engine, PluginError> {
         .total_tables(slots * 8)
         .max_memory_size(limits.max_memory_bytes)
         .linear_memory_keep_resident(KEEP_RESIDENT_BYTES.min(limits.max_memory_bytes))
-        .table_keep_resident(1 << 20);
+        .table_keep_resident(1 << 20)
+        // Reset only the pages a call dirtied (Linux 6.7's PAGEMAP_SCAN ioctl; older kernels
+        // fall back to resetting the whole resident prefix). Without it every call paid a
+        // `memset` of the guest's whole linear memory (~1.2 MiB after an AdmissionReview): two
+        // thirds of the fixed cost of a call, a fifth of a review's.
+        .pagemap_scan(Enabled::Auto);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     Engine::new(&config).map_err(load_error)
 }

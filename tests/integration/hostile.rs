@@ -119,3 +119,23 @@ fn pooled_instances_are_limited_and_reset_too() {
     );
     check("trap", pooled, PluginError::Trap("unreachable".into()), Duration::from_secs(5));
 }
+
+#[test]
+fn every_call_sees_a_fresh_instance() {
+    // A guest that reads what the previous call wrote (in its data segment, a zero page and a
+    // grown page) and says whether it found anything: under the pooling allocator the same slot
+    // and its resident pages are reused, and only the pages a call dirtied are reset.
+    let text = std::fs::read("data/wasm/fresh-state.wat").expect("guest fixture");
+    let review = r#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#;
+    for (pooling, fuel) in [(true, None), (true, Some(50_000_000)), (false, None)] {
+        let limits = Limits { pooling, pool_slots: 1, fuel, ..Limits::default() };
+        let engine = Engine::plugin(&text, limits, &CacheDir::disabled()).expect("the guest loads");
+        let answers: Vec<String> = (0..4)
+            .map(|_| {
+                let answer = engine.validate_admission(review, &Default::default());
+                answer.expect("the guest answers").output
+            })
+            .collect();
+        assert_eq!(answers, ["fresh"; 4], "pooling {pooling}, fuel {fuel:?}");
+    }
+}

@@ -1,12 +1,15 @@
 //! `cargo xtask loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]`:
 //! builds `svclab` in release mode, serves the webhook over TLS on loopback, drives it with wrk
 //! (keep-alive HTTP/1.1, a typical AdmissionReview: a two-port ClusterIP Service created) for a
-//! bounded time, and prints a table of reviews/s, p50, p99 and errors, with the webhook's own
-//! count of allowed reviews from `/metrics`.
+//! bounded time, and prints a table of reviews/s, p50, p99 and errors, the server's CPU time
+//! (user + system, from `/proc/<pid>/stat`) per review, which unlike the rate does not depend on
+//! what else the machine runs, the load average, and the webhook's own count of allowed reviews
+//! from `/metrics`.
 
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 
@@ -91,13 +94,20 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&scratch);
     let (row, allowed) = result?;
+    let cpu_per_review = row.server_cpu.map_or_else(
+        || "(no /proc)".to_owned(),
+        |cpu| format!("{:.0} µs", cpu.as_secs_f64() * 1e6 / row.requests as f64),
+    );
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|text| text.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "(no /proc)".to_owned());
     say("");
     say(
-        "| engine | connections | seconds | requests | reviews/s | p50 | p99 | errors | allowed (/metrics) |",
+        "| engine | connections | seconds | requests | reviews/s | p50 | p99 | errors | server CPU/review | load average | allowed (/metrics) |",
     );
-    say("|---|---|---|---|---|---|---|---|---|");
+    say("|---|---|---|---|---|---|---|---|---|---|---|");
     say(&format!(
-        "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {} |",
         options.engine,
         options.connections,
         options.seconds,
@@ -106,6 +116,8 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         row.p50,
         row.p99,
         row.errors,
+        cpu_per_review,
+        load,
         allowed.as_deref().unwrap_or("(curl missing)")
     ));
     ensure!(row.errors == 0, "{} requests failed", row.errors);
@@ -128,6 +140,8 @@ struct Row {
     p99: String,
     /// Socket errors plus non-2xx answers.
     errors: u64,
+    /// The server's CPU time (user + system) over the measured run.
+    server_cpu: Option<Duration>,
 }
 
 fn measure(
@@ -158,9 +172,13 @@ fn measure(
     };
     // Warm-up: connections, the blocking pool, the plugin's instance slots.
     wrk(2)?;
+    let cpu_before = cpu_time(server.id());
     let report = wrk(options.seconds)?;
+    let cpu_after = cpu_time(server.id());
     say(report.trim_end());
-    let row = parse_wrk(&report).with_context(|| format!("cannot read wrk's report:\n{report}"))?;
+    let mut row =
+        parse_wrk(&report).with_context(|| format!("cannot read wrk's report:\n{report}"))?;
+    row.server_cpu = cpu_before.zip(cpu_after).map(|(before, after)| after.saturating_sub(before));
     let metrics_url = url.replace("/validate", "/metrics");
     let allowed =
         Command::new("curl").args(["--silent", "--insecure", &metrics_url]).output().ok().and_then(
@@ -174,9 +192,32 @@ fn measure(
     Ok((row, allowed))
 }
 
+/// User plus system CPU time of process `pid` so far (`utime` and `stime`, the 14th and 15th
+/// fields of `/proc/<pid>/stat`, in clock ticks of `getconf CLK_TCK`).
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let per_second = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8_lossy(&output.stdout).trim().parse::<u64>().ok())
+        .filter(|&hz| hz > 0)
+        .unwrap_or(100);
+    Some(Duration::from_secs_f64(ticks as f64 / per_second as f64))
+}
+
 fn parse_wrk(report: &str) -> Option<Row> {
-    let mut row =
-        Row { requests: 0, per_second: 0.0, p50: String::new(), p99: String::new(), errors: 0 };
+    let mut row = Row {
+        requests: 0,
+        per_second: 0.0,
+        p50: String::new(),
+        p99: String::new(),
+        errors: 0,
+        server_cpu: None,
+    };
     for line in report.lines().map(str::trim) {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {

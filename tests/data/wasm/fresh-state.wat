@@ -1,0 +1,162 @@
+;; A nosy guest: `validate-admission` looks for what an earlier call left in its memory.
+;;
+;; Every call must start from a fresh instance, whatever the host reuses underneath (pooled
+;; instance slots, copy-on-write memory images, pages reset by dirty-page scans).
+;; It exports the whole `svclab:policy` world (wit/policy.wit), so the host accepts it; every call
+;; answers `ok` except `validate-admission`, which answers `fresh` when the data segment's `MARK`
+;; is intact and the zero-initialised page and a grown page read zero, `stale` otherwise, and
+;; then scribbles over all three for the next call to find.
+(component
+  (core module $m
+    (memory (export "memory") 1)
+    (global $bump (mut i32) (i32.const 1024))
+    ;; A bump allocator: enough for the host to pass arguments in.
+    (func (export "cabi_realloc") (param i32 i32 i32 i32) (result i32)
+      (local $ptr i32)
+      (local.set $ptr (global.get $bump))
+      (global.set $bump
+        (i32.and (i32.add (i32.add (global.get $bump) (local.get 3)) (i32.const 7)) (i32.const -8)))
+      (local.get $ptr))
+    (data (i32.const 100) "ok")
+    (data (i32.const 104) "fresh")
+    (data (i32.const 112) "stale")
+    (data (i32.const 200) "MARK")
+    ;; Writes `ok("ok")` to the return area at 16 (tag, then the string's pointer and length).
+    (func $ok (result i32)
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (i32.const 100))
+      (i32.store (i32.const 24) (i32.const 2))
+      (i32.const 16))
+    (func (export "abi-version") (result i32) (i32.const 2))
+    ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
+    ;; `no-defaults` (parameter 2), `policy` (tag, name, text) and `user-info` (tag, username,
+    ;; groups).
+    (func (export "check") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
+      (if (local.get 2)
+        (then
+          (loop $grow (drop (memory.grow (i32.const 16))) (br $grow))))
+      (call $ok))
+    ;; Writes `ok([])` (an empty list) to the return area.
+    (func $empty (result i32)
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (i32.const 8))
+      (i32.store (i32.const 24) (i32.const 0))
+      (i32.const 16))
+    (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
+    (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "trace")
+      (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    ;; Parameters: the review, then `admission-options` flattened (16 in all, the most that
+    ;; the canonical ABI passes flat).
+    (func (export "validate-admission") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
+      (local $fresh i32)
+      ;; A second page, as a heap grows: 1 MiB stays under any memory limit.
+      (drop (memory.grow (i32.const 1)))
+      (local.set $fresh
+        (i32.and
+          (i32.and
+            ;; "MARK", little-endian.
+            (i32.eq (i32.load (i32.const 200)) (i32.const 0x4b52414d))
+            (i32.eqz (i32.load8_u (i32.const 40000))))
+          (i32.eqz (i32.load8_u (i32.const 70000)))))
+      (i32.store (i32.const 200) (i32.const 0))
+      (i32.store8 (i32.const 40000) (i32.const 1))
+      (i32.store8 (i32.const 70000) (i32.const 1))
+      (i32.store8 (i32.const 16) (i32.const 0))
+      (i32.store (i32.const 20) (select (i32.const 104) (i32.const 112) (local.get $fresh)))
+      (i32.store (i32.const 24) (i32.const 5))
+      (i32.const 16))
+    (func (export "check-settings") (param i32 i32 i32 i32) (result i32) (call $empty))
+    ;; Writes the string "ok" (pointer and length) to the return area at 32.
+    (func (export "settings-schema") (result i32)
+      (i32.store (i32.const 32) (i32.const 100))
+      (i32.store (i32.const 36) (i32.const 2))
+      (i32.const 32))
+  )
+  (core instance $i (instantiate $m))
+
+  (type $input' (record (field "name" string) (field "text" string)))
+  (export $input "input" (type $input'))
+  (type $user-info' (record (field "username" string) (field "groups" (list string))))
+  (export $user-info "user-info" (type $user-info'))
+  (type $check-options'
+    (record
+      (field "no-defaults" bool)
+      (field "policy" (option $input))
+      (field "user-info" (option $user-info))))
+  (export $check-options "check-options" (type $check-options'))
+  (type $admission-options'
+    (record
+      (field "policy" (option $input))
+      (field "profile" (option $input))
+      (field "stringly-typed" bool)
+      (field "inventory" (option (list string)))))
+  (export $admission-options "admission-options" (type $admission-options'))
+  (type $proxy-mode' (enum "iptables" "nftables"))
+  (export $proxy-mode "proxy-mode" (type $proxy-mode'))
+  (type $ip-family' (enum "ipv4" "ipv6"))
+  (export $ip-family "ip-family" (type $ip-family'))
+  (type $render-options'
+    (record
+      (field "proxy-mode" $proxy-mode)
+      (field "ip-family" (option $ip-family))
+      (field "node" (option string))
+      (field "standalone" bool)))
+  (export $render-options "render-options" (type $render-options'))
+  (type $trace-options'
+    (record
+      (field "src" string)
+      (field "dst" string)
+      (field "dport" u16)
+      (field "protocol" string)
+      (field "node" (option string))
+      (field "in-interface" (option string))))
+  (export $trace-options "trace-options" (type $trace-options'))
+  (type $severity' (enum "error" "warning" "info"))
+  (export $severity "severity" (type $severity'))
+  (type $object-ref' (record (field "kind" string) (field "namespace" string) (field "name" string)))
+  (export $object-ref "object-ref" (type $object-ref'))
+  (type $source'
+    (record (field "file" string) (field "document" u32) (field "line" u32) (field "column" u32)))
+  (export $source "source" (type $source'))
+  (type $diagnostic'
+    (record
+      (field "severity" $severity)
+      (field "object" (option $object-ref))
+      (field "field" string)
+      (field "reason" string)
+      (field "message" string)
+      (field "source" (option $source))))
+  (export $diagnostic "diagnostic" (type $diagnostic'))
+  (type $error' (variant (case "bad-input" string) (case "failed" string)))
+  (export $error "error" (type $error'))
+
+  (func (export "abi-version") (result u32) (canon lift (core func $i "abi-version")))
+  (func (export "check")
+    (param "inputs" (list $input)) (param "options" $check-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "check") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "diagnose")
+    (param "inputs" (list $input)) (param "options" $check-options)
+    (result (result (list $diagnostic) (error $error)))
+    (canon lift (core func $i "diagnose") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "render")
+    (param "inputs" (list $input)) (param "options" $render-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "render") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "trace")
+    (param "inputs" (list $input)) (param "options" $trace-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "trace") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "validate-admission")
+    (param "review" string) (param "options" $admission-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "validate-admission") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "check-settings")
+    (param "settings" $input)
+    (result (result (list $diagnostic) (error $error)))
+    (canon lift (core func $i "check-settings") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "settings-schema")
+    (result string)
+    (canon lift (core func $i "settings-schema") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+)
