@@ -525,6 +525,8 @@ fn decide(
     let check_options = CheckOptions {
         policy: options.policy.clone(),
         user_info: request.user_info.clone(),
+        // Admission reads diagnostics only.
+        omit_rules: true,
         ..CheckOptions::default()
     };
     let report = crate::pipeline::evaluate_with(&inputs, &check_options, &context).1;

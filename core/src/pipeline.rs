@@ -40,6 +40,10 @@ pub struct CheckOptions {
     /// exactly its text for this scenario (the scenario is evaluated again at every release
     /// svclab models), with the release-table rows behind it.
     pub explain_release: bool,
+    /// Leave the kube-proxy rulesets out of the report. For callers that never read them
+    /// (`check`'s text output, `render` and `trace`, which render the world themselves,
+    /// admission): at 10,000 Services they are tens of megabytes of text.
+    pub omit_rules: bool,
 }
 
 /// Runs the pipeline and returns the report.
@@ -47,7 +51,8 @@ pub fn check(inputs: &[Input], options: &CheckOptions) -> Report {
     evaluate(inputs, options).1
 }
 
-/// Runs the pipeline and returns the resulting cluster state with the report.
+/// Runs the pipeline and returns the resulting cluster state with the report (without its
+/// rulesets when `options.omit_rules`).
 pub fn evaluate(inputs: &[Input], options: &CheckOptions) -> (World, Report) {
     evaluate_with(inputs, options, &policy::Context::default())
 }
@@ -143,7 +148,7 @@ fn evaluate_at(
             Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}
         }
     }
-    let report = Report::new(&world, services, diags);
+    let report = Report::new(&world, services, diags, !options.omit_rules);
     (world, report)
 }
 

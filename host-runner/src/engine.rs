@@ -5,7 +5,7 @@ use std::io::Write;
 
 use svclab_core::{
     AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ObjectRef, ProxyMode,
-    RenderOptions, Severity, Source, TraceRequest,
+    RenderOptions, Report, Severity, Source, TraceRequest,
 };
 
 use crate::plugin::{
@@ -79,16 +79,69 @@ impl Engine {
         Ok(Engine::Plugin(Box::new(PluginRunner::load(bytes, limits, cache)?)))
     }
 
-    /// Runs `svclab check`; the output is the report JSON.
+    /// Runs `svclab check`; the output is the report JSON, rulesets included (the plugin ABI
+    /// has no `omit_rules`, so neither engine honours it here).
     pub fn check(&self, inputs: &[Input], options: &CheckOptions) -> Result<Outcome, EngineError> {
         match self {
-            Engine::Native => Ok(native(svclab_core::check(inputs, options).to_json())),
+            Engine::Native => {
+                let options = CheckOptions { omit_rules: false, ..options.clone() };
+                Ok(native(svclab_core::check(inputs, &options).to_json()))
+            }
             Engine::Plugin(runner) => {
                 Ok(runner.check(&wit_inputs(inputs), &wit_check_options(options))?.into())
             }
         }
     }
+
+    /// Runs `svclab check` for a caller that wants the typed report: the native engine builds it
+    /// directly (without the rulesets when `options.omit_rules`), without a JSON round trip; the
+    /// plugin's JSON is decoded, and kept for callers that print it.
+    pub fn check_report(
+        &self,
+        inputs: &[Input],
+        options: &CheckOptions,
+    ) -> Result<Checked, EngineError> {
+        match self {
+            Engine::Native => {
+                Ok(Checked { report: svclab_core::check(inputs, options), json: None, fuel: None })
+            }
+            Engine::Plugin(runner) => {
+                let call = runner.check(&wit_inputs(inputs), &wit_check_options(options))?;
+                let report = Report::from_json(&call.output).map_err(|err| {
+                    EngineError::Failed(format!("the engine returned a malformed report: {err}"))
+                })?;
+                Ok(Checked { report, json: Some(call.output), fuel: call.fuel })
+            }
+        }
+    }
 }
+
+/// What [`Engine::check_report`] produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    /// The report.
+    pub report: Report,
+    /// The report JSON as the plugin wrote it; `None` from the native engine.
+    pub json: Option<String>,
+    /// Fuel the plugin used; `None` for the native engine.
+    pub fuel: Option<u64>,
+}
+
+impl Checked {
+    /// The report JSON: the plugin's bytes, or the native report's encoding (the same bytes).
+    pub fn into_json(self) -> String {
+        self.json.unwrap_or_else(|| self.report.to_json())
+    }
+}
+
+/// What `render` and `trace` need of the pipeline: the world, not the report's rulesets.
+const WORLD_ONLY: CheckOptions = CheckOptions {
+    no_defaults: false,
+    policy: None,
+    user_info: None,
+    explain_release: false,
+    omit_rules: true,
+};
 
 impl Engine {
     /// The diagnostics of `check` alone (typed through the plugin's `diagnose` export).
@@ -120,7 +173,7 @@ impl Engine {
     ) -> Result<Outcome, EngineError> {
         match self {
             Engine::Native => {
-                let (world, _) = svclab_core::evaluate(inputs, &CheckOptions::default());
+                let (world, _) = svclab_core::evaluate(inputs, &WORLD_ONLY);
                 let text = svclab_core::render(&world, options)
                     .map_err(|err| EngineError::Failed(err.to_string()))?;
                 Ok(native(text))
@@ -147,7 +200,7 @@ impl Engine {
     pub fn trace(&self, inputs: &[Input], request: &TraceRequest) -> Result<Outcome, EngineError> {
         match self {
             Engine::Native => {
-                let (world, _) = svclab_core::evaluate(inputs, &CheckOptions::default());
+                let (world, _) = svclab_core::evaluate(inputs, &WORLD_ONLY);
                 let report = svclab_core::trace(&world, request);
                 // The same encoding as plugin-wasm's `trace`.
                 let mut json = serde_json::to_string_pretty(&report)

@@ -19,6 +19,15 @@ mod bindings {
     export!(Plugin);
 }
 
+/// `render` and `trace` read the world only: the report's rulesets would be wasted work.
+const WORLD_ONLY: CheckOptions = CheckOptions {
+    no_defaults: false,
+    policy: None,
+    user_info: None,
+    explain_release: false,
+    omit_rules: true,
+};
+
 /// The ABI version of `wit/policy.wit` this adapter implements.
 const ABI_VERSION: u32 = 2;
 
@@ -40,7 +49,8 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::CheckOptions,
     ) -> Result<Vec<types::Diagnostic>, types::Error> {
-        let report = svclab_core::check(&decode_inputs(inputs), &decode_check_options(options));
+        let options = CheckOptions { omit_rules: true, ..decode_check_options(options) };
+        let report = svclab_core::check(&decode_inputs(inputs), &options);
         report.diagnostics.into_iter().map(encode_diagnostic).collect()
     }
 
@@ -60,7 +70,7 @@ impl bindings::Guest for Plugin {
             node: options.node,
             standalone: options.standalone,
         };
-        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &CheckOptions::default());
+        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &WORLD_ONLY);
         svclab_core::render(&world, &options).map_err(|err| types::Error::Failed(err.to_string()))
     }
 
@@ -76,7 +86,7 @@ impl bindings::Guest for Plugin {
             node: options.node,
             in_interface: options.in_interface,
         };
-        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &CheckOptions::default());
+        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &WORLD_ONLY);
         let report = svclab_core::trace(&world, &request);
         let mut json = serde_json::to_string_pretty(&report)
             .map_err(|err| types::Error::Failed(err.to_string()))?;
@@ -118,6 +128,8 @@ fn decode_check_options(options: types::CheckOptions) -> CheckOptions {
             .user_info
             .map(|user| UserInfo { username: user.username, groups: user.groups }),
         explain_release: options.explain_release,
+        // The report JSON of `check` carries the rulesets.
+        omit_rules: false,
     }
 }
 

@@ -15,11 +15,12 @@ use crate::world::{World, service_ports};
 impl Report {
     /// The report of a scenario: the Service documents' outcomes in stream order, the ranges as
     /// the stream left them, and the diagnostics. kube-proxy rules are part of it when the
-    /// scenario says anything about the dataplane.
+    /// scenario says anything about the dataplane and the caller wants them (`with_rules`).
     pub(crate) fn new(
         world: &World,
         services: Vec<ServiceReport>,
         diagnostics: Vec<Diagnostic>,
+        with_rules: bool,
     ) -> Report {
         let (ranges, node_port_range) = range_reports(world);
         Report {
@@ -30,7 +31,7 @@ impl Report {
             ranges,
             node_port_range,
             diagnostics,
-            rules: if world.has_dataplane() { report_rules(world) } else { None },
+            rules: if with_rules && world.has_dataplane() { report_rules(world) } else { None },
         }
     }
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use svclab_core::{CheckOptions, Report, UserInfo};
+use svclab_core::{CheckOptions, UserInfo};
 
 use crate::commands::{EXIT_REPORT_ERRORS, Io};
 use crate::engine::Engine;
@@ -64,23 +64,23 @@ impl CheckCommand {
             policy,
             user_info,
             explain_release: self.explain_release,
+            // The text does not print the rulesets; JSON and YAML carry them.
+            omit_rules: self.output == OutputFormat::Text,
         };
-        let outcome = engine.check(&inputs, &options)?;
-        if verbose {
-            outcome.report_fuel(io.stderr)?;
+        let checked = engine.check_report(&inputs, &options)?;
+        if verbose && let Some(fuel) = checked.fuel {
+            writeln!(io.stderr, "svclab: plugin fuel used: {fuel}")?;
         }
-        let report =
-            Report::from_json(&outcome.output).context("the engine returned a malformed report")?;
+        let exit = if checked.report.has_errors() { EXIT_REPORT_ERRORS } else { 0 };
         let text = match self.output {
-            OutputFormat::Json => outcome.output,
-            OutputFormat::Text => report.to_text(),
+            OutputFormat::Json => checked.into_json(),
+            OutputFormat::Text => checked.report.to_text(),
             // From the typed report, not a `serde_json::Value`, so keys keep the contract's
             // order without serde_json's `preserve_order` (which would leak into core builds).
-            OutputFormat::Yaml => {
-                serde_norway::to_string(&report).context("cannot encode the report as YAML")?
-            }
+            OutputFormat::Yaml => serde_norway::to_string(&checked.report)
+                .context("cannot encode the report as YAML")?,
         };
         io.stdout.write_all(text.as_bytes())?;
-        Ok(if report.has_errors() { EXIT_REPORT_ERRORS } else { 0 })
+        Ok(exit)
     }
 }
