@@ -27,6 +27,8 @@ export interface CheckOptions {
   userInfo?: UserInfo;
   /** Give every diagnostic the releases in which kube-apiserver produces exactly its text (`svclab check --explain-release`). */
   explainRelease?: boolean;
+  /** Leave the kube-proxy rulesets (`rules`) out of the report. */
+  omitRules?: boolean;
 }
 
 export interface AdmissionOptions {

@@ -79,16 +79,14 @@ impl Engine {
         Ok(Engine::Plugin(Box::new(PluginRunner::load(bytes, limits, cache)?)))
     }
 
-    /// Runs `svclab check`; the output is the report JSON, rulesets included (the plugin ABI
-    /// has no `omit_rules`, so neither engine honours it here).
+    /// Runs `svclab check`; the output is the report JSON, rulesets included whatever
+    /// `options.omit_rules` says (callers of the JSON expect the whole report).
     pub fn check(&self, inputs: &[Input], options: &CheckOptions) -> Result<Outcome, EngineError> {
+        let options = CheckOptions { omit_rules: false, ..options.clone() };
         match self {
-            Engine::Native => {
-                let options = CheckOptions { omit_rules: false, ..options.clone() };
-                Ok(native(svclab_core::check(inputs, &options).to_json()))
-            }
+            Engine::Native => Ok(native(svclab_core::check(inputs, &options).to_json())),
             Engine::Plugin(runner) => {
-                Ok(runner.check(&wit_inputs(inputs), &wit_check_options(options))?.into())
+                Ok(runner.check(&wit_inputs(inputs), &wit_check_options(&options))?.into())
             }
         }
     }
@@ -333,5 +331,6 @@ fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {
             groups: user.groups.clone(),
         }),
         explain_release: options.explain_release,
+        omit_rules: options.omit_rules,
     }
 }

@@ -38,7 +38,7 @@ pub(crate) use generated::{
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));

@@ -57,6 +57,7 @@ function checkOptions(options = {}) {
     policy: document(options.policy, "policy"),
     userInfo: userInfo(options.userInfo),
     explainRelease: Boolean(options.explainRelease),
+    omitRules: Boolean(options.omitRules),
   };
 }
 

@@ -29,7 +29,7 @@ const WORLD_ONLY: CheckOptions = CheckOptions {
 };
 
 /// The ABI version of `wit/policy.wit` this adapter implements.
-const ABI_VERSION: u32 = 2;
+const ABI_VERSION: u32 = 3;
 
 struct Plugin;
 
@@ -128,8 +128,7 @@ fn decode_check_options(options: types::CheckOptions) -> CheckOptions {
             .user_info
             .map(|user| UserInfo { username: user.username, groups: user.groups }),
         explain_release: options.explain_release,
-        // The report JSON of `check` carries the rulesets.
-        omit_rules: false,
+        omit_rules: options.omit_rules,
     }
 }
 

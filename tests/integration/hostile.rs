@@ -84,7 +84,7 @@ fn wrong_abi_version_is_refused_at_load() {
     assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 2 }));
     assert_eq!(
         err.to_string(),
-        "plugin speaks svclab:policy ABI version 999, this host speaks version 2"
+        "plugin speaks svclab:policy ABI version 999, this host speaks version 3"
     );
 }
 

@@ -21,11 +21,11 @@
       (i32.store (i32.const 20) (i32.const 100))
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
-    (func (export "abi-version") (result i32) (i32.const 2))
+    (func (export "abi-version") (result i32) (i32.const 3))
     ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
-    ;; `no-defaults` (parameter 2), `policy` (tag, name, text) and `user-info` (tag, username,
-    ;; groups).
-    (func (export "check") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
+    ;; `no-defaults` (parameter 2), `policy` (tag, name, text), `user-info` (tag, username,
+    ;; groups), `explain-release` and `omit-rules`.
+    (func (export "check") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
       (if (local.get 2)
         (then
           (loop $grow (drop (memory.grow (i32.const 16))) (br $grow))))
@@ -36,7 +36,7 @@
       (i32.store (i32.const 20) (i32.const 8))
       (i32.store (i32.const 24) (i32.const 0))
       (i32.const 16))
-    (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
+    (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     (func (export "trace")
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
@@ -60,7 +60,9 @@
     (record
       (field "no-defaults" bool)
       (field "policy" (option $input))
-      (field "user-info" (option $user-info))))
+      (field "user-info" (option $user-info))
+      (field "explain-release" bool)
+      (field "omit-rules" bool)))
   (export $check-options "check-options" (type $check-options'))
   (type $admission-options'
     (record
