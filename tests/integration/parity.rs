@@ -40,6 +40,17 @@ fn check(case: &Case) -> Vec<String> {
     };
     let native_report = outputs(&native);
     compare("check", native_report.clone(), outputs(plugin));
+    // `omit_rules` (what `check -o text` asks for) reaches the plugin through the ABI: both
+    // engines leave the rulesets out and agree on everything else.
+    let omitted = |engine: &Engine| -> Result<String, String> {
+        let options = CheckOptions { omit_rules: true, ..case.options.clone() };
+        let checked = engine.check_report(&case.inputs, &options).map_err(|err| err.to_string())?;
+        if checked.report.rules.is_some() {
+            return Err("the report carries rulesets under omit_rules".to_owned());
+        }
+        Ok(checked.report.to_json())
+    };
+    compare("check with omit_rules", omitted(&native), omitted(plugin));
     // The typed diagnostics through `diagnose` are the report's diagnostics, field for field,
     // except the `--explain-release` explanation, which only the report carries.
     let diagnose = |engine: &Engine| {
