@@ -273,13 +273,17 @@ pub(crate) enum NameRule {
     Dns1123Label,
     /// EndpointSlices: DNS-1123 subdomain.
     Dns1123Subdomain,
+    /// The generic registry's update check (`ValidatePathSegmentName`): no masking of a
+    /// generateName's trailing dash, which only the DNS rules do.
+    PathSegment,
 }
 
 impl NameRule {
     fn check(self, t: Texts, name: &str, prefix: bool) -> Vec<String> {
-        // `maskTrailingDash`: a generateName prefix may end with '-'.
+        // `maskTrailingDash`: a generateName prefix may end with '-' (DNS rules only).
         let masked;
         let name = if prefix
+            && self != NameRule::PathSegment
             && name.len() > 1
             && name.ends_with('-')
             && name.is_char_boundary(name.len() - 2)
@@ -293,6 +297,7 @@ impl NameRule {
             NameRule::Dns1035 => dns1035_label(name),
             NameRule::Dns1123Label => dns1123_label(t, name),
             NameRule::Dns1123Subdomain => dns1123_subdomain(name),
+            NameRule::PathSegment => path_segment_name(name, prefix),
         }
     }
 }
@@ -401,37 +406,6 @@ pub(crate) fn validate_common_update_fields(
     new: &ObjectMeta,
     old: &ObjectMeta,
 ) {
-    if !new.generate_name.is_empty() {
-        push_invalid(
-            errors,
-            "metadata.generateName",
-            &new.generate_name,
-            path_segment_name(&new.generate_name, true),
-        );
-    }
-    if new.name.is_empty() {
-        errors.push(FieldError::required("metadata.name", "name or generateName is required"));
-    } else {
-        push_invalid(errors, "metadata.name", &new.name, path_segment_name(&new.name, false));
-    }
-    if new.namespace.is_empty() {
-        errors.push(FieldError::required("metadata.namespace", ""));
-    } else {
-        push_invalid(
-            errors,
-            "metadata.namespace",
-            &new.namespace,
-            dns1123_label(t, &new.namespace),
-        );
-    }
-    if new.generation < 0 {
-        errors.push(FieldError::invalid(
-            "metadata.generation",
-            GoValue::Int(new.generation),
-            "must be greater than or equal to 0",
-        ));
-    }
-    validate_labels(errors, t, &new.labels, "metadata.labels");
-    validate_annotations(errors, t, &new.annotations, "metadata.annotations");
+    validate_object_meta(errors, t, new, NameRule::PathSegment);
     validate_object_meta_update(errors, t, new, old);
 }
