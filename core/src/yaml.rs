@@ -424,7 +424,20 @@ impl Builder {
         Ok(())
     }
 
-    fn run(mut self, text: &str, scratch: &mut Scratch) -> Result<Option<Node>, SyntaxError> {
+    fn run(self, text: &str, scratch: &mut Scratch) -> Result<Option<Node>, SyntaxError> {
+        match fast::parse(text, self.line_offset.saturating_add(1)) {
+            Some(root) => Ok(Some(root)),
+            None => self.run_events(text, scratch),
+        }
+    }
+
+    /// [`Builder::run`] through `saphyr-parser`'s events: every document the fast reader
+    /// leaves alone.
+    fn run_events(
+        mut self,
+        text: &str,
+        scratch: &mut Scratch,
+    ) -> Result<Option<Node>, SyntaxError> {
         let mut parser = Parser::new_from_str(text);
         // A document that failed half-way left its open collections behind.
         scratch.frames.clear();
@@ -668,6 +681,8 @@ fn looks_like_float(s: &str) -> bool {
         && body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
         && body.chars().any(|c| c.is_ascii_digit())
 }
+
+mod fast;
 
 #[cfg(test)]
 mod tests;
