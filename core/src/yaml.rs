@@ -610,6 +610,12 @@ fn key_text(node: &Node) -> String {
 /// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does; `None` when it is a
 /// string (the caller keeps the text it already has).
 fn resolve_plain(text: &str) -> Option<Value> {
+    // Most scalars (field names, names, addresses) start with a letter no YAML 1.1 word or
+    // number starts with: they are strings without comparing them to every word below.
+    let Some(&first) = text.as_bytes().first() else { return Some(Value::Null) };
+    if !(first.is_ascii_digit() || b"~nNyYtTfFoO.+-".contains(&first)) {
+        return None;
+    }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
@@ -625,7 +631,6 @@ fn resolve_plain(text: &str) -> Option<Value> {
         ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
-    let first = text.as_bytes()[0];
     if first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.' {
         // Underscores are digit separators in YAML 1.1; most numbers have none.
         let plain: Cow<'_, str> = if text.contains('_') {
