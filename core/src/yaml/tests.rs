@@ -145,3 +145,11 @@ fn fast_reader_builds_the_general_readers_tree() {
     }
     assert!(files > 50 && taken > 50, "{files} files, {taken} documents read by the fast reader");
 }
+
+#[test]
+fn common_keys_are_sorted_by_length_then_bytes() {
+    let keys = super::COMMON_KEYS;
+    assert!(keys.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
+    assert!(keys.iter().enumerate().all(|(i, k)| super::common_key(k) == Ok(i)));
+    assert!(super::common_key("notACommonKey").is_err());
+}
