@@ -203,7 +203,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     let mark = &config.masquerade_mark;
     let v4 = config.family == IpFamily::V4;
     let localhost_nps = config.localhost_node_ports_effective();
-    let kube_firewall = v4 && localhost_nps;
+    let kube_firewall = v4 && localhost_nps && config.kube_firewall_rule;
     let mut t = Tables {
         f_services: Chain::new("KUBE-SERVICES"),
         f_external: Chain::new("KUBE-EXTERNAL-SERVICES"),
