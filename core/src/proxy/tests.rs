@@ -1075,3 +1075,43 @@ fn nftables_default_node_ports_by_release() {
         assert!(text.contains(primary) && !text.contains(every_local), "{version}\n{text}");
     }
 }
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` by release, on a host with nfacct: 1.24 to
+/// 1.26 write no KUBE-FIREWALL (kubelet owned the chain; kube-proxy writes the route_localnet
+/// mitigation itself from kubernetes/kubernetes#114470, 1.27); the nfacct counters on the
+/// INVALID drop and on localhost NodePorts start in 1.31 (#122812 and #125015, both in
+/// CHANGELOG-1.31).
+#[test]
+fn nfacct_and_kube_firewall_by_release() {
+    let render_v4 = |version: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nhost: {{nfacct: true}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: np, namespace: default}}\nspec: {{type: NodePort, clusterIP: 172.30.0.41, ports: [{{name: p80, port: 80, nodePort: 30080}}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: default, name: np-1, labels: {{kubernetes.io/service-name: np}}}}\naddressType: IPv4\nendpoints: [{{addresses: [10.0.0.1]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}]\n"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let firewall = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
+    let plain_drop = "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP";
+    let counted_drop = "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP";
+    let localhost = "-m nfacct --nfacct-name localhost_nps_accepted_pkts";
+    for (version, has_firewall, counted) in [
+        ("1.24", false, false),
+        ("1.26", false, false),
+        ("1.27", true, false),
+        ("1.30", true, false),
+        ("1.31", true, true),
+        ("1.37", true, true),
+    ] {
+        let text = render_v4(version);
+        assert_eq!(text.contains(":KUBE-FIREWALL - [0:0]"), has_firewall, "{version}\n{text}");
+        assert_eq!(text.contains(firewall), has_firewall, "{version}\n{text}");
+        assert_eq!(text.contains(counted_drop), counted, "{version}\n{text}");
+        assert_eq!(text.contains(plain_drop), !counted, "{version}\n{text}");
+        assert_eq!(text.contains(localhost), counted, "{version}\n{text}");
+    }
+}
