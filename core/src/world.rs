@@ -193,6 +193,7 @@ impl ProxyConfig {
         config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
         config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
         config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
+        config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
         config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
         config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
         config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);

@@ -139,6 +139,10 @@ pub struct ProxyConfig {
     /// localhost NodePorts), 1.27 to the newest; before, kubelet owned the chain and the
     /// payload has none.
     pub kube_firewall_rule: bool,
+    /// LoadBalancer source ranges are enforced in filter KUBE-PROXY-FIREWALL (1.25 to the
+    /// newest); in 1.24 the nat KUBE-FW-* chain ends in `-j KUBE-MARK-DROP` (kubelet's chain
+    /// and its filter KUBE-FIREWALL drop rule do the dropping).
+    pub lb_firewall_in_filter: bool,
     /// nftables mode turns an empty `nodePortAddresses` into the primary node IPs (1.30 to the
     /// newest); 1.29's nftables mode matches every local address but loopback.
     pub nftables_default_primary: bool,
@@ -185,6 +189,7 @@ impl ProxyConfig {
             primary_skips_loopback: true,
             nftables_default_primary: true,
             kube_firewall_rule: true,
+            lb_firewall_in_filter: true,
             localhost_exclusions: true,
         }
     }

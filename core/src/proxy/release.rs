@@ -54,6 +54,10 @@ pub(crate) enum Behaviour {
     /// (IPv4 with localhost NodePorts); before, kubelet owned that chain and kube-proxy's
     /// payload has no KUBE-FIREWALL.
     KubeFirewallInPayload,
+    /// LoadBalancer source ranges are enforced in filter KUBE-PROXY-FIREWALL (`-j DROP` per
+    /// VIP), the nat KUBE-FW-* chain falling through; before, KUBE-FW-* ends in
+    /// `-j KUBE-MARK-DROP` and kubelet's filter KUBE-FIREWALL drops the marked packets.
+    ProxyFirewallChain,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -199,6 +203,15 @@ const BEHAVIOURS: &[Row] = &[
                    (merged December 2022, after 1.26; its companion #114472, kubelet's \
                    IPTablesOwnershipCleanup beta, is in CHANGELOG-1.27); the 1.26-era \
                    `syncProxyRules` writes no KUBE-FIREWALL",
+    },
+    Row {
+        behaviour: Behaviour::ProxyFirewallChain,
+        first: 25,
+        last: None,
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: kubernetes/kubernetes#110289 \
+                   \"Don't use KUBE-MARK-DROP for LoadBalancerSourceRanges\" (KEP-3178, opened \
+                   2022-05-30, after 1.24.0; its description gives the 1.24 form: KUBE-FW-* \
+                   jumps to KUBE-EXT-* per allowed range and ends in KUBE-MARK-DROP)",
     },
 ];
 

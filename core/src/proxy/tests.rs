@@ -1115,3 +1115,55 @@ fn nfacct_and_kube_firewall_by_release() {
         assert_eq!(text.contains(localhost), counted, "{version}\n{text}");
     }
 }
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` for `loadBalancerSourceRanges` by release:
+/// 1.24 ends the nat KUBE-FW-* chain in `-j KUBE-MARK-DROP` (kubelet's filter KUBE-FIREWALL
+/// drops the mark) and has no KUBE-PROXY-FIREWALL; from 1.25 (kubernetes/kubernetes#110289,
+/// KEP-3178) KUBE-FW-* falls through and filter KUBE-PROXY-FIREWALL drops per VIP. A
+/// standalone 1.24 payload carries kubelet's KUBE-MARK-DROP and drop rule so that it loads.
+#[test]
+fn load_balancer_source_ranges_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let rendered = |version: &str, standalone: bool| {
+        let world = release_world(version, "mode: iptables", lb);
+        let options = RenderOptions { standalone, ..RenderOptions::new(ProxyMode::Iptables) };
+        crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let fw_lines = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("-A KUBE-FW-"))
+            .map(|l| l.split_once(' ').map_or("", |(_, rest)| rest).to_owned())
+            .map(|l| l.split_once(' ').map_or(String::new(), |(_, rest)| rest.to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let allowed = "-m comment --comment \"default/lb:p80 loadbalancer IP\" -s 203.0.113.0/25 -j KUBE-EXT-";
+    let old = rendered("1.24", false);
+    let lines = fw_lines(&old);
+    assert_eq!(lines.len(), 2, "{old}");
+    assert!(lines[0].starts_with(allowed), "{old}");
+    assert_eq!(lines[1], "-m comment --comment \"default/lb:p80 loadbalancer IP\" -j KUBE-MARK-DROP");
+    assert!(!old.contains("KUBE-PROXY-FIREWALL") && !old.contains(":KUBE-MARK-DROP"), "{old}");
+    let new = rendered("1.25", false);
+    let lines = fw_lines(&new);
+    assert!(lines[0].starts_with(allowed), "{new}");
+    assert_eq!(
+        lines[1],
+        "-m comment --comment \"other traffic to default/lb:p80 will be dropped by KUBE-PROXY-FIREWALL\""
+    );
+    assert!(new.contains(":KUBE-PROXY-FIREWALL - [0:0]"), "{new}");
+    assert!(
+        new.contains("-A KUBE-PROXY-FIREWALL -m comment --comment \"default/lb:p80 traffic not accepted by KUBE-FW-"),
+        "{new}"
+    );
+    let standalone = rendered("1.24", true);
+    for line in [
+        ":KUBE-MARK-DROP - [0:0]",
+        "-A KUBE-MARK-DROP -j MARK --or-mark 0x00008000",
+        "-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP",
+        "-A INPUT -j KUBE-FIREWALL",
+    ] {
+        assert!(standalone.lines().any(|l| l == line), "{line}\n{standalone}");
+    }
+    assert!(!standalone.contains("KUBE-PROXY-FIREWALL"), "{standalone}");
+    assert!(rendered("1.25", true).contains("-j KUBE-PROXY-FIREWALL"));
+}
