@@ -986,7 +986,8 @@ fn nftables_mode_by_release() {
             let text = got.unwrap_or_else(|e| panic!("{version} {kpc}: {e}"));
             assert!(text.contains("add table ip kube-proxy"), "{version} {kpc}\n{text}");
         } else {
-            let modes = if version <= "1.25" { "iptables,ipvs,userspace" } else { "iptables, ipvs" };
+            let modes =
+                if version <= "1.25" { "iptables,ipvs,userspace" } else { "iptables, ipvs" };
             assert_eq!(got, refused(version, modes), "{version} {kpc}");
         }
     }
@@ -1016,7 +1017,9 @@ fn primary_keyword_by_release() {
         Err(format!("kube-proxy {version} refuses to start: failed validate: {errors}"))
     };
     let invalid = |i: usize, value: &str, detail: &str| {
-        format!("KubeProxyConfiguration.NodePortAddresses[{i}]: Invalid value: \"{value}\": {detail}")
+        format!(
+            "KubeProxyConfiguration.NodePortAddresses[{i}]: Invalid value: \"{value}\": {detail}"
+        )
     };
     let cidr = "must be a valid CIDR";
     let both = "can't use both 'primary' and CIDRs";
@@ -1136,12 +1139,16 @@ fn load_balancer_source_ranges_by_release() {
             .map(|l| l.split_once(' ').map_or(String::new(), |(_, rest)| rest.to_owned()))
             .collect::<Vec<_>>()
     };
-    let allowed = "-m comment --comment \"default/lb:p80 loadbalancer IP\" -s 203.0.113.0/25 -j KUBE-EXT-";
+    let allowed =
+        "-m comment --comment \"default/lb:p80 loadbalancer IP\" -s 203.0.113.0/25 -j KUBE-EXT-";
     let old = rendered("1.24", false);
     let lines = fw_lines(&old);
     assert_eq!(lines.len(), 2, "{old}");
     assert!(lines[0].starts_with(allowed), "{old}");
-    assert_eq!(lines[1], "-m comment --comment \"default/lb:p80 loadbalancer IP\" -j KUBE-MARK-DROP");
+    assert_eq!(
+        lines[1],
+        "-m comment --comment \"default/lb:p80 loadbalancer IP\" -j KUBE-MARK-DROP"
+    );
     assert!(!old.contains("KUBE-PROXY-FIREWALL") && !old.contains(":KUBE-MARK-DROP"), "{old}");
     let new = rendered("1.25", false);
     let lines = fw_lines(&new);
