@@ -194,7 +194,7 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
                         }
                     };
                 say(&format!(
-                    "| {services} | {} | {:.1} MB | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+                    "| {services} | {} | {:.1} MB | {} | {} | {} | {} | {} | {} | {} | {} |",
                     if slices { "yes" } else { "no" },
                     text.len() as f64 / 1e6,
                     call.as_str(),
@@ -204,7 +204,7 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
                     seconds(plugin.wall),
                     seconds(plugin.cpu),
                     mib(plugin.peak_rss_kib),
-                    plugin.wall.as_secs_f64() / native.wall.as_secs_f64(),
+                    ratio(plugin.wall, native.wall),
                 ));
                 results.push((services, slices, call, native, plugin));
             }
@@ -374,24 +374,24 @@ fn targets(results: &[Row]) {
             let t = native.wall.as_secs_f64();
             let m = native.peak_rss_kib as f64 / 1024.0;
             say(&format!(
-                "- 10,000 Services + slices, {}: {t:.3} s (< 0.4 s: {}; CPU {:.3} s), peak {m:.0} MiB (< 100 MB: {}), plugin {:.2}x (<= 1.3x: {})",
+                "- 10,000 Services + slices, {}: {t:.3} s (< 0.4 s: {}; CPU {:.3} s), peak {m:.0} MiB (< 100 MB: {}), plugin {}x (<= 1.3x: {})",
                 call.as_str(),
                 verdict(t < 0.4),
                 native.cpu.as_secs_f64(),
                 verdict(native.peak_rss_kib * 1024 < 100_000_000),
-                plugin.wall.as_secs_f64() / t,
+                ratio(plugin.wall, native.wall),
                 verdict(plugin.wall.as_secs_f64() <= 1.3 * t),
             ));
         }
         if let Some((_, _, _, native, plugin)) = find(100_000, true, call) {
             let t = native.wall.as_secs_f64();
             say(&format!(
-                "- 100,000 Services + slices, {}: {t:.3} s (< 4 s: {}; CPU {:.3} s), peak {:.0} MiB, plugin {:.2}x (<= 1.3x: {})",
+                "- 100,000 Services + slices, {}: {t:.3} s (< 4 s: {}; CPU {:.3} s), peak {:.0} MiB, plugin {}x (<= 1.3x: {})",
                 call.as_str(),
                 verdict(t < 4.0),
                 native.cpu.as_secs_f64(),
                 native.peak_rss_kib as f64 / 1024.0,
-                plugin.wall.as_secs_f64() / t,
+                ratio(plugin.wall, native.wall),
                 verdict(plugin.wall.as_secs_f64() <= 1.3 * t),
             ));
             if let Some((_, _, _, small, _)) = find(10_000, true, call) {
@@ -417,6 +417,15 @@ fn targets(results: &[Row]) {
 
 /// The wall time of a call that failed: every comparison with it is a miss.
 const FAILED: Duration = Duration::MAX;
+
+/// `plugin / native`, or `failed` when the plugin call failed.
+fn ratio(plugin: Duration, native: Duration) -> String {
+    if plugin == FAILED {
+        "failed".to_owned()
+    } else {
+        format!("{:.2}", plugin.as_secs_f64() / native.as_secs_f64())
+    }
+}
 
 fn seconds(d: Duration) -> String {
     if d == FAILED { "failed".to_owned() } else { format!("{:.3} s", d.as_secs_f64()) }
