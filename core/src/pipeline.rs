@@ -117,12 +117,16 @@ fn evaluate_at(
     };
     let cluster = new_cluster(&profile, &scenario.objects, &mut diags);
     let mut world = World::new(profile, cluster);
-    let policies = policy::Policies::from_input(
-        options.policy.as_ref(),
-        &world.profile,
-        context.decoding,
-        &mut diags,
-    );
+    let policies = match (&context.decoded, release) {
+        // Decoded by the host against this profile (another release decodes anew).
+        (Some(decoded), None) => decoded.clone(),
+        _ => policy::Policies::from_input(
+            options.policy.as_ref(),
+            &world.profile,
+            context.decoding,
+            &mut diags,
+        ),
+    };
     let mut scope = PolicyScope {
         policies,
         context,
