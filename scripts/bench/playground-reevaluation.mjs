@@ -7,15 +7,8 @@
 // `svclab_core::evaluate` plus the report's rulesets, measured with `performance.now()`.
 // Prints one line: `PLAYGROUND {"services":N,"medianMs":..,"maxMs":..,"samplesMs":[..]}`.
 
-import { createRequire } from "node:module";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, "../../playground-web/js/package.json"));
-const { chromium } = require("playwright-core");
+import { readFileSync } from "node:fs";
+import { launchProfile } from "../../tests/chromium.mjs";
 
 const url = process.env.SVCLAB_URL;
 const file = process.env.SVCLAB_SCENARIO;
@@ -26,20 +19,7 @@ if (!url || !file) {
 }
 const scenario = readFileSync(file, "utf8");
 
-const userDataDir = mkdtempSync(path.join(tmpdir(), "svclab-bench-chromium-"));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: "/usr/bin/chromium",
-  headless: true,
-  args: [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--no-first-run",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
-});
+const { context, close } = await launchProfile("bench");
 try {
   const page = await context.newPage();
   await page.goto(url);
@@ -69,6 +49,5 @@ try {
   };
   console.log(`PLAYGROUND ${JSON.stringify(figures)}`);
 } finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
+  await close();
 }

@@ -8,15 +8,12 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { launchProfile } from "../chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, "../../playground-web/js/package.json"));
-const { chromium } = require("playwright-core");
 
 const URL_BASE = process.env.SVCLAB_URL ?? "http://127.0.0.1:8080/";
 const SHOTS = process.env.SVCLAB_SHOTS ?? path.join(here, "../../target/e2e");
@@ -26,7 +23,7 @@ mkdirSync(SHOTS, { recursive: true });
 const metrics = {};
 const problems = []; // console errors, page errors, requests leaving the origin
 let context;
-let userDataDir;
+let closeBrowser;
 
 function watch(page, label) {
   page.on("console", (m) => {
@@ -98,26 +95,11 @@ async function editorLineOf(page, selector) {
 }
 
 before(async () => {
-  userDataDir = mkdtempSync(path.join(tmpdir(), "svclab-e2e-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  ({ context, close: closeBrowser } = await launchProfile("e2e"));
 });
 
 after(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await closeBrowser?.();
   writeFileSync(path.join(SHOTS, "metrics.json"), JSON.stringify(metrics, null, 2) + "\n");
   console.log(`METRICS ${JSON.stringify(metrics)}`);
 });

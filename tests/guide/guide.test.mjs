@@ -5,16 +5,13 @@
 // and passes its URL in SVCLAB_URL. Screenshots and figures land in SVCLAB_SHOTS.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { launchBrowser, launchProfile } from "../chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "../..");
-const require = createRequire(path.join(root, "playground-web/js/package.json"));
-const { chromium } = require("playwright-core");
 
 const URL_BASE = process.env.SVCLAB_URL ?? "http://127.0.0.1:8080/";
 const SHOTS = process.env.SVCLAB_SHOTS ?? path.join(root, "target/guide-e2e");
@@ -27,7 +24,7 @@ const PAGES = [...readFileSync(path.join(root, "docs/guide/SUMMARY.md"), "utf8")
 const metrics = {};
 const problems = [];
 let context;
-let userDataDir;
+let closeBrowser;
 
 function watch(page, label) {
   page.on("console", (m) => {
@@ -44,17 +41,11 @@ function watch(page, label) {
 }
 
 before(async () => {
-  userDataDir = mkdtempSync(path.join(tmpdir(), "svclab-guide-"));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"],
-  });
+  ({ context, close: closeBrowser } = await launchProfile("guide"));
 });
 
 after(async () => {
-  await context?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await closeBrowser?.();
   writeFileSync(path.join(SHOTS, "metrics.json"), JSON.stringify(metrics, null, 2) + "\n");
   console.log(`METRICS ${JSON.stringify(metrics)}`);
 });
@@ -191,7 +182,7 @@ test("a hand-written element with only a scenario renders and links to the playg
 });
 
 test("without JavaScript the scenario and the checked output are there", async () => {
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox", "--disable-gpu"] });
+  const browser = await launchBrowser();
   try {
     const noJs = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1300, height: 900 } });
     const page = watch(await noJs.newPage(), "no-js");

@@ -26,3 +26,5 @@ pub fn conformance_dir() -> Option<PathBuf> {
 pub fn bless() -> bool {
     std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1")
 }
+
+pub mod node;

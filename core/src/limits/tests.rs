@@ -235,6 +235,42 @@ fn trace_paths_past_the_limit_cut_the_trace_short_with_a_warning() {
     assert!(report.outcomes.len() <= MAX_TRACE_PATHS + 1, "{} outcomes", report.outcomes.len());
 }
 
+/// A ruleset whose every random branch copies a long history: `commented` rules carrying a 1 KiB
+/// comment each, then `branches` random jumps, each a path that copies the steps so far.
+fn branches_copying_long_histories(commented: usize, branches: usize) -> String {
+    let comment = "x".repeat(1024);
+    let mut text = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n:SEP - [0:0]\n");
+    for _ in 0..commented {
+        text.push_str(&format!("-A PREROUTING -m comment --comment \"{comment}\"\n"));
+    }
+    for _ in 0..branches {
+        text.push_str("-A PREROUTING -m statistic --mode random --probability 0.5 -j SEP\n");
+    }
+    text.push_str("-A SEP -j DNAT --to-destination 10.244.1.5:53\nCOMMIT\n");
+    text
+}
+
+#[test]
+fn trace_bytes_past_the_limit_cut_the_trace_short_with_a_warning() {
+    // The fuzzer's `trace_rules/oom-repeated-jumps` in its smallest form: 2,000 branches that
+    // each copy about 2 MiB of recorded steps would hold 4 GiB; MAX_TRACE_BYTES stops it at 64 MiB.
+    let config = ProxyConfig::new(crate::net::IpFamily::V4);
+    let request = TraceRequest {
+        src: "10.244.0.5".into(),
+        dst: "10.96.0.10".into(),
+        dport: 53,
+        ..TraceRequest::default()
+    };
+    let report = trace_text(&branches_copying_long_histories(2_000, 2_000), &config, &request);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    // Neither the paths (2,001 < 65,536) nor the rules (about 6,000) run out: the bytes do,
+    // after a few dozen copies.
+    assert!(report.outcomes.len() < 100, "{} outcomes", report.outcomes.len());
+    let small = trace_text(&branches_copying_long_histories(20, 20), &config, &request);
+    assert!(small.warnings.is_empty(), "{:?}", small.warnings);
+    assert_eq!(small.outcomes.len(), 21);
+}
+
 #[test]
 fn go_yaml_alias_ratio_scales_from_99_to_10_percent() {
     let cases = [

@@ -1,0 +1,53 @@
+// Headless Chromium for svclab's browser tests and benchmarks: Debian's /usr/bin/chromium driven
+// by playwright-core (installed under playground-web/js by scripts/setup.d/31-npm.sh). One place
+// for the binary, the flags and the throw-away profile, so the playground tests, the guide tests
+// and the playground benchmark run the same browser the same way.
+import { createRequire } from "node:module";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(here, "../playground-web/js/package.json"));
+
+/** playwright-core's Chromium driver. */
+export const { chromium } = require("playwright-core");
+
+export const EXECUTABLE = "/usr/bin/chromium";
+
+// Headless, no sandbox (tests run as root), and nothing that would reach the network on its own:
+// a request that leaves the origin is a test failure, so the browser must not make any itself.
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/**
+ * Launches Chromium with a fresh persistent profile (so service workers and storage behave as
+ * for a user) and returns `{ context, close }`; `close` also removes the profile directory.
+ */
+export async function launchProfile(name) {
+  const userDataDir = mkdtempSync(path.join(tmpdir(), `svclab-${name}-`));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: EXECUTABLE,
+    headless: true,
+    args: ARGS,
+  });
+  const close = async () => {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  };
+  return { context, close };
+}
+
+/** Launches Chromium without a profile, for contexts with their own options (no JavaScript). */
+export function launchBrowser() {
+  return chromium.launch({ executablePath: EXECUTABLE, args: ARGS });
+}
