@@ -151,7 +151,8 @@ struct ReleaseCase {
     name: String,
     release: String,
     mode: ProxyMode,
-    feature_gates: Value,
+    /// Fields set on the shared KubeProxyConfiguration (`featureGates`, `nodePortAddresses`).
+    kube_proxy: Value,
     standalone: bool,
 }
 
@@ -173,7 +174,7 @@ fn release_cases() -> Result<Vec<ReleaseCase>, Failed> {
             name,
             release,
             mode,
-            feature_gates: case["featureGates"].clone(),
+            kube_proxy: case["kubeProxyConfiguration"].clone(),
             standalone: case["standalone"].as_bool().unwrap_or(false),
         });
     }
@@ -184,7 +185,7 @@ fn release_cases() -> Result<Vec<ReleaseCase>, Failed> {
 }
 
 /// The shared scenario with the case's release on the ClusterProfile and its mode and gates
-/// on the KubeProxyConfiguration, as one multi-document input.
+/// and settings on the KubeProxyConfiguration, as one multi-document input.
 fn release_scenario(case: &ReleaseCase) -> Result<String, Failed> {
     use serde::Deserialize;
     let text = read(&release_dir().join("scenario.yaml"))?;
@@ -197,8 +198,8 @@ fn release_scenario(case: &ReleaseCase) -> Result<String, Failed> {
             }
             Some("KubeProxyConfiguration") => {
                 value["mode"] = Value::String(case.mode.as_str().to_owned());
-                if case.feature_gates.is_object() {
-                    value["featureGates"] = case.feature_gates.clone();
+                for (field, v) in case.kube_proxy.as_object().into_iter().flatten() {
+                    value[field] = v.clone();
                 }
             }
             _ => {}
