@@ -210,7 +210,8 @@ fn release_scenario(case: &ReleaseCase) -> Result<String, Failed> {
 }
 
 /// Renders the case through `evaluate` and `render`; the golden is the payload (iptables in
-/// canonical order, nftables after the Go tests' sort) or kube-proxy's refusal.
+/// canonical order, nftables after the Go tests' sort) or kube-proxy's refusal followed by the
+/// check's errors about it.
 fn run_release_case(case: &ReleaseCase) -> Result<(), Failed> {
     use svclab_core::{CheckOptions, RenderOptions, evaluate, render};
     let scenario = release_scenario(case)?;
@@ -219,11 +220,14 @@ fn run_release_case(case: &ReleaseCase) -> Result<(), Failed> {
     if world.profile.version.to_string() != case.release {
         return Err(format!("profile is {}, not {}", world.profile.version, case.release).into());
     }
-    let errors: Vec<&str> = report
+    let errors: Vec<String> = report
         .diagnostics
         .iter()
         .filter(|d| d.severity == svclab_core::Severity::Error)
-        .map(|d| d.message.as_str())
+        .map(|d| {
+            let line = d.source.as_ref().map_or(0, |s| s.line);
+            format!("check: {} line {line}: {}\n", d.field, d.message)
+        })
         .collect();
     let options = RenderOptions { standalone: case.standalone, ..RenderOptions::new(case.mode) };
     let (file, got) = match render(&world, &options) {
@@ -247,7 +251,8 @@ fn run_release_case(case: &ReleaseCase) -> Result<(), Failed> {
                 ProxyMode::Nftables => (format!("{}.nft", case.name), sort_nft(&text)),
             }
         }
-        Err(e) => (format!("{}.error", case.name), format!("{e}\n")),
+        // The refusal, then what `svclab check` says about the same configuration.
+        Err(e) => (format!("{}.error", case.name), format!("{e}\n{}", errors.concat())),
     };
     let path = release_dir().join(&file);
     if svclab_tests::bless() {
