@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::limits::{MAX_INPUT_BYTES, MAX_LIST_DEPTH, MAX_OBJECTS};
 use crate::model::{
-    ClusterProfile, EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node as KubeNode,
-    Positions, Service, ServiceCidr, ServicePolicy,
+    ClusterProfile, DocumentText, EndpointSlice, Endpoints, KubeProxyConfiguration, Located,
+    Node as KubeNode, Positions, Service, ServiceCidr, ServicePolicy,
 };
 use crate::source::{Pos, Source};
 use crate::yaml::{self, Node, Value};
@@ -74,6 +74,11 @@ pub struct Scenario {
 /// the documents after are skipped; each is one error diagnostic saying where reading stopped.
 pub fn parse(inputs: &[Input]) -> Scenario {
     let mut scenario = Scenario::default();
+    // One object per document, mostly: room for them all up front spares the copies (and the
+    // unused half) of a vector of large objects that doubles as it grows.
+    let separators: usize =
+        inputs.iter().map(|input| input.text.matches("\n---").count() + 1).sum();
+    scenario.objects.reserve(separators.min(MAX_OBJECTS));
     let mut bytes = 0usize;
     for input in inputs {
         bytes = bytes.saturating_add(input.text.len());
@@ -131,7 +136,10 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
         });
         return true;
     }
-    for doc in yaml::parse_stream(&input.text) {
+    // The input's text, shared by the positions of its objects (made on the first one).
+    let mut shared: Option<Arc<str>> = None;
+    // One document at a time: each tree is dropped once its object is decoded.
+    for doc in yaml::documents(&input.text) {
         let source = |pos: Pos| Source {
             file: input.name.clone(),
             document: doc.index,
@@ -163,14 +171,37 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
                     });
                     continue;
                 }
-                read_object(root, &input.name, doc.index, scenario, 0);
+                let text = match doc.range {
+                    Some(range) => DocumentText {
+                        text: Arc::clone(
+                            shared.get_or_insert_with(|| Arc::from(input.text.as_str())),
+                        ),
+                        range,
+                        first_line: doc.first_line,
+                    },
+                    None => DocumentText {
+                        range: 0..doc.text.len(),
+                        text: Arc::from(doc.text.as_ref()),
+                        first_line: doc.first_line,
+                    },
+                };
+                read_object(root, &input.name, doc.index, scenario, 0, Some(text));
             }
         }
     }
     true
 }
 
-fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario, depth: usize) {
+/// Reads one object: a whole document (`text` is its text) or an item of a `List` (`depth`
+/// Lists deep, `text` is `None`: its positions keep its tree).
+fn read_object(
+    root: Node,
+    file: &str,
+    document: usize,
+    scenario: &mut Scenario,
+    depth: usize,
+    text: Option<DocumentText>,
+) {
     let source =
         |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
     let Value::Map(_) = root.value else {
@@ -218,13 +249,14 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
         };
         if let Some(Node { value: Value::Seq(items), .. }) = items {
             for item in items {
-                read_object(item, file, document, scenario, depth + 1);
+                read_object(item, file, document, scenario, depth + 1, None);
             }
         }
         return;
     }
     // The tree joins the positions once the object is decoded (see below).
-    let positions = Positions { object: root.pos, document, file: file.to_owned(), root: None };
+    let positions =
+        Positions { object: root.pos, document, file: file.to_owned(), root: None, text: None };
     let Some(decoded) = decode::object(&root, &api_version, &kind, positions) else {
         let meta = |field: &str| {
             root.get("metadata").and_then(|m| m.get(field)).and_then(Node::as_str).unwrap_or("")
@@ -246,16 +278,22 @@ fn read_object(root: Node, file: &str, document: usize, scenario: &mut Scenario,
     }
     match decoded.object {
         Ok(mut object) => {
-            // A ServicePolicy's rules read values from its tree; for the other kinds positions
-            // only walk keys and containers and the decoded object holds the values, so the
-            // tree kept for positions drops its strings.
+            // A ServicePolicy's rules read values from its tree. For the other kinds positions
+            // only walk keys and containers and the decoded object holds the values: a whole
+            // document keeps its text (parsed again when a diagnostic asks), a List item its
+            // tree without strings.
             let keeps_values = matches!(object, Object::ServicePolicy(_));
             if let Some(positions) = object.positions_mut() {
-                let mut tree = root;
-                if !keeps_values {
-                    yaml::drop_scalars(&mut tree);
+                match text {
+                    Some(text) if !keeps_values => positions.text = Some(text),
+                    _ => {
+                        let mut tree = root;
+                        if !keeps_values {
+                            yaml::drop_scalars(&mut tree);
+                        }
+                        positions.root = Some(Arc::new(tree));
+                    }
                 }
-                positions.root = Some(Arc::new(tree));
             }
             scenario.objects.push(object);
         }
@@ -301,6 +339,7 @@ pub(crate) fn cluster_profile_from(
         document,
         file: file.to_owned(),
         root: Some(Arc::new(root.clone())),
+        text: None,
     };
     let source =
         |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };

@@ -13,14 +13,28 @@ use crate::yaml::{Node as YamlNode, Value as YamlValue};
 /// A string-to-string map (`labels`, `annotations`, `selector`). Iterates in key order.
 pub(crate) type StringMap = BTreeMap<String, String>;
 
-/// Field positions of one object: its positioned tree, searched by field path on demand (only
-/// diagnostics ask, so nothing is indexed up front).
+/// Field positions of one object, searched by field path on demand (only diagnostics ask, so
+/// nothing is indexed up front): its positioned tree, or the text of its document, parsed
+/// again when a field is looked up (a tree is ten times the size of its text, and most
+/// objects of a large scenario never have a diagnostic).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Positions {
     pub(crate) object: Pos,
     pub(crate) document: usize,
     pub(crate) file: String,
     pub(crate) root: Option<Arc<YamlNode>>,
+    /// The document's text, when `root` is not kept.
+    pub(crate) text: Option<DocumentText>,
+}
+
+/// A whole document, as a range of its input's text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DocumentText {
+    /// The input's text (shared by all its documents).
+    pub(crate) text: Arc<str>,
+    pub(crate) range: std::ops::Range<usize>,
+    /// 1-based line where the document starts in its input.
+    pub(crate) first_line: u32,
 }
 
 /// One step of a field path.
@@ -100,7 +114,22 @@ impl Positions {
 
     /// The deepest position found along the path, and whether the whole path was found.
     fn find(&self, path: &str) -> (Pos, bool) {
-        let Some(root) = &self.root else { return (self.object, false) };
+        if path.is_empty() {
+            return (self.object, self.root.is_some() || self.text.is_some());
+        }
+        let parsed;
+        let root: &YamlNode = match (&self.root, &self.text) {
+            (Some(root), _) => root,
+            (None, Some(doc)) => {
+                let text = doc.text.get(doc.range.clone()).unwrap_or("");
+                parsed = crate::yaml::parse_one(text, doc.first_line);
+                match &parsed {
+                    Some(root) => root,
+                    None => return (self.object, false),
+                }
+            }
+            (None, None) => return (self.object, false),
+        };
         let mut node: &YamlNode = root;
         let mut pos = self.object;
         for step in steps(path) {

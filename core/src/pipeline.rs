@@ -17,6 +17,7 @@ use crate::manifest::{self, Input, Object};
 use crate::model::{ClusterProfile, EndpointSlice, Located, Positions, Service};
 use crate::policy::{self, UserInfo};
 use crate::profile::Profile;
+use crate::proxy;
 use crate::registry;
 use crate::report::{Report, ServiceReport};
 use crate::validation;
@@ -147,7 +148,11 @@ fn evaluate_at(
             }
             Object::Endpoints(e) => world.endpoints.push(e),
             Object::Node(n) => world.nodes.push(n),
-            Object::KubeProxyConfiguration(k) => world.kube_proxy = Some(k),
+            Object::KubeProxyConfiguration(k) => {
+                // What kube-proxy of the profile's release refuses (proxy/startup.rs).
+                diags.extend(proxy::configuration_diagnostics(&k, world.profile.version.minor));
+                world.kube_proxy = Some(k);
+            }
             Object::IptablesSave { text, source } => world.iptables_dumps.push((text, source)),
             Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}
         }

@@ -33,6 +33,7 @@ mod iptables;
 mod model;
 mod nftables;
 mod release;
+mod startup;
 
 use std::collections::BTreeMap;
 
@@ -45,6 +46,9 @@ pub use config::{DetectLocal, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
 pub(crate) use release::{Behaviour, holds};
+pub(crate) use startup::{
+    diagnostics as configuration_diagnostics, validate as validate_configuration,
+};
 
 /// Which kube-proxy backend to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -113,6 +117,14 @@ pub enum RenderError {
         /// The limit.
         limit: usize,
     },
+    /// kube-proxy of this release would refuse its configuration and exit (the nftables mode
+    /// before it existed or with its gate off, `nodePortAddresses` it does not accept).
+    InvalidConfiguration {
+        /// The release (`1.28`).
+        release: String,
+        /// What kube-proxy's command returns: `failed validate: ` and the field errors.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for RenderError {
@@ -123,6 +135,9 @@ impl std::fmt::Display for RenderError {
                 f,
                 "the scenario would render {entries} service-port and endpoint entries; svclab renders at most {limit}"
             ),
+            RenderError::InvalidConfiguration { release, message } => {
+                write!(f, "kube-proxy {release} refuses to start: {message}")
+            }
         }
     }
 }

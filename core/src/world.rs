@@ -14,7 +14,7 @@ use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
     Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts,
-    TopologyHints, holds,
+    TopologyHints, holds, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -124,6 +124,12 @@ impl ProxyConfig {
         let family = family.unwrap_or_else(|| {
             world.profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net)
         });
+        // kube-proxy exits rather than program rules when its validation refuses the
+        // configuration for this release (proxy/startup.rs).
+        let default_kpc = KubeProxyConfiguration::default();
+        let kpc = world.kube_proxy.as_ref().map_or(&default_kpc, |k| &k.value);
+        let release = world.profile.version.to_string();
+        validate_configuration(kpc, mode, world.profile.version.minor, &release)?;
         let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
         let mut config = ProxyConfig::from_objects(
             family,
@@ -185,6 +191,11 @@ impl ProxyConfig {
             Vec::new()
         };
         config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
+        config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
+        config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
+        config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
+        config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
+        config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
         config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
         // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
         config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);

@@ -36,105 +36,122 @@ pub(crate) enum Value {
 pub(crate) type Key = Cow<'static, str>;
 
 /// Keys of Kubernetes manifests (and `kubectl get -o yaml` output) that are not allocated
-/// per occurrence. Invariant: sorted byte-wise, for the binary search in [`key`].
+/// per occurrence. Invariant: sorted by length, then byte-wise, for the binary search in
+/// [`key`] (comparing lengths first settles most steps without reading the text).
 const COMMON_KEYS: &[&str] = &[
-    "address",
-    "addressType",
-    "addresses",
-    "allocateLoadBalancerNodePorts",
-    "annotations",
-    "apiGroup",
-    "apiVersion",
-    "app",
-    "app.kubernetes.io/component",
-    "app.kubernetes.io/instance",
-    "app.kubernetes.io/managed-by",
-    "app.kubernetes.io/name",
-    "app.kubernetes.io/part-of",
-    "appProtocol",
-    "blockOwnerDeletion",
-    "clientIP",
-    "clusterCIDR",
-    "clusterIP",
-    "clusterIPs",
-    "component",
-    "conditions",
-    "controller",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "endpoints",
-    "endpointslice.kubernetes.io/managed-by",
-    "externalIPs",
-    "externalName",
-    "externalTrafficPolicy",
-    "fieldsType",
-    "fieldsV1",
-    "finalizers",
-    "forNodes",
-    "forZones",
-    "generateName",
-    "generation",
-    "healthCheckNodePort",
-    "hints",
-    "hostname",
-    "ingress",
-    "internalTrafficPolicy",
     "ip",
-    "ipFamilies",
-    "ipFamilyPolicy",
-    "ipMode",
-    "items",
-    "k8s-app",
+    "app",
+    "uid",
     "kind",
-    "kubernetes.io/hostname",
-    "kubernetes.io/service-name",
-    "labels",
-    "loadBalancer",
-    "loadBalancerClass",
-    "loadBalancerIP",
-    "loadBalancerSourceRanges",
-    "managedFields",
-    "manager",
-    "metadata",
     "name",
-    "namespace",
-    "nodeName",
-    "nodePort",
-    "notReadyAddresses",
-    "operation",
-    "ownerReferences",
     "port",
-    "ports",
-    "protocol",
-    "publishNotReadyAddresses",
-    "ready",
-    "resourceVersion",
-    "selector",
-    "serving",
-    "sessionAffinity",
-    "sessionAffinityConfig",
     "spec",
-    "status",
-    "subresource",
-    "subsets",
-    "targetPort",
-    "targetRef",
-    "terminating",
     "tier",
     "time",
-    "timeoutSeconds",
-    "topology.kubernetes.io/zone",
-    "trafficDistribution",
     "type",
-    "uid",
     "zone",
+    "hints",
+    "items",
+    "ports",
+    "ready",
+    "ipMode",
+    "labels",
+    "status",
+    "address",
+    "ingress",
+    "k8s-app",
+    "manager",
+    "serving",
+    "subsets",
+    "apiGroup",
+    "clientIP",
+    "fieldsV1",
+    "forNodes",
+    "forZones",
+    "hostname",
+    "metadata",
+    "nodeName",
+    "nodePort",
+    "protocol",
+    "selector",
+    "addresses",
+    "clusterIP",
+    "component",
+    "endpoints",
+    "namespace",
+    "operation",
+    "targetRef",
+    "apiVersion",
+    "clusterIPs",
+    "conditions",
+    "controller",
+    "fieldsType",
+    "finalizers",
+    "generation",
+    "ipFamilies",
+    "targetPort",
+    "addressType",
+    "annotations",
+    "appProtocol",
+    "clusterCIDR",
+    "externalIPs",
+    "subresource",
+    "terminating",
+    "externalName",
+    "generateName",
+    "loadBalancer",
+    "managedFields",
+    "ipFamilyPolicy",
+    "loadBalancerIP",
+    "timeoutSeconds",
+    "ownerReferences",
+    "resourceVersion",
+    "sessionAffinity",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "loadBalancerClass",
+    "notReadyAddresses",
+    "blockOwnerDeletion",
+    "healthCheckNodePort",
+    "trafficDistribution",
+    "externalTrafficPolicy",
+    "internalTrafficPolicy",
+    "sessionAffinityConfig",
+    "app.kubernetes.io/name",
+    "kubernetes.io/hostname",
+    "loadBalancerSourceRanges",
+    "publishNotReadyAddresses",
+    "app.kubernetes.io/part-of",
+    "app.kubernetes.io/instance",
+    "kubernetes.io/service-name",
+    "app.kubernetes.io/component",
+    "topology.kubernetes.io/zone",
+    "app.kubernetes.io/managed-by",
+    "allocateLoadBalancerNodePorts",
+    "endpointslice.kubernetes.io/managed-by",
 ];
 
 /// The key for a scalar's text: a shared string when it is common.
 fn key(text: Cow<'_, str>) -> Key {
-    match COMMON_KEYS.binary_search(&text.as_ref()) {
+    match common_key(&text) {
         Ok(i) => Cow::Borrowed(COMMON_KEYS[i]),
         Err(_) => Cow::Owned(text.into_owned()),
+    }
+}
+
+/// The index of a common key in [`COMMON_KEYS`].
+fn common_key(text: &str) -> Result<usize, usize> {
+    // Keys are short: comparing their bytes in place is cheaper than a call to `memcmp`.
+    COMMON_KEYS
+        .binary_search_by(|k| k.len().cmp(&text.len()).then_with(|| k.bytes().cmp(text.bytes())))
+}
+
+/// Whether two keys made by [`key`] are equal: common keys are the same `'static` string, so
+/// two borrowed keys compare by address.
+fn same_key(a: &Key, b: &Key) -> bool {
+    match (a, b) {
+        (Cow::Borrowed(a), Cow::Borrowed(b)) => std::ptr::eq(*a, *b),
+        _ => a == b,
     }
 }
 
@@ -202,6 +219,8 @@ pub(crate) struct Document<'t> {
     pub(crate) first_line: u32,
     /// The document's text: a slice of the stream, except when content follows the `---`.
     pub(crate) text: Cow<'t, str>,
+    /// Where `text` lies in the stream, when it is a slice of it.
+    pub(crate) range: Option<std::ops::Range<usize>>,
     pub(crate) root: Result<Option<Node>, SyntaxError>,
 }
 
@@ -216,62 +235,115 @@ pub(crate) struct SyntaxError {
 /// [`limits::MAX_DOCUMENTS`] documents, one more stands for the rest of the stream: a syntax
 /// error at its first line, and nothing after it is read.
 pub(crate) fn parse_stream(text: &str) -> Vec<Document<'_>> {
-    let mut docs = Vec::new();
-    // The current document is `prefix` (content written on its `---` line) followed by
-    // `text[start..end]`.
-    let mut prefix: Option<String> = None;
-    let mut start = 0usize;
-    let mut offset = 0usize;
-    let mut first_line = 1u32;
-    let mut line_no = 0u32;
-    let mut saw_content = false;
-    for line in text.split_inclusive('\n') {
-        let line_start = offset;
-        offset += line.len();
-        line_no += 1;
-        let trimmed = line.trim_end_matches(['\n', '\r']);
-        let is_separator = trimmed == "---"
-            || trimmed.starts_with("--- ")
-            || trimmed.starts_with("---\t")
-            || trimmed == "...";
-        if is_separator {
-            if saw_content {
-                if docs.len() == limits::MAX_DOCUMENTS {
-                    docs.push(too_many_documents(first_line));
-                    return docs;
-                }
-                let index = docs.len();
-                let body = finish(prefix.take(), &text[start..line_start]);
-                docs.push(parse_document(index, first_line, body));
+    documents(text).collect()
+}
+
+/// [`parse_stream`] one document at a time, so a reader can drop each tree before the next
+/// one is built.
+pub(crate) fn documents(text: &str) -> Documents<'_> {
+    Documents {
+        text,
+        lines: text.split_inclusive('\n'),
+        prefix: None,
+        start: 0,
+        offset: 0,
+        first_line: 1,
+        line_no: 0,
+        saw_content: false,
+        count: 0,
+        done: false,
+        scratch: Scratch::default(),
+    }
+}
+
+/// The iterator of [`documents`].
+pub(crate) struct Documents<'t> {
+    text: &'t str,
+    lines: std::str::SplitInclusive<'t, char>,
+    /// The current document is `prefix` (content written on its `---` line) followed by
+    /// `text[start..]` up to the next separator.
+    prefix: Option<String>,
+    start: usize,
+    /// Byte offset of the next line.
+    offset: usize,
+    first_line: u32,
+    line_no: u32,
+    saw_content: bool,
+    /// Documents handed out.
+    count: usize,
+    done: bool,
+    /// Reused by every document's builder.
+    scratch: Scratch,
+}
+
+impl<'t> Documents<'t> {
+    /// The current document, which ends at byte `end`.
+    fn document(&mut self, end: usize) -> Document<'t> {
+        if self.count == limits::MAX_DOCUMENTS {
+            self.done = true;
+            return too_many_documents(self.first_line);
+        }
+        let index = self.count;
+        self.count += 1;
+        let body = &self.text[self.start..end];
+        let (text, range) = match self.prefix.take() {
+            None => (Cow::Borrowed(body), Some(self.start..end)),
+            Some(mut p) => {
+                p.push_str(body);
+                (Cow::Owned(p), None)
             }
-            prefix = None;
-            start = offset;
-            saw_content = false;
+        };
+        let root = Builder::new(self.first_line).run(&text, &mut self.scratch);
+        Document { index, first_line: self.first_line, text, range, root }
+    }
+}
+
+impl<'t> Iterator for Documents<'t> {
+    type Item = Document<'t>;
+
+    fn next(&mut self) -> Option<Document<'t>> {
+        if self.done {
+            return None;
+        }
+        while let Some(line) = self.lines.next() {
+            let line_start = self.offset;
+            self.offset += line.len();
+            self.line_no += 1;
+            let trimmed = line.trim_end_matches(['\n', '\r']);
+            let is_separator = trimmed == "---"
+                || trimmed.starts_with("--- ")
+                || trimmed.starts_with("---\t")
+                || trimmed == "...";
+            if !is_separator {
+                if !self.saw_content && !is_blank_or_comment(trimmed) {
+                    self.saw_content = true;
+                }
+                continue;
+            }
+            let finished = self.saw_content.then(|| self.document(line_start));
+            self.prefix = None;
+            self.start = self.offset;
+            self.saw_content = false;
             // `--- {a: 1}` carries content on the separator line itself.
             let rest = trimmed.strip_prefix("---").unwrap_or("").trim();
             if !rest.is_empty() && trimmed != "..." {
-                prefix = Some(format!("    {rest}\n"));
-                saw_content = true;
-                first_line = line_no;
+                self.prefix = Some(format!("    {rest}\n"));
+                self.saw_content = true;
+                self.first_line = self.line_no;
             } else {
-                first_line = line_no + 1;
+                self.first_line = self.line_no + 1;
             }
-            continue;
+            if finished.is_some() {
+                return finished;
+            }
         }
-        if !saw_content && !is_blank_or_comment(trimmed) {
-            saw_content = true;
+        self.done = true;
+        if self.saw_content {
+            let end = self.text.len();
+            return Some(self.document(end));
         }
+        None
     }
-    if saw_content {
-        if docs.len() == limits::MAX_DOCUMENTS {
-            docs.push(too_many_documents(first_line));
-            return docs;
-        }
-        let index = docs.len();
-        let body = finish(prefix.take(), &text[start..]);
-        docs.push(parse_document(index, first_line, body));
-    }
-    docs
 }
 
 /// The document that stands for what is skipped past [`limits::MAX_DOCUMENTS`].
@@ -284,18 +356,8 @@ fn too_many_documents(first_line: u32) -> Document<'static> {
         index: limits::MAX_DOCUMENTS,
         first_line,
         text: Cow::Borrowed(""),
+        range: None,
         root: Err(SyntaxError { pos: Pos { line: first_line, column: 1 }, message }),
-    }
-}
-
-/// A document's text: its body, after what its `---` line carried.
-fn finish(prefix: Option<String>, body: &str) -> Cow<'_, str> {
-    match prefix {
-        None => Cow::Borrowed(body),
-        Some(mut p) => {
-            p.push_str(body);
-            Cow::Owned(p)
-        }
     }
 }
 
@@ -304,9 +366,18 @@ fn is_blank_or_comment(line: &str) -> bool {
     t.is_empty() || t.starts_with('#') || t.starts_with('%')
 }
 
-fn parse_document(index: usize, first_line: u32, text: Cow<'_, str>) -> Document<'_> {
-    let root = Builder::new(first_line).run(&text);
-    Document { index, first_line, text, root }
+/// The tree of one document's text that starts at `first_line` of its input, as [`documents`]
+/// built it (`None` when it has a syntax error or is empty).
+pub(crate) fn parse_one(text: &str, first_line: u32) -> Option<Node> {
+    Builder::new(first_line).run(text, &mut Scratch::default()).ok().flatten()
+}
+
+/// The builder's stacks, kept from one document to the next.
+#[derive(Default)]
+struct Scratch {
+    frames: Vec<Frame>,
+    items: Vec<Node>,
+    entries: Vec<Entry>,
 }
 
 struct Builder {
@@ -319,9 +390,12 @@ struct Builder {
     alias_nodes: usize,
 }
 
+/// An open collection. Its children wait on the builder's shared `items` or `entries` stack
+/// from `start` on, and move into a vector of exactly their number when it closes (one
+/// allocation per collection, none while it grows).
 enum Frame {
-    Seq { anchor: usize, pos: Pos, items: Vec<Node> },
-    Map { anchor: usize, pos: Pos, entries: Vec<Entry>, pending_key: Option<(Key, Pos)> },
+    Seq { anchor: usize, pos: Pos, start: usize },
+    Map { anchor: usize, pos: Pos, start: usize, pending_key: Option<(Key, Pos)> },
 }
 
 impl Builder {
@@ -352,9 +426,26 @@ impl Builder {
         Ok(())
     }
 
-    fn run(mut self, text: &str) -> Result<Option<Node>, SyntaxError> {
+    fn run(self, text: &str, scratch: &mut Scratch) -> Result<Option<Node>, SyntaxError> {
+        match fast::parse(text, self.line_offset.saturating_add(1)) {
+            Some(root) => Ok(Some(root)),
+            None => self.run_events(text, scratch),
+        }
+    }
+
+    /// [`Builder::run`] through `saphyr-parser`'s events: every document the fast reader
+    /// leaves alone.
+    fn run_events(
+        mut self,
+        text: &str,
+        scratch: &mut Scratch,
+    ) -> Result<Option<Node>, SyntaxError> {
         let mut parser = Parser::new_from_str(text);
-        let mut stack: Vec<Frame> = Vec::new();
+        // A document that failed half-way left its open collections behind.
+        scratch.frames.clear();
+        scratch.items.clear();
+        scratch.entries.clear();
+        let Scratch { frames: stack, items, entries } = scratch;
         let mut root: Option<Node> = None;
         while let Some(event) = parser.next_event() {
             let (event, span) = event.map_err(|e| SyntaxError {
@@ -409,23 +500,25 @@ impl Builder {
                     return Err(too_deep(pos));
                 }
                 Event::SequenceStart(anchor, _) => {
-                    stack.push(Frame::Seq { anchor, pos, items: Vec::new() });
+                    stack.push(Frame::Seq { anchor, pos, start: items.len() });
                     None
                 }
                 Event::MappingStart(anchor, _) => {
-                    stack.push(Frame::Map { anchor, pos, entries: Vec::new(), pending_key: None });
+                    stack.push(Frame::Map { anchor, pos, start: entries.len(), pending_key: None });
                     None
                 }
                 Event::SequenceEnd => match stack.pop() {
-                    Some(Frame::Seq { anchor, pos, items }) => {
-                        Some((Node { value: Value::Seq(items), pos }, anchor))
-                    }
+                    Some(Frame::Seq { anchor, pos, start }) => Some((
+                        Node { value: Value::Seq(items.drain(start..).collect()), pos },
+                        anchor,
+                    )),
                     _ => return Err(SyntaxError { pos, message: "unbalanced sequence".into() }),
                 },
                 Event::MappingEnd => match stack.pop() {
-                    Some(Frame::Map { anchor, pos, entries, .. }) => {
-                        Some((Node { value: Value::Map(entries), pos }, anchor))
-                    }
+                    Some(Frame::Map { anchor, pos, start, .. }) => Some((
+                        Node { value: Value::Map(entries.drain(start..).collect()), pos },
+                        anchor,
+                    )),
                     _ => return Err(SyntaxError { pos, message: "unbalanced mapping".into() }),
                 },
                 Event::StreamStart
@@ -446,8 +539,8 @@ impl Builder {
                         root = Some(node);
                     }
                 }
-                Some(Frame::Seq { items, .. }) => items.push(node),
-                Some(Frame::Map { entries, pending_key, .. }) => match pending_key.take() {
+                Some(Frame::Seq { .. }) => items.push(node),
+                Some(Frame::Map { start, pending_key, .. }) => match pending_key.take() {
                     None => {
                         let key_pos = node.pos;
                         let key = match node.value {
@@ -458,7 +551,9 @@ impl Builder {
                     }
                     Some((key, key_pos)) => {
                         // Later duplicates win, like encoding/json.
-                        if let Some(existing) = entries.iter_mut().find(|e| e.key == key) {
+                        if let Some(existing) =
+                            entries[*start..].iter_mut().find(|e| same_key(&e.key, &key))
+                        {
                             *existing = Entry { key, key_pos, value: node };
                         } else {
                             entries.push(Entry { key, key_pos, value: node });
@@ -517,6 +612,12 @@ fn key_text(node: &Node) -> String {
 /// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does; `None` when it is a
 /// string (the caller keeps the text it already has).
 fn resolve_plain(text: &str) -> Option<Value> {
+    // Most scalars (field names, names, addresses) start with a letter no YAML 1.1 word or
+    // number starts with: they are strings without comparing them to every word below.
+    let Some(&first) = text.as_bytes().first() else { return Some(Value::Null) };
+    if !(first.is_ascii_digit() || b"~nNyYtTfFoO.+-".contains(&first)) {
+        return None;
+    }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
@@ -532,7 +633,6 @@ fn resolve_plain(text: &str) -> Option<Value> {
         ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
         _ => {}
     }
-    let first = text.as_bytes()[0];
     if first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.' {
         // Underscores are digit separators in YAML 1.1; most numbers have none.
         let plain: Cow<'_, str> = if text.contains('_') {
@@ -588,6 +688,24 @@ fn looks_like_float(s: &str) -> bool {
         && body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+'))
         && body.chars().any(|c| c.is_ascii_digit())
 }
+
+/// The first document of `text` the fast reader reads differently from the general one (its
+/// tree next to the general reader's answer), or `None` when they agree on every document the
+/// fast reader takes. The fast reader may leave any document to the general one, but what it
+/// takes it must read exactly as `saphyr-parser`'s events do: the `yaml_readers` fuzz target
+/// and the tests hold it to that.
+pub(crate) fn fast_reader_disagreement(text: &str) -> Option<String> {
+    documents(text).find_map(|doc| {
+        let fast = fast::parse(&doc.text, doc.first_line)?;
+        let events = Builder::new(doc.first_line).run_events(&doc.text, &mut Scratch::default());
+        let fast = format!("{:?}", Ok::<_, SyntaxError>(Some(fast)));
+        let events = format!("{events:?}");
+        (fast != events)
+            .then(|| format!("document {}: fast reader {fast}, event reader {events}", doc.index))
+    })
+}
+
+mod fast;
 
 #[cfg(test)]
 mod tests;

@@ -461,8 +461,9 @@ fn service(ctx: &mut Ctx, root: &Node) -> Service {
         ],
     );
     let f = |name: &'static str| spec_at.field(name);
-    let mut ports = Vec::new();
-    for (i, p) in ctx.seq(get(s, "ports"), &f("ports"), "[]v1.ServicePort").iter().enumerate() {
+    let port_nodes = ctx.seq(get(s, "ports"), &f("ports"), "[]v1.ServicePort");
+    let mut ports = Vec::with_capacity(port_nodes.len());
+    for (i, p) in port_nodes.iter().enumerate() {
         let at = f("ports").index(i).within("ServicePort");
         let pm = ctx.map(
             Some(p),
@@ -579,8 +580,9 @@ fn service(ctx: &mut Ctx, root: &Node) -> Service {
 }
 
 fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At) -> Vec<EndpointPort> {
-    let mut out = Vec::new();
-    for (i, p) in ctx.seq(node, at, "[]v1.EndpointPort").iter().enumerate() {
+    let nodes = ctx.seq(node, at, "[]v1.EndpointPort");
+    let mut out = Vec::with_capacity(nodes.len());
+    for (i, p) in nodes.iter().enumerate() {
         let at = at.index(i).within("EndpointPort");
         let pm =
             ctx.map(Some(p), &at, "v1.EndpointPort", &["name", "protocol", "port", "appProtocol"]);
@@ -603,10 +605,9 @@ fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
         &["apiVersion", "kind", "metadata", "addressType", "endpoints", "ports"],
     );
     let metadata = metadata(ctx, root, &top);
-    let mut endpoints = Vec::new();
-    for (i, n) in
-        ctx.seq(root.get("endpoints"), &top.field("endpoints"), "[]v1.Endpoint").iter().enumerate()
-    {
+    let endpoint_nodes = ctx.seq(root.get("endpoints"), &top.field("endpoints"), "[]v1.Endpoint");
+    let mut endpoints = Vec::with_capacity(endpoint_nodes.len());
+    for (i, n) in endpoint_nodes.iter().enumerate() {
         let at = top.field("endpoints").index(i).within("Endpoint");
         let em = ctx.map(
             Some(n),

@@ -132,8 +132,20 @@ pub struct ProxyConfig {
     /// field is ignored and every ingress IP is a VIP).
     pub ip_mode_proxy_skipped: bool,
     /// `nodePortAddresses: [primary]` drops a loopback node IP, leaving the list empty, so
-    /// NodePorts match every local address (1.29, where `primary` appeared, to the newest).
+    /// NodePorts match every local address (1.30, where the nftables default became the
+    /// primary node IPs, to the newest).
     pub primary_skips_loopback: bool,
+    /// kube-proxy writes KUBE-FIREWALL's "block incoming localnet connections" rule (IPv4 with
+    /// localhost NodePorts), 1.27 to the newest; before, kubelet owned the chain and the
+    /// payload has none.
+    pub kube_firewall_rule: bool,
+    /// LoadBalancer source ranges are enforced in filter KUBE-PROXY-FIREWALL (1.25 to the
+    /// newest); in 1.24 the nat KUBE-FW-* chain ends in `-j KUBE-MARK-DROP` (kubelet's chain
+    /// and its filter KUBE-FIREWALL drop rule do the dropping).
+    pub lb_firewall_in_filter: bool,
+    /// nftables mode turns an empty `nodePortAddresses` into the primary node IPs (1.30 to the
+    /// newest); 1.29's nftables mode matches every local address but loopback.
+    pub nftables_default_primary: bool,
     /// iptables mode keeps loopback destinations out of KUBE-NODEPORTS where they cannot work
     /// (`! -d ::1/128`, and `! -d 127.0.0.0/8` with localhost NodePorts off): 1.26, which added
     /// `iptables.localhostNodePorts`, to the newest. 1.24 and 1.25 jump to KUBE-NODEPORTS for
@@ -175,6 +187,9 @@ impl ProxyConfig {
             topology_hints: TopologyHints::Always,
             ip_mode_proxy_skipped: true,
             primary_skips_loopback: true,
+            nftables_default_primary: true,
+            kube_firewall_rule: true,
+            lb_firewall_in_filter: true,
             localhost_exclusions: true,
         }
     }
@@ -302,10 +317,10 @@ impl ProxyConfig {
     }
 
     /// `nodePortAddresses` resolved for a mode: CIDRs of the family; `None` = match all.
-    /// nftables mode defaults an empty list to `primary` (the node IP).
+    /// nftables mode defaults an empty list to `primary` (the node IP) from 1.30.
     pub(crate) fn node_port_cidrs(&self, mode: ProxyMode) -> Option<Vec<IpNet>> {
         let mut texts = self.node_port_addresses.clone();
-        if texts.is_empty() && mode == ProxyMode::Nftables {
+        if texts.is_empty() && mode == ProxyMode::Nftables && self.nftables_default_primary {
             texts.push("primary".to_owned());
         }
         let mut cidrs = Vec::new();

@@ -43,7 +43,8 @@ struct Tables {
     f_external: Chain,
     f_forward: Chain,
     f_nodeports: Chain,
-    f_proxy_firewall: Chain,
+    /// None in 1.24, before KUBE-PROXY-FIREWALL existed.
+    f_proxy_firewall: Option<Chain>,
     f_firewall: Option<Chain>,
     n_services: Chain,
     n_nodeports: Chain,
@@ -203,13 +204,13 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     let mark = &config.masquerade_mark;
     let v4 = config.family == IpFamily::V4;
     let localhost_nps = config.localhost_node_ports_effective();
-    let kube_firewall = v4 && localhost_nps;
+    let kube_firewall = v4 && localhost_nps && config.kube_firewall_rule;
     let mut t = Tables {
         f_services: Chain::new("KUBE-SERVICES"),
         f_external: Chain::new("KUBE-EXTERNAL-SERVICES"),
         f_forward: Chain::new("KUBE-FORWARD"),
         f_nodeports: Chain::new("KUBE-NODEPORTS"),
-        f_proxy_firewall: Chain::new("KUBE-PROXY-FIREWALL"),
+        f_proxy_firewall: config.lb_firewall_in_filter.then(|| Chain::new("KUBE-PROXY-FIREWALL")),
         f_firewall: kube_firewall.then(|| Chain::new("KUBE-FIREWALL")),
         n_services: Chain::new("KUBE-SERVICES"),
         n_nodeports: Chain::new("KUBE-NODEPORTS"),
@@ -305,7 +306,8 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     order.sort_unstable_by(|a, b| a.key.cmp(&b.key).then_with(|| arena.name(a).cmp(arena.name(b))));
     let mut filter: Vec<Chain> = vec![t.f_nodeports, t.f_services, t.f_external];
     filter.extend(t.f_firewall);
-    filter.extend([t.f_forward, t.f_proxy_firewall]);
+    filter.push(t.f_forward);
+    filter.extend(t.f_proxy_firewall);
     let nat_head = [t.n_nodeports, t.n_services];
     stats.chains.insert("filter".to_owned(), filter.len() as u64);
     stats.rules.insert("filter".to_owned(), filter.iter().map(|c| c.rules).sum());
@@ -326,11 +328,23 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         if !kube_firewall {
             // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
             let at = filter.iter().position(|c| c.name == "KUBE-FORWARD").unwrap_or(filter.len());
-            filter.insert(at, Chain::new("KUBE-FIREWALL"));
+            let mut chain = Chain::new("KUBE-FIREWALL");
+            if !config.lb_firewall_in_filter {
+                // 1.24: KUBE-FW-* ends in KUBE-MARK-DROP, so the node needs kubelet's half
+                // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15).
+                chain.rule(format_args!(
+                    "-m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP"
+                ));
+            }
+            filter.insert(at, chain);
         }
         for (slot, table) in builtins.iter_mut().zip(["filter", "nat"]) {
             let mut map: BTreeMap<&str, Chain> = BTreeMap::new();
             for (t, chain, args) in builtin_jumps(true) {
+                // No KUBE-PROXY-FIREWALL (and no jump to it) before 1.25.
+                if !config.lb_firewall_in_filter && args.ends_with("-j KUBE-PROXY-FIREWALL") {
+                    continue;
+                }
                 if t == table {
                     map.entry(chain)
                         .or_insert_with(|| Chain::new(chain))
@@ -338,6 +352,11 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
                 }
             }
             *slot = map.into_values().collect();
+        }
+        if !config.lb_firewall_in_filter {
+            let mut mark_drop = Chain::new("KUBE-MARK-DROP");
+            mark_drop.rule(format_args!("-j MARK --or-mark 0x00008000"));
+            builtins[1].insert(0, mark_drop);
         }
     }
     let [filter_builtins, nat_builtins] = builtins;
@@ -526,8 +545,10 @@ impl<'a> PortRules<'a> {
                     "-m comment --comment \"{n} loadbalancer IP\" -m {p} -p {p} -d {vip} --dport {port} -j {target}"
                 ));
             }
-            if self.use_fw {
-                t.f_proxy_firewall.rule(format_args!(
+            if self.use_fw
+                && let Some(proxy_firewall) = &mut t.f_proxy_firewall
+            {
+                proxy_firewall.rule(format_args!(
                     "-m comment --comment \"{n} traffic not accepted by {fw}\" -m {p} -p {p} -d {vip} --dport {port} -j DROP"
                 ));
             }
@@ -628,9 +649,15 @@ impl<'a> PortRules<'a> {
                 ));
             }
         }
-        a.rule(format_args!(
-            "-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""
-        ));
+        if config.lb_firewall_in_filter {
+            a.rule(format_args!(
+                "-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""
+            ));
+        } else {
+            // 1.24: the nat chain marks what no range allowed; kubelet's filter KUBE-FIREWALL
+            // drops the mark (kubernetes/kubernetes#110289 describes this form).
+            a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -j KUBE-MARK-DROP"));
+        }
     }
 
     /// SVC and SVL: the internal policy's chain starts with the masquerade rule, then each

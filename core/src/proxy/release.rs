@@ -20,16 +20,44 @@ pub(crate) enum Behaviour {
     /// `ipMode: Proxy` gets no rules; with the gate off (or before it) every entry with an IP
     /// does.
     IpModeProxySkipped,
-    /// `nodePortAddresses: [primary]` (the nftables default) keeps only non-loopback node IPs;
-    /// a node whose IP is loopback (no Node object, no `bindAddress`) accepts NodePorts on
-    /// every local address.
+    /// nftables mode defaults an empty `nodePortAddresses` to the node's primary IPs; before,
+    /// its NodePorts match every local address but loopback.
+    NftablesDefaultPrimary,
+    /// The primary node IPs (the nftables default, or the `primary` keyword where it exists)
+    /// leave a loopback node IP out, so a node whose IP is loopback (no Node object, no
+    /// `bindAddress`) accepts NodePorts on every local address.
     PrimaryNodePortAddresses,
+    /// `nodePortAddresses` accepts the keyword `primary` (alone); before, kube-proxy's
+    /// configuration validation refuses it like any other entry that is not a CIDR.
+    PrimaryKeyword,
+    /// `--proxy-mode nftables` exists behind kube-proxy's NFTablesProxyMode gate (alpha, off by
+    /// default, in 1.29 and 1.30; beta, on by default, in 1.31 and 1.32).
+    NftablesModeGated,
+    /// NFTablesProxyMode is on unless kube-proxy's own `featureGates` turn it off.
+    NftablesModeOnByDefault,
+    /// NFTablesProxyMode is GA: the nftables mode is always valid.
+    NftablesModeGa,
+    /// `userspace` is still a valid Linux proxy mode, and the valid modes of the mode error
+    /// are joined with `,` (`iptables,ipvs,userspace`); later ones are joined with `, `.
+    UserspaceProxyMode,
     /// `iptables.localhostNodePorts` exists (default true) and iptables mode keeps loopback
     /// destinations it cannot serve out of KUBE-NODEPORTS; before, every local address jumps.
     LocalhostNodePortsOption,
     /// `conntrack.tcpBeLiberal` exists; when true, iptables mode leaves out the KUBE-FORWARD
     /// `--ctstate INVALID -j DROP` rule. Before, the rule is always written.
     TcpBeLiberalOption,
+    /// iptables mode counts with nfacct: `ct_state_invalid_dropped_pkts` on the KUBE-FORWARD
+    /// INVALID drop and `localhost_nps_accepted_pkts` on localhost NodePorts (when the host
+    /// has nfacct); before, neither rule carries `-m nfacct`.
+    NfacctCounters,
+    /// kube-proxy writes KUBE-FIREWALL's "block incoming localnet connections" rule itself
+    /// (IPv4 with localhost NodePorts); before, kubelet owned that chain and kube-proxy's
+    /// payload has no KUBE-FIREWALL.
+    KubeFirewallInPayload,
+    /// LoadBalancer source ranges are enforced in filter KUBE-PROXY-FIREWALL (`-j DROP` per
+    /// VIP), the nat KUBE-FW-* chain falling through; before, KUBE-FW-* ends in
+    /// `-j KUBE-MARK-DROP` and kubelet's filter KUBE-FIREWALL drops the marked packets.
+    ProxyFirewallChain,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -78,12 +106,63 @@ const BEHAVIOURS: &[Row] = &[
                    `newBaseServiceInfo`",
     },
     Row {
+        behaviour: Behaviour::NftablesDefaultPrimary,
+        first: 30,
+        last: None,
+        upstream: "kubernetes/kubernetes#122724 (CHANGELOG-1.30: \"Changed `--nodeport-addresses` \
+                   behavior to default to \"primary node IP(s) only\" rather than \"all node \
+                   IPs\"\", the nftables mode), reworked by #123105 (1.31) into \
+                   cmd/kube-proxy/app/server.go `newProxyServer` passing `primary`; 1.29's \
+                   nftables proxier matched `fib daddr type local` minus loopback",
+    },
+    Row {
         behaviour: Behaviour::PrimaryNodePortAddresses,
-        first: 29,
+        first: 30,
         last: None,
         upstream: "cmd/kube-proxy/app/server.go `newProxyServer` (`NodePortAddressesPrimary`, \
-                   `!nodeIP.IsLoopback()`), `detectNodeIPs`; the `primary` value and the \
-                   nftables default came with the nftables mode in 1.29",
+                   `!nodeIP.IsLoopback()`, read in the 1.31+ form of #123105; 1.30's #122724 \
+                   form is taken to agree), `detectNodeIPs`",
+    },
+    Row {
+        behaviour: Behaviour::PrimaryKeyword,
+        first: 31,
+        last: None,
+        upstream: "kubernetes/kubernetes#123105 \"Add `--nodeport-addresses primary`\" (listed in \
+                   CHANGELOG-1.31); pkg/proxy/apis/config/validation/validation.go \
+                   `validateKubeProxyNodePortAddress` (\"can't use both 'primary' and CIDRs\"); \
+                   before, every entry must pass `ParseCIDRSloppy` (\"must be a valid CIDR\", \
+                   per index since #95036, 1.20)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesModeGated,
+        first: 29,
+        last: Some(32),
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
+                   (`nftables` valid only with `features.NFTablesProxyMode`); gate added by \
+                   #121046 (CHANGELOG-1.29: \"kube-proxy --feature-gates NFTablesProxyMode=true \
+                   --proxy-mode nftables\", alpha), beta by #124383 (1.31), GA in 1.33 (KEP-3866)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesModeOnByDefault,
+        first: 31,
+        last: None,
+        upstream: "kubernetes/kubernetes#124383 \"KEP-3866 kube-proxy nftables to beta\" (merged \
+                   April 2024, 1.31: \"now beta and available by default\")",
+    },
+    Row {
+        behaviour: Behaviour::NftablesModeGa,
+        first: 33,
+        last: None,
+        upstream: "KEP-3866: NFTablesProxyMode GA (locked on) in 1.33",
+    },
+    Row {
+        behaviour: Behaviour::UserspaceProxyMode,
+        first: 24,
+        last: Some(25),
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
+                   (`sets.NewString(userspace, iptables, ipvs)`, `strings.Join(validModes.List(), \
+                   \",\")`, read in a userspace-era copy); userspace removed by #112133 (1.26); \
+                   the `, ` join read in a copy after the removal and before the nftables mode",
     },
     Row {
         behaviour: Behaviour::LocalhostNodePortsOption,
@@ -103,6 +182,36 @@ const BEHAVIOURS: &[Row] = &[
                    TCPBeLiberal` (absent at v0.28.0, present at v0.29.0); \
                    pkg/proxy/iptables/proxier.go `NewProxier` (`conntrackTCPLiberal`) and \
                    `syncProxyRules` (the INVALID drop only when not liberal)",
+    },
+    Row {
+        behaviour: Behaviour::NfacctCounters,
+        first: 31,
+        last: None,
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (`-m nfacct --nfacct-name`), \
+                   pkg/proxy/metrics/metrics.go: kubernetes/kubernetes#122812 \
+                   (`kubeproxy_iptables_ct_state_invalid_dropped_packets_total`) and #125015 \
+                   (`kubeproxy_iptables_localhost_nodeports_accepted_packets_total`), both \
+                   listed in CHANGELOG-1.31",
+    },
+    Row {
+        behaviour: Behaviour::KubeFirewallInPayload,
+        first: 27,
+        last: None,
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (the route_localnet \
+                   mitigation written when `!isIPv6 && proxier.localhostNodePorts`): \
+                   kubernetes/kubernetes#114470 \"KEP-3178-related iptables rule fixups\" \
+                   (merged December 2022, after 1.26; its companion #114472, kubelet's \
+                   IPTablesOwnershipCleanup beta, is in CHANGELOG-1.27); the 1.26-era \
+                   `syncProxyRules` writes no KUBE-FIREWALL",
+    },
+    Row {
+        behaviour: Behaviour::ProxyFirewallChain,
+        first: 25,
+        last: None,
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: kubernetes/kubernetes#110289 \
+                   \"Don't use KUBE-MARK-DROP for LoadBalancerSourceRanges\" (KEP-3178, opened \
+                   2022-05-30, after 1.24.0; its description gives the 1.24 form: KUBE-FW-* \
+                   jumps to KUBE-EXT-* per allowed range and ends in KUBE-MARK-DROP)",
     },
 ];
 

@@ -707,7 +707,8 @@ fn duplicate_endpoints_by_release() {
     );
 }
 
-/// A scenario world at a release with one Node (zone `z1`), evaluated.
+/// A scenario world at a release with one Node (zone `z1`), evaluated; the only errors
+/// allowed are those on a KubeProxyConfiguration kube-proxy refuses (what the callers render).
 fn release_world(version: &str, kpc: &str, rest: &str) -> crate::world::World {
     let yaml = format!(
         "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
@@ -716,7 +717,11 @@ fn release_world(version: &str, kpc: &str, rest: &str) -> crate::world::World {
         &[Input::new("t.yaml", yaml)],
         &crate::pipeline::CheckOptions::default(),
     );
-    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    let other_errors = report.diagnostics.iter().any(|d| {
+        d.severity == crate::Severity::Error
+            && d.object.as_ref().is_none_or(|o| o.kind != "KubeProxyConfiguration")
+    });
+    assert!(!other_errors, "{:?}", report.diagnostics);
     world
 }
 
@@ -774,16 +779,23 @@ fn topology_hints_by_release() {
 #[test]
 fn ip_mode_proxy_by_release() {
     let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8, ipMode: Proxy}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
+    // 1.29 and 1.30 need kube-proxy's NFTablesProxyMode gate for the nftables mode; 1.24 has
+    // no nftables mode (nftables_mode_by_release), so only iptables is rendered there.
     for (version, kpc, vip) in [
         ("1.24", "mode: iptables", true),
-        ("1.29", "mode: iptables", true),
-        ("1.29", "featureGates: {LoadBalancerIPMode: true}", false),
-        ("1.30", "mode: iptables", false),
+        ("1.29", "featureGates: {NFTablesProxyMode: true}", true),
+        ("1.29", "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}", false),
+        ("1.30", "featureGates: {NFTablesProxyMode: true}", false),
         ("1.31", "featureGates: {LoadBalancerIPMode: false}", true),
         ("1.34", "mode: iptables", false),
     ] {
         let world = release_world(version, kpc, objects);
-        for mode in [ProxyMode::Iptables, ProxyMode::Nftables] {
+        let modes: &[ProxyMode] = if version == "1.24" {
+            &[ProxyMode::Iptables]
+        } else {
+            &[ProxyMode::Iptables, ProxyMode::Nftables]
+        };
+        for &mode in modes {
             let text = crate::world::render(&world, &RenderOptions::new(mode))
                 .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(text.contains("5.6.7.8"), vip, "{version} {kpc} {mode:?}\n{text}");
@@ -918,7 +930,7 @@ fn service_cidr_drop_rule_follows_the_gate() {
     assert_eq!(rule("1.33", "").as_deref(), Some(drop));
     assert_eq!(rule("1.37", "").as_deref(), Some(drop));
     assert_eq!(rule("1.32", ""), None);
-    assert_eq!(rule("1.30", ""), None);
+    assert_eq!(rule("1.30", "featureGates: {NFTablesProxyMode: true}"), None);
     assert_eq!(rule("1.33", "featureGates: {MultiCIDRServiceAllocator: false}"), None);
 }
 
@@ -933,5 +945,302 @@ fn tcp_be_liberal_by_release() {
         let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(text.contains("--ctstate INVALID"), drop, "{version}\n{text}");
+    }
+}
+
+/// The outcome of `svclab render` at a release for a KubeProxyConfiguration body: the rules,
+/// or the error text.
+fn render_at(version: &str, kpc: &str, mode: ProxyMode) -> Result<String, String> {
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\n";
+    let world = release_world(version, kpc, node);
+    crate::world::render(&world, &RenderOptions::new(mode)).map_err(|e| e.to_string())
+}
+
+/// pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` by release: no
+/// nftables mode in 1.24 to 1.28 (1.24 and 1.25 still list `userspace`, joined with `,`); in
+/// 1.29 and 1.30 it needs kube-proxy's NFTablesProxyMode gate (alpha, off by default,
+/// CHANGELOG-1.29 for #121046); in 1.31 and 1.32 the gate is beta and on unless kube-proxy's
+/// `featureGates` turn it off (#124383); from 1.33 it is GA. A refusal is the text
+/// cmd/kube-proxy/app/server.go returns (`failed validate: ...`), and no rules.
+#[test]
+fn nftables_mode_by_release() {
+    let refused = |version: &str, modes: &str| {
+        Err(format!(
+            "kube-proxy {version} refuses to start: failed validate: KubeProxyConfiguration.Mode.ProxyMode: Invalid value: \"nftables\": must be {modes} or blank (blank means the best-available proxy [currently iptables])"
+        ))
+    };
+    let on = "featureGates: {NFTablesProxyMode: true}";
+    let off = "featureGates: {NFTablesProxyMode: false}";
+    for (version, kpc, want_rules) in [
+        ("1.24", "mode: iptables", false),
+        ("1.25", "mode: nftables", false),
+        ("1.26", "mode: nftables", false),
+        ("1.28", "mode: nftables", false),
+        ("1.29", "mode: nftables", false),
+        ("1.29", on, true),
+        ("1.30", "mode: nftables", false),
+        ("1.30", on, true),
+        ("1.31", "mode: nftables", true),
+        ("1.32", off, false),
+        ("1.32", "mode: nftables", true),
+        ("1.33", "mode: nftables", true),
+        ("1.37", "mode: nftables", true),
+    ] {
+        let got = render_at(version, kpc, ProxyMode::Nftables);
+        if want_rules {
+            let text = got.unwrap_or_else(|e| panic!("{version} {kpc}: {e}"));
+            assert!(text.contains("add table ip kube-proxy"), "{version} {kpc}\n{text}");
+        } else {
+            let modes =
+                if version <= "1.25" { "iptables,ipvs,userspace" } else { "iptables, ipvs" };
+            assert_eq!(got, refused(version, modes), "{version} {kpc}");
+        }
+    }
+    // The iptables mode starts in every release, and the trace of the nftables mode meets the
+    // same refusal.
+    assert!(render_at("1.24", "mode: nftables", ProxyMode::Iptables).is_ok());
+    let world = release_world("1.28", "mode: nftables", SVC);
+    let request = crate::trace::TraceRequest {
+        src: "10.0.0.9".into(),
+        dst: "172.30.0.41".into(),
+        dport: 80,
+        ..Default::default()
+    };
+    let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+    assert_eq!(report.warnings, [refused("1.28", "iptables, ipvs").unwrap_err()]);
+    assert!(report.outcomes.is_empty());
+}
+
+/// pkg/proxy/apis/config/validation/validation.go `validateKubeProxyNodePortAddress` by
+/// release: the keyword `primary` exists from 1.31 (kubernetes/kubernetes#123105, listed in
+/// CHANGELOG-1.31), alone; mixed with CIDRs it is "can't use both 'primary' and CIDRs" and
+/// the check stops there. Before 1.31 it is an entry that is not a CIDR, refused per index
+/// ("must be a valid CIDR", #95036) in every mode. Several errors aggregate as `[a, b]`.
+#[test]
+fn primary_keyword_by_release() {
+    let refused = |version: &str, errors: &str| {
+        Err(format!("kube-proxy {version} refuses to start: failed validate: {errors}"))
+    };
+    let invalid = |i: usize, value: &str, detail: &str| {
+        format!(
+            "KubeProxyConfiguration.NodePortAddresses[{i}]: Invalid value: \"{value}\": {detail}"
+        )
+    };
+    let cidr = "must be a valid CIDR";
+    let both = "can't use both 'primary' and CIDRs";
+    let primary = "nodePortAddresses: [primary]";
+    for version in ["1.24", "1.28", "1.30"] {
+        assert_eq!(
+            render_at(version, primary, ProxyMode::Iptables),
+            refused(version, &invalid(0, "primary", cidr))
+        );
+    }
+    let text = render_at("1.31", primary, ProxyMode::Iptables).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("-d 192.168.0.2 -j KUBE-NODEPORTS"), "{text}");
+    assert_eq!(
+        render_at("1.31", "nodePortAddresses: [primary, 10.0.0.0/8]", ProxyMode::Iptables),
+        refused("1.31", &invalid(0, "primary", both))
+    );
+    // The loop stops at `primary`: the bad entry after it goes unreported from 1.31 on.
+    let mixed = "nodePortAddresses: [10.0.0.0/8, primary, bogus]";
+    assert_eq!(
+        render_at("1.37", mixed, ProxyMode::Iptables),
+        refused("1.37", &invalid(1, "primary", both))
+    );
+    assert_eq!(
+        render_at("1.30", mixed, ProxyMode::Iptables),
+        refused(
+            "1.30",
+            &format!("[{}, {}]", invalid(1, "primary", cidr), invalid(2, "bogus", cidr))
+        )
+    );
+    // The mode comes first in `Validate`.
+    assert_eq!(
+        render_at("1.28", primary, ProxyMode::Nftables),
+        refused(
+            "1.28",
+            &format!(
+                "[KubeProxyConfiguration.Mode.ProxyMode: Invalid value: \"nftables\": must be iptables, ipvs or blank (blank means the best-available proxy [currently iptables]), {}]",
+                invalid(0, "primary", cidr)
+            )
+        )
+    );
+}
+
+/// The nftables mode's NodePort addresses by release: 1.29 matches every local address but
+/// loopback (`fib daddr type local` and `!= 127.0.0.0/8`); from 1.30 an empty
+/// `nodePortAddresses` means the node's primary IP (kubernetes/kubernetes#122724,
+/// CHANGELOG-1.30), a `nodeport-ips` set.
+#[test]
+fn nftables_default_node_ports_by_release() {
+    let on = "featureGates: {NFTablesProxyMode: true}";
+    let every_local = "add rule ip kube-proxy services fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports";
+    let primary = "add element ip kube-proxy nodeport-ips { 192.168.0.2 }";
+    let text = render_at("1.29", on, ProxyMode::Nftables).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains(every_local) && !text.contains(primary), "{text}");
+    for version in ["1.30", "1.33"] {
+        let text = render_at(version, on, ProxyMode::Nftables).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.contains(primary) && !text.contains(every_local), "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` by release, on a host with nfacct: 1.24 to
+/// 1.26 write no KUBE-FIREWALL (kubelet owned the chain; kube-proxy writes the route_localnet
+/// mitigation itself from kubernetes/kubernetes#114470, 1.27); the nfacct counters on the
+/// INVALID drop and on localhost NodePorts start in 1.31 (#122812 and #125015, both in
+/// CHANGELOG-1.31).
+#[test]
+fn nfacct_and_kube_firewall_by_release() {
+    let render_v4 = |version: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nhost: {{nfacct: true}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: np, namespace: default}}\nspec: {{type: NodePort, clusterIP: 172.30.0.41, ports: [{{name: p80, port: 80, nodePort: 30080}}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: default, name: np-1, labels: {{kubernetes.io/service-name: np}}}}\naddressType: IPv4\nendpoints: [{{addresses: [10.0.0.1]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}]\n"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let firewall = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
+    let plain_drop = "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP";
+    let counted_drop = "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP";
+    let localhost = "-m nfacct --nfacct-name localhost_nps_accepted_pkts";
+    for (version, has_firewall, counted) in [
+        ("1.24", false, false),
+        ("1.26", false, false),
+        ("1.27", true, false),
+        ("1.30", true, false),
+        ("1.31", true, true),
+        ("1.37", true, true),
+    ] {
+        let text = render_v4(version);
+        assert_eq!(text.contains(":KUBE-FIREWALL - [0:0]"), has_firewall, "{version}\n{text}");
+        assert_eq!(text.contains(firewall), has_firewall, "{version}\n{text}");
+        assert_eq!(text.contains(counted_drop), counted, "{version}\n{text}");
+        assert_eq!(text.contains(plain_drop), !counted, "{version}\n{text}");
+        assert_eq!(text.contains(localhost), counted, "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` for `loadBalancerSourceRanges` by release:
+/// 1.24 ends the nat KUBE-FW-* chain in `-j KUBE-MARK-DROP` (kubelet's filter KUBE-FIREWALL
+/// drops the mark) and has no KUBE-PROXY-FIREWALL; from 1.25 (kubernetes/kubernetes#110289,
+/// KEP-3178) KUBE-FW-* falls through and filter KUBE-PROXY-FIREWALL drops per VIP. A
+/// standalone 1.24 payload carries kubelet's KUBE-MARK-DROP and drop rule so that it loads.
+#[test]
+fn load_balancer_source_ranges_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let rendered = |version: &str, standalone: bool| {
+        let world = release_world(version, "mode: iptables", lb);
+        let options = RenderOptions { standalone, ..RenderOptions::new(ProxyMode::Iptables) };
+        crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let fw_lines = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("-A KUBE-FW-"))
+            .map(|l| l.split_once(' ').map_or("", |(_, rest)| rest).to_owned())
+            .map(|l| l.split_once(' ').map_or(String::new(), |(_, rest)| rest.to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let allowed =
+        "-m comment --comment \"default/lb:p80 loadbalancer IP\" -s 203.0.113.0/25 -j KUBE-EXT-";
+    let old = rendered("1.24", false);
+    let lines = fw_lines(&old);
+    assert_eq!(lines.len(), 2, "{old}");
+    assert!(lines[0].starts_with(allowed), "{old}");
+    assert_eq!(
+        lines[1],
+        "-m comment --comment \"default/lb:p80 loadbalancer IP\" -j KUBE-MARK-DROP"
+    );
+    assert!(!old.contains("KUBE-PROXY-FIREWALL") && !old.contains(":KUBE-MARK-DROP"), "{old}");
+    let new = rendered("1.25", false);
+    let lines = fw_lines(&new);
+    assert!(lines[0].starts_with(allowed), "{new}");
+    assert_eq!(
+        lines[1],
+        "-m comment --comment \"other traffic to default/lb:p80 will be dropped by KUBE-PROXY-FIREWALL\""
+    );
+    assert!(new.contains(":KUBE-PROXY-FIREWALL - [0:0]"), "{new}");
+    assert!(
+        new.contains("-A KUBE-PROXY-FIREWALL -m comment --comment \"default/lb:p80 traffic not accepted by KUBE-FW-"),
+        "{new}"
+    );
+    let standalone = rendered("1.24", true);
+    for line in [
+        ":KUBE-MARK-DROP - [0:0]",
+        "-A KUBE-MARK-DROP -j MARK --or-mark 0x00008000",
+        "-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP",
+        "-A INPUT -j KUBE-FIREWALL",
+    ] {
+        assert!(standalone.lines().any(|l| l == line), "{line}\n{standalone}");
+    }
+    assert!(!standalone.contains("KUBE-PROXY-FIREWALL"), "{standalone}");
+    assert!(rendered("1.25", true).contains("-j KUBE-PROXY-FIREWALL"));
+}
+
+/// `svclab check` reports what kube-proxy of the profile's release refuses, one error per
+/// field error of pkg/proxy/apis/config/validation/validation.go `Validate`, on the field as
+/// the KubeProxyConfiguration writes it and at its line: the nftables mode before 1.29 (and
+/// `validateProxyModeLinux`'s list, with `nftables` once it is valid), entries of
+/// `nodePortAddresses` that are not CIDRs (`validateKubeProxyNodePortAddress`).
+#[test]
+fn check_reports_refused_configuration() {
+    let diagnostics = |version: &str, kpc: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n"
+        );
+        let report = crate::check(&[Input::new("kp.yaml", yaml)], &crate::CheckOptions::default());
+        report
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let object = d.object.as_ref().map(|o| o.kind.clone()).unwrap_or_default();
+                let line = d.source.as_ref().map_or(0, |s| s.line);
+                format!("{:?} {object} {} line {line}: {}", d.severity, d.field, d.message)
+            })
+            .collect::<Vec<_>>()
+    };
+    let prefix = "kube-proxy refuses to start: failed validate: KubeProxyConfiguration";
+    let blank = "or blank (blank means the best-available proxy [currently iptables])";
+    let kpc = "mode: nftables\nnodePortAddresses:\n- 10.0.0.0/8\n- bogus";
+    assert_eq!(
+        diagnostics("1.28", kpc),
+        [
+            format!(
+                "Error KubeProxyConfiguration mode line 7: {prefix}.Mode.ProxyMode: Invalid value: \"nftables\": must be iptables, ipvs {blank}"
+            ),
+            format!(
+                "Error KubeProxyConfiguration nodePortAddresses[1] line 10: {prefix}.NodePortAddresses[1]: Invalid value: \"bogus\": must be a valid CIDR"
+            ),
+        ]
+    );
+    assert_eq!(
+        diagnostics("1.31", kpc),
+        [format!(
+            "Error KubeProxyConfiguration nodePortAddresses[1] line 10: {prefix}.NodePortAddresses[1]: Invalid value: \"bogus\": must be a valid CIDR"
+        )]
+    );
+    assert_eq!(
+        diagnostics("1.24", "mode: nftables"),
+        [format!(
+            "Error KubeProxyConfiguration mode line 7: {prefix}.Mode.ProxyMode: Invalid value: \"nftables\": must be iptables,ipvs,userspace {blank}"
+        )]
+    );
+    assert_eq!(
+        diagnostics("1.31", "mode: kernelspace"),
+        [format!(
+            "Error KubeProxyConfiguration mode line 7: {prefix}.Mode.ProxyMode: Invalid value: \"kernelspace\": must be iptables, ipvs, nftables {blank}"
+        )]
+    );
+    for (version, kpc) in [
+        ("1.24", "mode: userspace"),
+        ("1.28", "mode: iptables"),
+        ("1.29", "mode: nftables\nfeatureGates: {NFTablesProxyMode: true}"),
+        ("1.31", "mode: nftables\nnodePortAddresses: [primary]"),
+        ("1.37", "mode: ipvs"),
+    ] {
+        assert_eq!(diagnostics(version, kpc), Vec::<String>::new(), "{version} {kpc}");
     }
 }

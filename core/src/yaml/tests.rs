@@ -65,3 +65,91 @@ fn alias_expansion_is_bounded() {
     let docs = parse_stream(&bomb);
     assert!(docs[0].root.as_ref().is_err_and(|e| e.message.contains("excessive aliasing")));
 }
+
+/// Every document of `text` the fast reader takes, next to the general reader's tree of it;
+/// the number of documents it took.
+fn fast_against_events(text: &str) -> usize {
+    let mut taken = 0;
+    for doc in super::documents(text) {
+        let Some(fast) = super::fast::parse(&doc.text, doc.first_line) else { continue };
+        let events = super::Builder::new(doc.first_line)
+            .run_events(&doc.text, &mut super::Scratch::default());
+        assert_eq!(
+            format!("{:?}", Ok::<_, super::SyntaxError>(Some(fast))),
+            format!("{events:?}"),
+            "document {} of:\n{text}",
+            doc.index
+        );
+        taken += 1;
+    }
+    taken
+}
+
+#[test]
+fn fast_reader_builds_the_general_readers_tree() {
+    let samples = [
+        "a: 1\nb: yes\nc: 0777\nd: \"on\"\ne: 'x y'\nf: ''\ng: ~\nh: null\ni: http://x:80/p\n",
+        "kind: Service\nmetadata:\n  name: a\n  labels:\n    app.kubernetes.io/name: x\nspec:\n  ports:\n  - name: http\n    port: 80\n    targetPort: 8080\n  -   port: 81\n  selector:\n    app: a\n",
+        "endpoints:\n- addresses: [\"10.0.0.1\", 10.0.0.2]\n  conditions: {ready: true, serving: false}\n  nodeName: n\n- addresses: []\n  conditions: {}\nports:\n  - port: 1\n    protocol: TCP\n",
+        "# comment\n\na: 1\n  # indented comment\nb:\n\n  c: 2\na: 3\n",
+        "- a\n- 1.5\n- -3\n- b: 1\n  c: [x]\n- {k: v}\n",
+        "    a: 1\n    b:\n      - x\n",
+        "a: foo bar\nb: -x\nc: +1\nd: .5\ne: 1e3\nf: 0x1F\ng: 1_000\nh: on\n",
+        "a:\n  b:\n    c:\n      d: [1, 2, 3]\n  e: f\n",
+    ];
+    let mut taken = 0;
+    for sample in samples {
+        taken += fast_against_events(sample);
+    }
+    assert_eq!(taken, samples.len(), "the fast reader takes every sample");
+    // Documents it must leave to the general reader.
+    let others = [
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "a: |\n  text\n",
+        "a: foo\n  bar\n",
+        "a: 1 # note\n",
+        "a:\nb: 1\n",
+        "a: \"x\\ty\"\n",
+        "a: [1, [2]]\n",
+        "1: a\n",
+        "{\"a\": 1}\n",
+        "a: 1\n b: 2\n",
+        "- - a\n",
+        "a:\tb\n",
+    ];
+    for other in others {
+        assert_eq!(fast_against_events(other), 0, "{other:?} is left to the general reader");
+    }
+    // Every YAML and JSON file of the repository.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut pending = vec![root];
+    let mut files = 0;
+    let mut taken = 0;
+    while let Some(dir) = pending.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else { continue };
+        for entry in listing.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                    pending.push(path);
+                }
+            } else if [".yaml", ".yml", ".json"].iter().any(|ext| name.ends_with(ext))
+                && let Ok(text) = std::fs::read_to_string(&path)
+            {
+                files += 1;
+                taken += fast_against_events(&text);
+            }
+        }
+    }
+    assert!(files > 50 && taken > 50, "{files} files, {taken} documents read by the fast reader");
+}
+
+#[test]
+fn common_keys_are_sorted_by_length_then_bytes() {
+    let keys = super::COMMON_KEYS;
+    assert!(keys.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
+    assert!(keys.iter().enumerate().all(|(i, k)| super::common_key(k) == Ok(i)));
+    assert!(super::common_key("notACommonKey").is_err());
+}
