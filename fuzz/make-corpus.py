@@ -47,9 +47,20 @@ scenarios += sorted((ROOT / "tests/data/proxy").glob("*/input.yaml"))
 scenarios += [ROOT / "tests/data/proxy/trace-iptables-save/scenario.yaml"]
 for p in scenarios:
     put("check_yaml", p.read_text())
+    put("yaml_readers", p.read_text())
 objects = vector_objects(ROOT / "tests/data/validation/vectors.yaml", 9)
 for obj in objects:
     put("check_yaml", yaml.safe_dump(obj))
+    put("yaml_readers", yaml.safe_dump(obj))
+# Where the fast reader must step aside: anchors, tags, block and multi-line scalars, escapes,
+# comments after content, tabs, nested flow, non-ASCII, separators inside a document.
+for text in [
+    "a: &x 1\nb: *x\n", "a: !!str 1\n", "a: |\n  text\n", "a: foo\n  bar\n", "a: 1 # note\n",
+    "a:\nb: 1\n", 'a: "x\\ty"\n', "a: [1, [2]]\n", "1: a\n", '{"a": 1}\n', "a: 1\n b: 2\n",
+    "- - a\n", "a:\tb\n", "a: é\n", "a: 1\n---\nb: 2\n", "a: 'it''s'\nb: \"q\"\n",
+    "x:\n- a: 1\n  b: [c, 'd', \"e\"]\n- {f: g, h: 0x1F}\n",
+]:
+    put("yaml_readers", text)
 for p in scenarios[:8]:
     docs = [d for d in yaml.safe_load_all(p.read_text()) if d]
     put("check_json", "\n".join(json.dumps(d, indent=1) for d in docs))

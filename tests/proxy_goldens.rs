@@ -6,6 +6,11 @@
 //! (KubeProxyConfiguration, Node, ClusterProfile host facts); only the mark string is
 //! overridden afterwards, as the Go test fakes inject the literal `0x4000`.
 //! `UPDATE_EXPECT=1` re-blesses the in-repo copies.
+//!
+//! The release goldens (tests/data/proxy-releases) go through the product path instead: one
+//! scenario, a ClusterProfile `kubernetesVersion` and kube-proxy `mode` / `featureGates` per
+//! case, `evaluate` then `render`, so every row of kube-proxy's release table that changes
+//! the payload (or whether kube-proxy starts at all) changes a golden.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -54,6 +59,15 @@ fn main() {
             let d = dir.clone();
             trials.push(Trial::test(format!("trace::{name}"), move || run_traces(&d)));
         }
+    }
+    match release_cases() {
+        Ok(cases) => {
+            for case in cases {
+                let name = format!("release::{}", case.name);
+                trials.push(Trial::test(name, move || run_release_case(&case)));
+            }
+        }
+        Err(e) => trials.push(Trial::test("release cases present", move || Err(e))),
     }
     let dump_dir = svclab_tests::data_dir().join("proxy").join("trace-iptables-save");
     trials.push(Trial::test("trace::iptables-save-dump", move || run_dump_traces(&dump_dir)));
@@ -130,6 +144,125 @@ fn run_dump_traces(dir: &Path) -> Result<(), Failed> {
         }
     }
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n").into()) }
+}
+
+/// One kube-proxy of tests/data/proxy-releases/cases.yaml.
+struct ReleaseCase {
+    name: String,
+    release: String,
+    mode: ProxyMode,
+    /// Fields set on the shared KubeProxyConfiguration (`featureGates`, `nodePortAddresses`).
+    kube_proxy: Value,
+    standalone: bool,
+}
+
+fn release_dir() -> PathBuf {
+    svclab_tests::data_dir().join("proxy-releases")
+}
+
+fn release_cases() -> Result<Vec<ReleaseCase>, Failed> {
+    let cases = yaml(&read(&release_dir().join("cases.yaml"))?)?;
+    let mut out = Vec::new();
+    for case in cases.as_array().cloned().unwrap_or_default() {
+        let name = case["name"].as_str().ok_or("a release case without name")?.to_owned();
+        let release = case["release"].as_str().ok_or(format!("{name}: no release"))?.to_owned();
+        let mode = case["mode"]
+            .as_str()
+            .and_then(ProxyMode::parse)
+            .ok_or(format!("{name}: mode must be iptables or nftables"))?;
+        out.push(ReleaseCase {
+            name,
+            release,
+            mode,
+            kube_proxy: case["kubeProxyConfiguration"].clone(),
+            standalone: case["standalone"].as_bool().unwrap_or(false),
+        });
+    }
+    if out.is_empty() {
+        return Err("tests/data/proxy-releases/cases.yaml lists no case".into());
+    }
+    Ok(out)
+}
+
+/// The shared scenario with the case's release on the ClusterProfile and its mode and gates
+/// and settings on the KubeProxyConfiguration, as one multi-document input.
+fn release_scenario(case: &ReleaseCase) -> Result<String, Failed> {
+    use serde::Deserialize;
+    let text = read(&release_dir().join("scenario.yaml"))?;
+    let mut docs = Vec::new();
+    for doc in serde_norway::Deserializer::from_str(&text) {
+        let mut value = Value::deserialize(doc).map_err(|e| format!("scenario.yaml: {e}"))?;
+        match value["kind"].as_str() {
+            Some("ClusterProfile") => {
+                value["kubernetesVersion"] = Value::String(case.release.clone());
+            }
+            Some("KubeProxyConfiguration") => {
+                value["mode"] = Value::String(case.mode.as_str().to_owned());
+                for (field, v) in case.kube_proxy.as_object().into_iter().flatten() {
+                    value[field] = v.clone();
+                }
+            }
+            _ => {}
+        }
+        docs.push(value.to_string());
+    }
+    Ok(docs.join("\n---\n"))
+}
+
+/// Renders the case through `evaluate` and `render`; the golden is the payload (iptables in
+/// canonical order, nftables after the Go tests' sort) or kube-proxy's refusal followed by the
+/// check's errors about it.
+fn run_release_case(case: &ReleaseCase) -> Result<(), Failed> {
+    use svclab_core::{CheckOptions, RenderOptions, evaluate, render};
+    let scenario = release_scenario(case)?;
+    let (world, report) =
+        evaluate(&[Input::new("scenario.yaml", scenario)], &CheckOptions::default());
+    if world.profile.version.to_string() != case.release {
+        return Err(format!("profile is {}, not {}", world.profile.version, case.release).into());
+    }
+    let errors: Vec<String> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == svclab_core::Severity::Error)
+        .map(|d| {
+            let line = d.source.as_ref().map_or(0, |s| s.line);
+            format!("check: {} line {line}: {}\n", d.field, d.message)
+        })
+        .collect();
+    let options = RenderOptions { standalone: case.standalone, ..RenderOptions::new(case.mode) };
+    let (file, got) = match render(&world, &options) {
+        Ok(text) => {
+            if !errors.is_empty() {
+                return Err(format!("rendered, yet the check has errors: {errors:?}").into());
+            }
+            match case.mode {
+                ProxyMode::Iptables => {
+                    // A standalone payload appends the built-in chains' jumps (and 1.24's
+                    // kubelet chain), outside the Go tests' canonical order.
+                    if !case.standalone && sort_iptables(&text) != text {
+                        return Err(format!(
+                            "output is not in canonical order\n{}",
+                            diff(&sort_iptables(&text), &text)
+                        )
+                        .into());
+                    }
+                    (format!("{}.iptables", case.name), text)
+                }
+                ProxyMode::Nftables => (format!("{}.nft", case.name), sort_nft(&text)),
+            }
+        }
+        // The refusal, then what `svclab check` says about the same configuration.
+        Err(e) => (format!("{}.error", case.name), format!("{e}\n{}", errors.concat())),
+    };
+    let path = release_dir().join(&file);
+    if svclab_tests::bless() {
+        return std::fs::write(&path, &got).map_err(|e| format!("{}: {e}", path.display()).into());
+    }
+    let expected = read(&path)?;
+    if got != expected {
+        return Err(format!("{file}: {}", diff(&expected, &got)).into());
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<String, Failed> {

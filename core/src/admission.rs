@@ -469,10 +469,13 @@ fn decide(
     let (profile_doc, profile) = profile_input(options)?.unzip();
     let decoding =
         crate::policy::Decoding { stringly_typed: options.stringly_typed, allow_profile_key: true };
-    if let Some(policy) = &options.policy {
-        crate::policy::validate_for_admission(policy, &profile.unwrap_or_default(), decoding)
-            .map_err(|diags| AdmissionError::Settings(lines(&diags)))?;
-    }
+    let decoded = match &options.policy {
+        Some(policy) => Some(
+            crate::policy::validate_for_admission(policy, &profile.unwrap_or_default(), decoding)
+                .map_err(|diags| AdmissionError::Settings(lines(&diags)))?,
+        ),
+        None => None,
+    };
     let kind = request.kind.as_str();
     if !matches!(kind, "Service" | "EndpointSlice")
         || !matches!(request.operation.as_str(), "CREATE" | "UPDATE")
@@ -521,6 +524,8 @@ fn decide(
         status_only: request.subresource == "status",
         decoding,
         judged_input: Some(OBJECT_INPUT),
+        // Decoded against the profile the scenario below puts first: the pipeline's own.
+        decoded,
     };
     let check_options = CheckOptions {
         policy: options.policy.clone(),

@@ -89,4 +89,10 @@ pub mod testing {
         validate_service_update,
     };
     pub use crate::world::trace_mode;
+
+    /// Where the fast YAML reader and the general one build different trees (see
+    /// `yaml::fast_reader_disagreement`), for the `yaml_readers` fuzz target.
+    pub fn yaml_fast_reader_disagreement(text: &str) -> Option<String> {
+        crate::yaml::fast_reader_disagreement(text)
+    }
 }

@@ -17,6 +17,7 @@ use crate::manifest::{self, Input, Object};
 use crate::model::{ClusterProfile, EndpointSlice, Located, Positions, Service};
 use crate::policy::{self, UserInfo};
 use crate::profile::Profile;
+use crate::proxy;
 use crate::registry;
 use crate::report::{Report, ServiceReport};
 use crate::validation;
@@ -117,12 +118,16 @@ fn evaluate_at(
     };
     let cluster = new_cluster(&profile, &scenario.objects, &mut diags);
     let mut world = World::new(profile, cluster);
-    let policies = policy::Policies::from_input(
-        options.policy.as_ref(),
-        &world.profile,
-        context.decoding,
-        &mut diags,
-    );
+    let policies = match (&context.decoded, release) {
+        // Decoded by the host against this profile (another release decodes anew).
+        (Some(decoded), None) => decoded.clone(),
+        _ => policy::Policies::from_input(
+            options.policy.as_ref(),
+            &world.profile,
+            context.decoding,
+            &mut diags,
+        ),
+    };
     let mut scope = PolicyScope {
         policies,
         context,
@@ -143,7 +148,11 @@ fn evaluate_at(
             }
             Object::Endpoints(e) => world.endpoints.push(e),
             Object::Node(n) => world.nodes.push(n),
-            Object::KubeProxyConfiguration(k) => world.kube_proxy = Some(k),
+            Object::KubeProxyConfiguration(k) => {
+                // What kube-proxy of the profile's release refuses (proxy/startup.rs).
+                diags.extend(proxy::configuration_diagnostics(&k, world.profile.version.minor));
+                world.kube_proxy = Some(k);
+            }
             Object::IptablesSave { text, source } => world.iptables_dumps.push((text, source)),
             Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}
         }

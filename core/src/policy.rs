@@ -140,7 +140,7 @@ pub struct UserInfo {
 
 /// What a host knows about a request besides the objects (the admission path fills it; a
 /// scenario has everything).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Context {
     /// The host did not send the other Services of the cluster.
     pub(crate) no_inventory: bool,
@@ -153,6 +153,10 @@ pub(crate) struct Context {
     /// Only objects of this input are judged (the admission path's object; its old object and
     /// inventory are context, already admitted).
     pub(crate) judged_input: Option<&'static str>,
+    /// `CheckOptions::policy` already decoded against the scenario's profile (the admission
+    /// path validates the settings first and hands over what it decoded, so they are read once
+    /// per request, not twice).
+    pub(crate) decoded: Option<Policies>,
 }
 
 impl Context {
@@ -398,20 +402,17 @@ pub(crate) fn embedded_profile_json(input: &Input) -> Option<serde_json::Value> 
     docs.iter().find(|d| !d.object).and_then(|d| d.root.get("profile")).map(Node::to_json)
 }
 
-/// Validates a policy input for the admission path against the profile in force; the
-/// diagnostics refuse the configuration.
+/// Validates a policy input for the admission path against the profile in force: the
+/// policies, which the pipeline takes as they are ([`Context::decoded`]), or the diagnostics
+/// that refuse the configuration.
 pub(crate) fn validate_for_admission(
     input: &Input,
     profile: &Profile,
     decoding: Decoding,
-) -> Result<(), Vec<Diagnostic>> {
-    let (docs, mut diags) = read_documents(input);
-    for doc in &docs {
-        let decoding =
-            Decoding { allow_profile_key: !doc.object && decoding.allow_profile_key, ..decoding };
-        diags.extend(decode_document(doc, &input.name, profile, decoding).1);
-    }
-    if diags.iter().any(|d| d.severity == Severity::Error) { Err(diags) } else { Ok(()) }
+) -> Result<Policies, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let policies = Policies::from_input(Some(input), profile, decoding, &mut diags);
+    if diags.iter().any(|d| d.severity == Severity::Error) { Err(diags) } else { Ok(policies) }
 }
 
 /// The whole findings of one object, turned into diagnostics.

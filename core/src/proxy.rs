@@ -46,7 +46,9 @@ pub use config::{DetectLocal, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
 pub(crate) use release::{Behaviour, holds};
-pub(crate) use startup::validate as validate_configuration;
+pub(crate) use startup::{
+    diagnostics as configuration_diagnostics, validate as validate_configuration,
+};
 
 /// Which kube-proxy backend to render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -689,6 +689,22 @@ fn looks_like_float(s: &str) -> bool {
         && body.chars().any(|c| c.is_ascii_digit())
 }
 
+/// The first document of `text` the fast reader reads differently from the general one (its
+/// tree next to the general reader's answer), or `None` when they agree on every document the
+/// fast reader takes. The fast reader may leave any document to the general one, but what it
+/// takes it must read exactly as `saphyr-parser`'s events do: the `yaml_readers` fuzz target
+/// and the tests hold it to that.
+pub(crate) fn fast_reader_disagreement(text: &str) -> Option<String> {
+    documents(text).find_map(|doc| {
+        let fast = fast::parse(&doc.text, doc.first_line)?;
+        let events = Builder::new(doc.first_line).run_events(&doc.text, &mut Scratch::default());
+        let fast = format!("{:?}", Ok::<_, SyntaxError>(Some(fast)));
+        let events = format!("{events:?}");
+        (fast != events)
+            .then(|| format!("document {}: fast reader {fast}, event reader {events}", doc.index))
+    })
+}
+
 mod fast;
 
 #[cfg(test)]

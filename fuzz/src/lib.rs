@@ -40,12 +40,22 @@ pub const TARGETS: &[Target] = &[
     Target { name: "share_link", run: share_link },
     Target { name: "gateway", run: gateway },
     Target { name: "structured", run: structured },
+    Target { name: "yaml_readers", run: yaml_readers },
 ];
 
 /// Scenario text (YAML) through `check`, and the report out as JSON and text, as the `svclab`
 /// command prints it.
 pub fn check_yaml(data: &[u8]) {
     check_text("fuzz.yaml", data);
+}
+
+/// Text through both YAML readers: what the fast reader for plain block YAML takes, it must
+/// read exactly as the general (event) reader does, tree, scalars and positions alike.
+pub fn yaml_readers(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Some(difference) = svclab_core::testing::yaml_fast_reader_disagreement(&text) {
+        panic!("the YAML readers disagree on {text:?}: {difference}");
+    }
 }
 
 /// Scenario text (JSON documents and `List`s) through `check`.

@@ -4,7 +4,10 @@
 //! `--plugin` is, then with a Service policy), and the fixed cost of a fresh instance.
 //!
 //! Times are this thread's CPU time (`/proc/thread-self/schedstat`) over N calls (default
-//! 20,000), so other processes on a shared machine do not skew them.
+//! 20,000), so other processes on a shared machine do not skew them. "2 threads" runs the same
+//! calls on two threads at once, as `svclab serve` does on two cores: costs that only show when
+//! another thread of the process runs (TLB shootdowns of `mprotect`/`madvise`) count there.
+//! "peak memory" is the guest's largest linear memory during one review.
 
 #![allow(clippy::print_stdout, reason = "an example prints its table")]
 
@@ -29,8 +32,8 @@ fn main() {
     let with_policy =
         AdmissionOptions { policy: Some(Input::new("policy.yaml", POLICY)), ..plain.clone() };
     println!("CPU time per call, {calls} calls each (thread CPU time)");
-    println!("| engine | options | per review |");
-    println!("|---|---|---:|");
+    println!("| engine | options | per review | 2 threads | peak memory |");
+    println!("|---|---|---:|---:|---:|");
     let engines = [
         ("native", Engine::Native),
         ("plugin, unmetered", load(pooled(None), &cache)),
@@ -42,19 +45,40 @@ fn main() {
                 panic!("{name}: {err}");
             });
             let native = Engine::Native.validate_admission(REVIEW, options).map(|o| o.output);
+            let peak = answer.peak_memory_bytes.map_or_else(
+                || "-".to_owned(),
+                |bytes| format!("{:.2} MiB", bytes as f64 / f64::from(1 << 20)),
+            );
             assert_eq!(Ok(answer.output), native, "{name}: the engines differ");
-            let cost = per_call(calls, || drop(engine.validate_admission(REVIEW, options)));
-            println!("| {name} | {label} | {} |", show(cost));
+            let call = || drop(engine.validate_admission(REVIEW, options));
+            let cost = per_call(calls, call);
+            let two = two_threads(calls, call);
+            println!("| {name} | {label} | {} | {} | {peak} |", show(cost), show(two));
         }
         if let Engine::Plugin(runner) = engine {
-            let cost = per_call(calls, || drop(runner.ping()));
-            println!("| {name} | fresh instance + abi-version | {} |", show(cost));
+            let call = || drop(runner.ping());
+            let cost = per_call(calls, call);
+            let two = two_threads(calls, call);
+            println!(
+                "| {name} | fresh instance + abi-version | {} | {} | |",
+                show(cost),
+                show(two)
+            );
         }
     }
 }
 
 fn load(limits: Limits, cache: &CacheDir) -> Engine {
     Engine::embedded_plugin(limits, cache).unwrap_or_else(|err| panic!("load: {err}"))
+}
+
+/// [`per_call`] on two threads at once; the mean of both threads' figures.
+fn two_threads(calls: u32, call: impl Fn() + Sync) -> Duration {
+    let costs = std::thread::scope(|scope| {
+        let threads = [(); 2].map(|()| scope.spawn(|| per_call(calls, &call)));
+        threads.map(|thread| thread.join().unwrap_or_default())
+    });
+    costs.iter().sum::<Duration>() / 2
 }
 
 fn per_call(calls: u32, mut call: impl FnMut()) -> Duration {

@@ -3,12 +3,14 @@
 //! `nodePortAddresses` (`primary` before the keyword existed, entries that are not CIDRs).
 //! A refusal is the text kube-proxy's command returns (cmd/kube-proxy/app/server.go
 //! `NewProxyCommand`: `failed validate: ` and the aggregate of the `field.Error`s of
-//! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules.
+//! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules; `svclab check`
+//! reports each field error on the KubeProxyConfiguration (`diagnostics`).
 
 use super::release::{Behaviour, holds};
 use super::{ProxyMode, RenderError};
+use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::{FieldError, GoValue};
-use crate::model::KubeProxyConfiguration;
+use crate::model::{KubeProxyConfiguration, Located};
 use crate::net::parse_cidr_sloppy;
 
 /// Whether the nftables mode is a valid `--proxy-mode` at a release, given kube-proxy's own
@@ -27,12 +29,8 @@ pub(crate) fn validate(
     minor: u32,
     release: &str,
 ) -> Result<(), RenderError> {
-    let mut errors = Vec::new();
-    let own_gate = kpc.feature_gates.get("NFTablesProxyMode").copied();
-    if mode == ProxyMode::Nftables && !nftables_mode_valid(minor, own_gate) {
-        errors.push(mode_error(mode, minor));
-    }
-    errors.extend(node_port_address_errors(&kpc.node_port_addresses, minor));
+    let errors: Vec<FieldError> =
+        refusals(kpc, mode.as_str(), minor).into_iter().map(|(_, error)| error).collect();
     if errors.is_empty() {
         return Ok(());
     }
@@ -42,49 +40,94 @@ pub(crate) fn validate(
     })
 }
 
-/// `validateProxyModeLinux`: `field.Invalid` on `KubeProxyConfiguration.Mode.ProxyMode` with
-/// the sorted valid modes (`sets.List`). 1.24 and 1.25 list `userspace` and join with `,`;
-/// from 1.26 the list is `iptables, ipvs` (with the gate on, `nftables` too, but then the
-/// mode is valid and there is no error).
-fn mode_error(mode: ProxyMode, minor: u32) -> FieldError {
-    let valid = if holds(Behaviour::UserspaceProxyMode, minor) {
-        "iptables,ipvs,userspace"
-    } else {
-        "iptables, ipvs"
-    };
-    FieldError::invalid(
+/// The refusal of a scenario's KubeProxyConfiguration (in the mode it writes, blank meaning
+/// iptables) as `svclab check` errors: one per field error, on the field as written, with
+/// kube-proxy's text.
+pub(crate) fn diagnostics(
+    located: &Located<KubeProxyConfiguration>,
+    minor: u32,
+) -> Vec<Diagnostic> {
+    refusals(&located.value, &located.value.mode, minor)
+        .into_iter()
+        .map(|(field, error)| {
+            let source = located.positions.source_of(&field);
+            Diagnostic::error(
+                Some(ObjectRef::kind("KubeProxyConfiguration")),
+                field,
+                "FieldValueInvalid",
+                format!("kube-proxy refuses to start: failed validate: {}", error.message(false)),
+            )
+            .at(source)
+        })
+        .collect()
+}
+
+/// Every field error of `Validate` that svclab models, with the field as the document writes
+/// it (`mode`, `nodePortAddresses[0]`).
+fn refusals(kpc: &KubeProxyConfiguration, mode: &str, minor: u32) -> Vec<(String, FieldError)> {
+    let own_gate = kpc.feature_gates.get("NFTablesProxyMode").copied();
+    let mut errors = Vec::new();
+    if let Some(error) = mode_error(mode, minor, own_gate) {
+        errors.push(("mode".to_owned(), error));
+    }
+    errors.extend(node_port_address_errors(&kpc.node_port_addresses, minor));
+    errors
+}
+
+/// `validateProxyModeLinux`: blank or one of the valid modes, else `field.Invalid` on
+/// `KubeProxyConfiguration.Mode.ProxyMode` with the sorted valid modes (`sets.List`). 1.24
+/// and 1.25 list `userspace` and join with `,`; from 1.26 the list is `iptables, ipvs`, with
+/// `nftables` where the mode is valid (its gate on, or GA).
+fn mode_error(mode: &str, minor: u32, own_gate: Option<bool>) -> Option<FieldError> {
+    let userspace = holds(Behaviour::UserspaceProxyMode, minor);
+    let mut valid = vec!["iptables", "ipvs"];
+    if userspace {
+        valid.push("userspace");
+    }
+    if nftables_mode_valid(minor, own_gate) {
+        valid.push("nftables");
+    }
+    if mode.is_empty() || valid.contains(&mode) {
+        return None;
+    }
+    valid.sort_unstable();
+    let valid = valid.join(if userspace { "," } else { ", " });
+    Some(FieldError::invalid(
         "KubeProxyConfiguration.Mode.ProxyMode",
-        GoValue::Str(mode.as_str().to_owned()),
+        GoValue::Str(mode.to_owned()),
         format!(
             "must be {valid} or blank (blank means the best-available proxy [currently iptables])"
         ),
-    )
+    ))
 }
 
 /// `validateKubeProxyNodePortAddress`: each entry must parse as a CIDR (`ParseCIDRSloppy`;
 /// per index since kubernetes/kubernetes#95036, 1.20). From 1.31 (#123105) `primary` is
 /// accepted as the only entry; anywhere else it is "can't use both 'primary' and CIDRs", and
 /// the loop stops at the first `primary`.
-fn node_port_address_errors(addresses: &[String], minor: u32) -> Vec<FieldError> {
+fn node_port_address_errors(addresses: &[String], minor: u32) -> Vec<(String, FieldError)> {
     let keyword = holds(Behaviour::PrimaryKeyword, minor);
     let mut errors = Vec::new();
     for (i, address) in addresses.iter().enumerate() {
+        let field = format!("nodePortAddresses[{i}]");
         let path = format!("KubeProxyConfiguration.NodePortAddresses[{i}]");
         if keyword && address == "primary" {
             if i != 0 || addresses.len() != 1 {
-                errors.push(FieldError::invalid(
-                    path,
-                    GoValue::Str(address.clone()),
-                    "can't use both 'primary' and CIDRs",
+                errors.push((
+                    field,
+                    FieldError::invalid(
+                        path,
+                        GoValue::Str(address.clone()),
+                        "can't use both 'primary' and CIDRs",
+                    ),
                 ));
             }
             break;
         }
         if parse_cidr_sloppy(address).is_none() {
-            errors.push(FieldError::invalid(
-                path,
-                GoValue::Str(address.clone()),
-                "must be a valid CIDR",
+            errors.push((
+                field,
+                FieldError::invalid(path, GoValue::Str(address.clone()), "must be a valid CIDR"),
             ));
         }
     }

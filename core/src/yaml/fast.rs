@@ -16,7 +16,9 @@ use crate::source::Pos;
 /// The tree of a document whose text starts at `first_line`, or `None` when the document is
 /// empty or not in the subset.
 pub(super) fn parse(text: &str, first_line: u32) -> Option<Node> {
-    if !text.is_ascii() || text.contains(['\t', '\r']) {
+    // Printable ASCII and line feeds only: saphyr-parser refuses other control characters
+    // ("found unprintable character", YAML 1.2 `c-printable`), even inside comments.
+    if !text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b)) {
         return None;
     }
     let mut lines = Vec::new();
