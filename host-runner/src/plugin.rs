@@ -419,6 +419,11 @@ fn new_store(engine: &Engine, limits: &Limits) -> CallStore {
         // Infallible: the engine was configured with `consume_fuel(true)`.
         let _ = store.set_fuel(fuel);
     }
+    // What a call hands back (a report, rendered rules) is copied out of the guest's memory in
+    // one piece, and wasmtime caps each such copy at 128 MiB of "hostcall fuel" by default:
+    // 100,000 Services' rulesets are larger. The guest cannot hold more than its memory limit,
+    // so that limit bounds the copy too.
+    store.set_hostcall_fuel(limits.max_memory_bytes);
     store.set_epoch_deadline(deadline_ticks(limits.timeout));
     store.epoch_deadline_trap();
     CallStore { store, stderr, limits: limits.clone() }

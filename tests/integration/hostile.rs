@@ -68,6 +68,18 @@ fn unbounded_memory_growth_hits_the_memory_limit() {
 }
 
 #[test]
+fn an_answer_larger_than_wasmtimes_default_copy_limit_is_taken() {
+    // 200 MiB out of the guest in one call: past wasmtime's default 128 MiB per copy, within
+    // the 1 GiB memory limit, which is what bounds the copy (`new_store` in plugin.rs).
+    let text = std::fs::read("data/wasm/large-output.wat").expect("guest fixture");
+    let engine = Engine::plugin(&text, Limits::default(), &CacheDir::disabled()).expect("loads");
+    let options = CheckOptions { no_defaults: true, ..CheckOptions::default() };
+    let checked = engine.check(&[Input::new("x.yaml", "")], &options).expect("the answer is taken");
+    assert_eq!(checked.output.len(), 200 << 20);
+    assert!(checked.output.bytes().all(|b| b == b'a'));
+}
+
+#[test]
 fn trap_mid_call_is_reported() {
     check(
         "trap",

@@ -182,9 +182,8 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot write {}", file.display()))?;
             for call in [Call::Check, Call::Render] {
                 let native = measure(&svclab, &cache, Engine::Native, call, &file, options.runs)?;
-                // A plugin call that fails (the report JSON of 100,000 Services, rulesets
-                // included, is more than wasmtime lets a call copy out) is a miss in the
-                // table, not the end of it.
+                // A plugin call that fails (past the memory limit below, say) is a miss in
+                // the table, not the end of it.
                 let plugin =
                     match measure(&svclab, &cache, Engine::Plugin, call, &file, options.runs) {
                         Ok(m) => m,
