@@ -276,7 +276,8 @@ impl<'t> Reader<'t> {
             first => {
                 let starts_plain = first.is_ascii_alphanumeric()
                     || matches!(first, b'.' | b'/' | b'_' | b'+' | b'~')
-                    || (first == b'-' && text.len() > 1);
+                    // `- ` opens a block sequence entry, never a plain scalar.
+                    || (first == b'-' && text.len() > 1 && text.as_bytes()[1] != b' ');
                 let ordinary = text.bytes().all(|c| {
                     !matches!(
                         c,
