@@ -294,8 +294,7 @@ fn api(config: &GatewayConfig, call: &ApiCall, path: &str, body: &[u8]) -> Reply
                 node: query.get("node").map(str::to_owned),
                 standalone: query.flag("standalone"),
             };
-            let (world, _) =
-                evaluate(&inputs, &CheckOptions { omit_rules: true, ..CheckOptions::default() });
+            let (world, _) = evaluate(&inputs, &CheckOptions::WORLD_ONLY);
             match render(&world, &options) {
                 Ok(rules) => text_reply(200, "text/plain; charset=utf-8", rules),
                 Err(err) => bad_request(&err.to_string()),
@@ -318,8 +317,7 @@ fn api(config: &GatewayConfig, call: &ApiCall, path: &str, body: &[u8]) -> Reply
                 node: query.get("node").map(str::to_owned),
                 in_interface: query.get("inInterface").map(str::to_owned),
             };
-            let (world, _) =
-                evaluate(&inputs, &CheckOptions { omit_rules: true, ..CheckOptions::default() });
+            let (world, _) = evaluate(&inputs, &CheckOptions::WORLD_ONLY);
             // The same encoding as `svclab trace --output json`.
             match serde_json::to_string_pretty(&trace(&world, &request)) {
                 Ok(mut json) => {

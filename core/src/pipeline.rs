@@ -47,6 +47,18 @@ pub struct CheckOptions {
     pub omit_rules: bool,
 }
 
+impl CheckOptions {
+    /// What `render` and `trace` need of the pipeline: the world with defaults applied, not
+    /// the report's rulesets (they render the world themselves).
+    pub const WORLD_ONLY: CheckOptions = CheckOptions {
+        no_defaults: false,
+        policy: None,
+        user_info: None,
+        explain_release: false,
+        omit_rules: true,
+    };
+}
+
 /// Runs the pipeline and returns the report.
 pub fn check(inputs: &[Input], options: &CheckOptions) -> Report {
     evaluate(inputs, options).1

@@ -132,15 +132,6 @@ impl Checked {
     }
 }
 
-/// What `render` and `trace` need of the pipeline: the world, not the report's rulesets.
-const WORLD_ONLY: CheckOptions = CheckOptions {
-    no_defaults: false,
-    policy: None,
-    user_info: None,
-    explain_release: false,
-    omit_rules: true,
-};
-
 impl Engine {
     /// The diagnostics of `check` alone (typed through the plugin's `diagnose` export).
     pub fn diagnose(
@@ -171,7 +162,7 @@ impl Engine {
     ) -> Result<Outcome, EngineError> {
         match self {
             Engine::Native => {
-                let (world, _) = svclab_core::evaluate(inputs, &WORLD_ONLY);
+                let (world, _) = svclab_core::evaluate(inputs, &CheckOptions::WORLD_ONLY);
                 let text = svclab_core::render(&world, options)
                     .map_err(|err| EngineError::Failed(err.to_string()))?;
                 Ok(native(text))
@@ -198,7 +189,7 @@ impl Engine {
     pub fn trace(&self, inputs: &[Input], request: &TraceRequest) -> Result<Outcome, EngineError> {
         match self {
             Engine::Native => {
-                let (world, _) = svclab_core::evaluate(inputs, &WORLD_ONLY);
+                let (world, _) = svclab_core::evaluate(inputs, &CheckOptions::WORLD_ONLY);
                 let report = svclab_core::trace(&world, request);
                 // The same encoding as plugin-wasm's `trace`.
                 let mut json = serde_json::to_string_pretty(&report)

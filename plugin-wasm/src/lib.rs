@@ -19,15 +19,6 @@ mod bindings {
     export!(Plugin);
 }
 
-/// `render` and `trace` read the world only: the report's rulesets would be wasted work.
-const WORLD_ONLY: CheckOptions = CheckOptions {
-    no_defaults: false,
-    policy: None,
-    user_info: None,
-    explain_release: false,
-    omit_rules: true,
-};
-
 /// The ABI version of `wit/policy.wit` this adapter implements.
 const ABI_VERSION: u32 = 3;
 
@@ -70,7 +61,7 @@ impl bindings::Guest for Plugin {
             node: options.node,
             standalone: options.standalone,
         };
-        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &WORLD_ONLY);
+        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &CheckOptions::WORLD_ONLY);
         svclab_core::render(&world, &options).map_err(|err| types::Error::Failed(err.to_string()))
     }
 
@@ -86,7 +77,7 @@ impl bindings::Guest for Plugin {
             node: options.node,
             in_interface: options.in_interface,
         };
-        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &WORLD_ONLY);
+        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &CheckOptions::WORLD_ONLY);
         let report = svclab_core::trace(&world, &request);
         let mut json = serde_json::to_string_pretty(&report)
             .map_err(|err| types::Error::Failed(err.to_string()))?;
