@@ -170,6 +170,17 @@ fn list_nesting_past_the_limit_skips_the_inner_items() {
     );
 }
 
+/// A pod's DNS query to 10.96.0.10:53 traced through pasted `iptables-save` text.
+fn trace_dns(text: &str) -> crate::trace::TraceReport {
+    let request = TraceRequest {
+        src: "10.244.0.5".into(),
+        dst: "10.96.0.10".into(),
+        dport: 53,
+        ..TraceRequest::default()
+    };
+    trace_text(text, &ProxyConfig::new(crate::net::IpFamily::V4), &request)
+}
+
 /// A pasted ruleset whose chains each jump twice into the next: 2^30 rule visits unbounded.
 fn doubling_chains(depth: usize) -> String {
     let mut text = String::from("*nat\n:PREROUTING ACCEPT [0:0]\n");
@@ -187,21 +198,14 @@ fn doubling_chains(depth: usize) -> String {
 
 #[test]
 fn trace_rules_past_the_limit_cut_the_trace_short_with_a_warning() {
-    let config = ProxyConfig::new(crate::net::IpFamily::V4);
-    let request = TraceRequest {
-        src: "10.244.0.5".into(),
-        dst: "10.96.0.10".into(),
-        dport: 53,
-        ..TraceRequest::default()
-    };
-    let report = trace_text(&doubling_chains(30), &config, &request);
+    let report = trace_dns(&doubling_chains(30));
     expect![[r#"
         [
             "the trace was cut short: svclab follows at most 65536 paths and evaluates at most 1000000 rules per packet; the outcomes are incomplete",
         ]
     "#]]
     .assert_debug_eq(&report.warnings);
-    let small = trace_text(&doubling_chains(4), &config, &request);
+    let small = trace_dns(&doubling_chains(4));
     assert!(small.warnings.is_empty(), "{:?}", small.warnings);
 }
 
@@ -223,14 +227,7 @@ fn trace_paths_past_the_limit_cut_the_trace_short_with_a_warning() {
         text.push_str(&format!("-A R{i} -j R{}\n", i + 1));
     }
     text.push_str("-A R8 -j DNAT --to-destination 10.244.1.5:53\nCOMMIT\n");
-    let config = ProxyConfig::new(crate::net::IpFamily::V4);
-    let request = TraceRequest {
-        src: "10.244.0.5".into(),
-        dst: "10.96.0.10".into(),
-        dport: 53,
-        ..TraceRequest::default()
-    };
-    let report = trace_text(&text, &config, &request);
+    let report = trace_dns(&text);
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     assert!(report.outcomes.len() <= MAX_TRACE_PATHS + 1, "{} outcomes", report.outcomes.len());
 }
@@ -254,19 +251,12 @@ fn branches_copying_long_histories(commented: usize, branches: usize) -> String 
 fn trace_bytes_past_the_limit_cut_the_trace_short_with_a_warning() {
     // The fuzzer's `trace_rules/oom-repeated-jumps` in its smallest form: 2,000 branches that
     // each copy about 2 MiB of recorded steps would hold 4 GiB; MAX_TRACE_BYTES stops it at 64 MiB.
-    let config = ProxyConfig::new(crate::net::IpFamily::V4);
-    let request = TraceRequest {
-        src: "10.244.0.5".into(),
-        dst: "10.96.0.10".into(),
-        dport: 53,
-        ..TraceRequest::default()
-    };
-    let report = trace_text(&branches_copying_long_histories(2_000, 2_000), &config, &request);
+    let report = trace_dns(&branches_copying_long_histories(2_000, 2_000));
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     // Neither the paths (2,001 < 65,536) nor the rules (about 6,000) run out: the bytes do,
     // after a few dozen copies.
     assert!(report.outcomes.len() < 100, "{} outcomes", report.outcomes.len());
-    let small = trace_text(&branches_copying_long_histories(20, 20), &config, &request);
+    let small = trace_dns(&branches_copying_long_histories(20, 20));
     assert!(small.warnings.is_empty(), "{:?}", small.warnings);
     assert_eq!(small.outcomes.len(), 21);
 }
