@@ -566,26 +566,17 @@ fn service_yaml(y: &mut String, svc: &Svc) {
     } else {
         let _ = writeln!(y, "  selector: {{app: {}}}", svc.name);
     }
-    if svc.type_ == SvcType::Headless {
-        y.push_str("  clusterIP: None\n");
-    }
-    if svc.dual_stack {
-        y.push_str("  ipFamilyPolicy: PreferDualStack\n");
-    }
-    if svc.etp_local {
-        y.push_str("  externalTrafficPolicy: Local\n");
-    }
-    if svc.itp_local {
-        y.push_str("  internalTrafficPolicy: Local\n");
-    }
-    if svc.affinity {
-        y.push_str("  sessionAffinity: ClientIP\n");
-    }
-    if svc.prefer_close {
-        y.push_str("  trafficDistribution: PreferClose\n");
-    }
-    if svc.no_lb_node_ports {
-        y.push_str("  allocateLoadBalancerNodePorts: false\n");
+    let flags = [
+        (svc.type_ == SvcType::Headless, "  clusterIP: None\n"),
+        (svc.dual_stack, "  ipFamilyPolicy: PreferDualStack\n"),
+        (svc.etp_local, "  externalTrafficPolicy: Local\n"),
+        (svc.itp_local, "  internalTrafficPolicy: Local\n"),
+        (svc.affinity, "  sessionAffinity: ClientIP\n"),
+        (svc.prefer_close, "  trafficDistribution: PreferClose\n"),
+        (svc.no_lb_node_ports, "  allocateLoadBalancerNodePorts: false\n"),
+    ];
+    for (_, line) in flags.iter().filter(|(set, _)| *set) {
+        y.push_str(line);
     }
     if !svc.external_ips.is_empty() {
         let mut ips: Vec<String> = svc
