@@ -95,7 +95,7 @@ fn bench_check(c: &mut Criterion) {
     });
     group.bench_function("parse", |b| b.iter(|| parse(black_box(&inputs))));
     let (world, report) = evaluate(&inputs, &options);
-    let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
+    let services: Vec<&Service> = world.services.values().map(|s| &*s.service).collect();
     group.bench_function("validate 1000 stored services", |b| {
         b.iter(|| {
             services
@@ -142,7 +142,7 @@ fn stage_table(inputs: &[Input], options: &CheckOptions) {
     });
     let (world, report) = evaluate(inputs, options);
     let profile: &Profile = &world.profile;
-    let stored: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
+    let stored: Vec<&Service> = world.services.values().map(|s| &*s.service).collect();
     let validation = cost(RUNS, || {
         for s in &stored {
             black_box(validate_service_create(s, profile));

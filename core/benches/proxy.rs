@@ -1,13 +1,13 @@
 //! Rendering cost of kube-proxy rules at scale: 10,000 Services × 10 endpoints, in iptables
 //! and nftables mode (target: under 150 ms per mode, native). Throughput is in payload bytes.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use svclab_core::testing::{DetectLocal, ProxyConfig, render_objects};
 use svclab_core::{
     Endpoint, EndpointPort, EndpointSlice, IpFamily, ObjectMeta, ProxyMode, Service, ServicePort,
+    StringMap,
 };
 
 const SERVICES: u32 = 10_000;
@@ -53,7 +53,7 @@ fn objects() -> (Vec<Service>, Vec<EndpointSlice>) {
             node_port,
             ..ServicePort::default()
         }];
-        let mut labels = BTreeMap::new();
+        let mut labels = StringMap::new();
         labels.insert("kubernetes.io/service-name".to_owned(), name.clone());
         let endpoints = (0..ENDPOINTS)
             .map(|e| Endpoint {

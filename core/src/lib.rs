@@ -51,7 +51,7 @@ pub use manifest::{Input, Object, Scenario, parse};
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
     KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServicePolicy,
-    ServicePort, ServiceSpec,
+    ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
 pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate};
@@ -66,7 +66,7 @@ pub use report::{
 };
 pub use source::{Pos, Source};
 pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep};
-pub use world::{StoredService, World, render, trace};
+pub use world::{StoredService, World, render, render_to, trace};
 
 /// The internal door: what svclab's own conformance vectors, goldens, dataplane tests and
 /// benchmarks drive directly (allocators, validation functions, the renderer and tracer on

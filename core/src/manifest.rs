@@ -19,38 +19,38 @@ use crate::yaml::{self, Node, Value};
 pub struct Input {
     /// Name shown in diagnostics.
     pub name: String,
-    /// The text.
-    pub text: String,
+    /// The text, shared with the positions of the objects read from it (so a diagnostic can
+    /// point into it after reading without a copy of the input).
+    pub text: Arc<str>,
 }
 
 impl Input {
     /// An input with a name and text.
-    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
-        Input { name: name.into(), text: text.into() }
+    pub fn new(name: impl Into<String>, text: impl AsRef<str>) -> Self {
+        Input { name: name.into(), text: Arc::from(text.as_ref()) }
     }
 }
 
 /// One recognised object of a scenario, in stream order.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-#[allow(clippy::large_enum_variant, reason = "objects are built and moved once, in stream order")]
 pub enum Object {
     /// `v1 Service`.
-    Service(Located<Service>),
+    Service(Box<Located<Service>>),
     /// `discovery.k8s.io/v1 EndpointSlice`.
-    EndpointSlice(Located<EndpointSlice>),
+    EndpointSlice(Box<Located<EndpointSlice>>),
     /// `v1 Endpoints`.
-    Endpoints(Located<Endpoints>),
+    Endpoints(Box<Located<Endpoints>>),
     /// `v1 Node`.
-    Node(Located<KubeNode>),
+    Node(Box<Located<KubeNode>>),
     /// `networking.k8s.io/v1 ServiceCIDR`.
-    ServiceCidr(Located<ServiceCidr>),
+    ServiceCidr(Box<Located<ServiceCidr>>),
     /// `kubeproxy.config.k8s.io/v1alpha1 KubeProxyConfiguration`.
-    KubeProxyConfiguration(Located<KubeProxyConfiguration>),
+    KubeProxyConfiguration(Box<Located<KubeProxyConfiguration>>),
     /// `svclab.dev/v1alpha1 ClusterProfile`.
-    ClusterProfile(Located<ClusterProfile>),
+    ClusterProfile(Box<Located<ClusterProfile>>),
     /// `svclab.dev/v1alpha1 ServicePolicy` (its settings stay in the positioned tree).
-    ServicePolicy(Located<ServicePolicy>),
+    ServicePolicy(Box<Located<ServicePolicy>>),
     /// A plain `iptables-save` dump pasted as a scenario document.
     IptablesSave {
         /// The dump text.
@@ -131,13 +131,11 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
             return false;
         }
         scenario.objects.push(Object::IptablesSave {
-            text: input.text.clone(),
+            text: input.text.to_string(),
             source: Source { file: input.name.clone(), document: 0, line: 1, column: 1 },
         });
         return true;
     }
-    // The input's text, shared by the positions of its objects (made on the first one).
-    let mut shared: Option<Arc<str>> = None;
     // One document at a time: each tree is dropped once its object is decoded.
     for doc in yaml::documents(&input.text) {
         let source = |pos: Pos| Source {
@@ -173,9 +171,7 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
                 }
                 let text = match doc.range {
                     Some(range) => DocumentText {
-                        text: Arc::clone(
-                            shared.get_or_insert_with(|| Arc::from(input.text.as_str())),
-                        ),
+                        text: Arc::clone(&input.text),
                         range,
                         first_line: doc.first_line,
                     },
@@ -353,7 +349,7 @@ pub(crate) fn cluster_profile_from(
         );
     }
     match decoded.object {
-        Ok(Object::ClusterProfile(located)) => Some(located),
+        Ok(Object::ClusterProfile(located)) => Some(*located),
         Ok(_) => None,
         Err(first) => {
             let object = Some(decoded.object_ref.clone());

@@ -10,8 +10,137 @@ use std::sync::Arc;
 use crate::source::{Pos, Source};
 use crate::yaml::{Node as YamlNode, Value as YamlValue};
 
-/// A string-to-string map (`labels`, `annotations`, `selector`). Iterates in key order.
-pub(crate) type StringMap = BTreeMap<String, String>;
+/// A string-to-string map (`labels`, `annotations`, `selector`): entries kept sorted by key in
+/// a vector sized to them, so it iterates in key order like a `BTreeMap`. A B-tree's first node
+/// has room for eleven entries (half a kilobyte), and a cluster holds three such maps of one or
+/// two entries per Service and slice.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StringMap(Vec<(String, String)>);
+
+/// The entry pair as the map hands it out.
+type EntryRef<'a> = (&'a String, &'a String);
+
+/// The iterator over a [`StringMap`]'s entries.
+type StringMapIter<'a> =
+    std::iter::Map<std::slice::Iter<'a, (String, String)>, fn(&(String, String)) -> EntryRef<'_>>;
+
+fn entry_ref((k, v): &(String, String)) -> EntryRef<'_> {
+    (k, v)
+}
+
+impl StringMap {
+    /// An empty map.
+    pub fn new() -> StringMap {
+        StringMap(Vec::new())
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&String> {
+        self.find(key).ok().map(|i| &self.0[i].1)
+    }
+
+    /// Whether `key` has a value.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Sets `key` (in key order), returning the value it replaced.
+    pub fn insert(&mut self, key: String, value: String) -> Option<String> {
+        match self.find(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value)),
+            Err(i) => {
+                self.0.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    /// Removes `key`, returning its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.find(key).ok().map(|i| self.0.remove(i).1)
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the map has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entries in key order.
+    pub fn iter(&self) -> StringMapIter<'_> {
+        self.0.iter().map(entry_ref)
+    }
+
+    /// The keys in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+        self.0.iter().map(|(k, _)| k)
+    }
+
+    /// The values in key order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &String> + ExactSizeIterator {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    /// Drops the spare capacity (a decoded map is read, rarely written).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+}
+
+impl std::fmt::Debug for StringMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // As a `BTreeMap` prints, which snapshots of decoded objects show.
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for &'a StringMap {
+    type Item = EntryRef<'a>;
+    type IntoIter = StringMapIter<'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl IntoIterator for StringMap {
+    type Item = (String, String);
+    type IntoIter = std::vec::IntoIter<(String, String)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl FromIterator<(String, String)> for StringMap {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> StringMap {
+        let mut map = StringMap::new();
+        map.extend(iter);
+        map
+    }
+}
+
+impl Extend<(String, String)> for StringMap {
+    fn extend<I: IntoIterator<Item = (String, String)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<const N: usize> From<[(String, String); N]> for StringMap {
+    fn from(entries: [(String, String); N]) -> StringMap {
+        entries.into_iter().collect()
+    }
+}
 
 /// Field positions of one object, searched by field path on demand (only diagnostics ask, so
 /// nothing is indexed up front): its positioned tree, or the text of its document, parsed

@@ -76,9 +76,32 @@ struct PolicyScope<'a> {
     context: &'a policy::Context,
     user_info: Option<&'a UserInfo>,
     selectors: policy::SelectorIndex,
+    /// Whether `selectors` follows the stored Services: only once a policy is in effect (an
+    /// index of 10,000 Services is megabytes nobody reads otherwise); it is filled from the
+    /// stored Services when the first policy comes into effect.
+    indexing: bool,
 }
 
 impl PolicyScope<'_> {
+    /// Starts indexing selectors once a policy is in effect, from the Services stored so far
+    /// (the index is only ever read through the stored Services, so what it would have
+    /// recorded for Services since changed or deleted never matters).
+    fn index_if_judging(&mut self, services: &BTreeMap<(String, String), StoredService>) {
+        if !self.indexing && !self.policies.is_empty() {
+            self.indexing = true;
+            for (key, stored) in services {
+                self.selectors.stored(key, &stored.service);
+            }
+        }
+    }
+
+    /// A Service was stored under `key`.
+    fn stored(&self, key: &(String, String), service: &Service) {
+        if self.indexing {
+            self.selectors.stored(key, service);
+        }
+    }
+
     /// Whether the policy judges an object written at `positions`.
     fn judges(&self, positions: &Positions) -> bool {
         !self.policies.is_empty() && self.context.judges(positions.file())
@@ -145,25 +168,32 @@ fn evaluate_at(
         context,
         user_info: options.user_info.as_ref(),
         selectors: policy::SelectorIndex::default(),
+        indexing: false,
     };
-    let mut services = Vec::new();
+    scope.index_if_judging(&world.services);
+    // Exact sizes: at cluster scale these vectors of large values would otherwise double
+    // their way up and keep the unused part.
+    let count = |f: fn(&Object) -> bool| scenario.objects.iter().filter(|o| f(o)).count();
+    let mut services = Vec::with_capacity(count(|o| matches!(o, Object::Service(_))));
+    world.endpoint_slices.reserve(count(|o| matches!(o, Object::EndpointSlice(_))));
     for object in scenario.objects {
         match object {
             Object::Service(located) => {
-                services.push(store_service(&mut world, located, options, &scope, &mut diags));
+                services.push(store_service(&mut world, *located, options, &scope, &mut diags));
             }
             Object::EndpointSlice(slice) => {
-                store_endpoint_slice(&mut world, slice, options, &scope, &mut diags);
+                store_endpoint_slice(&mut world, *slice, options, &scope, &mut diags);
             }
             Object::ServicePolicy(policy) => {
                 scope.policies.apply(&policy, &world.profile, context.decoding, &mut diags);
+                scope.index_if_judging(&world.services);
             }
-            Object::Endpoints(e) => world.endpoints.push(e),
-            Object::Node(n) => world.nodes.push(n),
+            Object::Endpoints(e) => world.endpoints.push(*e),
+            Object::Node(n) => world.nodes.push(*n),
             Object::KubeProxyConfiguration(k) => {
                 // What kube-proxy of the profile's release refuses (proxy/startup.rs).
                 diags.extend(proxy::configuration_diagnostics(&k, world.profile.version.minor));
-                world.kube_proxy = Some(k);
+                world.kube_proxy = Some(*k);
             }
             Object::IptablesSave { text, source } => world.iptables_dumps.push((text, source)),
             Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}
@@ -240,7 +270,7 @@ fn release_ranges(minors: &[u32]) -> Vec<String> {
 /// The scenario's ClusterProfile: the last one wins.
 fn last_cluster_profile(objects: &[Object]) -> Option<&Located<ClusterProfile>> {
     objects.iter().rev().find_map(|o| match o {
-        Object::ClusterProfile(p) => Some(p),
+        Object::ClusterProfile(p) => Some(&**p),
         _ => None,
     })
 }
@@ -387,7 +417,7 @@ fn write_service(
     let judgement = scope.judges(&positions).then(|| {
         let subject = policy::ServiceSubject {
             service: &service,
-            old: previous.as_ref().map(|old| &old.service),
+            old: previous.as_ref().map(|old| &*old.service),
             requested: Some(txn.requested()),
             status: &written_status,
         };
@@ -416,8 +446,8 @@ fn write_service(
     let held = previous.map(|old| old.allocation).unwrap_or_default();
     let allocation = cluster.commit(txn, &held);
     let report = ServiceReport::new(Some(cluster), &service, outcome, &allocation, document);
-    scope.selectors.stored(&key, &service);
-    world.services.insert(key, StoredService { service, positions, allocation });
+    scope.stored(&key, &service);
+    world.services.insert(key, StoredService { service: Box::new(service), positions, allocation });
     report
 }
 
@@ -450,7 +480,7 @@ fn validate_as_written(
     let judgement = scope.judges(&positions).then(|| {
         let subject = policy::ServiceSubject {
             service: &service,
-            old: previous.map(|old| &old.service),
+            old: previous.map(|old| &*old.service),
             requested: None,
             status: &service.status,
         };
@@ -467,8 +497,10 @@ fn validate_as_written(
     diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
     let none = ServiceAllocation::default();
     let report = ServiceReport::new(None, &service, outcome, &none, document);
-    scope.selectors.stored(&key, &service);
-    world.services.insert(key, StoredService { service, positions, allocation: none });
+    scope.stored(&key, &service);
+    world
+        .services
+        .insert(key, StoredService { service: Box::new(service), positions, allocation: none });
     report
 }
 

@@ -229,6 +229,29 @@ impl ServicePorts {
             ProxyMode::Nftables => nftables::render(&self.0, config),
         }
     }
+
+    /// [`ServicePorts::render`] handed to `out` piece by piece instead of joined into one
+    /// string; returns the figures.
+    pub(crate) fn render_to(
+        &self,
+        config: &ProxyConfig,
+        mode: ProxyMode,
+        standalone: bool,
+        out: &mut dyn FnMut(&str),
+    ) -> RuleStats {
+        match mode {
+            ProxyMode::Iptables => {
+                let payload = iptables::payload(&self.0, config, standalone);
+                payload.write(out);
+                payload.stats
+            }
+            ProxyMode::Nftables => {
+                let rendered = nftables::render(&self.0, config);
+                out(&rendered.text);
+                rendered.stats
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,9 @@ use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text
 /// A Service as the cluster stores it after the stream, with what it holds.
 #[derive(Debug, Clone)]
 pub struct StoredService {
-    /// The defaulted, allocated object.
-    pub service: Service,
+    /// The defaulted, allocated object (boxed: the B-tree of stored Services moves its values
+    /// as it splits and merges nodes, and a Service is most of a kilobyte).
+    pub service: Box<Service>,
     /// Field positions of the document that last wrote it.
     pub positions: Positions,
     pub(crate) allocation: ServiceAllocation,
@@ -97,6 +98,23 @@ impl World {
                 }
                 self.endpoint_slices.push(slice);
             }
+        }
+    }
+
+    /// Forgets the documents the objects were read from (their text or tree, kept for the
+    /// field positions of diagnostics, which a render never writes): the input text goes as
+    /// soon as the host drops its own handle on it.
+    fn forget_documents(&mut self) {
+        let forget = |positions: &mut Positions| {
+            positions.root = None;
+            positions.text = None;
+        };
+        self.services.values_mut().for_each(|s| forget(&mut s.positions));
+        self.endpoint_slices.iter_mut().for_each(|s| forget(&mut s.positions));
+        self.endpoints.iter_mut().for_each(|e| forget(&mut e.positions));
+        self.nodes.iter_mut().for_each(|n| forget(&mut n.positions));
+        if let Some(k) = &mut self.kube_proxy {
+            forget(&mut k.positions);
         }
     }
 
@@ -212,18 +230,44 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
     render_with_stats(world, options).map(|r| r.text)
 }
 
+/// [`render`] handed to `out` piece by piece, in order, instead of returned as one string, for
+/// a host that renders the cluster state once and writes the pieces straight to its output:
+/// the world is dropped once the service-port model is built, and the whole ruleset (tens of
+/// megabytes at 10,000 Services) is never held as one string. Nothing is handed over when the
+/// render fails.
+pub fn render_to(
+    world: World,
+    options: &RenderOptions,
+    out: &mut dyn FnMut(&str),
+) -> Result<(), RenderError> {
+    let config = render_config(&world, options)?;
+    let mut world = world;
+    world.forget_documents();
+    let ports = service_ports(&world, &config);
+    drop(world);
+    ports.render_to(&config, options.mode, options.standalone, out);
+    Ok(())
+}
+
 /// [`render`] plus the figures kube-proxy exposes for the sync.
 pub(crate) fn render_with_stats(
     world: &World,
     options: &RenderOptions,
 ) -> Result<Rendered, RenderError> {
+    let config = render_config(world, options)?;
+    Ok(service_ports(world, &config).render(&config, options.mode, options.standalone))
+}
+
+/// The proxier configuration of a render, once the render is known to stay within
+/// [`MAX_RENDER_ENTRIES`].
+fn render_config(world: &World, options: &RenderOptions) -> Result<ProxyConfig, RenderError> {
     let config =
         ProxyConfig::from_world(world, options.family, options.node.as_deref(), options.mode)?;
     let entries = render_entries(world);
     if entries > MAX_RENDER_ENTRIES {
         return Err(RenderError::TooLarge { entries, limit: MAX_RENDER_ENTRIES });
     }
-    Ok(service_ports(world, &config).render(&config, options.mode, options.standalone))
+    Ok(config)
 }
 
 /// What a render of the cluster state writes, counted before anything is written (see
@@ -263,7 +307,7 @@ pub(crate) fn service_ports(world: &World, config: &ProxyConfig) -> ServicePorts
         .services
         .iter()
         .map(|(key, stored)| {
-            (&stored.service, world.service_status.get(key).unwrap_or(&stored.service.status))
+            (&*stored.service, world.service_status.get(key).unwrap_or(&stored.service.status))
         })
         .collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();

@@ -310,7 +310,7 @@ fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {
 }
 
 fn wit_input(input: &Input) -> WitInput {
-    WitInput { name: input.name.clone(), text: input.text.clone() }
+    WitInput { name: input.name.clone(), text: input.text.to_string() }
 }
 
 fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {

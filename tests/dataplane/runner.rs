@@ -377,7 +377,7 @@ fn prepare_svclab(case: &CaseDef) -> Result<Prepared, String> {
     let svclab::Evaluated { world, ingress, rejected } = svclab::evaluate(&inputs)?;
     let facts = svclab::node_facts(&world, case.mode, case.family)?;
     let rules = svclab::render(&world, case.mode, case.family)?;
-    let services: Vec<&Service> = world.services.values().map(|s| &s.service).collect();
+    let services: Vec<&Service> = world.services.values().map(|s| &*s.service).collect();
     let slices: Vec<&EndpointSlice> = world.endpoint_slices.iter().map(|s| &s.value).collect();
     let mut model = Model::new(&services, &slices, case.family);
     for port in &mut model.ports {

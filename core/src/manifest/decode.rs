@@ -255,7 +255,7 @@ impl Ctx {
                 return None;
             }
         };
-        let mut out = BTreeMap::new();
+        let mut out = StringMap::new();
         for e in entries {
             match &e.value.value {
                 Value::Str(s) => {
@@ -269,6 +269,7 @@ impl Ctx {
                 }
             }
         }
+        out.shrink_to_fit();
         Some(out)
     }
 
@@ -363,39 +364,39 @@ pub(crate) fn object(
         ("", "Service") => {
             let value = service(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::Service(Located { value, api_version, positions }), r)
+            (Object::Service(Box::new(Located { value, api_version, positions })), r)
         }
         ("discovery.k8s.io", "EndpointSlice") => {
             let value = endpoint_slice(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::EndpointSlice(Located { value, api_version, positions }), r)
+            (Object::EndpointSlice(Box::new(Located { value, api_version, positions })), r)
         }
         ("", "Endpoints") => {
             let value = endpoints(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::Endpoints(Located { value, api_version, positions }), r)
+            (Object::Endpoints(Box::new(Located { value, api_version, positions })), r)
         }
         ("", "Node") => {
             let value = node(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::Node(Located { value, api_version, positions }), r)
+            (Object::Node(Box::new(Located { value, api_version, positions })), r)
         }
         ("networking.k8s.io", "ServiceCIDR") => {
             let value = service_cidr(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::ServiceCidr(Located { value, api_version, positions }), r)
+            (Object::ServiceCidr(Box::new(Located { value, api_version, positions })), r)
         }
         ("kubeproxy.config.k8s.io", "KubeProxyConfiguration") => {
             let value = kube_proxy_configuration(&mut ctx, root);
             (
-                Object::KubeProxyConfiguration(Located { value, api_version, positions }),
+                Object::KubeProxyConfiguration(Box::new(Located { value, api_version, positions })),
                 ObjectRef::kind(kind),
             )
         }
         ("svclab.dev", "ClusterProfile") => {
             let value = cluster_profile(&mut ctx, root);
             (
-                Object::ClusterProfile(Located { value, api_version, positions }),
+                Object::ClusterProfile(Box::new(Located { value, api_version, positions })),
                 ObjectRef::kind(kind),
             )
         }
@@ -405,7 +406,7 @@ pub(crate) fn object(
             let value =
                 ServicePolicy { metadata: metadata(&mut ctx, root, &At::root("ServicePolicy")) };
             let r = meta_ref(&value.metadata);
-            (Object::ServicePolicy(Located { value, api_version, positions }), r)
+            (Object::ServicePolicy(Box::new(Located { value, api_version, positions })), r)
         }
         _ => return None,
     };

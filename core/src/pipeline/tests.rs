@@ -72,3 +72,56 @@ fn hostile_shapes_become_diagnostics() {
         check_stable(text);
     }
 }
+
+/// `render_to` hands over, piece by piece, exactly the text `render` returns: for many chains
+/// (the iptables payload's per-service chains fill several arena buffers), a chain longer than
+/// a buffer (one Service with 900 endpoints), addresses of every kind, and every mode.
+#[test]
+fn render_to_hands_over_what_render_returns() {
+    use std::fmt::Write as _;
+
+    use crate::{ProxyMode, RenderOptions, evaluate, render, render_to};
+    let mut text = String::from(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\nstatus:\n  addresses:\n  - type: InternalIP\n    address: 192.168.0.10\n",
+    );
+    for i in 0..300 {
+        let endpoints = if i == 7 { 900 } else { 4 };
+        let kind = match i % 3 {
+            0 => "LoadBalancer\n  externalIPs: [\"192.0.2.1\"]\n  externalTrafficPolicy: Local",
+            1 => "NodePort",
+            _ => "ClusterIP",
+        };
+        let _ = write!(
+            text,
+            "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: svc-{i}\nspec:\n  type: {kind}\n  selector:\n    app: a{i}\n  ports:\n  - name: http\n    port: 80\n  - name: dns\n    port: 53\n    protocol: UDP\nstatus:\n  loadBalancer:\n    ingress:\n    - ip: 198.51.100.{}\n",
+            i % 250 + 1
+        );
+        let _ = write!(
+            text,
+            "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata:\n  name: svc-{i}-x\n  labels:\n    kubernetes.io/service-name: svc-{i}\naddressType: IPv4\nports:\n- name: http\n  port: 8080\n- name: dns\n  port: 53\n  protocol: UDP\nendpoints:\n"
+        );
+        for e in 0..endpoints {
+            let node = if e % 2 == 0 { "node-a" } else { "node-b" };
+            let _ = write!(
+                text,
+                "- addresses: [\"10.{}.{}.{}\"]\n  nodeName: {node}\n",
+                i % 250,
+                e / 250 + 4 * (i / 250),
+                e % 250 + 1
+            );
+        }
+    }
+    let inputs = [Input::new("many.yaml", text)];
+    for (mode, standalone) in
+        [(ProxyMode::Iptables, false), (ProxyMode::Iptables, true), (ProxyMode::Nftables, false)]
+    {
+        let options = RenderOptions { standalone, ..RenderOptions::new(mode) };
+        let (world, _) = evaluate(&inputs, &CheckOptions::WORLD_ONLY);
+        let whole = render(&world, &options).expect("the scenario renders");
+        let mut pieces = String::new();
+        render_to(world, &options, &mut |piece| pieces.push_str(piece))
+            .expect("the scenario renders");
+        assert!(whole.len() > 300_000, "{mode:?}: a small payload ({} bytes)", whole.len());
+        assert!(whole == pieces, "{mode:?}, standalone {standalone}: render_to differs");
+    }
+}

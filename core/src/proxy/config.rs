@@ -230,7 +230,7 @@ impl ProxyConfig {
         config.node_name =
             wanted.or_else(|| node.map(|n| n.metadata.name.clone())).unwrap_or_default();
         if let Some(node) = node {
-            config.node_labels = node.metadata.labels.clone();
+            config.node_labels = node.metadata.labels.clone().into_iter().collect();
             // kube-proxy's node IP: the first InternalIP of the family, else the first ExternalIP.
             let pick = |kind: &str| {
                 node.addresses

@@ -54,21 +54,33 @@ struct Tables {
     arena: Arena,
 }
 
-/// Per-service nat chains written back to back into one buffer (each chain's rules are
-/// generated together), then emitted in name order: no allocation per chain.
+/// Per-service nat chains written back to back into buffers of [`ARENA_CHUNK`] bytes (each
+/// chain's rules are generated together, and a chain never spans two buffers), then emitted in
+/// name order: no allocation per chain, and no buffer of tens of megabytes that the memory
+/// just freed (the cluster state, once the service-port model is built) could not serve.
 #[derive(Debug, Default)]
 struct Arena {
     names: String,
+    /// Filled buffers; `bodies` is the one being written.
+    chunks: Vec<String>,
     bodies: String,
     chains: Vec<ArenaChain>,
     open: Option<ArenaChain>,
 }
+
+/// The size of the arena's body buffers.
+const ARENA_CHUNK: usize = 64 * 1024;
+
+/// Room a rule line is assumed to need before it is written (a longer one grows its buffer).
+const RULE_ROOM: usize = 1024;
 
 #[derive(Debug, Clone)]
 struct ArenaChain {
     /// First 16 bytes of the name, big-endian: sorts like the name except for ties.
     key: u128,
     name: std::ops::Range<usize>,
+    /// The buffer holding the body: an index into `chunks`, or `chunks.len()` for `bodies`.
+    chunk: usize,
     body: std::ops::Range<usize>,
     rules: u64,
 }
@@ -82,16 +94,51 @@ impl Arena {
         for (k, b) in key.iter_mut().zip(name.bytes()) {
             *k = b;
         }
+        if self.bodies.capacity() - self.bodies.len() < RULE_ROOM {
+            self.next_chunk(ARENA_CHUNK);
+        }
         let body = self.bodies.len();
         self.open = Some(ArenaChain {
             key: u128::from_be_bytes(key),
             name: start..self.names.len(),
+            chunk: self.chunks.len(),
             body: body..body,
             rules: 0,
         });
     }
 
+    /// Starts a new body buffer of at least `size` bytes.
+    fn next_chunk(&mut self, size: usize) {
+        let full = std::mem::replace(&mut self.bodies, String::with_capacity(size));
+        if full.capacity() > 0 {
+            self.chunks.push(full);
+        }
+    }
+
+    /// Makes room for one more rule of the open chain, moving what the chain has written so
+    /// far to a new buffer when the current one is nearly full.
+    fn room(&mut self) {
+        if self.bodies.capacity() - self.bodies.len() >= RULE_ROOM {
+            return;
+        }
+        let Some(open) = &mut self.open else { return };
+        let written = open.body.start;
+        let size = ARENA_CHUNK.max(2 * (self.bodies.len() - written) + RULE_ROOM);
+        let mut next = String::with_capacity(size);
+        next.push_str(&self.bodies[written..]);
+        self.bodies.truncate(written);
+        let full = std::mem::replace(&mut self.bodies, next);
+        if full.is_empty() {
+            // The chain had the buffer to itself: the new one replaces it.
+        } else {
+            self.chunks.push(full);
+        }
+        open.chunk = self.chunks.len();
+        open.body = 0..0;
+    }
+
     fn rule(&mut self, args: std::fmt::Arguments<'_>) {
+        self.room();
         let Some(open) = &mut self.open else { return };
         self.bodies.push_str("-A ");
         self.bodies.push_str(&self.names[open.name.clone()]);
@@ -103,6 +150,7 @@ impl Arena {
 
     /// Like [`Arena::rule`] from plain pieces: the hot per-endpoint rules skip `fmt`.
     fn rule_parts(&mut self, parts: &[&str]) {
+        self.room();
         let Some(open) = &mut self.open else { return };
         self.bodies.push_str("-A ");
         self.bodies.push_str(&self.names[open.name.clone()]);
@@ -114,6 +162,17 @@ impl Arena {
         open.rules += 1;
     }
 
+    /// A whole chain written elsewhere, as the open chain's body.
+    fn body(&mut self, body: &str, rules: u64) {
+        if self.bodies.capacity() - self.bodies.len() < body.len() {
+            self.room();
+            self.bodies.reserve(body.len());
+        }
+        let Some(open) = &mut self.open else { return };
+        self.bodies.push_str(body);
+        open.rules = rules;
+    }
+
     fn end(&mut self) {
         if let Some(mut open) = self.open.take() {
             open.body.end = self.bodies.len();
@@ -123,6 +182,11 @@ impl Arena {
 
     fn name(&self, c: &ArenaChain) -> &str {
         &self.names[c.name.clone()]
+    }
+
+    fn chain_body(&self, c: &ArenaChain) -> &str {
+        let chunk = self.chunks.get(c.chunk).unwrap_or(&self.bodies);
+        &chunk[c.body.clone()]
     }
 }
 
@@ -201,6 +265,85 @@ pub(crate) fn builtin_jumps(with_kube_firewall: bool) -> Vec<(&'static str, &'st
 
 /// Renders the payload for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Rendered {
+    let payload = payload(ports, config, standalone);
+    let mut text = String::with_capacity(payload.len());
+    payload.write(&mut |piece| text.push_str(piece));
+    Rendered { text, stats: payload.stats }
+}
+
+/// The payload's chains, ready to be written in canonical order: the filter table, then the
+/// nat table's fixed head, its per-service chains (in the arena) and the built-in chains.
+pub(crate) struct Payload {
+    filter: Vec<Chain>,
+    nat_head: [Chain; 2],
+    order: Vec<ArenaChain>,
+    arena: Arena,
+    nat_builtins: Vec<Chain>,
+    /// The figures of the payload.
+    pub(crate) stats: RuleStats,
+}
+
+impl Payload {
+    /// The payload's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        let table = |chains: &[Chain]| -> usize {
+            chains.iter().map(|c| declaration_len(&c.name) + c.body.len()).sum()
+        };
+        let filter = "*filter\n".len() + table(&self.filter) + "COMMIT\n".len();
+        let arena: usize = self
+            .order
+            .iter()
+            .map(|c| declaration_len(self.arena.name(c)) + (c.body.end - c.body.start))
+            .sum();
+        filter
+            + "*nat\n".len()
+            + table(&self.nat_head)
+            + arena
+            + table(&self.nat_builtins)
+            + "COMMIT\n".len()
+    }
+
+    /// Writes the payload piece by piece (to a string, or straight to the output: at 10,000
+    /// Services it is tens of megabytes that need not be copied once more).
+    pub(crate) fn write(&self, out: &mut dyn FnMut(&str)) {
+        write_table(out, "filter", &self.filter);
+        // nat: declarations, then bodies, in canonical order.
+        out("*nat\n");
+        for c in &self.nat_head {
+            declare(out, &c.name);
+        }
+        for c in &self.order {
+            declare(out, self.arena.name(c));
+        }
+        for c in &self.nat_builtins {
+            declare(out, &c.name);
+        }
+        for c in &self.nat_head {
+            out(&c.body);
+        }
+        for c in &self.order {
+            out(self.arena.chain_body(c));
+        }
+        for c in &self.nat_builtins {
+            out(&c.body);
+        }
+        out("COMMIT\n");
+    }
+}
+
+/// A chain's declaration line: `:NAME - [0:0]`, or `ACCEPT` for a built-in chain.
+fn declare(out: &mut dyn FnMut(&str), name: &str) {
+    out(":");
+    out(name);
+    out(if is_builtin(name) { " ACCEPT [0:0]\n" } else { " - [0:0]\n" });
+}
+
+fn declaration_len(name: &str) -> usize {
+    1 + name.len() + if is_builtin(name) { " ACCEPT [0:0]\n".len() } else { " - [0:0]\n".len() }
+}
+
+/// Builds the payload for one family.
+pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Payload {
     let mark = &config.masquerade_mark;
     let v4 = config.family == IpFamily::V4;
     let localhost_nps = config.localhost_node_ports_effective();
@@ -218,9 +361,8 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
         n_mark_masq: Chain::new("KUBE-MARK-MASQ"),
         arena: Arena::default(),
     };
-    // Sized from the per-service and per-endpoint rule volume, so the buffers never regrow.
+    // Sized from the per-service and per-endpoint chain count, so the vectors never regrow.
     let endpoint_count: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    t.arena.bodies.reserve(ports.len() * 1536 + endpoint_count * 640);
     t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 26);
     t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
     if let Some(fw) = &mut t.f_firewall {
@@ -296,10 +438,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     arena.end();
     for fixed in [&t.n_mark_masq, &t.n_postrouting] {
         arena.begin(&fixed.name);
-        arena.bodies.push_str(&fixed.body);
-        if let Some(open) = &mut arena.open {
-            open.rules = fixed.rules;
-        }
+        arena.body(&fixed.body, fixed.rules);
     }
     arena.end();
     let mut order: Vec<ArenaChain> = std::mem::take(&mut arena.chains);
@@ -361,61 +500,24 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
     }
     let [filter_builtins, nat_builtins] = builtins;
     filter.extend(filter_builtins);
-    let fixed_size: usize = filter
-        .iter()
-        .chain(nat_head.iter())
-        .chain(nat_builtins.iter())
-        .map(|c| c.body.len() + 32)
-        .sum();
-    let size = arena.bodies.len() + arena.names.len() + order.len() * 12 + fixed_size + 4096;
-    let mut text = String::with_capacity(size);
-    write_table(&mut text, "filter", &filter);
-    // nat: declarations, then bodies, in canonical order.
-    text.push_str("*nat\n");
-    let declare = |text: &mut String, name: &str| {
-        text.push(':');
-        text.push_str(name);
-        text.push_str(if is_builtin(name) { " ACCEPT [0:0]\n" } else { " - [0:0]\n" });
-    };
-    for c in &nat_head {
-        declare(&mut text, &c.name);
-    }
-    for c in &order {
-        declare(&mut text, arena.name(c));
-    }
-    for c in &nat_builtins {
-        declare(&mut text, &c.name);
-    }
-    for c in &nat_head {
-        text.push_str(&c.body);
-    }
-    for c in &order {
-        text.push_str(&arena.bodies[c.body.clone()]);
-    }
-    for c in &nat_builtins {
-        text.push_str(&c.body);
-    }
-    text.push_str("COMMIT\n");
-    Rendered { text, stats }
+    Payload { filter, nat_head, order, arena, nat_builtins, stats }
 }
 
 fn is_builtin(name: &str) -> bool {
     matches!(name, "INPUT" | "FORWARD" | "OUTPUT" | "PREROUTING" | "POSTROUTING")
 }
 
-fn write_table(out: &mut String, name: &str, chains: &[Chain]) {
-    out.push('*');
-    out.push_str(name);
-    out.push('\n');
+fn write_table(out: &mut dyn FnMut(&str), name: &str, chains: &[Chain]) {
+    out("*");
+    out(name);
+    out("\n");
     for chain in chains {
-        out.push(':');
-        out.push_str(&chain.name);
-        out.push_str(if is_builtin(&chain.name) { " ACCEPT [0:0]\n" } else { " - [0:0]\n" });
+        declare(out, &chain.name);
     }
     for chain in chains {
-        out.push_str(&chain.body);
+        out(&chain.body);
     }
-    out.push_str("COMMIT\n");
+    out("COMMIT\n");
 }
 
 /// The chain names of one service port and the decisions `syncProxyRules` takes once per

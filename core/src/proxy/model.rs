@@ -450,7 +450,7 @@ fn hints_allowed(annotations: &crate::model::StringMap, rule: TopologyHints) -> 
 /// one informer factory whose label selector requires `service.kubernetes.io/service-proxy-name`
 /// and `service.kubernetes.io/headless` to be absent (any value, even empty, excludes the
 /// object), in every release svclab offers (1.24 to the newest).
-fn ignored_by_kube_proxy(labels: &BTreeMap<String, String>) -> bool {
+fn ignored_by_kube_proxy(labels: &crate::model::StringMap) -> bool {
     labels.contains_key("service.kubernetes.io/service-proxy-name")
         || labels.contains_key("service.kubernetes.io/headless")
 }

@@ -1,12 +1,13 @@
 //! `svclab render`: only the ruleset kube-proxy programs, ready for `iptables-restore` / `nft -f`.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use svclab_core::{IpFamily, ProxyMode, RenderOptions};
+use svclab_core::{CheckOptions, IpFamily, ProxyMode, RenderOptions};
 
 use crate::commands::Io;
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineError};
 use crate::input::read_inputs;
 
 /// Arguments of `svclab render`.
@@ -64,6 +65,9 @@ impl RenderCommand {
             node: self.node,
             standalone: self.standalone,
         };
+        if let Engine::Native = engine {
+            return render_natively(inputs, &options, io);
+        }
         let outcome = engine.render(&inputs, &options)?;
         if verbose {
             outcome.report_fuel(io.stderr)?;
@@ -71,4 +75,29 @@ impl RenderCommand {
         io.stdout.write_all(outcome.output.as_bytes())?;
         Ok(0)
     }
+}
+
+/// The native engine's render, written to standard output as it is produced: the ruleset of
+/// 10,000 Services is tens of megabytes that need not be joined into one string first, and the
+/// scenario text and cluster state are dropped as soon as the rules no longer need them (the
+/// same bytes as [`Engine::render`]).
+fn render_natively(
+    inputs: Vec<svclab_core::Input>,
+    options: &RenderOptions,
+    io: &mut Io<'_>,
+) -> anyhow::Result<u8> {
+    let (world, _) = svclab_core::evaluate(&inputs, &CheckOptions::WORLD_ONLY);
+    // The render reads no source positions: the scenario text goes before the rules are built.
+    drop(inputs);
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.stdout);
+    let mut written = Ok(());
+    svclab_core::render_to(world, options, &mut |piece| {
+        if written.is_ok() {
+            written = out.write_all(piece.as_bytes());
+        }
+    })
+    .map_err(|err| EngineError::Failed(err.to_string()))?;
+    written?;
+    out.flush()?;
+    Ok(0)
 }
