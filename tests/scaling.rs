@@ -14,7 +14,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, evaluate, render};
+use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, evaluate, render, render_to};
 use svclab_scenario_gen::{Shape, generate};
 
 /// Largest accepted ratio of the growth from 2N to 4N to the growth from N to 2N. Ordered maps
@@ -119,5 +119,12 @@ fn render_allocates_linearly() {
     check("render with slices", true, |inputs| {
         let (world, _) = evaluate(inputs, &CheckOptions::default());
         std::hint::black_box(render(&world, &RenderOptions::new(ProxyMode::Iptables)).ok());
+    });
+    // The CLI's path: no report, the ruleset handed over in pieces (arena buffers, no string).
+    check("render_to with slices", true, |inputs| {
+        let mut bytes = 0;
+        let options = RenderOptions::new(ProxyMode::Iptables);
+        let rendered = render_to(inputs.to_vec(), &options, &mut |piece| bytes += piece.len());
+        std::hint::black_box((rendered.ok(), bytes));
     });
 }

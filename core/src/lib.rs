@@ -54,7 +54,7 @@ pub use model::{
     ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
-pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate};
+pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
@@ -66,7 +66,7 @@ pub use report::{
 };
 pub use source::{Pos, Source};
 pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep};
-pub use world::{StoredService, World, render, render_to, trace};
+pub use world::{StoredService, World, render, trace};
 
 /// The internal door: what svclab's own conformance vectors, goldens, dataplane tests and
 /// benchmarks drive directly (allocators, validation functions, the renderer and tracer on

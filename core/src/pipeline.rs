@@ -17,7 +17,7 @@ use crate::manifest::{self, Input, Object};
 use crate::model::{ClusterProfile, EndpointSlice, Located, Positions, Service};
 use crate::policy::{self, UserInfo};
 use crate::profile::Profile;
-use crate::proxy;
+use crate::proxy::{self, RenderError, RenderOptions};
 use crate::registry;
 use crate::report::{Report, ServiceReport};
 use crate::validation;
@@ -130,19 +130,37 @@ pub(crate) fn evaluate_with(
     options: &CheckOptions,
     context: &policy::Context,
 ) -> (World, Report) {
-    let (world, mut report) = evaluate_at(inputs, options, context, None);
+    let (world, mut report) = evaluate_at(inputs, options, context, None, true);
     if options.explain_release {
         explain_releases(inputs, options, context, &mut report);
     }
     (world, report)
 }
 
-/// Evaluates the scenario, at `release` (a minor) instead of the scenario's own when given.
+/// Renders the scenario's ruleset for a host that writes it straight to its output: the cluster
+/// state is evaluated without the Services' reports (a render reads none), the inputs are
+/// dropped once read, and the ruleset is handed to `out` piece by piece, in order (see
+/// [`crate::world::render_to`]). The same bytes as [`crate::render`] of [`evaluate`]'s world
+/// with [`CheckOptions::WORLD_ONLY`].
+pub fn render_to(
+    inputs: Vec<Input>,
+    options: &RenderOptions,
+    out: &mut dyn FnMut(&str),
+) -> Result<(), RenderError> {
+    let context = policy::Context::default();
+    let (world, _) = evaluate_at(&inputs, &CheckOptions::WORLD_ONLY, &context, None, false);
+    drop(inputs);
+    crate::world::render_to(world, options, out)
+}
+
+/// Evaluates the scenario, at `release` (a minor) instead of the scenario's own when given;
+/// the report lists the Service documents' outcomes only `with_services`.
 fn evaluate_at(
     inputs: &[Input],
     options: &CheckOptions,
     context: &policy::Context,
     release: Option<u32>,
+    with_services: bool,
 ) -> (World, Report) {
     let scenario = manifest::parse(inputs);
     let mut diags = scenario.diagnostics;
@@ -174,12 +192,18 @@ fn evaluate_at(
     // Exact sizes: at cluster scale these vectors of large values would otherwise double
     // their way up and keep the unused part.
     let count = |f: fn(&Object) -> bool| scenario.objects.iter().filter(|o| f(o)).count();
-    let mut services = Vec::with_capacity(count(|o| matches!(o, Object::Service(_))));
+    let mut services = Vec::new();
+    if with_services {
+        services.reserve_exact(count(|o| matches!(o, Object::Service(_))));
+    }
     world.endpoint_slices.reserve(count(|o| matches!(o, Object::EndpointSlice(_))));
     for object in scenario.objects {
         match object {
             Object::Service(located) => {
-                services.push(store_service(&mut world, *located, options, &scope, &mut diags));
+                let report = store_service(&mut world, *located, options, &scope, &mut diags);
+                if with_services {
+                    services.push(report);
+                }
             }
             Object::EndpointSlice(slice) => {
                 store_endpoint_slice(&mut world, *slice, options, &scope, &mut diags);
@@ -234,8 +258,9 @@ fn explain_releases(
     report: &mut Report,
 ) {
     let minors = crate::profile::OLDEST_MINOR..=crate::profile::NEWEST_MINOR;
-    let runs: Vec<(u32, Report)> =
-        minors.map(|minor| (minor, evaluate_at(inputs, options, context, Some(minor)).1)).collect();
+    let runs: Vec<(u32, Report)> = minors
+        .map(|minor| (minor, evaluate_at(inputs, options, context, Some(minor), true).1))
+        .collect();
     for diagnostic in &mut report.diagnostics {
         let key = diagnostic_key(diagnostic);
         let matching: Vec<u32> = runs

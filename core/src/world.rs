@@ -235,7 +235,7 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
 /// the world is dropped once the service-port model is built, and the whole ruleset (tens of
 /// megabytes at 10,000 Services) is never held as one string. Nothing is handed over when the
 /// render fails.
-pub fn render_to(
+pub(crate) fn render_to(
     world: World,
     options: &RenderOptions,
     out: &mut dyn FnMut(&str),

@@ -119,7 +119,7 @@ fn render_to_hands_over_what_render_returns() {
         let (world, _) = evaluate(&inputs, &CheckOptions::WORLD_ONLY);
         let whole = render(&world, &options).expect("the scenario renders");
         let mut pieces = String::new();
-        render_to(world, &options, &mut |piece| pieces.push_str(piece))
+        render_to(inputs.to_vec(), &options, &mut |piece| pieces.push_str(piece))
             .expect("the scenario renders");
         assert!(whole.len() > 300_000, "{mode:?}: a small payload ({} bytes)", whole.len());
         assert!(whole == pieces, "{mode:?}, standalone {standalone}: render_to differs");

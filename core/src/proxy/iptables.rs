@@ -69,10 +69,10 @@ struct Arena {
 }
 
 /// The size of the arena's body buffers.
-const ARENA_CHUNK: usize = 64 * 1024;
+const ARENA_CHUNK: usize = 16 * 1024;
 
 /// Room a rule line is assumed to need before it is written (a longer one grows its buffer).
-const RULE_ROOM: usize = 1024;
+const RULE_ROOM: usize = 512;
 
 #[derive(Debug, Clone)]
 struct ArenaChain {

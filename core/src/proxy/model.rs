@@ -335,7 +335,9 @@ pub(crate) fn build<'a>(
             }
         }
     }
-    let mut out = Vec::new();
+    // At most one entry per Service port: sized up front, the vector of 10,000 Services'
+    // ports never holds two copies of itself while doubling.
+    let mut out = Vec::with_capacity(services.iter().map(|(s, _)| s.spec.ports.len()).sum());
     for &(service, status) in services {
         if ignored_by_kube_proxy(&service.metadata.labels) {
             continue;

@@ -4,7 +4,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use svclab_core::{CheckOptions, IpFamily, ProxyMode, RenderOptions};
+use svclab_core::{IpFamily, ProxyMode, RenderOptions};
 
 use crate::commands::Io;
 use crate::engine::{Engine, EngineError};
@@ -86,12 +86,9 @@ fn render_natively(
     options: &RenderOptions,
     io: &mut Io<'_>,
 ) -> anyhow::Result<u8> {
-    let (world, _) = svclab_core::evaluate(&inputs, &CheckOptions::WORLD_ONLY);
-    // The render reads no source positions: the scenario text goes before the rules are built.
-    drop(inputs);
     let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.stdout);
     let mut written = Ok(());
-    svclab_core::render_to(world, options, &mut |piece| {
+    svclab_core::render_to(inputs, options, &mut |piece| {
         if written.is_ok() {
             written = out.write_all(piece.as_bytes());
         }
