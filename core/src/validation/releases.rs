@@ -4,18 +4,31 @@
 //!
 //! Releases are minors (`24` is Kubernetes 1.24); apimachinery and apiserver `v0.N.0` ship with
 //! Kubernetes 1.N. Each row says how its boundaries are known: read at the release tags of
-//! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), dated by a
-//! kubernetes/kubernetes pull request with older copies of the file to confirm the old form
-//! (`Pin::Pr`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+//! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), read in kubernetes/kubernetes
+//! at released versions on both sides of each boundary, as another repository vendored them
+//! (`Pin::Vendored`), dated by a kubernetes/kubernetes pull request and the CHANGELOG of the
+//! release that lists it (`Pin::Pr`), read in copies of the file dated by the API they use
+//! (`Pin::Copies`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+//!
+//! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
+//! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
+//! v1.30.0 and v1.31.0, with `pkg/apis/core/validation`, `pkg/apis/core/v1/defaults.go` and the
+//! whole `pkg/api/service` package (so a file absent there was absent from the release).
 
 /// How a row's release boundaries are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pin {
     /// Read in the source at the release tags (apimachinery, apiserver).
     Tag,
-    /// Dated by the pull request that changed it; the old form read in an older copy of the
-    /// file, not at every tag.
+    /// Read in kubernetes/kubernetes at released versions on both sides of each boundary, as
+    /// vendored by another repository (the versions are named in `upstream`).
+    Vendored,
+    /// Dated by the pull request that changed it and the CHANGELOG of the release that lists
+    /// it; the old form read in an older copy of the file, not at every tag.
     Pr,
+    /// Read in copies of the file dated by the API they use (forks of kubernetes/kubernetes),
+    /// one on each side of each boundary, not at the tags.
+    Copies,
     /// A boundary is not pinned; `upstream` says which and what svclab assumes.
     Unpinned,
 }
@@ -57,7 +70,7 @@ pub(crate) enum Rule {
     TooLongMayNot,
     /// `field.NotSupported` lists the values in the caller's order.
     NotSupportedCallerOrder,
-    /// The order of `trafficDistribution`'s supported values.
+    /// `trafficDistribution`'s supported values, in the literal order upstream lists them.
     TrafficDistributionOrder,
     // Service rules
     /// A LoadBalancer may not expose the kubelet port 10250.
@@ -174,7 +187,7 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "a LoadBalancer may not expose port 10250",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService; removed by kubernetes/kubernetes#129174 (1.33)",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0, read as vendored by ceph/ceph-csi); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 (\"Remove the limitation on exposing port 10250 externally in service\"); 1.32 not read",
         pin: Pin::Pr,
         marks: &["since it is used by kubelet"],
     },
@@ -183,8 +196,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(29),
         what: "spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and \"must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 \"",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService via apiservice.GetLoadBalancerSourceRanges; per-entry IsValidCIDR from 1.30. Unpinned: the 1.30 boundary is taken from the issue that reported it, the old form read in older copies of validation.go, not at the 1.29 tag",
-        pin: Pin::Unpinned,
+        upstream: "pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0 and v1.31.0 (read as vendored by ceph/ceph-csi)",
+        pin: Pin::Vendored,
         marks: &["must be a list of IP ranges"],
     },
     Change {
@@ -192,8 +205,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 29,
         until: None,
         what: "externalTrafficPolicy is defaulted, required and allowed for ClusterIP Services with externalIPs (\"may only be set for externally-accessible services\"); before, only NodePort and LoadBalancer (\"may only be set when `type` is 'NodePort' or 'LoadBalancer'\")",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceExternalTrafficPolicy, pkg/apis/core/v1/defaults.go SetDefaults_Service, pkg/registry/core/service/strategy.go dropTypeDependentFields (kubernetes/kubernetes#119150, merged for 1.29)",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/core/validation/validation.go validateServiceExternalTrafficPolicy and pkg/apis/core/v1/defaults.go SetDefaults_Service: needsExternalTrafficPolicy in v1.28.0, apiservice.ExternallyAccessible in v1.29.0 (read as vendored by ceph/ceph-csi); kubernetes/kubernetes#119150, CHANGELOG-1.29 (\"Allow specifying ExternalTrafficPolicy for Services with ExternalIPs\"); pkg/registry/core/service/strategy.go dropTypeDependentFields read in a fork's copy of 1.29 or later",
+        pin: Pin::Vendored,
         marks: &["externally-accessible services", "'NodePort' or 'LoadBalancer'"],
     },
     Change {
@@ -201,17 +214,17 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(25),
         what: "MixedProtocolLBService off: a LoadBalancer may not mix protocols unless the old object, of any type, already did (gate GA and locked from 1.26, removed in 1.28)",
-        upstream: "pkg/apis/core/validation/conditional_validation.go validateMixedProtocolLBService (ValidateConditionalService, after ValidateService)",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/core/validation/conditional_validation.go validateMixedProtocolLBService (ValidateConditionalService, after ValidateService) in v1.24.0 and v1.25.0; the file is gone in v1.26.1 (read as vendored by ceph/ceph-csi)",
+        pin: Pin::Vendored,
         marks: &["may not contain more than 1 protocol"],
     },
     Change {
         id: Rule::TrafficDistributionOrder,
         since: 30,
         until: None,
-        what: "spec.trafficDistribution's supported values, printed sorted (\"PreferClose\", \"PreferSameNode\", \"PreferSameZone\" with PreferSameTrafficDistribution)",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution. Unpinned: whether upstream passes a sorted set or a literal slice (PreferClose, PreferSameZone, PreferSameNode) was not read at the tags",
-        pin: Pin::Unpinned,
+        what: "spec.trafficDistribution's supported values in the literal order of upstream's slice (NotSupported does not sort): \"PreferClose\" alone, and \"PreferClose\", \"PreferSameZone\", \"PreferSameNode\" with PreferSameTrafficDistribution (alpha 1.33, beta 1.34, GA 1.35)",
+        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution: []string{PreferClose} in v1.30.0 and v1.31.0 (absent in v1.29.0; read as vendored by ceph/ceph-csi); the three-value slice with the gate read in a copy from after KEP-4858 (adrianmoisey/kubernetes), not at the 1.33 to 1.37 tags",
+        pin: Pin::Copies,
         marks: &["supported values: \"PreferClose\""],
     },
     Change {
@@ -219,8 +232,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 27,
         until: None,
         what: "the topology-mode annotation must match topology-aware-hints when both are set (the annotation and its check came with KEP-2433's rename in 1.27)",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceAnnotations / ValidateService (1.27, with AnnotationTopologyMode). Unpinned: dated by the annotation's introduction, not read at the tags",
-        pin: Pin::Unpinned,
+        upstream: "pkg/apis/core/validation/validation.go ValidateService (and the deprecation warning in pkg/api/service/warnings.go GetWarningsForService): absent in v1.26.1, present in v1.27.2 (read as vendored by ceph/ceph-csi)",
+        pin: Pin::Vendored,
         marks: &["when both are specified"],
     },
 ];
@@ -250,8 +263,8 @@ pub(crate) const UPDATES: &[Change] = &[
         since: 24,
         until: None,
         what: "on a change to a type without node ports, the node ports are dropped when every new one is among the old ones (sameNodePorts is a subset check, not positional)",
-        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts. Unpinned: read in the newest copy only",
-        pin: Pin::Unpinned,
+        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts (oldPorts.IsSuperset(newPorts)): the same in forks' copies from 1.26 or earlier (they use ServiceExternalTrafficPolicyTypeLocal, renamed in v1.27) and from 1.29 or later (ExternallyAccessible in dropTypeDependentFields); no copy of 1.33 or later read",
+        pin: Pin::Copies,
         marks: &[],
     },
 ];
@@ -263,8 +276,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 27,
         until: Some(32),
         what: "IP/CIDR warnings from netip: \"IP address was accepted, but will be invalid in a future Kubernetes release: <netip error>\" (any loadBalancerIP that is not an IP too), \"IPv6 address ... is not in RFC 5952 canonical format (...), which may cause controller apply-loops\"; no ambiguous-CIDR warning",
-        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (replaced by KEP-4858's GetWarningsForIP in 1.33). Unpinned: the first release (the file dates from 2022; 1.26 is possible) and the Go release of each apiserver (netip error texts)",
-        pin: Pin::Unpinned,
+        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR: pkg/api/service has no warnings.go in v1.26.1, the same file in v1.27.2 to v1.31.0 (read as vendored by ceph/ceph-csi); replaced by apimachinery GetWarningsForIP (KEP-4858) in v0.33.0. The netip error texts are those of the Go release svclab ports, not of the Go each apiserver was built with",
+        pin: Pin::Vendored,
         marks: &["was accepted, but will be invalid", "which may cause controller apply-loops"],
     },
     Change {
@@ -281,8 +294,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 28,
         until: None,
         what: "\"spec.externalIPs is ignored when spec.type is \\\"ExternalName\\\"\" and \"spec.externalName is ignored when spec.type is not \\\"ExternalName\\\"\"",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService. Unpinned: 1.28 from the issue that reported it, not read at the tag",
-        pin: Pin::Unpinned,
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.27.2, present in v1.28.0 to v1.31.0 (read as vendored by ceph/ceph-csi)",
+        pin: Pin::Vendored,
         marks: &["is ignored when spec.type is"],
     },
     Change {
@@ -303,7 +316,7 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 34,
         until: None,
         what: "\"spec.loadBalancerIP/externalIPs/SessionAffinity is ignored for headless services\" (1.34.0 and 1.34.1 warned about sessionAffinity on every headless Service, fixed in 1.34.2)",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#132214; #134040 fixed by #134054, cherry-picked as #134133)",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#132214, its CHANGELOG line not found; #134040 fixed by #134054, CHANGELOG-1.35, and its cherry-pick #134133, CHANGELOG-1.34 under v1.34.2)",
         pin: Pin::Pr,
         marks: &["is ignored for headless services"],
     },
@@ -312,7 +325,7 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 35,
         until: None,
         what: "trafficDistribution PreferClose is deprecated in favour of PreferSameZone",
-        upstream: "pkg/api/service/warnings.go (kubernetes/kubernetes#134457, PreferSameTrafficDistribution GA)",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#134457, CHANGELOG-1.35: PreferSameZone and PreferSameNode GA, PreferClose deprecated)",
         pin: Pin::Pr,
         marks: &["is deprecated; use \"PreferSameZone\""],
     },
@@ -320,9 +333,9 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         id: Rule::ExternalIpsDeprecated,
         since: 36,
         until: None,
-        what: "spec.externalIPs is deprecated",
-        upstream: "pkg/api/service/warnings.go (KEP-5707). Unpinned: 1.36 is assumed, not read at the tag",
-        pin: Pin::Unpinned,
+        what: "\"spec.externalIPs is deprecated and may no longer be implemented in some clusters\" for a Service with externalIPs that is neither headless nor ExternalName",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService (KEP-5707): kubernetes/kubernetes#137293, CHANGELOG-1.36 under v1.36.0 Deprecation (\"Added warnings and deprecation for Service .spec.externalIPs\"); text and condition read in the newest stored copy",
+        pin: Pin::Pr,
         marks: &["spec.externalIPs is deprecated"],
     },
 ];

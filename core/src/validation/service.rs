@@ -536,14 +536,15 @@ fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// `trafficDistribution`: PreferClose, and the PreferSame* values with their gate.
+/// `validateServiceTrafficDistribution`: PreferClose, and the PreferSame* values with their
+/// gate (`Rule::TrafficDistributionOrder`).
 fn traffic_distribution(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     if let Some(td) = &spec.traffic_distribution {
-        // Listed sorted, as svclab always printed them; upstream's order for the three values
-        // was not read at the tags (see the Service table's note).
+        // Upstream passes a literal slice to `field.NotSupported`, which keeps its order:
+        // PreferClose, PreferSameZone, PreferSameNode (not sorted).
         let supported: &[&str] = if profile.gate("PreferSameTrafficDistribution") {
-            &["PreferClose", "PreferSameNode", "PreferSameZone"]
+            &["PreferClose", "PreferSameZone", "PreferSameNode"]
         } else {
             &["PreferClose"]
         };

@@ -846,9 +846,9 @@ fn named_string_values_are_json_escaped_from_1_34() {
 
 #[test]
 fn source_ranges_are_one_whole_field_error_until_1_29() {
-    // validation.go ValidateService, 1.24 to 1.29: apiservice.GetLoadBalancerSourceRanges on the
-    // whole list; the value is fmt %v of the list, the message keeps a trailing space. 1.30+:
-    // one IsValidCIDR error per bad entry.
+    // validation.go ValidateService, v1.24.0 to v1.29.0: apiservice.GetLoadBalancerSourceRanges
+    // on the whole list; the value is fmt %v of the list, the message keeps a trailing space.
+    // v1.30.0 on: one IsValidCIDR error per bad entry.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1000,7 +1000,8 @@ spec:
 #[test]
 fn topology_mode_check_and_warning_start_in_1_27() {
     // validation.go ValidateService and warnings.go GetWarningsForService: the topology-mode
-    // annotation (KEP-2433's rename) and its agreement check arrived in 1.27.
+    // annotation (KEP-2433's rename) and its agreement check are absent in v1.26.1 and present
+    // in v1.27.2 (the releases' own copies).
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1125,9 +1126,10 @@ spec:
 
 #[test]
 fn ip_warnings_of_1_27_to_1_32_use_netip_texts() {
-    // pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (1.27 to 1.32): Go
-    // netip's error text for what it refuses (a loadBalancerIP that is no IP included), the
-    // RFC 5952 wording, and no ambiguous-CIDR warning; 1.33 has KEP-4858's texts.
+    // pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (1.27 to 1.32; the file
+    // is not in v1.26.1's pkg/api/service): Go netip's error text for what it refuses (a
+    // loadBalancerIP that is no IP included), the RFC 5952 wording, and no ambiguous-CIDR
+    // warning; 1.33 has KEP-4858's texts.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1200,7 +1202,7 @@ spec:
 #[test]
 fn external_name_ignored_field_warnings_from_1_28() {
     // pkg/api/service/warnings.go GetWarningsForService: the "is ignored when spec.type is"
-    // warnings (1.28 from the issue's reading; see the warnings table).
+    // warnings are absent in v1.27.2 and present from v1.28.0 (the releases' own copies).
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1293,6 +1295,46 @@ ports: [{{name: p, protocol: TCP, port: 80}}]
 }
 
 #[test]
+fn traffic_distribution_values_keep_upstreams_literal_order() {
+    // validation.go validateServiceTrafficDistribution: field.NotSupported with a literal slice,
+    // never sorted. v1.30.0 and v1.31.0 list PreferClose alone; with
+    // PreferSameTrafficDistribution (alpha 1.33, beta 1.34) the slice is PreferClose,
+    // PreferSameZone, PreferSameNode.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: td}}
+spec:
+  trafficDistribution: Nearby
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.31"),
+        expect![[r#"
+            Error FieldValueNotSupported spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose" @9:3
+            service td rejected
+            --- text
+            The Service "td" is invalid: spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose"
+        "#]],
+    );
+    check(
+        false,
+        &scenario("1.34"),
+        expect![[r#"
+            Error FieldValueNotSupported spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose", "PreferSameZone", "PreferSameNode" @9:3
+            service td rejected
+            --- text
+            The Service "td" is invalid: spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose", "PreferSameZone", "PreferSameNode"
+        "#]],
+    );
+}
+
+#[test]
 fn explain_release_gives_each_diagnostic_its_releases_and_table_rows() {
     // `svclab check --explain-release`: the scenario again at every release; the ranges come
     // from the same release tables the validation reads.
@@ -1322,8 +1364,8 @@ spec:
     expect![[r#"
         Releases in which upstream gives exactly these texts:
           1.24–1.32: spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
-              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService; removed by kubernetes/kubernetes#129174 (1.33)
+              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0, read as vendored by ceph/ceph-csi); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 ("Remove the limitation on exposing port 10250 externally in service"); 1.32 not read
           1.24–1.29: spec.LoadBalancerSourceRanges: Invalid value: "[foo]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 
-              1.24–1.29 (Service rules): spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "; pkg/apis/core/validation/validation.go ValidateService via apiservice.GetLoadBalancerSourceRanges; per-entry IsValidCIDR from 1.30. Unpinned: the 1.30 boundary is taken from the issue that reported it, the old form read in older copies of validation.go, not at the 1.29 tag [not pinned]
+              1.24–1.29 (Service rules): spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "; pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0 and v1.31.0 (read as vendored by ceph/ceph-csi)
     "#]].assert_eq(&out);
 }

@@ -40,21 +40,21 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         apimachinery texts | 1.32+ | Tag | TooLongMayNot
         apimachinery texts | 1.24+ | Tag | NotSupportedCallerOrder
         Service rules | 1.24–1.32 | Pr | KubeletPort
-        Service rules | 1.24–1.29 | Unpinned | SourceRangesWholeField
-        Service rules | 1.29+ | Pr | EtpForExternalIps
-        Service rules | 1.24–1.25 | Pr | MixedProtocolGate
-        Service rules | 1.30+ | Unpinned | TrafficDistributionOrder
-        Service rules | 1.27+ | Unpinned | TopologyModeMatch
+        Service rules | 1.24–1.29 | Vendored | SourceRangesWholeField
+        Service rules | 1.29+ | Vendored | EtpForExternalIps
+        Service rules | 1.24–1.25 | Vendored | MixedProtocolGate
+        Service rules | 1.30+ | Copies | TrafficDistributionOrder
+        Service rules | 1.27+ | Vendored | TopologyModeMatch
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
-        updates | 1.24+ | Unpinned | NodePortsSubset
-        warnings | 1.27–1.32 | Unpinned | IpWarningsNetip
+        updates | 1.24+ | Copies | NodePortsSubset
+        warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
-        warnings | 1.28+ | Unpinned | ExternalNameIgnored
+        warnings | 1.28+ | Vendored | ExternalNameIgnored
         warnings | 1.33+ | Pr | EndpointSliceIpWarnings
         later warnings | 1.34+ | Pr | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
-        later warnings | 1.36+ | Unpinned | ExternalIpsDeprecated
+        later warnings | 1.36+ | Pr | ExternalIpsDeprecated
         EndpointSlice | 1.24–1.32 | Pr | EndpointSliceFamilyAndSpecial
         EndpointSlice | 1.24+ | Pr | EndpointSlicePorts20000
     "#]]);
