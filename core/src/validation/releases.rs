@@ -13,7 +13,9 @@
 //! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
 //! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
 //! v1.30.0 and v1.31.0, with `pkg/apis/core/validation`, `pkg/apis/core/v1/defaults.go` and the
-//! whole `pkg/api/service` package (so a file absent there was absent from the release).
+//! whole `pkg/api/service` package (so a file absent there was absent from the release);
+//! kubeedge/kubeedge vendors the same packages at v1.32.10 (its fork `v1.32.10-kubeedge1`, whose
+//! Service validation, defaults and warnings match v1.31.0's but for the 1.32 signatures).
 
 /// How a row's release boundaries are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +86,8 @@ pub(crate) enum Rule {
     MixedProtocolGate,
     /// `topology-mode` must match `topology-aware-hints` when both are set.
     TopologyModeMatch,
+    /// An update leaves an unchanged source-ranges annotation unchecked.
+    SourceRangesAnnotationRatchet,
     // updates
     /// The generic registry copies the stored generation (and an empty uid) onto an update.
     GenerationFromStore,
@@ -91,6 +95,8 @@ pub(crate) enum Rule {
     CommonFieldsOnUpdate,
     /// Node ports kept on a type change: dropped when the new ones are a subset of the old.
     NodePortsSubset,
+    /// `ValidateServiceUpdate` runs `ValidateObjectMeta(new)` through `ValidateService`.
+    ServiceUpdateObjectMeta,
     // warnings
     /// `getWarningsForIP`/`getWarningsForCIDR` with the `netip` error and RFC 5952 texts.
     IpWarningsNetip,
@@ -187,7 +193,7 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "a LoadBalancer may not expose port 10250",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0, read as vendored by ceph/ceph-csi); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 (\"Remove the limitation on exposing port 10250 externally in service\"); 1.32 not read",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 (\"Remove the limitation on exposing port 10250 externally in service\")",
         pin: Pin::Pr,
         marks: &["since it is used by kubelet"],
     },
@@ -196,7 +202,7 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(29),
         what: "spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and \"must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 \"",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0 and v1.31.0 (read as vendored by ceph/ceph-csi)",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0, v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)",
         pin: Pin::Vendored,
         marks: &["must be a list of IP ranges"],
     },
@@ -223,7 +229,7 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 30,
         until: None,
         what: "spec.trafficDistribution's supported values in the literal order of upstream's slice (NotSupported does not sort): \"PreferClose\" alone, and \"PreferClose\", \"PreferSameZone\", \"PreferSameNode\" with PreferSameTrafficDistribution (alpha 1.33, beta 1.34, GA 1.35)",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution: []string{PreferClose} in v1.30.0 and v1.31.0 (absent in v1.29.0; read as vendored by ceph/ceph-csi); the three-value slice with the gate read in a copy from after KEP-4858 (adrianmoisey/kubernetes), not at the 1.33 to 1.37 tags",
+        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution: []string{PreferClose} in v1.30.0, v1.31.0 (absent in v1.29.0; read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); the three-value slice with the gate read in a copy from after KEP-4858 (adrianmoisey/kubernetes), not at the 1.33 to 1.37 tags",
         pin: Pin::Copies,
         marks: &["supported values: \"PreferClose\""],
     },
@@ -235,6 +241,15 @@ pub(crate) const SERVICE: &[Change] = &[
         upstream: "pkg/apis/core/validation/validation.go ValidateService (and the deprecation warning in pkg/api/service/warnings.go GetWarningsForService): absent in v1.26.1, present in v1.27.2 (read as vendored by ceph/ceph-csi)",
         pin: Pin::Vendored,
         marks: &["when both are specified"],
+    },
+    Change {
+        id: Rule::SourceRangesAnnotationRatchet,
+        since: 33,
+        until: None,
+        what: "on update, the load-balancer-source-ranges annotation is checked only when its value changed (KEP-4858's ratcheting; its entries go through IsValidCIDRForLegacyField, strict with StrictIPCIDRValidation)",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService: always checked in v1.32.10 (kubeedge/kubeedge's vendor), `oldService == nil || oldService.Annotations[...] != val` in v1.33.3 and v1.34.1 (openshift/openshift-apiserver's vendor)",
+        pin: Pin::Vendored,
+        marks: &[],
     },
 ];
 
@@ -267,6 +282,15 @@ pub(crate) const UPDATES: &[Change] = &[
         pin: Pin::Copies,
         marks: &[],
     },
+    Change {
+        id: Rule::ServiceUpdateObjectMeta,
+        since: 24,
+        until: Some(33),
+        what: "ValidateServiceUpdate ends with ValidateService(new), which opens with ValidateObjectMeta(new, ValidateServiceName): on update a metadata error is listed once more than from 1.34, where validateService leaves ObjectMeta to ValidateServiceCreate and ValidateObjectMetaUpdate (a bad label on update: 4 causes to 1.33, 3 from 1.34)",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService/ValidateServiceUpdate: ValidateObjectMeta inside ValidateService in v1.24.0 to v1.31.0 (ceph/ceph-csi's vendor), v1.32.10 (kubeedge/kubeedge's) and v1.33.3 (openshift/openshift-apiserver's); validateService without it, ValidateServiceCreate with RelaxedServiceNameValidation (KEP-5311), in v1.34.1 (openshift/openshift-apiserver's) and in a fork's copy of 1.35 or later",
+        pin: Pin::Vendored,
+        marks: &[],
+    },
 ];
 
 /// `GetWarningsForService` and the EndpointSlice strategy's warnings.
@@ -276,7 +300,7 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 27,
         until: Some(32),
         what: "IP/CIDR warnings from netip: \"IP address was accepted, but will be invalid in a future Kubernetes release: <netip error>\" (any loadBalancerIP that is not an IP too), \"IPv6 address ... is not in RFC 5952 canonical format (...), which may cause controller apply-loops\"; no ambiguous-CIDR warning",
-        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR: pkg/api/service has no warnings.go in v1.26.1, the same file in v1.27.2 to v1.31.0 (read as vendored by ceph/ceph-csi); replaced by apimachinery GetWarningsForIP (KEP-4858) in v0.33.0. The netip error texts are those of the Go release svclab ports, not of the Go each apiserver was built with",
+        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR: pkg/api/service has no warnings.go in v1.26.1, the same file in v1.27.2 to v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); replaced by apimachinery GetWarningsForIP (KEP-4858) in v0.33.0. The netip error texts are those of the Go release svclab ports, not of the Go each apiserver was built with",
         pin: Pin::Vendored,
         marks: &["was accepted, but will be invalid", "which may cause controller apply-loops"],
     },
@@ -294,7 +318,7 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 28,
         until: None,
         what: "\"spec.externalIPs is ignored when spec.type is \\\"ExternalName\\\"\" and \"spec.externalName is ignored when spec.type is not \\\"ExternalName\\\"\"",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.27.2, present in v1.28.0 to v1.31.0 (read as vendored by ceph/ceph-csi)",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.27.2, present in v1.28.0 to v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)",
         pin: Pin::Vendored,
         marks: &["is ignored when spec.type is"],
     },
@@ -347,7 +371,7 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
-        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints with core ValidateEndpointIP; 1.33 (KEP-4858) stops after the family error",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then core ValidateNonSpecialIP (so named through v1.32.10, read as vendored; ValidateEndpointIP in later copies, same texts), read in a fork's copy, not at the tags; 1.33 (KEP-4858) stops after the family error",
         pin: Pin::Pr,
         marks: &[
             "must be a valid IPv4 address",

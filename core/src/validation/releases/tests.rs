@@ -45,9 +45,11 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         Service rules | 1.24–1.25 | Vendored | MixedProtocolGate
         Service rules | 1.30+ | Copies | TrafficDistributionOrder
         Service rules | 1.27+ | Vendored | TopologyModeMatch
+        Service rules | 1.33+ | Vendored | SourceRangesAnnotationRatchet
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
         updates | 1.24+ | Copies | NodePortsSubset
+        updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
         warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
         warnings | 1.28+ | Vendored | ExternalNameIgnored
