@@ -15,7 +15,8 @@
 //! v1.30.0 and v1.31.0, with `pkg/apis/core/validation`, `pkg/apis/core/v1/defaults.go` and the
 //! whole `pkg/api/service` package (so a file absent there was absent from the release);
 //! kubeedge/kubeedge vendors the same packages at v1.32.10 (its fork `v1.32.10-kubeedge1`, whose
-//! Service validation, defaults and warnings match v1.31.0's but for the 1.32 signatures).
+//! Service validation, defaults and warnings match v1.31.0's but for the 1.32 signatures), and
+//! openshift/openshift-apiserver vendors upstream `k8s.io/kubernetes` v1.33.3 and v1.34.1.
 
 /// How a row's release boundaries are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,8 +194,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "a LoadBalancer may not expose port 10250",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 (\"Remove the limitation on exposing port 10250 externally in service\")",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge; absent in v1.33.3 as vendored by openshift/openshift-apiserver); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 (\"Remove the limitation on exposing port 10250 externally in service\")",
+        pin: Pin::Vendored,
         marks: &["since it is used by kubelet"],
     },
     Change {
@@ -229,8 +230,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 30,
         until: None,
         what: "spec.trafficDistribution's supported values in the literal order of upstream's slice (NotSupported does not sort): \"PreferClose\" alone, and \"PreferClose\", \"PreferSameZone\", \"PreferSameNode\" with PreferSameTrafficDistribution (alpha 1.33, beta 1.34, GA 1.35)",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution: []string{PreferClose} in v1.30.0, v1.31.0 (absent in v1.29.0; read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); the three-value slice with the gate read in a copy from after KEP-4858 (adrianmoisey/kubernetes), not at the 1.33 to 1.37 tags",
-        pin: Pin::Copies,
+        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution: []string{PreferClose} in v1.30.0, v1.31.0 (absent in v1.29.0; read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); the gate-dependent slice, three values in that order with the gate, in v1.33.3 and v1.34.1 (openshift/openshift-apiserver's vendor); 1.35 on not read at a release",
+        pin: Pin::Vendored,
         marks: &["supported values: \"PreferClose\""],
     },
     Change {
@@ -300,7 +301,7 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 27,
         until: Some(32),
         what: "IP/CIDR warnings from netip: \"IP address was accepted, but will be invalid in a future Kubernetes release: <netip error>\" (any loadBalancerIP that is not an IP too), \"IPv6 address ... is not in RFC 5952 canonical format (...), which may cause controller apply-loops\"; no ambiguous-CIDR warning",
-        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR: pkg/api/service has no warnings.go in v1.26.1, the same file in v1.27.2 to v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); replaced by apimachinery GetWarningsForIP (KEP-4858) in v0.33.0. The netip error texts are those of the Go release svclab ports, not of the Go each apiserver was built with",
+        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR: pkg/api/service has no warnings.go in v1.26.1, the same file in v1.27.2 to v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); v1.33.3 (openshift/openshift-apiserver's vendor) calls apimachinery GetWarningsForIP/GetWarningsForCIDR (KEP-4858, v0.33.0). The netip error texts are those of the Go release svclab ports, not of the Go each apiserver was built with",
         pin: Pin::Vendored,
         marks: &["was accepted, but will be invalid", "which may cause controller apply-loops"],
     },
@@ -340,8 +341,8 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 34,
         until: None,
         what: "\"spec.loadBalancerIP/externalIPs/SessionAffinity is ignored for headless services\" (1.34.0 and 1.34.1 warned about sessionAffinity on every headless Service, fixed in 1.34.2)",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#132214, its CHANGELOG line not found; #134040 fixed by #134054, CHANGELOG-1.35, and its cherry-pick #134133, CHANGELOG-1.34 under v1.34.2)",
-        pin: Pin::Pr,
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.33.3, present in v1.34.1 with `SessionAffinity != \"\"` (openshift/openshift-apiserver's vendor); kubernetes/kubernetes#132214; the fix of #134040, #134054 (CHANGELOG-1.35), cherry-picked as #134133, is listed in CHANGELOG-1.34 under v1.34.2",
+        pin: Pin::Vendored,
         marks: &["is ignored for headless services"],
     },
     Change {
@@ -349,7 +350,7 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 35,
         until: None,
         what: "trafficDistribution PreferClose is deprecated in favour of PreferSameZone",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#134457, CHANGELOG-1.35: PreferSameZone and PreferSameNode GA, PreferClose deprecated)",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.34.1 (openshift/openshift-apiserver's vendor); kubernetes/kubernetes#134457, CHANGELOG-1.35 (PreferSameZone and PreferSameNode GA, PreferClose deprecated)",
         pin: Pin::Pr,
         marks: &["is deprecated; use \"PreferSameZone\""],
     },
@@ -358,7 +359,7 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 36,
         until: None,
         what: "\"spec.externalIPs is deprecated and may no longer be implemented in some clusters\" for a Service with externalIPs that is neither headless nor ExternalName",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService (KEP-5707): kubernetes/kubernetes#137293, CHANGELOG-1.36 under v1.36.0 Deprecation (\"Added warnings and deprecation for Service .spec.externalIPs\"); text and condition read in the newest stored copy",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService (KEP-5707): absent in v1.34.1 (openshift/openshift-apiserver's vendor); kubernetes/kubernetes#137293, CHANGELOG-1.36 under v1.36.0 Deprecation (\"Added warnings and deprecation for Service .spec.externalIPs\"); text and condition read in the newest stored copy",
         pin: Pin::Pr,
         marks: &["spec.externalIPs is deprecated"],
     },

@@ -1298,9 +1298,9 @@ ports: [{{name: p, protocol: TCP, port: 80}}]
 #[test]
 fn traffic_distribution_values_keep_upstreams_literal_order() {
     // validation.go validateServiceTrafficDistribution: field.NotSupported with a literal slice,
-    // never sorted. v1.30.0 and v1.31.0 list PreferClose alone; with
-    // PreferSameTrafficDistribution (alpha 1.33, beta 1.34) the slice is PreferClose,
-    // PreferSameZone, PreferSameNode.
+    // never sorted. v1.30.0 to v1.32.10 list PreferClose alone; v1.33.3 and v1.34.1, with
+    // PreferSameTrafficDistribution (alpha 1.33, beta 1.34), PreferClose, PreferSameZone,
+    // PreferSameNode.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1463,7 +1463,7 @@ spec:
     expect![[r#"
         Releases in which upstream gives exactly these texts:
           1.24–1.32: spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
-              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 ("Remove the limitation on exposing port 10250 externally in service")
+              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge; absent in v1.33.3 as vendored by openshift/openshift-apiserver); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 ("Remove the limitation on exposing port 10250 externally in service")
           1.24–1.29: spec.LoadBalancerSourceRanges: Invalid value: "[foo]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 
               1.24–1.29 (Service rules): spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "; pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0, v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)
     "#]].assert_eq(&out);

@@ -39,11 +39,11 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         apimachinery texts | 1.35+ | Tag | LabelKeyBytes
         apimachinery texts | 1.32+ | Tag | TooLongMayNot
         apimachinery texts | 1.24+ | Tag | NotSupportedCallerOrder
-        Service rules | 1.24–1.32 | Pr | KubeletPort
+        Service rules | 1.24–1.32 | Vendored | KubeletPort
         Service rules | 1.24–1.29 | Vendored | SourceRangesWholeField
         Service rules | 1.29+ | Vendored | EtpForExternalIps
         Service rules | 1.24–1.25 | Vendored | MixedProtocolGate
-        Service rules | 1.30+ | Copies | TrafficDistributionOrder
+        Service rules | 1.30+ | Vendored | TrafficDistributionOrder
         Service rules | 1.27+ | Vendored | TopologyModeMatch
         Service rules | 1.33+ | Vendored | SourceRangesAnnotationRatchet
         updates | 1.24+ | Tag | GenerationFromStore
@@ -54,7 +54,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         warnings | 1.33+ | Tag | IpWarningsKep4858
         warnings | 1.28+ | Vendored | ExternalNameIgnored
         warnings | 1.33+ | Pr | EndpointSliceIpWarnings
-        later warnings | 1.34+ | Pr | HeadlessIgnored
+        later warnings | 1.34+ | Vendored | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
         later warnings | 1.36+ | Pr | ExternalIpsDeprecated
         EndpointSlice | 1.24–1.32 | Pr | EndpointSliceFamilyAndSpecial
