@@ -418,12 +418,8 @@ fn run_vector(vector: &Value, bases: &Value) -> Result<(), Failed> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let request = request(
-        if old.is_some() { "UPDATE" } else { "CREATE" },
-        &namespace,
-        &object,
-        old.as_ref(),
-    );
+    let request =
+        request(if old.is_some() { "UPDATE" } else { "CREATE" }, &namespace, &object, old.as_ref());
     let settings = json!({"profile": profile_for(vector)});
     let policy = Policy::load(settings.clone(), None)?;
     let answer = policy.validate(&request)?;
