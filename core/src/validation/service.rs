@@ -407,11 +407,12 @@ fn load_balancer_source_ranges(
         // (`Rule::SourceRangesAnnotationRatchet`); each entry goes through
         // IsValidCIDRForLegacyField with no old values, so the strict checks apply to every
         // entry when StrictIPCIDRValidation is on (1.30 to 1.32: IsValidCIDR, the sloppy parse).
-        let unchanged = old.is_some_and(|o| {
-            o.metadata.annotations.get(LB_SOURCE_RANGES_ANNOTATION) == Some(value)
-        });
+        let ratcheted = annotation_ratchet
+            && old.is_some_and(|o| {
+                o.metadata.annotations.get(LB_SOURCE_RANGES_ANNOTATION) == Some(value)
+            });
         let value = value.trim();
-        if !value.is_empty() && !(annotation_ratchet && unchanged) {
+        if !value.is_empty() && !ratcheted {
             for entry in value.split(',') {
                 let entry = entry.trim();
                 for msg in cidr_messages(entry, strict) {
