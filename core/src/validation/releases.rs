@@ -328,8 +328,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 33,
         until: None,
         what: "EndpointSlice address warnings (KEP-4858) for slices not managed by the in-tree controllers",
-        upstream: "pkg/registry/discovery/endpointslice/strategy.go warningsForEndpointSlice (1.33, KEP-4858)",
-        pin: Pin::Pr,
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (KEP-4858): a fork's copy with discovery/v1beta1 still served (1.25 or earlier) warns about FQDN only and returns nil on update; a copy of 1.33 or later calls apimachinery GetWarningsForIP, which first appears in v0.33.0",
+        pin: Pin::Copies,
         marks: &["endpoints["],
     },
 ];
@@ -372,8 +372,8 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
-        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then core ValidateNonSpecialIP (so named through v1.32.10, read as vendored; ValidateEndpointIP in later copies, same texts), read in a fork's copy, not at the tags; 1.33 (KEP-4858) stops after the family error",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then the core special-IP check on every IPv4/IPv6 address, in a fork's copy that serves discovery v1 with deprecatedTopology (1.21 or later; the check's texts are ValidateNonSpecialIP's in v1.24.0 to v1.32.10 and ValidateEndpointIP's in v1.33.3, the same). Unpinned: the 1.33 form (the family error alone) was read in no copy; it is dated by KEP-4858 (kubernetes/kubernetes#122550 and #128786, CHANGELOG-1.33's StrictIPCIDRValidation line)",
+        pin: Pin::Unpinned,
         marks: &[
             "must be a valid IPv4 address",
             "must be a valid IPv6 address",
@@ -385,8 +385,8 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: None,
         what: "at most 20000 ports (raised from 100 in 1.21, before the oldest release svclab models)",
-        upstream: "pkg/apis/discovery/validation/validation.go maxPorts",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/discovery/validation/validation.go maxPorts = 20000 in a fork's copy that serves discovery v1 with deprecatedTopology and forZones-only hints (1.21 to 1.32); not read in a copy of 1.33 or later",
+        pin: Pin::Copies,
         marks: &["must have at most 20000 items"],
     },
 ];

@@ -53,12 +53,12 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
         warnings | 1.28+ | Vendored | ExternalNameIgnored
-        warnings | 1.33+ | Pr | EndpointSliceIpWarnings
+        warnings | 1.33+ | Copies | EndpointSliceIpWarnings
         later warnings | 1.34+ | Vendored | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
         later warnings | 1.36+ | Pr | ExternalIpsDeprecated
-        EndpointSlice | 1.24–1.32 | Pr | EndpointSliceFamilyAndSpecial
-        EndpointSlice | 1.24+ | Pr | EndpointSlicePorts20000
+        EndpointSlice | 1.24–1.32 | Unpinned | EndpointSliceFamilyAndSpecial
+        EndpointSlice | 1.24+ | Copies | EndpointSlicePorts20000
     "#]]);
 }
 
