@@ -100,7 +100,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     load_balancer_class(&mut errors, t, svc, None);
     external_traffic_policy(&mut errors, svc, profile);
     health_check_node_port(&mut errors, svc);
-    internal_traffic_policy(&mut errors, svc);
+    internal_traffic_policy(&mut errors, svc, profile);
     traffic_distribution(&mut errors, svc, profile);
     mixed_protocol_load_balancer(&mut errors, svc, old, profile);
     errors
@@ -536,11 +536,15 @@ fn health_check_node_port(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// `validateServiceInternalTrafficFieldsValue`: required on the types that route traffic.
-fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
+/// `validateServiceInternalTrafficFieldsValue`: required on the types that route traffic, in
+/// v1.24.0 and v1.25.0 only while the ServiceInternalTrafficPolicy gate is on (always from
+/// v1.26.1); a value, when present, is checked either way.
+fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     match &spec.internal_traffic_policy {
-        None if matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") => {
+        None if profile.gate("ServiceInternalTrafficPolicy")
+            && matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") =>
+        {
             errors.push(FieldError::required("spec.internalTrafficPolicy", ""));
         }
         Some(p) if p != "Cluster" && p != "Local" => errors.push(FieldError::not_supported(
