@@ -117,3 +117,16 @@ fn gates_lock_and_disappear_in_the_releases_read() {
         1.26 ServiceLBNodePortControl=true: unrecognized feature gate: ServiceLBNodePortControl; in effect true
     "#]].assert_eq(&out);
 }
+
+#[test]
+fn relaxed_service_names_and_strict_cidrs_are_on_by_default_from_1_36() {
+    // Both are "(ALPHA - default=false)" in the `--feature-gates` help of v1.35 and
+    // "(BETA - default=true)" in that of v1.36 (kubernetes/website's generated references).
+    let defaults = |minor| {
+        let p = Profile::for_version(Version { minor, patch: None });
+        (p.gate("RelaxedServiceNameValidation"), p.gate("StrictIPCIDRValidation"))
+    };
+    assert_eq!(defaults(35), (false, false));
+    assert_eq!(defaults(36), (true, true));
+    assert_eq!(defaults(37), (true, true));
+}
