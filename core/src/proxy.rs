@@ -42,10 +42,10 @@ use serde::{Deserialize, Serialize};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
-pub use config::{DetectLocal, ProxyConfig, TopologyHints};
+pub use config::{DetectLocal, NftablesTable, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
-pub(crate) use release::{Behaviour, holds};
+pub(crate) use release::{Behaviour, holds, holds_at};
 pub(crate) use startup::{
     diagnostics as configuration_diagnostics, validate as validate_configuration,
 };

@@ -63,6 +63,23 @@ impl DetectLocal {
     }
 }
 
+/// The layout of the nftables proxier's `kube-proxy` table: its filter base chains, the chains
+/// they jump to and how LoadBalancer source ranges are checked. Which release writes which is
+/// in the release table of `proxy/release.rs` (the `Nftables*` rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NftablesTable {
+    /// 1.29 (alpha): `filter-input`, `filter-forward` and `filter-output` at priority -101,
+    /// one `endpoints-check` chain, the `firewall` / `firewall-allow` sets and a `forward`
+    /// chain with the `ct state invalid drop`; no `cluster-ips` set.
+    Alpha,
+    /// 1.30 to 1.33.5: `filter-prerouting`, `filter-input`, `filter-forward` and
+    /// `filter-output` at -110 and `filter-output-post-dnat` at -90.
+    PostDnatOutput,
+    /// 1.34 on and 1.33.6 on: `filter-prerouting-pre-dnat` and `filter-output-pre-dnat` at
+    /// -110, `filter-input`, `filter-forward` and `filter-output` at 0.
+    PreDnat,
+}
+
 /// When kube-proxy uses an endpoint's topology hints (pkg/proxy/topology.go); which releases
 /// take which rule is in the release table of `proxy/release.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,6 +171,11 @@ pub struct ProxyConfig {
     /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
     /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
     pub prefer_non_terminating_duplicates: bool,
+    /// The nftables table layout of the release.
+    pub nftables_table: NftablesTable,
+    /// The nftables internal chain's masquerade rule also matches the service port (1.29 to
+    /// 1.33).
+    pub nftables_masquerade_port: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -191,6 +213,8 @@ impl ProxyConfig {
             kube_firewall_rule: true,
             lb_firewall_in_filter: true,
             localhost_exclusions: true,
+            nftables_table: NftablesTable::PreDnat,
+            nftables_masquerade_port: false,
         }
     }
 
