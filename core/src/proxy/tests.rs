@@ -1486,3 +1486,34 @@ fn kubelet_chains_before_1_27() {
     let marked = report.outcomes.iter().flat_map(|o| &o.steps).any(|s| s.chain == "KUBE-MARK-DROP");
     assert!(marked, "{report:#?}");
 }
+
+/// The nftables trace over each release's table: 1.29's firewall runs on the input, forward
+/// and output hooks, after the prerouting DNAT, so a LoadBalancer packet from outside the
+/// source ranges reaches the endpoint (the bug kubernetes/kubernetes#122614 fixed in 1.30:
+/// "LoadBalancerSourceRanges not working for nftables mode"); from 1.30 the pre-DNAT
+/// firewall drops it. A source inside the ranges reaches the endpoint in every release, and
+/// 1.29 to 1.33's port match in the masquerade rule is understood (no warning).
+#[test]
+fn nftables_trace_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let verdicts = |version: &str, src: &str, dst: &str| {
+        let kpc = "featureGates: {NFTablesProxyMode: true}\nclusterCIDR: 10.0.0.0/8";
+        let world = release_world(version, kpc, lb);
+        let request = crate::trace::TraceRequest {
+            src: src.into(),
+            dst: dst.into(),
+            dport: 80,
+            ..Default::default()
+        };
+        let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+        assert!(report.warnings.is_empty(), "{version}: {:?}", report.warnings);
+        report.outcomes.iter().map(|o| o.verdict.clone()).collect::<Vec<_>>()
+    };
+    for (version, outside) in
+        [("1.29", "endpoint"), ("1.30", "DROP"), ("1.33.5", "DROP"), ("1.34", "DROP")]
+    {
+        assert_eq!(verdicts(version, "198.51.100.7", "5.6.7.8"), [outside], "{version}");
+        assert_eq!(verdicts(version, "203.0.113.5", "5.6.7.8"), ["endpoint"], "{version}");
+        assert_eq!(verdicts(version, "198.51.100.7", "172.30.0.41"), ["endpoint"], "{version}");
+    }
+}
