@@ -208,6 +208,7 @@ impl ProxyConfig {
             NftablesTable::Alpha
         };
         config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
+        config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;

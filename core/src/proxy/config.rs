@@ -176,6 +176,9 @@ pub struct ProxyConfig {
     /// The nftables internal chain's masquerade rule also matches the service port (1.29 to
     /// 1.33).
     pub nftables_masquerade_port: bool,
+    /// The nftables proxier writes each set or map key once (`nftElementStorage`, 1.32 to the
+    /// newest); before, every element is added as met.
+    pub nftables_elements_once: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -215,6 +218,7 @@ impl ProxyConfig {
             localhost_exclusions: true,
             nftables_table: NftablesTable::PreDnat,
             nftables_masquerade_port: false,
+            nftables_elements_once: true,
         }
     }
 

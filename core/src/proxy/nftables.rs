@@ -50,6 +50,8 @@ struct Tx {
     /// Per set or map, each key written so far and its value (empty for a set): the
     /// `nftElementStorage` of pkg/proxy/nftables/proxier.go.
     elements: BTreeMap<(&'static str, String), String>,
+    /// Every element is added as met (no `nftElementStorage`): 1.29 to 1.31.
+    every_add: bool,
 }
 
 impl Tx {
@@ -113,11 +115,15 @@ impl Tx {
     /// external IP and port) adds nothing and keeps the first comment; with another value (two
     /// Services with endpoints sharing an external IP and port) the element is deleted and
     /// added again, so the last writer in svclab's (namespace, name, port) order wins, where
-    /// kube-proxy ranges over a Go map. The kernel refuses a second `add element` with the same
-    /// key and another value ("File exists"), which would fail the whole `nft -f` transaction,
-    /// as kube-proxy 1.29 to 1.31 does (it added every element); svclab applies the later rule
-    /// to every release.
+    /// kube-proxy ranges over a Go map. Before (`every_add`, 1.29 to 1.31) kube-proxy added every
+    /// element it met, so a key shared with another value is a second `add element`, which the
+    /// kernel refuses ("File exists"), failing the whole `nft -f` transaction: svclab writes
+    /// what that kube-proxy wrote.
     fn element(&mut self, set: &'static str, key: &str, comment: Option<&str>, value: &str) {
+        if self.every_add {
+            self.add_element(set, key, comment, value);
+            return;
+        }
         let previous = self.elements.get(&(set, key.to_owned()));
         if previous.is_some_and(|v| v == value) {
             return;
@@ -126,6 +132,11 @@ impl Tx {
             let _ = writeln!(self.text, "delete element {} {set} {{ {key} }}", self.prefix);
         }
         self.elements.insert((set, key.to_owned()), value.to_owned());
+        self.add_element(set, key, comment, value);
+    }
+
+    /// `add element <table> <set> { <key> [comment "<c>"] [: <value>] }`.
+    fn add_element(&mut self, set: &str, key: &str, comment: Option<&str>, value: &str) {
         let b = &mut self.text;
         b.push_str("add element ");
         b.push_str(&self.prefix);
@@ -156,6 +167,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         rules: 0,
         chains: 0,
         elements: BTreeMap::new(),
+        every_add: !config.nftables_elements_once,
     };
     let _ =
         writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");

@@ -78,6 +78,10 @@ pub(crate) enum Behaviour {
     /// (`ip daddr <clusterIP> tcp dport <port> ip saddr != <cidr> jump mark-for-masquerade`);
     /// later releases match the ClusterIP alone.
     NftablesMasqueradeMatchesPort,
+    /// The nftables proxier writes each set or map key once (`nftElementStorage.ensureElem`):
+    /// the same key and value again adds nothing, another value replaces the element. Before,
+    /// every element is added as met, and a key with two values fails the transaction.
+    NftablesElementsOnce,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -295,6 +299,16 @@ const BEHAVIOURS: &[Row] = &[
                    svcInfo.ClusterIP(), protocol, \"dport\", svcInfo.Port()`); dropped by \
                    kubernetes/kubernetes#131492 \"nftables: cleanup service chain checks\" \
                    (opened 2025-04-26, after 1.33.0, so 1.34)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesElementsOnce,
+        first: 32,
+        last: None,
+        backport: None,
+        upstream: "pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem`: \
+                   kubernetes/kubernetes#126013 \"[kube-proxy: nftables] Implement partial sync\" \
+                   (still under review on 2024-07-18, after the 1.31 code freeze, so 1.32); \
+                   1.29 to 1.31 `tx.Add` every element",
     },
 ];
 

@@ -1517,3 +1517,32 @@ fn nftables_trace_by_release() {
         assert_eq!(verdicts(version, "198.51.100.7", "172.30.0.41"), ["endpoint"], "{version}");
     }
 }
+
+/// pkg/proxy/nftables/proxier.go by release: 1.29 to 1.31 `tx.Add` every element as met (a
+/// two-port Service's ClusterIP twice into `cluster-ips`; two Services with endpoints on one
+/// external IP and port both add the key, with their own chains, which the kernel refuses
+/// with "File exists"); from 1.32 `nftElementStorage.ensureElem` (kubernetes/kubernetes#126013)
+/// writes each key once and replaces a changed value.
+#[test]
+fn nftables_elements_by_release() {
+    let service = |name: &str, cip: &str, ep: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{namespace: ns1, name: {name}}}\nspec:\n  clusterIP: {cip}\n  externalIPs: [\"1.2.3.4\"]\n  ports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: ns1, name: {name}-1, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nendpoints: [{{addresses: [\"{ep}\"]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let objects =
+        [service("a", "172.30.0.41", "10.180.0.1"), service("b", "172.30.0.42", "10.180.0.2")]
+            .join("---\n");
+    for (version, adds, deletes) in [("1.31", 2, 0), ("1.32", 2, 1), ("1.37", 2, 1)] {
+        let world = release_world(version, "mode: nftables", &objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let count = |needle: &str| text.lines().filter(|l| l.starts_with(needle)).count();
+        let cluster_ip = "add element ip kube-proxy cluster-ips { 172.30.0.41 }";
+        assert_eq!(count(cluster_ip), if deletes == 0 { 2 } else { 1 }, "{version}\n{text}");
+        let key = "add element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 ";
+        assert_eq!(count(key), adds, "{version}\n{text}");
+        let delete = "delete element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 }";
+        assert_eq!(count(delete), deletes, "{version}\n{text}");
+    }
+}
