@@ -240,58 +240,67 @@ fn fixed_objects(tx: &mut Tx, config: &ProxyConfig, node_port_cidrs: Option<&[Ip
     // output; kubernetes/kubernetes#122614 (1.30) moved them to dstnat - 10 and added
     // prerouting, #122692 (1.30) the post-DNAT output chain at dstnat + 10; #132456 (1.34,
     // 1.33.6) keeps only the firewall before DNAT and runs the rest at the filter priority.
-    let base: &[&str] = match layout {
-        NftablesTable::Alpha => &[
-            "filter-forward { type filter hook forward priority -101 ; }",
-            "filter-input { type filter hook input priority -101 ; }",
-            "filter-output { type filter hook output priority -101 ; }",
-        ],
-        NftablesTable::PostDnatOutput => &[
-            "filter-forward { type filter hook forward priority -110 ; }",
-            "filter-input { type filter hook input priority -110 ; }",
-            "filter-output { type filter hook output priority -110 ; }",
-            "filter-output-post-dnat { type filter hook output priority -90 ; }",
-            "filter-prerouting { type filter hook prerouting priority -110 ; }",
-        ],
-        NftablesTable::PreDnat => &[
-            "filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
-            "filter-output-pre-dnat { type filter hook output priority -110 ; }",
-            "filter-forward { type filter hook forward priority 0 ; }",
-            "filter-input { type filter hook input priority 0 ; }",
-            "filter-output { type filter hook output priority 0 ; }",
-        ],
+    let (base, regular): (&[&str], &[&str]) = match layout {
+        NftablesTable::Alpha => (
+            &[
+                "filter-forward { type filter hook forward priority -101 ; }",
+                "filter-input { type filter hook input priority -101 ; }",
+                "filter-output { type filter hook output priority -101 ; }",
+            ],
+            &["endpoints-check", "firewall-allow-check", "firewall-check", "forward"],
+        ),
+        NftablesTable::PostDnatOutput => (
+            &[
+                "cluster-ips-check",
+                "filter-prerouting { type filter hook prerouting priority -110 ; }",
+                "filter-forward { type filter hook forward priority -110 ; }",
+                "filter-input { type filter hook input priority -110 ; }",
+                "filter-output { type filter hook output priority -110 ; }",
+                "filter-output-post-dnat { type filter hook output priority -90 ; }",
+            ],
+            &["firewall-check"],
+        ),
+        NftablesTable::PreDnat => (
+            &[
+                "cluster-ips-check",
+                "filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
+                "filter-output-pre-dnat { type filter hook output priority -110 ; }",
+                "filter-forward { type filter hook forward priority 0 ; }",
+                "filter-input { type filter hook input priority 0 ; }",
+                "filter-output { type filter hook output priority 0 ; }",
+            ],
+            &["firewall-check"],
+        ),
     };
-    let regular: &[&str] = if alpha {
+    let rest: &[&str] = if alpha {
         &[
-            "endpoints-check",
-            "firewall-allow-check",
-            "firewall-check",
-            "forward",
             "mark-for-masquerade",
             "masquerading",
+            "nat-output { type nat hook output priority -100 ; }",
+            "nat-postrouting { type nat hook postrouting priority 100 ; }",
+            "nat-prerouting { type nat hook prerouting priority -100 ; }",
+            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
+            "services",
         ]
     } else {
         &[
-            "cluster-ips-check",
-            "firewall-check",
             "mark-for-masquerade",
             "masquerading",
+            "nat-output { type nat hook output priority -100 ; }",
+            "nat-postrouting { type nat hook postrouting priority 100 ; }",
+            "nat-prerouting { type nat hook prerouting priority -100 ; }",
             "nodeport-endpoints-check",
+            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
+            "services",
             "service-endpoints-check",
         ]
     };
-    let nat = [
-        "nat-output { type nat hook output priority -100 ; }",
-        "nat-postrouting { type nat hook postrouting priority 100 ; }",
-        "nat-prerouting { type nat hook prerouting priority -100 ; }",
-        "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
-        "services",
-    ];
-    for chain in base.iter().chain(regular).chain(&nat) {
+    for chain in base.iter().chain(regular).chain(rest) {
         tx.chain(chain);
     }
 
-    // `nftablesJumpChains`, in its order: each rule goes to the end of its base chain.
+    // The jumps of `nftablesJumpChains`. Each goes to the end of its base chain, so within a
+    // base chain they keep that list's order; across chains any order loads the same table.
     let jumps: &[(&str, &str)] = match layout {
         NftablesTable::Alpha => &[
             ("filter-input", "ct state new jump endpoints-check"),
@@ -313,25 +322,16 @@ fn fixed_objects(tx: &mut Tx, config: &ProxyConfig, node_port_cidrs: Option<&[Ip
             ("filter-output-post-dnat", "ct state new jump cluster-ips-check"),
         ],
         NftablesTable::PreDnat => &[
+            ("filter-prerouting-pre-dnat", "ct state new jump firewall-check"),
+            ("filter-forward", "ct state new jump service-endpoints-check"),
+            ("filter-forward", "ct state new jump cluster-ips-check"),
             ("filter-input", "ct state new jump nodeport-endpoints-check"),
             ("filter-input", "ct state new jump service-endpoints-check"),
-            ("filter-forward", "ct state new jump service-endpoints-check"),
             ("filter-output", "ct state new jump service-endpoints-check"),
-            ("filter-prerouting-pre-dnat", "ct state new jump firewall-check"),
             ("filter-output-pre-dnat", "ct state new jump firewall-check"),
-            ("filter-forward", "ct state new jump cluster-ips-check"),
             ("filter-output", "ct state new jump cluster-ips-check"),
         ],
     };
-    // Rules are written chain by chain (canonical order); within a chain, in list order.
-    let mut by_chain: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (chain, rule) in jumps {
-        match by_chain.iter_mut().find(|(c, _)| c == chain) {
-            Some((_, rules)) => rules.push(rule),
-            None => by_chain.push((chain, vec![rule])),
-        }
-    }
-    by_chain.sort_by(|a, b| a.0.cmp(b.0));
 
     if !alpha {
         tx.rule("cluster-ips-check", &format!("{ipx} daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
@@ -364,10 +364,8 @@ fn fixed_objects(tx: &mut Tx, config: &ProxyConfig, node_port_cidrs: Option<&[Ip
         tx.rule("endpoints-check", &services_lookup);
         tx.rule("endpoints-check", &nodeports_lookup(&nodeport_match));
     }
-    for (chain, rules) in &by_chain {
-        for rule in rules {
-            tx.rule(chain, rule);
-        }
+    for (chain, rule) in jumps {
+        tx.rule(chain, rule);
     }
     if alpha {
         tx.rule(

@@ -1297,11 +1297,11 @@ fn nftables_table_by_release() {
     );
     assert!(!alpha.iter().any(|l| l.contains("cluster-ips")), "{alpha:#?}");
     let post_dnat = [
+        format!("filter-prerouting {}", filter("prerouting", -110)),
         format!("filter-forward {}", filter("forward", -110)),
         format!("filter-input {}", filter("input", -110)),
         format!("filter-output {}", filter("output", -110)),
         format!("filter-output-post-dnat {}", filter("output", -90)),
-        format!("filter-prerouting {}", filter("prerouting", -110)),
     ];
     let pre_dnat = [
         format!("filter-prerouting-pre-dnat {}", filter("prerouting", -110)),
