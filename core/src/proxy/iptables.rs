@@ -334,13 +334,13 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
                 // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15, until
                 // IPTablesOwnershipCleanup went beta in 1.27): the marked-packet drop (1.24's
                 // KUBE-FW-* ends in KUBE-MARK-DROP) and, for IPv4, the localnet rule, appended
-                // in that order with kubelet's own arguments.
+                // in that order (kubelet's `--dst` / `! --src` written as `-d` / `! -s`).
                 chain.rule(format_args!(
                     "-m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP"
                 ));
                 if v4 {
                     chain.rule(format_args!(
-                        "-m comment --comment \"block incoming localnet connections\" --dst 127.0.0.0/8 ! --src 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
+                        "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
                     ));
                 }
             }

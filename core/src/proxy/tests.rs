@@ -1458,7 +1458,7 @@ fn nftables_gate_in_kube_proxy_feature_gates() {
 #[test]
 fn kubelet_chains_before_1_27() {
     let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
-    let localnet = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" --dst 127.0.0.0/8 ! --src 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
+    let localnet = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
     let marked = "-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP";
     for (version, kubelet) in [("1.24", true), ("1.25", true), ("1.26", true), ("1.27", false)] {
         let world = release_world(version, "mode: iptables", lb);
