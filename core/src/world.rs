@@ -209,6 +209,7 @@ impl ProxyConfig {
         };
         config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
         config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
+        config.nftables_iifname = holds_at(Behaviour::NftablesIifname, world.profile.version);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;

@@ -43,24 +43,32 @@ impl DetectLocal {
     /// nftables match for "traffic from a local pod". Interfaces are matched by name
     /// (`iifname`), as current localdetector.go does; older revisions wrote `iif`, which
     /// cannot take a `*` wildcard and needs the interface to exist when the rules load.
-    pub(crate) fn nft_if_local(&self, family: IpFamily) -> Option<String> {
+    pub(crate) fn nft_if_local(&self, family: IpFamily, by_name: bool) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iifname {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("{} {name}", iif(by_name))),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("{} {prefix}*", iif(by_name))),
         }
     }
 
     /// nftables match for "traffic not from a local pod".
-    pub(crate) fn nft_if_not_local(&self, family: IpFamily) -> Option<String> {
+    pub(crate) fn nft_if_not_local(&self, family: IpFamily, by_name: bool) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr != {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iifname != {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname != {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("{} != {name}", iif(by_name))),
+            DetectLocal::InterfaceNamePrefix(prefix) => {
+                Some(format!("{} != {prefix}*", iif(by_name)))
+            }
         }
     }
+}
+
+/// The nftables input-interface match: `iifname` (the name) where the release writes it, else
+/// `iif` (proxy/release.rs `NftablesIifname`).
+fn iif(by_name: bool) -> &'static str {
+    if by_name { "iifname" } else { "iif" }
 }
 
 /// The layout of the nftables proxier's `kube-proxy` table: its filter base chains, the chains
@@ -179,6 +187,9 @@ pub struct ProxyConfig {
     /// The nftables proxier writes each set or map key once (`nftElementStorage`, 1.32 to the
     /// newest); before, every element is added as met.
     pub nftables_elements_once: bool,
+    /// The nftables interface detectors match `iifname` (1.35, 1.34.2, 1.33.6 on); before,
+    /// `iif`.
+    pub nftables_iifname: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -219,6 +230,7 @@ impl ProxyConfig {
             nftables_table: NftablesTable::PreDnat,
             nftables_masquerade_port: false,
             nftables_elements_once: true,
+            nftables_iifname: true,
         }
     }
 

@@ -538,7 +538,7 @@ impl<'a> PortObjects<'a> {
         } else {
             config
                 .detect_local
-                .nft_if_not_local(config.family)
+                .nft_if_not_local(config.family, config.nftables_iifname)
                 .map(|m| format!("{dest} {m} jump mark-for-masquerade"))
         };
         for (use_chain, chain, eps) in
@@ -581,7 +581,11 @@ impl<'a> PortObjects<'a> {
         if !self.sp.etp_local {
             tx.rule(ext, "jump mark-for-masquerade");
         } else {
-            if let Some(m) = self.config.detect_local.nft_if_local(self.config.family) {
+            if let Some(m) = self
+                .config
+                .detect_local
+                .nft_if_local(self.config.family, self.config.nftables_iifname)
+            {
                 tx.rulef(ext, format_args!("{m} goto {svc} comment \"short-circuit pod traffic\""));
             }
             tx.rule(ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");

@@ -82,17 +82,22 @@ pub(crate) enum Behaviour {
     /// the same key and value again adds nothing, another value replaces the element. Before,
     /// every element is added as met, and a key with two values fails the transaction.
     NftablesElementsOnce,
+    /// The nftables local-traffic detectors by interface (`bridgeInterface`,
+    /// `interfaceNamePrefix`) match the name, `iifname`; before, they wrote `iif`, which nft
+    /// resolves to an interface index when it loads the rule (and refuses, "Interface does
+    /// not exist", for a prefix such as `veth*`, failing the whole transaction).
+    NftablesIifname,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
-/// newest), a patch release of an earlier minor it was backported to (`(33, 6)`: 1.33.6 and
+/// newest), the patch releases of earlier minors it was backported to (`(33, 6)`: 1.33.6 and
 /// later 1.33 patches, and `1.33` written without a patch, which means the latest patch), and
 /// the upstream code.
 struct Row {
     behaviour: Behaviour,
     first: u32,
     last: Option<u32>,
-    backport: Option<(u32, u32)>,
+    backports: &'static [(u32, u32)],
     upstream: &'static str,
 }
 
@@ -103,7 +108,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::HintsAnnotationAuto,
         first: 24,
         last: Some(26),
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/topology.go `canUseTopology`: `hintsAnnotation != \"Auto\" && \
                    hintsAnnotation != \"auto\"` returns false; serviceport.go reads \
                    `v1.AnnotationTopologyAwareHints` only",
@@ -112,7 +117,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::HintsAnnotationAnyValue,
         first: 27,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/topology.go `canUseTopology` (\"Any non-empty and non-disabled \
                    values for the hints annotation are acceptable\"), serviceport.go \
                    `newBaseServiceInfo` (deprecated annotation has precedence over \
@@ -122,7 +127,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::HintsWithoutAnnotation,
         first: 30,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "KEP-4444 \"Changes within kube-proxy\": with ServiceTrafficDistribution \
                    (alpha 1.30, beta 1.31, GA 1.33) hints are used irrespective of the \
                    annotation; pkg/proxy/topology.go `topologyModeFromHints` (no annotation)",
@@ -131,7 +136,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::IpModeProxySkipped,
         first: 29,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/util/utils.go `IsVIPMode` (gate LoadBalancerIPMode: alpha 1.29, \
                    beta 1.30, GA 1.32, gate removed 1.34), pkg/proxy/serviceport.go \
                    `newBaseServiceInfo`",
@@ -140,7 +145,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesDefaultPrimary,
         first: 30,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "kubernetes/kubernetes#122724 (CHANGELOG-1.30: \"Changed `--nodeport-addresses` \
                    behavior to default to \"primary node IP(s) only\" rather than \"all node \
                    IPs\"\", the nftables mode), reworked by #123105 (1.31) into \
@@ -151,7 +156,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::PrimaryNodePortAddresses,
         first: 30,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "cmd/kube-proxy/app/server.go `newProxyServer` (`NodePortAddressesPrimary`, \
                    `!nodeIP.IsLoopback()`, read in the 1.31+ form of #123105; 1.30's #122724 \
                    form is taken to agree), `detectNodeIPs`",
@@ -160,7 +165,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::PrimaryKeyword,
         first: 31,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "kubernetes/kubernetes#123105 \"Add `--nodeport-addresses primary`\" (listed in \
                    CHANGELOG-1.31); pkg/proxy/apis/config/validation/validation.go \
                    `validateKubeProxyNodePortAddress` (\"can't use both 'primary' and CIDRs\"); \
@@ -171,7 +176,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesModeGated,
         first: 29,
         last: Some(32),
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
                    (`nftables` valid only with `features.NFTablesProxyMode`); gate added by \
                    #121046 (CHANGELOG-1.29: \"kube-proxy --feature-gates NFTablesProxyMode=true \
@@ -181,7 +186,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesModeOnByDefault,
         first: 31,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "kubernetes/kubernetes#124383 \"KEP-3866 kube-proxy nftables to beta\" (merged \
                    April 2024, 1.31: \"now beta and available by default\")",
     },
@@ -189,14 +194,14 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesModeGa,
         first: 33,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "KEP-3866: NFTablesProxyMode GA (locked on) in 1.33",
     },
     Row {
         behaviour: Behaviour::UserspaceProxyMode,
         first: 24,
         last: Some(25),
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
                    (`sets.NewString(userspace, iptables, ipvs)`, `strings.Join(validModes.List(), \
                    \",\")`, read in a userspace-era copy); userspace removed by #112133 (1.26); \
@@ -206,7 +211,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::LocalhostNodePortsOption,
         first: 26,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "kube-proxy config/v1alpha1/types.go `KubeProxyIPTablesConfiguration.\
                    LocalhostNodePorts` (absent at v0.25.0, present at v0.26.0); \
                    pkg/proxy/iptables/proxier.go `syncProxyRules` (`! -d ::1/128`, `! -d \
@@ -217,7 +222,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::TcpBeLiberalOption,
         first: 29,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "kube-proxy config/v1alpha1/types.go `KubeProxyConntrackConfiguration.\
                    TCPBeLiberal` (absent at v0.28.0, present at v0.29.0); \
                    pkg/proxy/iptables/proxier.go `NewProxier` (`conntrackTCPLiberal`) and \
@@ -227,7 +232,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NfacctCounters,
         first: 31,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (`-m nfacct --nfacct-name`), \
                    pkg/proxy/metrics/metrics.go: kubernetes/kubernetes#122812 \
                    (`kubeproxy_iptables_ct_state_invalid_dropped_packets_total`) and #125015 \
@@ -238,7 +243,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::KubeFirewallInPayload,
         first: 27,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (the route_localnet \
                    mitigation written when `!isIPv6 && proxier.localhostNodePorts`): \
                    kubernetes/kubernetes#114470 \"KEP-3178-related iptables rule fixups\" \
@@ -250,7 +255,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::ProxyFirewallChain,
         first: 25,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: kubernetes/kubernetes#110289 \
                    \"Don't use KUBE-MARK-DROP for LoadBalancerSourceRanges\" (KEP-3178, opened \
                    2022-05-30, after 1.24.0; its description gives the 1.24 form: KUBE-FW-* \
@@ -260,7 +265,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesAlphaTable,
         first: 29,
         last: Some(29),
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/nftables/proxier.go `nftablesBaseChains`, `nftablesJumpChains` and \
                    `setupNFTables` as read in a copy from before kubernetes/kubernetes#122614 \
                    (`knftables.DNATPriority + \"-1\"`, `kubeFirewallSet`, \
@@ -272,7 +277,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesPostDnatOutputChain,
         first: 30,
         last: Some(33),
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/nftables/proxier.go `nftablesBaseChains` (`filterPreroutingChain` \
                    ... at `DNATPriority + \"-10\"`, `filterOutputPostDNATChain` at \
                    `DNATPriority + \"+10\"`) and `nftablesJumpChains`: #122614 (1.30) and \
@@ -284,7 +289,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesPreDnatChains,
         first: 34,
         last: None,
-        backport: Some((33, 6)),
+        backports: &[(33, 6)],
         upstream: "kubernetes/kubernetes#132456 \"nftables short-circuit local traffic to external \
                    addresses\" (CHANGELOG-1.34, v1.34.0-beta.0: \"reject/drop traffic to service \
                    with no endpoints from filter chains at priority 0\"), cherry-picked to 1.33 \
@@ -294,7 +299,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesMasqueradeMatchesPort,
         first: 29,
         last: Some(33),
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/nftables/proxier.go `syncProxyRules` (`ipX, \"daddr\", \
                    svcInfo.ClusterIP(), protocol, \"dport\", svcInfo.Port()`); dropped by \
                    kubernetes/kubernetes#131492 \"nftables: cleanup service chain checks\" \
@@ -304,11 +309,22 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesElementsOnce,
         first: 32,
         last: None,
-        backport: None,
+        backports: &[],
         upstream: "pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem`: \
                    kubernetes/kubernetes#126013 \"[kube-proxy: nftables] Implement partial sync\" \
                    (still under review on 2024-07-18, after the 1.31 code freeze, so 1.32); \
                    1.29 to 1.31 `tx.Add` every element",
+    },
+    Row {
+        behaviour: Behaviour::NftablesIifname,
+        first: 35,
+        last: None,
+        backports: &[(33, 6), (34, 2)],
+        upstream: "pkg/proxy/util/localdetector.go (`ifLocalNFT`, `ifNotLocalNFT`): \
+                   kubernetes/kubernetes#134024 \"fix: use iifname for input interface name \
+                   matches\" (opened 2025-09-11, so 1.35; its description shows the old \
+                   `iif != azv*` refused with \"Interface does not exist\"), cherry-picked as \
+                   #134118 (v1.34.2) and #134099 / #134117 (CHANGELOG-1.33, v1.33.6)",
     },
 ];
 
@@ -317,7 +333,7 @@ pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -
     holds(behaviour, version.minor)
         || BEHAVIOURS.iter().any(|r| {
             r.behaviour == behaviour
-                && r.backport.is_some_and(|(minor, patch)| {
+                && r.backports.iter().any(|&(minor, patch)| {
                     version.minor == minor && version.patch.is_none_or(|p| p >= patch)
                 })
         })

@@ -1546,3 +1546,28 @@ fn nftables_elements_by_release() {
         assert_eq!(count(delete), deletes, "{version}\n{text}");
     }
 }
+
+/// pkg/proxy/util/localdetector.go by release: the nftables detectors by interface wrote
+/// `iif` (an interface index nft resolves at load time, refused for a prefix such as `veth*`)
+/// until kubernetes/kubernetes#134024 (1.35), cherry-picked to 1.34.2 and 1.33.6; from there
+/// `iifname`. A release without a patch is its latest patch.
+#[test]
+fn nftables_interface_detector_by_release() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let kpc = "featureGates: {NFTablesProxyMode: true}\ndetectLocalMode: InterfaceNamePrefix\ndetectLocal: {interfaceNamePrefix: veth}";
+    for (version, word) in [
+        ("1.29", "iif"),
+        ("1.33.5", "iif"),
+        ("1.33.6", "iifname"),
+        ("1.33", "iifname"),
+        ("1.34.1", "iif"),
+        ("1.34.2", "iifname"),
+        ("1.35", "iifname"),
+    ] {
+        let world = release_world(version, kpc, objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want = format!(" {word} != veth* jump mark-for-masquerade");
+        assert!(text.lines().any(|l| l.ends_with(&want)), "{version}: {want}\n{text}");
+    }
+}
