@@ -122,7 +122,8 @@ pub enum RenderError {
     InvalidConfiguration {
         /// The release (`1.28`).
         release: String,
-        /// What kube-proxy's command returns: `failed validate: ` and the field errors.
+        /// What kube-proxy's command returns: `failed complete: ` and the feature-gate error, or
+        /// `failed validate: ` and the field errors.
         message: String,
     },
 }
