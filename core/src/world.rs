@@ -13,8 +13,8 @@ use crate::model::{
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
-    Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts,
-    TopologyHints, holds, validate_configuration,
+    Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
+    ServicePorts, TopologyHints, holds, holds_at, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -199,6 +199,17 @@ impl ProxyConfig {
         config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
         // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
         config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
+        config.nftables_table = if holds_at(Behaviour::NftablesPreDnatChains, world.profile.version)
+        {
+            NftablesTable::PreDnat
+        } else if holds(Behaviour::NftablesPostDnatOutputChain, minor) {
+            NftablesTable::PostDnatOutput
+        } else {
+            NftablesTable::Alpha
+        };
+        config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
+        config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
+        config.nftables_iifname = holds_at(Behaviour::NftablesIifname, world.profile.version);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;
@@ -289,9 +300,13 @@ pub fn trace(world: &World, request: &TraceRequest) -> TraceReport {
         report.ruleset = format!("iptables-save dump {}:{}", source.file, source.line);
         return report;
     }
+    // In 1.24 to 1.26 kubelet, not kube-proxy, writes KUBE-MARK-DROP (which 1.24's KUBE-FW-*
+    // chains jump to) and KUBE-FIREWALL: the node has them, so the trace runs over the
+    // standalone payload, which carries kubelet's chains.
     let options = RenderOptions {
         family,
         node: request.node.clone(),
+        standalone: !config.kube_firewall_rule,
         ..RenderOptions::new(ProxyMode::Iptables)
     };
     match render(world, &options) {

@@ -43,24 +43,49 @@ impl DetectLocal {
     /// nftables match for "traffic from a local pod". Interfaces are matched by name
     /// (`iifname`), as current localdetector.go does; older revisions wrote `iif`, which
     /// cannot take a `*` wildcard and needs the interface to exist when the rules load.
-    pub(crate) fn nft_if_local(&self, family: IpFamily) -> Option<String> {
+    pub(crate) fn nft_if_local(&self, family: IpFamily, by_name: bool) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iifname {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("{} {name}", iif(by_name))),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("{} {prefix}*", iif(by_name))),
         }
     }
 
     /// nftables match for "traffic not from a local pod".
-    pub(crate) fn nft_if_not_local(&self, family: IpFamily) -> Option<String> {
+    pub(crate) fn nft_if_not_local(&self, family: IpFamily, by_name: bool) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr != {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iifname != {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname != {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("{} != {name}", iif(by_name))),
+            DetectLocal::InterfaceNamePrefix(prefix) => {
+                Some(format!("{} != {prefix}*", iif(by_name)))
+            }
         }
     }
+}
+
+/// The nftables input-interface match: `iifname` (the name) where the release writes it, else
+/// `iif` (proxy/release.rs `NftablesIifname`).
+fn iif(by_name: bool) -> &'static str {
+    if by_name { "iifname" } else { "iif" }
+}
+
+/// The layout of the nftables proxier's `kube-proxy` table: its filter base chains, the chains
+/// they jump to and how LoadBalancer source ranges are checked. Which release writes which is
+/// in the release table of `proxy/release.rs` (the `Nftables*` rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NftablesTable {
+    /// 1.29 (alpha): `filter-input`, `filter-forward` and `filter-output` at priority -101,
+    /// one `endpoints-check` chain, the `firewall` / `firewall-allow` sets and a `forward`
+    /// chain with the `ct state invalid drop`; no `cluster-ips` set.
+    Alpha,
+    /// 1.30 to 1.33.5: `filter-prerouting`, `filter-input`, `filter-forward` and
+    /// `filter-output` at -110 and `filter-output-post-dnat` at -90.
+    PostDnatOutput,
+    /// 1.34 on and 1.33.6 on: `filter-prerouting-pre-dnat` and `filter-output-pre-dnat` at
+    /// -110, `filter-input`, `filter-forward` and `filter-output` at 0.
+    PreDnat,
 }
 
 /// When kube-proxy uses an endpoint's topology hints (pkg/proxy/topology.go); which releases
@@ -154,6 +179,17 @@ pub struct ProxyConfig {
     /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
     /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
     pub prefer_non_terminating_duplicates: bool,
+    /// The nftables table layout of the release.
+    pub nftables_table: NftablesTable,
+    /// The nftables internal chain's masquerade rule also matches the service port (1.29 to
+    /// 1.33).
+    pub nftables_masquerade_port: bool,
+    /// The nftables proxier writes each set or map key once (`nftElementStorage`, 1.32 to the
+    /// newest); before, every element is added as met.
+    pub nftables_elements_once: bool,
+    /// The nftables interface detectors match `iifname` (1.35, 1.34.2, 1.33.6 on); before,
+    /// `iif`.
+    pub nftables_iifname: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -191,6 +227,10 @@ impl ProxyConfig {
             kube_firewall_rule: true,
             lb_firewall_in_filter: true,
             localhost_exclusions: true,
+            nftables_table: NftablesTable::PreDnat,
+            nftables_masquerade_port: false,
+            nftables_elements_once: true,
+            nftables_iifname: true,
         }
     }
 

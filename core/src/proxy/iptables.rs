@@ -329,12 +329,20 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
             let at = filter.iter().position(|c| c.name == "KUBE-FORWARD").unwrap_or(filter.len());
             let mut chain = Chain::new("KUBE-FIREWALL");
-            if !config.lb_firewall_in_filter {
-                // 1.24: KUBE-FW-* ends in KUBE-MARK-DROP, so the node needs kubelet's half
-                // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15).
+            if !config.kube_firewall_rule {
+                // 1.24 to 1.26: kubelet owns KUBE-FIREWALL and KUBE-MARK-DROP
+                // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15, until
+                // IPTablesOwnershipCleanup went beta in 1.27): the marked-packet drop (1.24's
+                // KUBE-FW-* ends in KUBE-MARK-DROP) and, for IPv4, the localnet rule, appended
+                // in that order (kubelet's `--dst` / `! --src` written as `-d` / `! -s`).
                 chain.rule(format_args!(
                     "-m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP"
                 ));
+                if v4 {
+                    chain.rule(format_args!(
+                        "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
+                    ));
+                }
             }
             filter.insert(at, chain);
         }
@@ -353,7 +361,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             }
             *slot = map.into_values().collect();
         }
-        if !config.lb_firewall_in_filter {
+        if !config.kube_firewall_rule {
             let mut mark_drop = Chain::new("KUBE-MARK-DROP");
             mark_drop.rule(format_args!("-j MARK --or-mark 0x00008000"));
             builtins[1].insert(0, mark_drop);

@@ -1,6 +1,7 @@
 //! What kube-proxy checks in its configuration before it starts, by release: the proxy mode
 //! (`--proxy-mode nftables` before the mode existed or with its gate off) and
-//! `nodePortAddresses` (`primary` before the keyword existed, entries that are not CIDRs).
+//! `nodePortAddresses` (`primary` before the keyword existed, entries that are not CIDRs), and
+//! before that, kube-proxy's own NFTablesProxyMode gate where it is unknown or locked.
 //! A refusal is the text kube-proxy's command returns (cmd/kube-proxy/app/server.go
 //! `NewProxyCommand`: `failed validate: ` and the aggregate of the `field.Error`s of
 //! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules; `svclab check`
@@ -29,6 +30,12 @@ pub(crate) fn validate(
     minor: u32,
     release: &str,
 ) -> Result<(), RenderError> {
+    if let Some((_, text)) = complete_error(kpc, minor) {
+        return Err(RenderError::InvalidConfiguration {
+            release: release.to_owned(),
+            message: format!("failed complete: {text}"),
+        });
+    }
     let errors: Vec<FieldError> =
         refusals(kpc, mode.as_str(), minor).into_iter().map(|(_, error)| error).collect();
     if errors.is_empty() {
@@ -47,6 +54,18 @@ pub(crate) fn diagnostics(
     located: &Located<KubeProxyConfiguration>,
     minor: u32,
 ) -> Vec<Diagnostic> {
+    if let Some((field, text)) = complete_error(&located.value, minor) {
+        let source = located.positions.source_of(&field);
+        return vec![
+            Diagnostic::error(
+                Some(ObjectRef::kind("KubeProxyConfiguration")),
+                field,
+                "FieldValueInvalid",
+                format!("kube-proxy refuses to start: failed complete: {text}"),
+            )
+            .at(source),
+        ];
+    }
     refusals(&located.value, &located.value.mode, minor)
         .into_iter()
         .map(|(field, error)| {
@@ -60,6 +79,29 @@ pub(crate) fn diagnostics(
             .at(source)
         })
         .collect()
+}
+
+/// What kube-proxy's `Options.Complete` refuses before validation runs (cmd/kube-proxy/app/
+/// server.go: `utilfeature.DefaultMutableFeatureGate.SetFromMap(o.config.FeatureGates)`,
+/// returned as `failed complete: %w`), for the one kube-proxy gate svclab models: with the
+/// component-base featuregate `SetFromMap` texts (the same at v0.24.0, v0.31.0, v0.33.0 and
+/// v0.36.0), NFTablesProxyMode is an unknown gate before 1.29 (it was added by
+/// kubernetes/kubernetes#121046) and locked to true once GA (1.33, KEP-3866,
+/// `LockToDefault`). The field as the document writes it, and the text.
+fn complete_error(kpc: &KubeProxyConfiguration, minor: u32) -> Option<(String, String)> {
+    const GATE: &str = "NFTablesProxyMode";
+    let value = *kpc.feature_gates.get(GATE)?;
+    let field = format!("featureGates.{GATE}");
+    if !holds(Behaviour::NftablesModeGated, minor) && !holds(Behaviour::NftablesModeGa, minor) {
+        return Some((field, format!("unrecognized feature gate: {GATE}")));
+    }
+    if holds(Behaviour::NftablesModeGa, minor) && !value {
+        return Some((
+            field,
+            format!("cannot set feature gate {GATE} to false, feature is locked to true"),
+        ));
+    }
+    None
 }
 
 /// Every field error of `Validate` that svclab models, with the field as the document writes
