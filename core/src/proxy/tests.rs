@@ -710,8 +710,18 @@ fn duplicate_endpoints_by_release() {
 /// A scenario world at a release with one Node (zone `z1`), evaluated; the only errors
 /// allowed are those on a KubeProxyConfiguration kube-proxy refuses (what the callers render).
 fn release_world(version: &str, kpc: &str, rest: &str) -> crate::world::World {
+    release_world_with_gates(version, "{}", kpc, rest)
+}
+
+/// [`release_world`] with the ClusterProfile's (the apiserver's) `featureGates`.
+fn release_world_with_gates(
+    version: &str,
+    gates: &str,
+    kpc: &str,
+    rest: &str,
+) -> crate::world::World {
     let yaml = format!(
-        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
+        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nfeatureGates: {gates}\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
     );
     let (world, report) = crate::pipeline::evaluate(
         &[Input::new("t.yaml", yaml)],
@@ -780,16 +790,24 @@ fn topology_hints_by_release() {
 fn ip_mode_proxy_by_release() {
     let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8, ipMode: Proxy}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
     // 1.29 and 1.30 need kube-proxy's NFTablesProxyMode gate for the nftables mode; 1.24 has
-    // no nftables mode (nftables_mode_by_release), so only iptables is rendered there.
-    for (version, kpc, vip) in [
-        ("1.24", "mode: iptables", true),
-        ("1.29", "featureGates: {NFTablesProxyMode: true}", true),
-        ("1.29", "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}", false),
-        ("1.30", "featureGates: {NFTablesProxyMode: true}", false),
-        ("1.31", "featureGates: {LoadBalancerIPMode: false}", true),
-        ("1.34", "mode: iptables", false),
+    // no nftables mode (nftables_mode_by_release), so only iptables is rendered there. At 1.29
+    // the apiserver's gate must be on too, or its status strategy drops `ipMode` before
+    // kube-proxy sees it (registry::drop_disabled_status_fields).
+    for (version, gates, kpc, vip) in [
+        ("1.24", "{}", "mode: iptables", true),
+        ("1.29", "{}", "featureGates: {NFTablesProxyMode: true}", true),
+        (
+            "1.29",
+            "{LoadBalancerIPMode: true}",
+            "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}",
+            false,
+        ),
+        ("1.29", "{}", "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}", true),
+        ("1.30", "{}", "featureGates: {NFTablesProxyMode: true}", false),
+        ("1.31", "{}", "featureGates: {LoadBalancerIPMode: false}", true),
+        ("1.34", "{}", "mode: iptables", false),
     ] {
-        let world = release_world(version, kpc, objects);
+        let world = release_world_with_gates(version, gates, kpc, objects);
         let modes: &[ProxyMode] = if version == "1.24" {
             &[ProxyMode::Iptables]
         } else {
