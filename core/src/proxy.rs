@@ -47,7 +47,7 @@ pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
 pub(crate) use release::{Behaviour, holds, holds_at};
 pub(crate) use startup::{
-    diagnostics as configuration_diagnostics, validate as validate_configuration,
+    diagnostics as configuration_diagnostics, own_gate_default, validate as validate_configuration,
 };
 
 /// Which kube-proxy backend to render.

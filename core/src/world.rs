@@ -14,7 +14,7 @@ use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
     Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    ServicePorts, TopologyHints, holds, holds_at, validate_configuration,
+    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -143,14 +143,18 @@ impl ProxyConfig {
         // pkg/proxy/endpointslicecache.go `addEndpoints` changed its duplicate rule in
         // kubernetes/kubernetes#135593 (merged December 2025, first in 1.36).
         config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
-        // A gate kube-proxy's own `featureGates` names wins over the profile, either way.
+        // A gate kube-proxy's own `featureGates` names wins over the profile, either way; a
+        // gate only kube-proxy acts on takes its release default from kube-proxy's table.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
+        let minor = world.profile.version.minor;
         let gate = |name: &str| {
             own.and_then(|gates| gates.get(name).copied())
+                .or_else(|| own_gate_default(name, minor))
                 .unwrap_or_else(|| world.profile.gate(name))
         };
-        let minor = world.profile.version.minor;
         config.prefer_same_node = gate("PreferSameTrafficDistribution");
+        config.terminating_fallback = gate("ProxyTerminatingEndpoints");
+        config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
         config.topology_hints = if !gate("TopologyAwareHints") {
             TopologyHints::Off
         } else if holds(Behaviour::HintsWithoutAnnotation, minor)

@@ -151,6 +151,12 @@ pub struct ProxyConfig {
     pub service_cidrs: Vec<IpNet>,
     /// Feature gate PreferSameTrafficDistribution (node hints).
     pub prefer_same_node: bool,
+    /// Feature gate ProxyTerminatingEndpoints: with no ready endpoint in scope, fall back to
+    /// the serving-and-terminating ones (off by default in 1.24 and 1.25, always on from 1.28).
+    pub terminating_fallback: bool,
+    /// Feature gate ServiceInternalTrafficPolicy: `internalTrafficPolicy: Local` is honoured
+    /// (settable in 1.24 and 1.25, always on from 1.26); off, every Service is `Cluster`.
+    pub internal_traffic_policy: bool,
     /// When topology hints are used.
     pub topology_hints: TopologyHints,
     /// Feature gate LoadBalancerIPMode: `ipMode: Proxy` ingress IPs get no rules (else the
@@ -219,6 +225,8 @@ impl ProxyConfig {
             large_cluster_threshold: 1000,
             service_cidrs: Vec::new(),
             prefer_same_node: false,
+            terminating_fallback: true,
+            internal_traffic_policy: true,
             prefer_non_terminating_duplicates: true,
             topology_hints: TopologyHints::Always,
             ip_mode_proxy_skipped: true,

@@ -784,7 +784,7 @@ fn topology_hints_by_release() {
 }
 
 /// pkg/proxy/util/utils.go `IsVIPMode`: an ingress with `ipMode: Proxy` gets no rules only
-/// while LoadBalancerIPMode is on (beta from 1.30, gate removed in 1.34); in 1.24 to 1.29
+/// while LoadBalancerIPMode is on (beta from 1.30, locked from 1.32, gate removed in 1.35); in 1.24 to 1.29
 /// (no gate, or alpha and off) the field is ignored and the IP is a VIP like any other.
 #[test]
 fn ip_mode_proxy_by_release() {
@@ -1587,5 +1587,142 @@ fn nftables_interface_detector_by_release() {
             .unwrap_or_else(|e| panic!("{e}"));
         let want = format!(" {word} != veth* jump mark-for-masquerade");
         assert!(text.lines().any(|l| l.ends_with(&want)), "{version}: {want}\n{text}");
+    }
+}
+
+/// kube-proxy's own `featureGates` by release: cmd/kube-proxy/app/server.go `Options.Complete`
+/// hands them to component-base `featureGate.SetFromMap`, which refuses a gate unknown at the
+/// release (`unrecognized feature gate`) or a locked gate set to its other value. Every row of
+/// startup.rs `OWN_GATES` (stages from pkg/features/kube_features.go, 1.24 to the newest) and
+/// the Service gates kube-proxy reads from profile.rs `GATES` (LoadBalancerIPMode removed in
+/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36).
+#[test]
+fn kube_proxy_gates_by_release() {
+    let unknown = |gate: &str| format!("failed complete: unrecognized feature gate: {gate}");
+    let locked = |gate: &str, value: bool| {
+        format!(
+            "failed complete: cannot set feature gate {gate} to {value}, feature is locked to {}",
+            !value
+        )
+    };
+    /// A gate set to a value: releases that accept it, lock it the other way, don't know it.
+    type Row = (&'static str, bool, &'static [u32], &'static [u32], &'static [u32]);
+    let table: &[Row] = &[
+        ("ProxyTerminatingEndpoints", false, &[24, 25, 26, 27], &[28, 29], &[30, 37]),
+        ("ProxyTerminatingEndpoints", true, &[24, 27, 28, 29], &[], &[30]),
+        ("KubeProxyDrainingTerminatingNodes", false, &[28, 29, 30], &[31, 32], &[24, 27, 33]),
+        ("MinimizeIPTablesRestore", false, &[26, 27], &[28, 29], &[24, 25, 30]),
+        ("IPTablesOwnershipCleanup", false, &[25, 26, 27], &[28, 29], &[24, 30]),
+        ("IPTablesOwnershipCleanup", true, &[25, 29], &[], &[24, 30]),
+        ("NFTablesProxyMode", false, &[29, 32], &[33, 37], &[24, 28]),
+        ("ServiceInternalTrafficPolicy", false, &[24, 25], &[26, 27], &[28, 37]),
+        ("EndpointSliceTerminatingCondition", false, &[24, 25], &[26, 27], &[28]),
+        ("LoadBalancerIPMode", false, &[29, 30, 31], &[32, 34], &[24, 28, 35]),
+        ("TopologyAwareHints", false, &[24, 32], &[33, 35], &[36, 37]),
+        ("ServiceTrafficDistribution", false, &[30, 32], &[33, 35], &[29, 36]),
+        ("PreferSameTrafficDistribution", false, &[33, 34], &[35, 37], &[32]),
+    ];
+    for (gate, value, accepted, refused, gone) in table {
+        let kpc = format!("featureGates: {{{gate}: {value}}}");
+        for minor in *accepted {
+            let got = render_at(&format!("1.{minor}"), &kpc, ProxyMode::Iptables);
+            assert!(got.is_ok(), "{gate}={value} at 1.{minor}: {got:?}");
+        }
+        for (minors, text) in [(*refused, locked(gate, *value)), (*gone, unknown(gate))] {
+            for minor in minors {
+                let version = format!("1.{minor}");
+                assert_eq!(
+                    render_at(&version, &kpc, ProxyMode::Iptables),
+                    Err(format!("kube-proxy {version} refuses to start: {text}")),
+                    "{gate}={value}"
+                );
+            }
+        }
+    }
+    // A name neither table lists is not judged; of two bad gates the first by name is named.
+    assert!(
+        render_at("1.30", "featureGates: {SomeKubeletGate: true}", ProxyMode::Iptables).is_ok()
+    );
+    assert_eq!(
+        render_at(
+            "1.30",
+            "featureGates: {ProxyTerminatingEndpoints: true, MinimizeIPTablesRestore: true}",
+            ProxyMode::Iptables
+        ),
+        Err(format!("kube-proxy 1.30 refuses to start: {}", unknown("MinimizeIPTablesRestore")))
+    );
+    // OWN_GATES' NFTablesProxyMode agrees with the release rows the mode check reads.
+    for minor in crate::profile::OLDEST_MINOR..=crate::profile::NEWEST_MINOR {
+        let known =
+            holds(Behaviour::NftablesModeGated, minor) || holds(Behaviour::NftablesModeGa, minor);
+        let default = holds(Behaviour::NftablesModeOnByDefault, minor) && known;
+        assert_eq!(super::own_gate_default("NFTablesProxyMode", minor), Some(default), "1.{minor}");
+    }
+}
+
+/// pkg/proxy/topology.go `CategorizeEndpoints` with ProxyTerminatingEndpoints (kube-proxy's own
+/// gate; off by default in 1.24 and 1.25, on in 1.26 and 1.27, locked from 1.28, gone in 1.30
+/// with the fallback kept). On, a Service whose endpoints are all serving and terminating
+/// falls back to them (cluster policy, and local policy for the node's own; #108691,
+/// CHANGELOG-1.24); off, it has no endpoints (cluster: REJECT) or no local ones (eTP Local:
+/// "has no local endpoints" drop, the ready remote endpoint still serving cluster traffic).
+/// ServiceInternalTrafficPolicy off (1.24 and 1.25 only) makes an `internalTrafficPolicy:
+/// Local` Service route like a `Cluster` one.
+#[test]
+fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: term, namespace: default}\nspec: {clusterIP: 172.30.0.52, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: term-1, labels: {kubernetes.io/service-name: term}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.5], nodeName: node-b, conditions: {ready: false, serving: true, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: etp, namespace: default}\nspec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.53, ports: [{name: p80, port: 80, nodePort: 30053}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: etp-1, labels: {kubernetes.io/service-name: etp}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.6], nodeName: node-a, conditions: {ready: false, serving: true, terminating: true}}, {addresses: [10.0.0.7], nodeName: node-b}]\nports: [{name: p80, port: 80, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: itp, namespace: default}\nspec: {clusterIP: 172.30.0.54, internalTrafficPolicy: Local, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: itp-1, labels: {kubernetes.io/service-name: itp}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.8], nodeName: node-b}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let render = |version: &str, gates: &str| {
+        let kpc = format!("hostnameOverride: node-a\nmode: iptables\nfeatureGates: {gates}");
+        let world = release_world(version, &kpc, objects);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{version} {gates}: {e}"))
+    };
+    let term_rejected = "default/term:p80 has no endpoints";
+    for (version, gates, fallback) in [
+        ("1.24", "{}", false),
+        ("1.25", "{ProxyTerminatingEndpoints: true}", true),
+        ("1.26", "{}", true),
+        ("1.27", "{ProxyTerminatingEndpoints: false}", false),
+        ("1.29", "{}", true),
+        ("1.30", "{}", true),
+        ("1.37", "{}", true),
+    ] {
+        let text = render(version, gates);
+        assert_eq!(!text.contains(term_rejected), fallback, "{version} {gates}\n{text}");
+        // etp's local policy: its own terminating endpoint 10.0.0.6, or the no-local drop;
+        // the ready remote 10.0.0.7 serves cluster traffic either way.
+        let etp: Vec<&str> = text.lines().filter(|l| l.contains("default/etp:p80")).collect();
+        let local_sep = etp
+            .iter()
+            .any(|l| l.starts_with("-A KUBE-SVL-") && l.contains("default/etp:p80 -> 10.0.0.6:80"));
+        assert_eq!(local_sep, fallback, "{version} {gates}: {etp:#?}");
+        assert_eq!(
+            etp.iter().any(|l| l.contains("has no local endpoints")),
+            !fallback,
+            "{version} {gates}: {etp:#?}"
+        );
+        assert!(etp.iter().any(|l| l.contains("-> 10.0.0.7:80")), "{version} {gates}: {etp:#?}");
+    }
+    // internalTrafficPolicy: Local, the only endpoint remote: honoured, the ClusterIP drops;
+    // ignored (gate off in 1.24/1.25), it reaches 10.0.0.8 through the cluster chain.
+    for (version, gates, honoured) in [
+        ("1.24", "{}", true),
+        ("1.24", "{ServiceInternalTrafficPolicy: false}", false),
+        ("1.25", "{ServiceInternalTrafficPolicy: false}", false),
+        ("1.26", "{ServiceInternalTrafficPolicy: true}", true),
+        ("1.37", "{}", true),
+    ] {
+        let text = render(version, gates);
+        let itp: Vec<&str> = text.lines().filter(|l| l.contains("default/itp:p80")).collect();
+        assert_eq!(
+            itp.iter().any(|l| l.contains("has no local endpoints")),
+            honoured,
+            "{version} {gates}: {itp:?}"
+        );
+        assert_eq!(
+            itp.iter().any(|l| l.contains("-j DNAT --to-destination 10.0.0.8:80")),
+            !honoured,
+            "{version} {gates}: {itp:?}"
+        );
     }
 }
