@@ -198,6 +198,7 @@ impl ProxyConfig {
         config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
         config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
         config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
+        config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
         config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
         config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
         config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);

@@ -174,6 +174,9 @@ pub struct ProxyConfig {
     /// newest); in 1.24 the nat KUBE-FW-* chain ends in `-j KUBE-MARK-DROP` (kubelet's chain
     /// and its filter KUBE-FIREWALL drop rule do the dropping).
     pub lb_firewall_in_filter: bool,
+    /// A Local policy without local endpoints is dropped in filter (1.25 to the newest); in
+    /// 1.24 the jumps go on to KUBE-SVL-*, which ends in `-j KUBE-MARK-DROP`.
+    pub no_local_endpoints_in_filter: bool,
     /// nftables mode turns an empty `nodePortAddresses` into the primary node IPs (1.30 to the
     /// newest); 1.29's nftables mode matches every local address but loopback.
     pub nftables_default_primary: bool,
@@ -234,6 +237,7 @@ impl ProxyConfig {
             nftables_default_primary: true,
             kube_firewall_rule: true,
             lb_firewall_in_filter: true,
+            no_local_endpoints_in_filter: true,
             localhost_exclusions: true,
             nftables_table: NftablesTable::PreDnat,
             nftables_masquerade_port: false,

@@ -459,7 +459,7 @@ fn service_rules(
     t: &mut Tables,
     stats: &mut RuleStats,
 ) {
-    let rules = PortRules::new(sp);
+    let rules = PortRules::new(sp, config);
     sp.count_no_local_endpoints(rules.has_endpoints, stats);
     rules.cluster_ip(t);
     rules.external_ips(t);
@@ -474,9 +474,12 @@ fn service_rules(
 }
 
 impl<'a> PortRules<'a> {
-    fn new(sp: &'a SvcPort) -> Self {
+    fn new(sp: &'a SvcPort, config: &ProxyConfig) -> Self {
         let hash = port_proto_hash(sp);
         let has_endpoints = sp.cat.has_any;
+        // 1.24 (before #110290): a Local policy with no local endpoint still jumps on, to an
+        // SVL chain that marks the packet for kubelet's drop.
+        let svl_drops = !config.no_local_endpoints_in_filter && sp.local_eps().is_empty();
         let (why, verdict) = if has_endpoints {
             ("has no local endpoints", "DROP")
         } else {
@@ -490,10 +493,11 @@ impl<'a> PortRules<'a> {
             fw: format!("KUBE-FW-{hash}"),
             seps: sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect(),
             has_endpoints,
-            has_internal: sp.has_internal(),
-            has_external: sp.has_external(),
+            has_internal: sp.has_internal() || (svl_drops && has_endpoints),
+            has_external: sp.has_external() || (svl_drops && has_endpoints),
             use_svc: !sp.cluster_eps().is_empty() && sp.uses_cluster(),
-            use_svl: !sp.local_eps().is_empty() && sp.uses_local(),
+            use_svl: (!sp.local_eps().is_empty() || (svl_drops && has_endpoints))
+                && sp.uses_local(),
             use_ext: has_endpoints && sp.external_accessible(),
             use_fw: has_endpoints && !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
             why,
@@ -695,6 +699,11 @@ impl<'a> PortRules<'a> {
                 ));
             }
             endpoint_jumps(a, sp, eps, &self.seps, large);
+            if local_policy && eps.is_empty() {
+                a.rule(format_args!(
+                    "-m comment --comment \"{n} has no local endpoints\" -j KUBE-MARK-DROP"
+                ));
+            }
         }
     }
 

@@ -58,6 +58,11 @@ pub(crate) enum Behaviour {
     /// VIP), the nat KUBE-FW-* chain falling through; before, KUBE-FW-* ends in
     /// `-j KUBE-MARK-DROP` and kubelet's filter KUBE-FIREWALL drops the marked packets.
     ProxyFirewallChain,
+    /// A Service with a Local policy and endpoints, none of them on this node, is dropped by a
+    /// filter `-j DROP` rule on its destination (KUBE-SERVICES or KUBE-EXTERNAL-SERVICES), with
+    /// no SVL chain; before, its jumps lead to a KUBE-SVL-* chain holding
+    /// `"... has no local endpoints" -j KUBE-MARK-DROP`.
+    NoLocalEndpointsInFilter,
     /// The nftables table of the first (alpha) nftables mode: filter base chains
     /// `filter-input`, `filter-forward` and `filter-output` at `dstnat - 1`, one
     /// `endpoints-check` chain, `firewall-check` jumped to from input, forward and output,
@@ -260,6 +265,17 @@ const BEHAVIOURS: &[Row] = &[
                    \"Don't use KUBE-MARK-DROP for LoadBalancerSourceRanges\" (KEP-3178, opened \
                    2022-05-30, after 1.24.0; its description gives the 1.24 form: KUBE-FW-* \
                    jumps to KUBE-EXT-* per allowed range and ends in KUBE-MARK-DROP)",
+    },
+    Row {
+        behaviour: Behaviour::NoLocalEndpointsInFilter,
+        first: 25,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: kubernetes/kubernetes#110290 \
+                   \"Don't use KUBE-MARK-DROP for 'no local endpoints'\" (KEP-3178, opened \
+                   2022-05-30, after 1.24.0); the 1.24 form read in a copy of the 1.24 proxier \
+                   (the local policy chain is declared whenever the Service has endpoints and \
+                   ends in `-j KUBE-MARK-DROP` when none is local)",
     },
     Row {
         behaviour: Behaviour::NftablesAlphaTable,
