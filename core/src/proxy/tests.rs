@@ -1703,6 +1703,24 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
         );
         assert!(etp.iter().any(|l| l.contains("-> 10.0.0.7:80")), "{version} {gates}: {etp:#?}");
     }
+    // 1.24 (before #110290): no local endpoint means KUBE-SVL-* marks the packet for kubelet's
+    // drop; the trace follows it into KUBE-MARK-DROP, not to an unknown chain.
+    let world = release_world("1.24", "hostnameOverride: node-a\nmode: iptables", objects);
+    let request = crate::trace::TraceRequest {
+        src: "198.51.100.7".into(),
+        dst: "192.168.0.2".into(),
+        dport: 30053,
+        ..Default::default()
+    };
+    let report = crate::world::trace(&world, &request);
+    let steps: Vec<(&str, &str)> = report
+        .outcomes
+        .iter()
+        .flat_map(|o| o.steps.iter().map(|s| (s.chain.as_str(), s.effect.as_str())))
+        .collect();
+    assert!(!steps.iter().any(|(_, e)| e.contains("unknown chain")), "{report:#?}");
+    assert!(steps.iter().any(|(c, _)| c.starts_with("KUBE-SVL-")), "{report:#?}");
+    assert!(steps.iter().any(|(c, _)| *c == "KUBE-MARK-DROP"), "{report:#?}");
     // internalTrafficPolicy: Local, the only endpoint remote: honoured, the ClusterIP drops;
     // ignored (gate off in 1.24/1.25), it reaches 10.0.0.8 through the cluster chain.
     for (version, gates, honoured) in [
