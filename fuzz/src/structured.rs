@@ -110,6 +110,10 @@ const GATES: &[&str] = &[
     "StrictIPCIDRValidation",
     "MixedProtocolLBService",
     "NFTablesProxyMode",
+    "ProxyTerminatingEndpoints",
+    "KubeProxyDrainingTerminatingNodes",
+    "MinimizeIPTablesRestore",
+    "IPTablesOwnershipCleanup",
     "NoSuchGate",
 ];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP", "", "tcp", "HTTP"];
