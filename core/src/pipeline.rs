@@ -344,6 +344,9 @@ fn store_service(
     // The apiserver drops `status` on create, but a scenario uses it to play the load-balancer
     // controller (kube-proxy reads `status.loadBalancer.ingress`).
     if world.services.contains_key(&key) && !status.load_balancer_ingress.is_empty() {
+        let mut status = status;
+        let old = world.service_status.get(&key);
+        registry::drop_disabled_status_fields(&mut status, old, &world.profile);
         world.service_status.insert(key, status);
     } else {
         world.service_status.remove(&key);
@@ -362,6 +365,7 @@ fn write_service(
     let written_status = service.status.clone();
     default_service(
         &mut service,
+        &world.profile,
         validation::rule_in_force(validation::Rule::EtpForExternalIps, &world.profile),
     );
     registry::generate_name(&mut service.metadata, &positions, world.profile.seed);
@@ -389,7 +393,7 @@ fn write_service(
     if let Some(old) = &previous {
         registry::begin_update(&old.service, &mut service);
     }
-    registry::prepare_service_for_create(&mut service, &world.profile);
+    registry::prepare_service(&mut service, previous.as_ref().map(|o| &o.service), &world.profile);
     let allocated = match &previous {
         Some(old) => cluster.update(&mut service, &old.service),
         None => cluster.create(&mut service),
@@ -545,6 +549,10 @@ fn store_endpoint_slice(
             &located.positions,
             world.profile.seed,
         );
+        let meta = &located.value.metadata;
+        let stored = world.endpoint_slice_position(&meta.namespace, &meta.name);
+        let old = stored.map(|i| &world.endpoint_slices[i].value);
+        registry::drop_disabled_endpoint_conditions(&mut located.value, old, &world.profile);
     }
     let slice = &located.value;
     let meta = &slice.metadata;
