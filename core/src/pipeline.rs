@@ -393,7 +393,7 @@ fn write_service(
     if let Some(old) = &previous {
         registry::begin_update(&old.service, &mut service);
     }
-    registry::prepare_service(&mut service, previous.as_ref().map(|o| &o.service), &world.profile);
+    registry::prepare_service(&mut service, previous.as_ref().map(|o| &*o.service), &world.profile);
     let allocated = match &previous {
         Some(old) => cluster.update(&mut service, &old.service),
         None => cluster.create(&mut service),
