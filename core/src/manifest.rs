@@ -136,6 +136,8 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
         });
         return true;
     }
+    // The input's name, shared by the positions of its objects (made on the first one).
+    let mut file: Option<Arc<str>> = None;
     // One document at a time: each tree is dropped once its object is decoded.
     for doc in yaml::documents(&input.text) {
         let source = |pos: Pos| Source {
@@ -181,7 +183,8 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
                         first_line: doc.first_line,
                     },
                 };
-                read_object(root, &input.name, doc.index, scenario, 0, Some(text));
+                let file = file.get_or_insert_with(|| Arc::from(input.name.as_str()));
+                read_object(root, file, doc.index, scenario, 0, Some(text));
             }
         }
     }
@@ -192,14 +195,14 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
 /// Lists deep, `text` is `None`: its positions keep its tree).
 fn read_object(
     root: Node,
-    file: &str,
+    file: &Arc<str>,
     document: usize,
     scenario: &mut Scenario,
     depth: usize,
     text: Option<DocumentText>,
 ) {
     let source =
-        |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
+        |pos: Pos| Source { file: file.to_string(), document, line: pos.line, column: pos.column };
     let Value::Map(_) = root.value else {
         let message = format!(
             "error unmarshaling JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -252,7 +255,7 @@ fn read_object(
     }
     // The tree joins the positions once the object is decoded (see below).
     let positions =
-        Positions { object: root.pos, document, file: file.to_owned(), root: None, text: None };
+        Positions { object: root.pos, document, file: Arc::clone(file), root: None, text: None };
     let Some(decoded) = decode::object(&root, &api_version, &kind, positions) else {
         let meta = |field: &str| {
             root.get("metadata").and_then(|m| m.get(field)).and_then(Node::as_str).unwrap_or("")
@@ -333,7 +336,7 @@ pub(crate) fn cluster_profile_from(
     let positions = Positions {
         object: root.pos,
         document,
-        file: file.to_owned(),
+        file: Arc::from(file),
         root: Some(Arc::new(root.clone())),
         text: None,
     };

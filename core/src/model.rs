@@ -150,7 +150,8 @@ impl<const N: usize> From<[(String, String); N]> for StringMap {
 pub struct Positions {
     pub(crate) object: Pos,
     pub(crate) document: usize,
-    pub(crate) file: String,
+    /// The input's name, shared by all the objects read from it.
+    pub(crate) file: Arc<str>,
     pub(crate) root: Option<Arc<YamlNode>>,
     /// The document's text, when `root` is not kept.
     pub(crate) text: Option<DocumentText>,
@@ -216,7 +217,7 @@ impl Positions {
     pub fn source_of(&self, path: &str) -> Source {
         let pos = self.of(path);
         Source {
-            file: self.file.clone(),
+            file: self.file.to_string(),
             document: self.document,
             line: pos.line,
             column: pos.column,
