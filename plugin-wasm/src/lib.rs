@@ -9,6 +9,13 @@ use svclab_core::{
 
 use bindings as types;
 
+// Both replace pieces of wasi-libc, so they only exist in the WebAssembly build (the workspace's
+// host-target builds of this crate, for clippy and tests, keep the platform's own).
+#[cfg(target_arch = "wasm32")]
+mod heap;
+#[cfg(target_arch = "wasm32")]
+mod memcmp;
+
 /// The bindings generated from `wit/policy.wit`.
 #[allow(unsafe_code, reason = "wit-bindgen's generated glue is unsafe by nature")]
 #[allow(missing_docs, unreachable_pub, clippy::too_many_arguments, reason = "generated code")]
