@@ -34,11 +34,11 @@ pub(crate) use generated::{
     AdmissionOptions as WitAdmissionOptions, CheckOptions as WitCheckOptions,
     Diagnostic as WitDiagnostic, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
     ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, Severity as WitSeverity,
-    TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
+    TextReport as WitTextReport, TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
@@ -269,6 +269,15 @@ impl PluginRunner {
         options: &WitCheckOptions,
     ) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_check(store, inputs, options))
+    }
+
+    /// The whole pipeline; the report as text, and whether it holds an error.
+    pub(crate) fn check_text(
+        &self,
+        inputs: &[WitInput],
+        options: &WitCheckOptions,
+    ) -> Result<CallOutput<WitTextReport>, PluginError> {
+        self.call(|policy, store| policy.call_check_text(store, inputs, options))
     }
 
     /// The diagnostics of `check`, typed.

@@ -27,7 +27,7 @@ mod bindings {
 }
 
 /// The ABI version of `wit/policy.wit` this adapter implements.
-const ABI_VERSION: u32 = 3;
+const ABI_VERSION: u32 = 4;
 
 struct Plugin;
 
@@ -41,6 +41,16 @@ impl bindings::Guest for Plugin {
         options: types::CheckOptions,
     ) -> Result<String, types::Error> {
         Ok(svclab_core::check(&decode_inputs(inputs), &decode_check_options(options)).to_json())
+    }
+
+    fn check_text(
+        inputs: Vec<types::Input>,
+        options: types::CheckOptions,
+    ) -> Result<types::TextReport, types::Error> {
+        // The text never shows the kube-proxy rulesets.
+        let options = CheckOptions { omit_rules: true, ..decode_check_options(options) };
+        let report = svclab_core::check(&decode_inputs(inputs), &options);
+        Ok(types::TextReport { has_errors: report.has_errors(), text: report.to_text() })
     }
 
     fn diagnose(
