@@ -71,7 +71,7 @@ impl From<PluginError> for EngineError {
 impl Engine {
     /// The plugin embedded in this binary.
     pub fn embedded_plugin(limits: Limits, cache: &CacheDir) -> Result<Engine, EngineError> {
-        Engine::plugin(crate::plugin::EMBEDDED_PLUGIN, limits, cache)
+        Ok(Engine::Plugin(Box::new(PluginRunner::load_embedded(limits, cache)?)))
     }
 
     /// A plugin from its bytes (a component binary, or WAT text).

@@ -43,6 +43,10 @@ pub const ABI_VERSION: u32 = 4;
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
 
+/// [`EMBEDDED_PLUGIN`]'s SHA-256 in lowercase hex, computed by `build.rs`.
+pub(crate) static EMBEDDED_PLUGIN_SHA256: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm.sha256"));
+
 /// Epoch ticks per second (the ticker thread's period is the deadline's resolution).
 const TICK: Duration = Duration::from_millis(10);
 
@@ -219,8 +223,26 @@ impl PluginRunner {
         limits: Limits,
         cache: &CacheDir,
     ) -> Result<PluginRunner, PluginError> {
+        PluginRunner::load_digested(bytes, None, limits, cache)
+    }
+
+    /// Loads the plugin embedded in this binary, whose digest `build.rs` computed.
+    pub(crate) fn load_embedded(
+        limits: Limits,
+        cache: &CacheDir,
+    ) -> Result<PluginRunner, PluginError> {
+        PluginRunner::load_digested(EMBEDDED_PLUGIN, Some(EMBEDDED_PLUGIN_SHA256), limits, cache)
+    }
+
+    /// [`PluginRunner::load`], with the bytes' SHA-256 (lowercase hex) when already known.
+    fn load_digested(
+        bytes: &[u8],
+        sha256: Option<&str>,
+        limits: Limits,
+        cache: &CacheDir,
+    ) -> Result<PluginRunner, PluginError> {
         let engine = new_engine(&limits)?;
-        let (component, from_cache) = cache.load(&engine, bytes)?;
+        let (component, from_cache) = cache.load(&engine, bytes, sha256)?;
         check_imports(&engine, &component)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(load_error)?;
