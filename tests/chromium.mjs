@@ -51,3 +51,21 @@ export async function launchProfile(name) {
 export function launchBrowser() {
   return chromium.launch({ executablePath: EXECUTABLE, args: ARGS });
 }
+
+/**
+ * Records into `problems` what a page must never do: console errors, uncaught page errors, and
+ * requests that leave `origin` (the page must work offline from its own server). Returns the page.
+ */
+export function watchPage(page, label, origin, problems) {
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`${label}: console error: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
+  page.on("request", (r) => {
+    const url = r.url();
+    if (!url.startsWith(origin) && !url.startsWith("data:") && !url.startsWith("blob:")) {
+      problems.push(`${label}: request left the origin: ${url}`);
+    }
+  });
+  return page;
+}

@@ -16,6 +16,7 @@ use svclab_core::testing::{
 use svclab_core::{
     CheckOptions, Input, Object, ObjectRef, Profile, Severity, Version, check, parse,
 };
+use svclab_tests::vectors;
 
 fn main() {
     let args = Arguments::from_args();
@@ -82,25 +83,6 @@ fn main() {
         }
     }
     libtest_mimic::run(&args, trials).exit();
-}
-
-/// RFC 7386 JSON merge patch: objects merge, `null` deletes, everything else replaces.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    let Value::Object(map) = target else { return };
-    for (k, v) in patch {
-        if v.is_null() {
-            map.remove(k);
-        } else {
-            merge_patch(map.entry(k.clone()).or_insert(Value::Null), v);
-        }
-    }
 }
 
 /// `{KEY}` placeholders expanded from the file's `messages`.
@@ -215,15 +197,7 @@ fn run_vector(
     bases: &Value,
     messages: &BTreeMap<String, String>,
 ) -> Result<(), Failed> {
-    let base_name = vector["base"].as_str().ok_or("vector has no base")?;
-    let mut object =
-        bases.get(base_name).cloned().ok_or_else(|| format!("unknown base {base_name:?}"))?;
-    let mut old = object.clone();
-    merge_patch(&mut object, &vector["patch"]);
-    let update = vector["op"].as_str() == Some("update");
-    if update {
-        merge_patch(&mut old, &vector["old_patch"]);
-    }
+    let vectors::Objects { object, old } = vectors::objects(vector, bases)?;
     let expect = &vector["expect"];
     let expected: Lines = expect["errors"]
         .as_array()
@@ -267,11 +241,11 @@ fn run_vector(
     let mut actual_releases = Vec::new();
     let (actual, warnings, kubectl) = match vector["mode"].as_str() {
         Some("validate") => {
-            let (lines, text) = validate_mode(kind, &object, update.then_some(&old), &profile)?;
+            let (lines, text) = validate_mode(kind, &object, old.as_ref(), &profile)?;
             (lines, None, Some(kubectl_block(&text)))
         }
         Some("api") => {
-            let run = run_check(&object, update.then_some(&old), &profile, explain)?;
+            let run = run_check(&object, old.as_ref(), &profile, explain)?;
             actual_releases = run.releases;
             (run.lines, Some(run.warnings), Some(kubectl_block(&run.text)))
         }

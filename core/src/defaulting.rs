@@ -3,6 +3,7 @@
 //! the allocator.
 
 use crate::model::{ClientIpConfig, IntOrString, Service, SessionAffinityConfig};
+use crate::profile::Profile;
 
 /// `timeoutSeconds` default for ClientIP affinity (3 hours).
 pub(crate) const DEFAULT_CLIENT_IP_TIMEOUT_SECONDS: i32 = 10800;
@@ -11,7 +12,11 @@ pub(crate) const DEFAULT_CLIENT_IP_TIMEOUT_SECONDS: i32 = 10800;
 /// `etp_for_external_ips`: whether the release defaults `externalTrafficPolicy` for ClusterIP
 /// Services with externalIPs too (1.29+, kubernetes/kubernetes#119150; the pipeline reads it
 /// from the validation layer's release table).
-pub(crate) fn default_service(service: &mut Service, etp_for_external_ips: bool) {
+pub(crate) fn default_service(
+    service: &mut Service,
+    profile: &Profile,
+    etp_for_external_ips: bool,
+) {
     if service.metadata.namespace.is_empty() {
         service.metadata.namespace = "default".to_owned();
     }
@@ -52,7 +57,10 @@ pub(crate) fn default_service(service: &mut Service, etp_for_external_ips: bool)
     if externally_accessible && spec.external_traffic_policy.is_empty() {
         spec.external_traffic_policy = "Cluster".to_owned();
     }
-    if spec.internal_traffic_policy.is_none()
+    // v1.24.0 and v1.25.0 default `internalTrafficPolicy` only with the
+    // ServiceInternalTrafficPolicy gate on; from v1.26.1 (gate locked) always.
+    if profile.gate("ServiceInternalTrafficPolicy")
+        && spec.internal_traffic_policy.is_none()
         && matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP")
     {
         spec.internal_traffic_policy = Some("Cluster".to_owned());

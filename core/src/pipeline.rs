@@ -307,6 +307,7 @@ fn write_service(
     let written_status = service.status.clone();
     default_service(
         &mut service,
+        &world.profile,
         validation::rule_in_force(validation::Rule::EtpForExternalIps, &world.profile),
     );
     registry::generate_name(&mut service.metadata, &positions, world.profile.seed);
@@ -334,7 +335,7 @@ fn write_service(
     if let Some(old) = &previous {
         registry::begin_update(&old.service, &mut service);
     }
-    registry::prepare_service_for_create(&mut service, &world.profile);
+    registry::prepare_service(&mut service, previous.as_ref().map(|o| &o.service), &world.profile);
     let allocated = match &previous {
         Some(old) => cluster.update(&mut service, &old.service),
         None => cluster.create(&mut service),
@@ -488,6 +489,10 @@ fn store_endpoint_slice(
             &located.positions,
             world.profile.seed,
         );
+        let meta = &located.value.metadata;
+        let stored = world.endpoint_slice_position(&meta.namespace, &meta.name);
+        let old = stored.map(|i| &world.endpoint_slices[i].value);
+        registry::drop_disabled_endpoint_conditions(&mut located.value, old, &world.profile);
     }
     let slice = &located.value;
     let meta = &slice.metadata;

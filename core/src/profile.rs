@@ -18,7 +18,8 @@ pub const OLDEST_MINOR: u32 = 24;
 /// Newest Kubernetes minor release (1.37, August 2026).
 pub const NEWEST_MINOR: u32 = 37;
 
-/// Maturity of a feature gate in one release.
+/// Maturity of a feature gate in one release, with what `--feature-gates` may do to it
+/// (component-base `featureGate.SetFromMap`: only a `LockToDefault` spec refuses a change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     /// Off by default, may be enabled.
@@ -27,71 +28,154 @@ enum Stage {
     Beta,
     /// Off by default although beta.
     BetaOff,
+    /// GA but not yet `LockToDefault`: on by default, may still be disabled.
+    GaOpen,
     /// On and locked.
     Ga,
+    /// Deprecated, off by default, may be enabled.
+    Deprecated,
+    /// Deprecated, off and locked.
+    DeprecatedLocked,
+}
+
+impl Stage {
+    fn default(self) -> bool {
+        matches!(self, Stage::Beta | Stage::GaOpen | Stage::Ga)
+    }
+
+    fn locked(self) -> bool {
+        matches!(self, Stage::Ga | Stage::DeprecatedLocked)
+    }
 }
 
 struct Gate {
     name: &'static str,
     /// (first minor, stage) in ascending order.
     stages: &'static [(u32, Stage)],
-    /// First minor in which the gate no longer exists (the feature stays on).
+    /// First minor in which the gate no longer exists (the last stage's default stays).
     removed: Option<u32>,
 }
 
+// Read in `pkg/features/kube_features.go` (and `versioned_kube_features.go` in 1.31 and 1.32) as
+// vendored at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0, v1.30.0, v1.31.0 (ceph/ceph-csi),
+// v1.32.10 (kubeedge/kubeedge), v1.33.3 and v1.34.1 (openshift/openshift-apiserver). Stages before
+// 1.24 are not modelled and not listed. 1.35 and later rest on `test/compatibility_lifecycle/
+// reference/feature_list.md` of the 1.36 cycle (states through 1.35, locks announced for 1.36),
+// the `--feature-gates` help of v1.35 and v1.36 as kubernetes/website's generated component
+// references print it (beta and alpha gates only), and the "remove in" comments of the last
+// release read; each row says which. Nothing of 1.37 was read: it is taken to be 1.36.
 const GATES: &[Gate] = &[
     Gate {
         name: "ServiceIPStaticSubrange",
         stages: &[(24, Stage::Alpha), (25, Stage::Beta), (26, Stage::Ga)],
+        // Still listed (locked) in v1.27.2, gone in v1.28.0.
         removed: Some(28),
     },
     Gate {
         name: "ServiceNodePortStaticSubrange",
         stages: &[(27, Stage::Alpha), (28, Stage::Beta), (29, Stage::Ga)],
+        // Listed in v1.30.0, gone in v1.31.0.
         removed: Some(31),
     },
     Gate {
         name: "MultiCIDRServiceAllocator",
-        stages: &[(27, Stage::Alpha), (31, Stage::BetaOff), (33, Stage::Beta), (34, Stage::Ga)],
+        // Beta but off in v1.31.0 and v1.32.10; GA with `LockToDefault: false` in v1.33.3 (it may
+        // still be turned off there); locked from v1.34.1 ("remove in 1.37").
+        stages: &[(27, Stage::Alpha), (31, Stage::BetaOff), (33, Stage::GaOpen), (34, Stage::Ga)],
         removed: Some(37),
     },
     Gate {
         name: "DisableAllocatorDualWrite",
-        stages: &[(31, Stage::Alpha), (33, Stage::BetaOff), (34, Stage::Beta), (35, Stage::Ga)],
+        // Beta and off in v1.33.3; GA without `LockToDefault` in v1.34.1; the 1.36-cycle feature
+        // list locks it from 1.35.
+        stages: &[(31, Stage::Alpha), (33, Stage::BetaOff), (34, Stage::GaOpen), (35, Stage::Ga)],
         removed: None,
     },
     Gate {
         name: "MixedProtocolLBService",
-        stages: &[(20, Stage::Alpha), (24, Stage::Beta), (26, Stage::Ga)],
+        stages: &[(24, Stage::Beta), (26, Stage::Ga)],
+        // Listed in v1.27.2, gone in v1.28.0.
+        removed: Some(28),
+    },
+    Gate {
+        name: "ServiceInternalTrafficPolicy",
+        // Beta in v1.24.0 and v1.25.0, locked in v1.26.1 and v1.27.2, gone in v1.28.0. With it off
+        // the apiserver neither defaults nor requires `spec.internalTrafficPolicy` and drops it
+        // unless the old object has it (`defaulting.rs`, `registry.rs`, `validation/service.rs`).
+        stages: &[(24, Stage::Beta), (26, Stage::Ga)],
+        removed: Some(28),
+    },
+    Gate {
+        name: "ServiceLBNodePortControl",
+        // GA and locked in v1.24.0 and v1.25.0 ("remove in 1.26"), gone in v1.26.1: it can only be
+        // named `true`, which the apiserver accepts.
+        stages: &[(24, Stage::Ga)],
+        removed: Some(26),
+    },
+    Gate {
+        name: "ServiceLoadBalancerClass",
+        // As ServiceLBNodePortControl: locked in v1.24.0 and v1.25.0, gone in v1.26.1.
+        stages: &[(24, Stage::Ga)],
+        removed: Some(26),
+    },
+    Gate {
+        name: "EndpointSliceTerminatingCondition",
+        // Beta in v1.24.0 and v1.25.0, locked in v1.26.1 and v1.27.2 ("remove in v1.28"), gone in
+        // v1.28.0. With it off the EndpointSlice strategy drops `conditions.serving` and
+        // `conditions.terminating` (`registry.rs`).
+        stages: &[(24, Stage::Beta), (26, Stage::Ga)],
         removed: Some(28),
     },
     Gate {
         name: "TopologyAwareHints",
-        stages: &[(21, Stage::Alpha), (23, Stage::BetaOff), (24, Stage::Beta), (33, Stage::Ga)],
-        removed: Some(35),
+        // Beta and on v1.24.0 to v1.32.10, locked from v1.33.3; still in the 1.36-cycle feature
+        // list, so present in 1.35. Gone in 1.36: kube-proxy refuses the name there (deckhouse's
+        // changelog, PR deckhouse/deckhouse#23336, "removed `TopologyAwareHints` feature gate").
+        stages: &[(24, Stage::Beta), (33, Stage::Ga)],
+        removed: Some(36),
     },
     Gate {
         name: "ServiceTrafficDistribution",
+        // Locked from v1.33.3 with "remove in 1.36" (also in v1.34.1); still in the 1.36-cycle
+        // feature list, so present in 1.35.
         stages: &[(30, Stage::Alpha), (31, Stage::Beta), (33, Stage::Ga)],
-        removed: Some(35),
+        removed: Some(36),
     },
     Gate {
         name: "PreferSameTrafficDistribution",
+        // Alpha in v1.33.3, beta in v1.34.1; GA and locked from 1.35 in the 1.36-cycle list.
         stages: &[(33, Stage::Alpha), (34, Stage::Beta), (35, Stage::Ga)],
         removed: None,
     },
     Gate {
         name: "StrictIPCIDRValidation",
+        // Alpha in v1.33.3 and v1.34.1; "(BETA - default=true)" in the `--feature-gates` help of
+        // v1.36 (kubernetes/website's generated kube-scheduler reference, emulated versions
+        // 1.33..1.36).
         stages: &[(33, Stage::Alpha), (36, Stage::Beta)],
         removed: None,
     },
-    Gate { name: "RelaxedServiceNameValidation", stages: &[(34, Stage::Alpha)], removed: None },
+    Gate {
+        name: "RelaxedServiceNameValidation",
+        // Alpha in v1.34.1 and in the `--feature-gates` help of v1.35; "(BETA - default=true)" in
+        // that of v1.36 (the generated kube-scheduler references of kubernetes/website).
+        stages: &[(34, Stage::Alpha), (36, Stage::Beta)],
+        removed: None,
+    },
     Gate {
         name: "LoadBalancerIPMode",
+        // GA and locked from v1.32.10, still listed in v1.34.1; absent from the 1.36-cycle list.
+        // 1.35 is not read: svclab takes the first release after the last one read.
         stages: &[(29, Stage::Alpha), (30, Stage::Beta), (32, Stage::Ga)],
-        removed: Some(34),
+        removed: Some(35),
     },
-    Gate { name: "AllowServiceLBStatusOnNonLB", stages: &[(29, Stage::BetaOff)], removed: None },
+    Gate {
+        name: "AllowServiceLBStatusOnNonLB",
+        // Deprecated and off in v1.29.0 to v1.31.0; locked off from v1.32.10 ("remove in 1.35",
+        // also in v1.34.1); absent from the 1.36-cycle list.
+        stages: &[(29, Stage::Deprecated), (32, Stage::DeprecatedLocked)],
+        removed: Some(35),
+    },
 ];
 
 /// A Kubernetes release: minor and, when given, patch.
@@ -220,15 +304,17 @@ impl Profile {
         }
     }
 
-    /// Effective value of a gate; removed gates report the feature's final state (on).
+    /// Effective value of a gate; a removed gate reports its last stage's default (on for a
+    /// feature that went GA, off for a deprecated behaviour such as
+    /// AllowServiceLBStatusOnNonLB).
     pub fn gate(&self, name: &str) -> bool {
         if let Some(v) = self.gates.get(name) {
             return *v;
         }
-        GATES
-            .iter()
-            .find(|g| g.name == name)
-            .is_some_and(|g| g.removed.is_some_and(|r| self.version.minor >= r))
+        GATES.iter().find(|g| g.name == name).is_some_and(|g| {
+            g.removed.is_some_and(|r| self.version.minor >= r)
+                && g.stages.last().is_some_and(|(_, s)| s.default())
+        })
     }
 
     /// Sets a gate the way `--feature-gates` does, with kube-apiserver's errors.
@@ -239,7 +325,7 @@ impl Profile {
         let Some(default) = default_of(gate, self.version.minor) else {
             return Err(format!("unrecognized feature gate: {name}"));
         };
-        if stage_of(gate, self.version.minor) == Some(Stage::Ga) && value != default {
+        if stage_of(gate, self.version.minor).is_some_and(Stage::locked) && value != default {
             return Err(format!(
                 "cannot set feature gate {name} to {value}, feature is locked to {default}"
             ));
@@ -388,7 +474,7 @@ fn stage_of(gate: &Gate, minor: u32) -> Option<Stage> {
 }
 
 fn default_of(gate: &Gate, minor: u32) -> Option<bool> {
-    stage_of(gate, minor).map(|s| matches!(s, Stage::Beta | Stage::Ga))
+    stage_of(gate, minor).map(Stage::default)
 }
 
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.

@@ -1,9 +1,10 @@
 //! kube-apiserver's registry steps for Services and EndpointSlices (`pkg/registry/core/service`
 //! and the generic registry `Store`): what happens to an object between decoding and validation
 //! besides defaulting and allocation. Update preparation (`patchAllocatedValues`,
-//! `normalizeClusterIPs`), `PrepareForCreate` and `dropTypeDependentFields` of the Service
+//! `normalizeClusterIPs`), `PrepareForCreate`/`PrepareForUpdate` and `dropTypeDependentFields` of the Service
 //! strategy, the resourceVersion an apply carries, name generation, EndpointSlice v1 defaulting
-//! with its `PrepareForCreate`, and which ServiceCIDR objects give the allocator ranges.
+//! with the strategy's dropping of gated fields, and which ServiceCIDR objects give the
+//! allocator ranges.
 
 use std::collections::BTreeMap;
 
@@ -147,11 +148,22 @@ fn simple_name_generator(meta: &mut ObjectMeta, seed: u64, salt: &str) {
     meta.name = name;
 }
 
-/// What the registry does to a new object before validation that is not defaulting:
-/// `PrepareForCreate` clears status and drops fields of disabled gates.
-pub(crate) fn prepare_service_for_create(svc: &mut Service, profile: &Profile) {
+/// What the registry does to an object before validation that is not defaulting:
+/// `PrepareForCreate` clears status, and `PrepareForCreate` and `PrepareForUpdate` call
+/// `dropServiceDisabledFields` (`pkg/registry/core/service/strategy.go`), which clears a field
+/// whose gate is off unless the old object (none on create) already uses it:
+/// `internalTrafficPolicy` under ServiceInternalTrafficPolicy (the gate is off-able in 1.24 and
+/// 1.25 only) and `trafficDistribution` under ServiceTrafficDistribution (1.30 to 1.32).
+pub(crate) fn prepare_service(svc: &mut Service, old: Option<&Service>, profile: &Profile) {
     svc.status = ServiceStatus::default();
-    if !profile.gate("ServiceTrafficDistribution") {
+    if !profile.gate("ServiceInternalTrafficPolicy")
+        && old.is_none_or(|o| o.spec.internal_traffic_policy.is_none())
+    {
+        svc.spec.internal_traffic_policy = None;
+    }
+    if !profile.gate("ServiceTrafficDistribution")
+        && old.is_none_or(|o| o.spec.traffic_distribution.is_none())
+    {
         svc.spec.traffic_distribution = None;
     }
 }
@@ -241,6 +253,31 @@ pub(crate) fn default_endpoint_slice(slice: &mut EndpointSlice, profile: &Profil
     for port in &mut slice.ports {
         port.name.get_or_insert_with(String::new);
         port.protocol.get_or_insert_with(|| "TCP".to_owned());
+    }
+}
+
+/// `dropDisabledFieldsOnCreate` / `dropDisabledFieldsOnUpdate` of the EndpointSlice strategy
+/// (`pkg/registry/discovery/endpointslice/strategy.go`) for EndpointSliceTerminatingCondition,
+/// which can be off in 1.24 and 1.25 only (locked on in v1.26.1): `conditions.serving` and
+/// `conditions.terminating` of every endpoint are cleared on create, and on update unless an
+/// endpoint of the stored slice already sets either.
+pub(crate) fn drop_disabled_endpoint_conditions(
+    slice: &mut EndpointSlice,
+    old: Option<&EndpointSlice>,
+    profile: &Profile,
+) {
+    if profile.gate("EndpointSliceTerminatingCondition") {
+        return;
+    }
+    let in_use = old.is_some_and(|o| {
+        o.endpoints.iter().any(|e| e.serving.is_some() || e.terminating.is_some())
+    });
+    if in_use {
+        return;
+    }
+    for endpoint in &mut slice.endpoints {
+        endpoint.serving = None;
+        endpoint.terminating = None;
     }
 }
 

@@ -13,16 +13,7 @@ pub(crate) const PREFIX: &str = "svdp-";
 pub(crate) fn run(cmd: &mut Command) -> Result<String, String> {
     let output: Output =
         cmd.stdin(Stdio::null()).output().map_err(|err| format!("cannot run {cmd:?}: {err}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(format!(
-            "{cmd:?} failed ({}): {}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim(),
-            String::from_utf8_lossy(&output.stdout).trim()
-        ))
-    }
+    stdout_of(cmd, output)
 }
 
 /// Runs a command with `input` on stdin.
@@ -38,6 +29,11 @@ pub(crate) fn run_with_input(cmd: &mut Command, input: &str) -> Result<String, S
         stdin.write_all(input.as_bytes()).map_err(|err| format!("writing to {cmd:?}: {err}"))?;
     }
     let output = child.wait_with_output().map_err(|err| format!("waiting for {cmd:?}: {err}"))?;
+    stdout_of(cmd, output)
+}
+
+/// A finished command's stdout, or an error naming it with its status, stderr and stdout.
+fn stdout_of(cmd: &Command, output: Output) -> Result<String, String> {
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {

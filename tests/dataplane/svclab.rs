@@ -208,6 +208,18 @@ pub(crate) fn render(world: &World, mode: Mode, family: Family) -> Result<String
     svclab_core::render(world, &options).map_err(|err| format!("render: {err}"))
 }
 
+/// The trace request for one connection from `src` to `dst`.
+fn request(src: IpAddr, dst: SocketAddr, udp: bool, in_interface: Option<&str>) -> TraceRequest {
+    TraceRequest {
+        src: src.to_string(),
+        dst: dst.ip().to_string(),
+        dport: dst.port(),
+        protocol: if udp { "udp" } else { "tcp" }.to_owned(),
+        node: None,
+        in_interface: in_interface.map(str::to_owned),
+    }
+}
+
 /// `svclab trace` for one connection, through the rules of the given mode.
 pub(crate) fn trace(
     world: &World,
@@ -217,14 +229,7 @@ pub(crate) fn trace(
     udp: bool,
     in_interface: Option<&str>,
 ) -> TraceReport {
-    let request = TraceRequest {
-        src: src.to_string(),
-        dst: dst.ip().to_string(),
-        dport: dst.port(),
-        protocol: if udp { "udp" } else { "tcp" }.to_owned(),
-        node: None,
-        in_interface: in_interface.map(str::to_owned),
-    };
+    let request = request(src, dst, udp, in_interface);
     // `svclab trace --proxy-mode <mode>`: the nftables tracer walks the nftables rendering.
     svclab_core::testing::trace_mode(world, &request, proxy_mode(mode))
 }
@@ -242,14 +247,7 @@ pub(crate) fn trace_dump(
     let family = Family::of(dst.ip());
     let config = ProxyConfig::from_world(world, Some(ip_family(family)), None, ProxyMode::Iptables)
         .map_err(|err| format!("proxier configuration: {err}"))?;
-    let request = TraceRequest {
-        src: src.to_string(),
-        dst: dst.ip().to_string(),
-        dport: dst.port(),
-        protocol: if udp { "udp" } else { "tcp" }.to_owned(),
-        node: None,
-        in_interface: in_interface.map(str::to_owned),
-    };
+    let request = request(src, dst, udp, in_interface);
     Ok(svclab_core::testing::trace_text(dump, &config, &request))
 }
 

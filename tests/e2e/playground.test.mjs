@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchProfile } from "../chromium.mjs";
+import { launchProfile, watchPage } from "../chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -26,17 +26,7 @@ let context;
 let closeBrowser;
 
 function watch(page, label) {
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${label}: console error: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
-  page.on("request", (r) => {
-    const url = r.url();
-    if (!url.startsWith(ORIGIN) && !url.startsWith("data:") && !url.startsWith("blob:")) {
-      problems.push(`${label}: request left the origin: ${url}`);
-    }
-  });
-  return page;
+  return watchPage(page, label, ORIGIN, problems);
 }
 
 async function newPage(label, viewport = { width: 1400, height: 900 }) {

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchBrowser, launchProfile } from "../chromium.mjs";
+import { launchBrowser, launchProfile, watchPage } from "../chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "../..");
@@ -27,17 +27,7 @@ let context;
 let closeBrowser;
 
 function watch(page, label) {
-  page.on("console", (m) => {
-    if (m.type() === "error") problems.push(`${label}: console error: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`${label}: page error: ${e.message}`));
-  page.on("request", (r) => {
-    const url = r.url();
-    if (!url.startsWith(ORIGIN) && !url.startsWith("data:") && !url.startsWith("blob:")) {
-      problems.push(`${label}: request left the origin: ${url}`);
-    }
-  });
-  return page;
+  return watchPage(page, label, ORIGIN, problems);
 }
 
 before(async () => {

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, Report, TraceRequest, UserInfo};
 use svclab_host::Engine;
+use svclab_tests::vectors;
 
 use crate::support::{plugin, scenario_files, workspace};
 
@@ -303,18 +304,10 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
     let mut cases = Vec::new();
     for vector in vectors {
         let id = vector.get("id").and_then(Value::as_str).unwrap_or("?");
-        let Some(base) =
-            vector.get("base").and_then(Value::as_str).and_then(|base| bases.get(base))
-        else {
+        let Ok(vectors::Objects { object, old }) = vectors::objects(vector, &bases) else {
             continue;
         };
-        let patched = |key: &str| {
-            vector.get(key).map(|patch| {
-                let mut object = base.clone();
-                merge_patch(&mut object, patch);
-                serde_json::to_string_pretty(&object).unwrap_or_default()
-            })
-        };
+        let pretty = |object: &Value| serde_json::to_string_pretty(object).unwrap_or_default();
         // An update vector stores the old object first, then applies the new one over it; a
         // per-release vector starts with the ClusterProfile of its release and gates.
         let mut inputs = Vec::new();
@@ -327,13 +320,10 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
                 ),
             ));
         }
-        if let Some(old) = patched("old_patch") {
-            inputs.push(Input::new(format!("{id}-old.json"), old));
+        if let Some(old) = &old {
+            inputs.push(Input::new(format!("{id}-old.json"), pretty(old)));
         }
-        inputs.push(Input::new(
-            format!("{id}.json"),
-            patched("patch").unwrap_or_else(|| base.to_string()),
-        ));
+        inputs.push(Input::new(format!("{id}.json"), pretty(&object)));
         let no_defaults = vector.get("mode").and_then(Value::as_str) == Some("validate");
         cases.push(Case {
             name: format!("{file} {id}"),
@@ -342,24 +332,4 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
         });
     }
     cases
-}
-
-/// RFC 7386 JSON merge patch.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    if let Value::Object(target) = target {
-        for (key, value) in patch {
-            if value.is_null() {
-                target.remove(key);
-            } else {
-                merge_patch(target.entry(key.clone()).or_insert(Value::Null), value);
-            }
-        }
-    }
 }

@@ -10,6 +10,12 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
 use svclab_kubewarden_tests::{Capability, Policy, PolicyError, WASM};
 
+// The vectors' object format, shared with the workspace's other harnesses (this crate stays out
+// of the default members, so it includes the file rather than depending on svclab-tests).
+#[path = "../src/vectors.rs"]
+#[allow(unreachable_pub, reason = "public in svclab-tests, private in this test binary")]
+mod vectors;
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = vec![
@@ -406,25 +412,14 @@ fn vector_trials() -> Vec<Trial> {
 }
 
 fn run_vector(vector: &Value, bases: &Value) -> Result<(), Failed> {
-    let base = vector["base"].as_str().ok_or("vector has no base")?;
-    let mut object = bases.get(base).cloned().ok_or_else(|| format!("unknown base {base:?}"))?;
-    let mut old = object.clone();
-    merge_patch(&mut object, &vector["patch"]);
-    let update = vector["op"].as_str() == Some("update");
-    if update {
-        merge_patch(&mut old, &vector["old_patch"]);
-    }
+    let vectors::Objects { object, old } = vectors::objects(vector, bases)?;
     let namespace = object
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let request = request(
-        if update { "UPDATE" } else { "CREATE" },
-        &namespace,
-        &object,
-        update.then_some(&old),
-    );
+    let request =
+        request(if old.is_some() { "UPDATE" } else { "CREATE" }, &namespace, &object, old.as_ref());
     let settings = json!({"profile": profile_for(vector)});
     let policy = Policy::load(settings.clone(), None)?;
     let answer = policy.validate(&request)?;
@@ -467,25 +462,6 @@ fn profile_for(vector: &Value) -> Value {
         })
     } else {
         json!({"kubernetesVersion": "1.33"})
-    }
-}
-
-/// RFC 7386 JSON merge patch: objects merge, `null` deletes, everything else replaces.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    let Value::Object(map) = target else { return };
-    for (key, value) in patch {
-        if value.is_null() {
-            map.remove(key);
-        } else {
-            merge_patch(map.entry(key.clone()).or_insert(Value::Null), value);
-        }
     }
 }
 

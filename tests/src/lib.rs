@@ -28,3 +28,4 @@ pub fn bless() -> bool {
 }
 
 pub mod node;
+pub mod vectors;

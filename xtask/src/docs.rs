@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use anyhow::{Context, bail, ensure};
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use crate::playground::{find_files, gzip, say, target_dir, workspace_root};
+use crate::playground::{find_files, gzip};
+use crate::{say, target_dir, workspace_root};
 
 /// The guide's pages are served at `/guide/`, the playground at `/`.
 const PLAYGROUND: &str = "../";

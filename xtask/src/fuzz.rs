@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
-use crate::plugin::{say, target_dir, workspace_root};
+use crate::{say, target_dir, workspace_root};
 
 /// The nightly `scripts/setup.d/50-fuzz.sh` installs.
 const NIGHTLY: &str = "+nightly-2026-05-20";

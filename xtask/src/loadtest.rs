@@ -7,13 +7,13 @@
 //! from `/metrics`.
 
 use std::io::BufRead as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 
-use crate::plugin::say;
+use crate::{say, target_dir, workspace_root};
 
 /// What one run is.
 struct Options {
@@ -55,7 +55,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         Command::new("wrk").arg("--version").output().is_ok(),
         "wrk is not installed: run scripts/setup.sh (scripts/setup.d/45-loadtest.sh)"
     );
-    let root = crate::plugin::workspace_root();
+    let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(&root)
@@ -122,14 +122,6 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     ));
     ensure!(row.errors == 0, "{} requests failed", row.errors);
     Ok(())
-}
-
-/// `$CARGO_TARGET_DIR`, else `target/`.
-fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => root.join(dir),
-        _ => root.join("target"),
-    }
 }
 
 /// What wrk reported.

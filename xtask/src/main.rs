@@ -12,6 +12,8 @@ mod plugins;
 mod scaling;
 mod tidy;
 
+use std::path::{Path, PathBuf};
+
 const USAGE: &str = "usage: cargo xtask <command>
   ci                 run .ci/run (the test command CI runs)
   playground         build the playground into target/playground/
@@ -77,4 +79,33 @@ fn ci() -> anyhow::Result<()> {
     let status = std::process::Command::new("bash").arg(".ci/run").status()?;
     anyhow::ensure!(status.success(), ".ci/run failed");
     Ok(())
+}
+
+/// The workspace root (the xtask crate's parent).
+pub(crate) fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// `$CARGO_TARGET_DIR` (relative to the workspace when relative), else `target/` in the workspace.
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() { dir } else { root.join(dir) }
+        }
+        _ => root.join("target"),
+    }
+}
+
+/// The cargo that runs this xtask.
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// Prints a line of progress and flushes it, so long runs show where they are.
+pub(crate) fn say(line: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
 }

@@ -11,7 +11,8 @@ use std::process::Command;
 
 use anyhow::{Context, ensure};
 
-use crate::playground::{find_files, gzip, say, target_dir, workspace_root};
+use crate::playground::{find_files, gzip};
+use crate::{say, target_dir, workspace_root};
 
 /// The component's name in jco's output (`svclab.js`, `svclab.core.wasm`, ...).
 const NAME: &str = "svclab";

@@ -15,33 +15,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
+use crate::{say, target_dir, workspace_root};
+
 const PACKAGE: &str = "svclab-playground";
 const WASM_NAME: &str = "svclab-playground.wasm";
 const OUT_NAME: &str = "svclab_playground";
 
-pub(crate) fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-}
-
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() { dir } else { root.join(dir) }
-        }
-        _ => root.join("target"),
-    }
-}
-
 /// Where the static site goes.
 pub(crate) fn site_dir() -> PathBuf {
     target_dir(&workspace_root()).join("playground")
-}
-
-pub(crate) fn say(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
 }
 
 /// The `wasm-bindgen` version in Cargo.lock.

@@ -11,29 +11,11 @@ use std::process::Command;
 
 use anyhow::{Context, bail, ensure};
 
+use crate::{cargo, say, target_dir, workspace_root};
+
 const TARGET: &str = "wasm32-wasip2";
 /// The cargo profile every guest is built with (small, no debug info).
 pub(crate) const PROFILE: &str = "plugin";
-
-pub(crate) fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-}
-
-/// `$CARGO_TARGET_DIR`, else `target/` in the workspace.
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() { dir } else { root.join(dir) }
-        }
-        _ => root.join("target"),
-    }
-}
-
-/// The cargo that runs this xtask.
-pub(crate) fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
 
 /// `$CARGO_TARGET_DIR/plugin-wasm` (else `target/plugin-wasm`): the directory build.rs uses too,
 /// so either build warms the other's cache.
@@ -91,9 +73,4 @@ pub(crate) fn bench(args: &[String]) -> anyhow::Result<()> {
         .context("cannot run cargo")?;
     ensure!(status.success(), "the benchmark failed");
     Ok(())
-}
-
-pub(crate) fn say(line: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stdout(), "{line}");
 }

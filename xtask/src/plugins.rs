@@ -13,7 +13,8 @@ use std::process::Command;
 use anyhow::{Context, bail, ensure};
 
 use crate::annotate;
-use crate::plugin::{PROFILE, plugin_target_dir, say, workspace_root};
+use crate::plugin::{PROFILE, plugin_target_dir};
+use crate::{say, workspace_root};
 
 mod lower;
 

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use svclab_scenario_gen::{Shape, generate};
 
-use crate::plugin::{cargo, say, workspace_root};
+use crate::{cargo, say, target_dir, workspace_root};
 
 /// `cargo xtask gen-scenario --services N [--slices]`.
 pub(crate) fn gen_scenario(args: &[String]) -> anyhow::Result<()> {
@@ -141,7 +141,7 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
         "{TIME} is missing: the table reads peak memory from GNU time (apt-get install time)"
     );
     let root = workspace_root();
-    let target = crate::plugin::target_dir(&root);
+    let target = target_dir(&root);
     let svclab = match &options.svclab {
         Some(path) => path.clone(),
         None => {

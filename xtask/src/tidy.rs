@@ -6,9 +6,7 @@
 mod tests {
     use std::path::{Path, PathBuf};
 
-    fn workspace_root() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-    }
+    use crate::workspace_root;
 
     /// Every `.rs` file of the workspace, skipping build output and dependencies.
     fn rust_files() -> Vec<PathBuf> {

@@ -219,38 +219,39 @@ fn api_under_the_prefix() {
         "/svclab/check",
         scenario,
         expect![[r#"
-        200
-        content-type: application/json
-        {
-          "apiVersion": "svclab.dev/v1alpha1",
-          "kind": "Report",
-          "profile": {
-            "kubernetesVersion": "1.37",
-            "featureGates": {
-              "AllowServiceLBStatusOnNonLB": false,
-              "DisableAllocatorDualWrite": true,
-              "PreferSameTrafficDistribution": true,
-              "RelaxedServiceNameValidation": false,
-              "StrictIPCIDRValidation": true
-            },
-            "serviceClusterIPRanges": [
-              "10.96.0.0/12"
-            ],
-            "serviceNodePortRange": "30000-32767",
-            "seed": 0,
-            "host": {
-              "iptablesRandomFully": false,
-              "nfacct": false,
-              "interfaceAddresses": []
-            }
-          },
-          "services": [
+            200
+            content-type: application/json
             {
-              "namespace": "default",
-              "name": "dns",
-              "type": "ClusterIP",
-              "outcome": ...
-    "#]],
+              "apiVersion": "svclab.dev/v1alpha1",
+              "kind": "Report",
+              "profile": {
+                "kubernetesVersion": "1.37",
+                "featureGates": {
+                  "DisableAllocatorDualWrite": true,
+                  "PreferSameTrafficDistribution": true,
+                  "RelaxedServiceNameValidation": true,
+                  "StrictIPCIDRValidation": true
+                },
+                "serviceClusterIPRanges": [
+                  "10.96.0.0/12"
+                ],
+                "serviceNodePortRange": "30000-32767",
+                "seed": 0,
+                "host": {
+                  "iptablesRandomFully": false,
+                  "nfacct": false,
+                  "interfaceAddresses": []
+                }
+              },
+              "services": [
+                {
+                  "namespace": "default",
+                  "name": "dns",
+                  "type": "ClusterIP",
+                  "outcome": "created",
+                  "clusterIPs": [
+                    "10....
+        "#]],
     );
     check(
         r#"{"prefix": "/svclab"}"#,

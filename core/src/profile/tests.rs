@@ -27,9 +27,9 @@ fn kubernetes_1_24_has_no_bands_by_default() {
     check(
         "1.24",
         expect![[r#"
-        MixedProtocolLBService=true ServiceIPStaticSubrange=false TopologyAwareHints=true
-        bands: ip=false port=false multiCIDR=false rule=LessThan16
-    "#]],
+            EndpointSliceTerminatingCondition=true MixedProtocolLBService=true ServiceIPStaticSubrange=false ServiceInternalTrafficPolicy=true ServiceLBNodePortControl=true ServiceLoadBalancerClass=true TopologyAwareHints=true
+            bands: ip=false port=false multiCIDR=false rule=LessThan16
+        "#]],
     );
 }
 
@@ -70,4 +70,63 @@ fn unpatched_releases_keep_the_less_than_16_rule() {
     assert_eq!(rule("1.25.7"), Some(SmallRangeRule::AtMost16));
     assert_eq!(rule("1.26"), Some(SmallRangeRule::AtMost16));
     assert_eq!(rule("1.24.17"), Some(SmallRangeRule::LessThan16));
+}
+
+#[test]
+fn gates_lock_and_disappear_in_the_releases_read() {
+    // pkg/features/kube_features.go: MultiCIDRServiceAllocator GA without LockToDefault in
+    // v1.33.3, locked in v1.34.1; DisableAllocatorDualWrite GA unlocked in v1.34.1, locked from
+    // 1.35; AllowServiceLBStatusOnNonLB deprecated (settable) in v1.29.0 to v1.31.0, locked off
+    // from v1.32.10, gone from 1.35; LoadBalancerIPMode still listed in v1.34.1;
+    // TopologyAwareHints present through 1.35, gone in 1.36; ServiceLBNodePortControl locked in
+    // v1.24.0 and v1.25.0, gone in v1.26.1.
+    let mut out = String::new();
+    for (minor, gate, value) in [
+        (33, "MultiCIDRServiceAllocator", false),
+        (34, "MultiCIDRServiceAllocator", false),
+        (34, "DisableAllocatorDualWrite", false),
+        (35, "DisableAllocatorDualWrite", false),
+        (31, "AllowServiceLBStatusOnNonLB", true),
+        (32, "AllowServiceLBStatusOnNonLB", true),
+        (35, "AllowServiceLBStatusOnNonLB", false),
+        (34, "LoadBalancerIPMode", true),
+        (35, "TopologyAwareHints", true),
+        (36, "TopologyAwareHints", true),
+        (25, "ServiceLBNodePortControl", true),
+        (25, "ServiceLBNodePortControl", false),
+        (26, "ServiceLBNodePortControl", true),
+    ] {
+        let mut p = Profile::for_version(Version { minor, patch: None });
+        let result = p.set_gate(gate, value).map(|()| format!("ok, now {}", p.gate(gate)));
+        let result = result.unwrap_or_else(|e| format!("{e}; in effect {}", p.gate(gate)));
+        out.push_str(&format!("1.{minor} {gate}={value}: {result}\n"));
+    }
+    expect![[r#"
+        1.33 MultiCIDRServiceAllocator=false: ok, now false
+        1.34 MultiCIDRServiceAllocator=false: cannot set feature gate MultiCIDRServiceAllocator to false, feature is locked to true; in effect true
+        1.34 DisableAllocatorDualWrite=false: ok, now false
+        1.35 DisableAllocatorDualWrite=false: cannot set feature gate DisableAllocatorDualWrite to false, feature is locked to true; in effect true
+        1.31 AllowServiceLBStatusOnNonLB=true: ok, now true
+        1.32 AllowServiceLBStatusOnNonLB=true: cannot set feature gate AllowServiceLBStatusOnNonLB to true, feature is locked to false; in effect false
+        1.35 AllowServiceLBStatusOnNonLB=false: unrecognized feature gate: AllowServiceLBStatusOnNonLB; in effect false
+        1.34 LoadBalancerIPMode=true: ok, now true
+        1.35 TopologyAwareHints=true: ok, now true
+        1.36 TopologyAwareHints=true: unrecognized feature gate: TopologyAwareHints; in effect true
+        1.25 ServiceLBNodePortControl=true: ok, now true
+        1.25 ServiceLBNodePortControl=false: cannot set feature gate ServiceLBNodePortControl to false, feature is locked to true; in effect true
+        1.26 ServiceLBNodePortControl=true: unrecognized feature gate: ServiceLBNodePortControl; in effect true
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn relaxed_service_names_and_strict_cidrs_are_on_by_default_from_1_36() {
+    // Both are "(ALPHA - default=false)" in the `--feature-gates` help of v1.35 and
+    // "(BETA - default=true)" in that of v1.36 (kubernetes/website's generated references).
+    let defaults = |minor| {
+        let p = Profile::for_version(Version { minor, patch: None });
+        (p.gate("RelaxedServiceNameValidation"), p.gate("StrictIPCIDRValidation"))
+    };
+    assert_eq!(defaults(35), (false, false));
+    assert_eq!(defaults(36), (true, true));
+    assert_eq!(defaults(37), (true, true));
 }

@@ -77,8 +77,9 @@ pub(super) fn validate(
                         let ok = parse_ip_sloppy(address).is_some_and(|ip| {
                             crate::net::IpFamily::of(ip) == crate::net::IpFamily::V4
                         } == want_v4);
-                        // 1.24 to 1.32 follow the family error with `ValidateEndpointIP`
-                        // (so "foo" also gets "must be a valid IP address"); 1.33 stops there.
+                        // 1.24 to 1.32 follow the family error with `ValidateNonSpecialIP`
+                        // (later renamed `ValidateEndpointIP`, same texts), so "foo" also gets
+                        // "must be a valid IP address"; 1.33 stops there.
                         let both =
                             in_force(Rule::EndpointSliceFamilyAndSpecial, profile.version.minor);
                         if !ok {

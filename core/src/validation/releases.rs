@@ -4,18 +4,34 @@
 //!
 //! Releases are minors (`24` is Kubernetes 1.24); apimachinery and apiserver `v0.N.0` ship with
 //! Kubernetes 1.N. Each row says how its boundaries are known: read at the release tags of
-//! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), dated by a
-//! kubernetes/kubernetes pull request with older copies of the file to confirm the old form
-//! (`Pin::Pr`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+//! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), read in kubernetes/kubernetes
+//! at released versions on both sides of each boundary, as another repository vendored them
+//! (`Pin::Vendored`), dated by a kubernetes/kubernetes pull request and the CHANGELOG of the
+//! release that lists it (`Pin::Pr`), read in copies of the file dated by the API they use
+//! (`Pin::Copies`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+//!
+//! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
+//! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
+//! v1.30.0 and v1.31.0, with `pkg/apis/core/validation`, `pkg/apis/core/v1/defaults.go` and the
+//! whole `pkg/api/service` package (so a file absent there was absent from the release);
+//! kubeedge/kubeedge vendors the same packages at v1.32.10 (its fork `v1.32.10-kubeedge1`, whose
+//! Service validation, defaults and warnings match v1.31.0's but for the 1.32 signatures), and
+//! openshift/openshift-apiserver vendors upstream `k8s.io/kubernetes` v1.33.3 and v1.34.1.
 
 /// How a row's release boundaries are known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pin {
     /// Read in the source at the release tags (apimachinery, apiserver).
     Tag,
-    /// Dated by the pull request that changed it; the old form read in an older copy of the
-    /// file, not at every tag.
+    /// Read in kubernetes/kubernetes at released versions on both sides of each boundary, as
+    /// vendored by another repository (the versions are named in `upstream`).
+    Vendored,
+    /// Dated by the pull request that changed it and the CHANGELOG of the release that lists
+    /// it; the old form read in an older copy of the file, not at every tag.
     Pr,
+    /// Read in copies of the file dated by the API they use (forks of kubernetes/kubernetes),
+    /// one on each side of each boundary, not at the tags.
+    Copies,
     /// A boundary is not pinned; `upstream` says which and what svclab assumes.
     Unpinned,
 }
@@ -57,7 +73,7 @@ pub(crate) enum Rule {
     TooLongMayNot,
     /// `field.NotSupported` lists the values in the caller's order.
     NotSupportedCallerOrder,
-    /// The order of `trafficDistribution`'s supported values.
+    /// `trafficDistribution`'s supported values, in the literal order upstream lists them.
     TrafficDistributionOrder,
     // Service rules
     /// A LoadBalancer may not expose the kubelet port 10250.
@@ -71,6 +87,8 @@ pub(crate) enum Rule {
     MixedProtocolGate,
     /// `topology-mode` must match `topology-aware-hints` when both are set.
     TopologyModeMatch,
+    /// An update leaves an unchanged source-ranges annotation unchecked.
+    SourceRangesAnnotationRatchet,
     // updates
     /// The generic registry copies the stored generation (and an empty uid) onto an update.
     GenerationFromStore,
@@ -78,6 +96,8 @@ pub(crate) enum Rule {
     CommonFieldsOnUpdate,
     /// Node ports kept on a type change: dropped when the new ones are a subset of the old.
     NodePortsSubset,
+    /// `ValidateServiceUpdate` runs `ValidateObjectMeta(new)` through `ValidateService`.
+    ServiceUpdateObjectMeta,
     // warnings
     /// `getWarningsForIP`/`getWarningsForCIDR` with the `netip` error and RFC 5952 texts.
     IpWarningsNetip,
@@ -174,8 +194,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "a LoadBalancer may not expose port 10250",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService; removed by kubernetes/kubernetes#129174 (1.33)",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge; absent in v1.33.3 as vendored by openshift/openshift-apiserver); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 (\"Remove the limitation on exposing port 10250 externally in service\")",
+        pin: Pin::Vendored,
         marks: &["since it is used by kubelet"],
     },
     Change {
@@ -183,8 +203,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(29),
         what: "spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and \"must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 \"",
-        upstream: "pkg/apis/core/validation/validation.go ValidateService via apiservice.GetLoadBalancerSourceRanges; per-entry IsValidCIDR from 1.30. Unpinned: the 1.30 boundary is taken from the issue that reported it, the old form read in older copies of validation.go, not at the 1.29 tag",
-        pin: Pin::Unpinned,
+        upstream: "pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0, v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)",
+        pin: Pin::Vendored,
         marks: &["must be a list of IP ranges"],
     },
     Change {
@@ -192,8 +212,8 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 29,
         until: None,
         what: "externalTrafficPolicy is defaulted, required and allowed for ClusterIP Services with externalIPs (\"may only be set for externally-accessible services\"); before, only NodePort and LoadBalancer (\"may only be set when `type` is 'NodePort' or 'LoadBalancer'\")",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceExternalTrafficPolicy, pkg/apis/core/v1/defaults.go SetDefaults_Service, pkg/registry/core/service/strategy.go dropTypeDependentFields (kubernetes/kubernetes#119150, merged for 1.29)",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/core/validation/validation.go validateServiceExternalTrafficPolicy and pkg/apis/core/v1/defaults.go SetDefaults_Service: needsExternalTrafficPolicy in v1.28.0, apiservice.ExternallyAccessible in v1.29.0 (read as vendored by ceph/ceph-csi); kubernetes/kubernetes#119150, CHANGELOG-1.29 (\"Allow specifying ExternalTrafficPolicy for Services with ExternalIPs\"); pkg/registry/core/service/strategy.go dropTypeDependentFields read in a fork's copy of 1.29 or later",
+        pin: Pin::Vendored,
         marks: &["externally-accessible services", "'NodePort' or 'LoadBalancer'"],
     },
     Change {
@@ -201,17 +221,17 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 24,
         until: Some(25),
         what: "MixedProtocolLBService off: a LoadBalancer may not mix protocols unless the old object, of any type, already did (gate GA and locked from 1.26, removed in 1.28)",
-        upstream: "pkg/apis/core/validation/conditional_validation.go validateMixedProtocolLBService (ValidateConditionalService, after ValidateService)",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/core/validation/conditional_validation.go validateMixedProtocolLBService (ValidateConditionalService, after ValidateService) in v1.24.0 and v1.25.0; the file is gone in v1.26.1 (read as vendored by ceph/ceph-csi)",
+        pin: Pin::Vendored,
         marks: &["may not contain more than 1 protocol"],
     },
     Change {
         id: Rule::TrafficDistributionOrder,
         since: 30,
         until: None,
-        what: "spec.trafficDistribution's supported values, printed sorted (\"PreferClose\", \"PreferSameNode\", \"PreferSameZone\" with PreferSameTrafficDistribution)",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution. Unpinned: whether upstream passes a sorted set or a literal slice (PreferClose, PreferSameZone, PreferSameNode) was not read at the tags",
-        pin: Pin::Unpinned,
+        what: "spec.trafficDistribution's supported values in the literal order of upstream's slice (NotSupported does not sort): \"PreferClose\" alone, and \"PreferClose\", \"PreferSameZone\", \"PreferSameNode\" with PreferSameTrafficDistribution (alpha 1.33, beta 1.34, GA 1.35)",
+        upstream: "pkg/apis/core/validation/validation.go validateServiceTrafficDistribution: []string{PreferClose} in v1.30.0, v1.31.0 (absent in v1.29.0; read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); the gate-dependent slice, three values in that order with the gate, in v1.33.3 and v1.34.1 (openshift/openshift-apiserver's vendor); 1.35 on not read at a release",
+        pin: Pin::Vendored,
         marks: &["supported values: \"PreferClose\""],
     },
     Change {
@@ -219,9 +239,18 @@ pub(crate) const SERVICE: &[Change] = &[
         since: 27,
         until: None,
         what: "the topology-mode annotation must match topology-aware-hints when both are set (the annotation and its check came with KEP-2433's rename in 1.27)",
-        upstream: "pkg/apis/core/validation/validation.go validateServiceAnnotations / ValidateService (1.27, with AnnotationTopologyMode). Unpinned: dated by the annotation's introduction, not read at the tags",
-        pin: Pin::Unpinned,
+        upstream: "pkg/apis/core/validation/validation.go ValidateService (and the deprecation warning in pkg/api/service/warnings.go GetWarningsForService): absent in v1.26.1, present in v1.27.2 (read as vendored by ceph/ceph-csi)",
+        pin: Pin::Vendored,
         marks: &["when both are specified"],
+    },
+    Change {
+        id: Rule::SourceRangesAnnotationRatchet,
+        since: 33,
+        until: None,
+        what: "on update, the load-balancer-source-ranges annotation is checked only when its value changed (KEP-4858's ratcheting; its entries go through IsValidCIDRForLegacyField, strict with StrictIPCIDRValidation)",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService: always checked in v1.32.10 (kubeedge/kubeedge's vendor), `oldService == nil || oldService.Annotations[...] != val` in v1.33.3 and v1.34.1 (openshift/openshift-apiserver's vendor)",
+        pin: Pin::Vendored,
+        marks: &[],
     },
 ];
 
@@ -250,8 +279,17 @@ pub(crate) const UPDATES: &[Change] = &[
         since: 24,
         until: None,
         what: "on a change to a type without node ports, the node ports are dropped when every new one is among the old ones (sameNodePorts is a subset check, not positional)",
-        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts. Unpinned: read in the newest copy only",
-        pin: Pin::Unpinned,
+        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts (oldPorts.IsSuperset(newPorts)): the same in forks' copies from 1.26 or earlier (they use ServiceExternalTrafficPolicyTypeLocal, renamed in v1.27) and from 1.29 or later (ExternallyAccessible in dropTypeDependentFields); no copy of 1.33 or later read",
+        pin: Pin::Copies,
+        marks: &[],
+    },
+    Change {
+        id: Rule::ServiceUpdateObjectMeta,
+        since: 24,
+        until: Some(33),
+        what: "ValidateServiceUpdate ends with ValidateService(new), which opens with ValidateObjectMeta(new, ValidateServiceName): on update a metadata error is listed once more than from 1.34, where validateService leaves ObjectMeta to ValidateServiceCreate and ValidateObjectMetaUpdate (a bad label on update: 4 causes to 1.33, 3 from 1.34)",
+        upstream: "pkg/apis/core/validation/validation.go ValidateService/ValidateServiceUpdate: ValidateObjectMeta inside ValidateService in v1.24.0 to v1.31.0 (ceph/ceph-csi's vendor), v1.32.10 (kubeedge/kubeedge's) and v1.33.3 (openshift/openshift-apiserver's); validateService without it, ValidateServiceCreate with RelaxedServiceNameValidation (KEP-5311), in v1.34.1 (openshift/openshift-apiserver's) and in a fork's copy of 1.35 or later",
+        pin: Pin::Vendored,
         marks: &[],
     },
 ];
@@ -263,8 +301,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 27,
         until: Some(32),
         what: "IP/CIDR warnings from netip: \"IP address was accepted, but will be invalid in a future Kubernetes release: <netip error>\" (any loadBalancerIP that is not an IP too), \"IPv6 address ... is not in RFC 5952 canonical format (...), which may cause controller apply-loops\"; no ambiguous-CIDR warning",
-        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (replaced by KEP-4858's GetWarningsForIP in 1.33). Unpinned: the first release (the file dates from 2022; 1.26 is possible) and the Go release of each apiserver (netip error texts)",
-        pin: Pin::Unpinned,
+        upstream: "pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR: pkg/api/service has no warnings.go in v1.26.1, the same file in v1.27.2 to v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge); v1.33.3 (openshift/openshift-apiserver's vendor) calls apimachinery GetWarningsForIP/GetWarningsForCIDR (KEP-4858, v0.33.0). The netip error texts are those of the Go release svclab ports, not of the Go each apiserver was built with",
+        pin: Pin::Vendored,
         marks: &["was accepted, but will be invalid", "which may cause controller apply-loops"],
     },
     Change {
@@ -281,8 +319,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 28,
         until: None,
         what: "\"spec.externalIPs is ignored when spec.type is \\\"ExternalName\\\"\" and \"spec.externalName is ignored when spec.type is not \\\"ExternalName\\\"\"",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService. Unpinned: 1.28 from the issue that reported it, not read at the tag",
-        pin: Pin::Unpinned,
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.27.2, present in v1.28.0 to v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)",
+        pin: Pin::Vendored,
         marks: &["is ignored when spec.type is"],
     },
     Change {
@@ -290,8 +328,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 33,
         until: None,
         what: "EndpointSlice address warnings (KEP-4858) for slices not managed by the in-tree controllers",
-        upstream: "pkg/registry/discovery/endpointslice/strategy.go warningsForEndpointSlice (1.33, KEP-4858)",
-        pin: Pin::Pr,
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (KEP-4858): a fork's copy with discovery/v1beta1 still served (1.25 or earlier) warns about FQDN only and returns nil on update; a copy of 1.33 or later calls apimachinery GetWarningsForIP, which first appears in v0.33.0",
+        pin: Pin::Copies,
         marks: &["endpoints["],
     },
 ];
@@ -303,8 +341,8 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 34,
         until: None,
         what: "\"spec.loadBalancerIP/externalIPs/SessionAffinity is ignored for headless services\" (1.34.0 and 1.34.1 warned about sessionAffinity on every headless Service, fixed in 1.34.2)",
-        upstream: "pkg/api/service/warnings.go GetWarningsForService (kubernetes/kubernetes#132214; #134040 fixed by #134054, cherry-picked as #134133)",
-        pin: Pin::Pr,
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.33.3, present in v1.34.1 with `SessionAffinity != \"\"` (openshift/openshift-apiserver's vendor); kubernetes/kubernetes#132214; the fix of #134040, #134054 (CHANGELOG-1.35), cherry-picked as #134133, is listed in CHANGELOG-1.34 under v1.34.2",
+        pin: Pin::Vendored,
         marks: &["is ignored for headless services"],
     },
     Change {
@@ -312,7 +350,7 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         since: 35,
         until: None,
         what: "trafficDistribution PreferClose is deprecated in favour of PreferSameZone",
-        upstream: "pkg/api/service/warnings.go (kubernetes/kubernetes#134457, PreferSameTrafficDistribution GA)",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService: absent in v1.34.1 (openshift/openshift-apiserver's vendor); kubernetes/kubernetes#134457, CHANGELOG-1.35 (PreferSameZone and PreferSameNode GA, PreferClose deprecated)",
         pin: Pin::Pr,
         marks: &["is deprecated; use \"PreferSameZone\""],
     },
@@ -320,9 +358,9 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
         id: Rule::ExternalIpsDeprecated,
         since: 36,
         until: None,
-        what: "spec.externalIPs is deprecated",
-        upstream: "pkg/api/service/warnings.go (KEP-5707). Unpinned: 1.36 is assumed, not read at the tag",
-        pin: Pin::Unpinned,
+        what: "\"spec.externalIPs is deprecated and may no longer be implemented in some clusters\" for a Service with externalIPs that is neither headless nor ExternalName",
+        upstream: "pkg/api/service/warnings.go GetWarningsForService (KEP-5707): absent in v1.34.1 (openshift/openshift-apiserver's vendor); kubernetes/kubernetes#137293, CHANGELOG-1.36 under v1.36.0 Deprecation (\"Added warnings and deprecation for Service .spec.externalIPs\"); text and condition read in the newest stored copy",
+        pin: Pin::Pr,
         marks: &["spec.externalIPs is deprecated"],
     },
 ];
@@ -334,8 +372,8 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
-        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints with core ValidateEndpointIP; 1.33 (KEP-4858) stops after the family error",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then the core special-IP check on every IPv4/IPv6 address, in a fork's copy that serves discovery v1 with deprecatedTopology (1.21 or later; the check's texts are ValidateNonSpecialIP's in v1.24.0 to v1.32.10 and ValidateEndpointIP's in v1.33.3, the same). Unpinned: the 1.33 form (the family error alone) was read in no copy; it is dated by KEP-4858 (kubernetes/kubernetes#122550 and #128786, CHANGELOG-1.33's StrictIPCIDRValidation line)",
+        pin: Pin::Unpinned,
         marks: &[
             "must be a valid IPv4 address",
             "must be a valid IPv6 address",
@@ -347,8 +385,8 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: None,
         what: "at most 20000 ports (raised from 100 in 1.21, before the oldest release svclab models)",
-        upstream: "pkg/apis/discovery/validation/validation.go maxPorts",
-        pin: Pin::Pr,
+        upstream: "pkg/apis/discovery/validation/validation.go maxPorts = 20000 in a fork's copy that serves discovery v1 with deprecatedTopology and forZones-only hints (1.21 to 1.32); not read in a copy of 1.33 or later",
+        pin: Pin::Copies,
         marks: &["must have at most 20000 items"],
     },
 ];

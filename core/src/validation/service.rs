@@ -10,7 +10,7 @@ use crate::validation::names::{
     validate_labels, validate_object_meta, validate_object_meta_update,
 };
 use crate::validation::releases::{Rule, in_force};
-use crate::validation::{MSG_CIDR, MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
+use crate::validation::{MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
 
 const LB_SOURCE_RANGES_ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
 const TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
@@ -68,7 +68,12 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
         NameRule::Dns1035
     };
     let t = Texts::of(profile);
-    validate_object_meta(&mut errors, t, &svc.metadata, rule);
+    // 1.24 to 1.33: ValidateService opens with ValidateObjectMeta(new) on create and update
+    // alike; from 1.34 ValidateServiceCreate does that and the update path has only
+    // ValidateObjectMetaUpdate (`Rule::ServiceUpdateObjectMeta`).
+    if old.is_none() || in_force(Rule::ServiceUpdateObjectMeta, profile.version.minor) {
+        validate_object_meta(&mut errors, t, &svc.metadata, rule);
+    }
     if in_force(Rule::TopologyModeMatch, profile.version.minor) {
         topology_annotations(&mut errors, svc);
     }
@@ -87,13 +92,15 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     if in_force(Rule::SourceRangesWholeField, profile.version.minor) {
         load_balancer_source_ranges_whole(&mut errors, svc);
     } else {
-        load_balancer_source_ranges(&mut errors, svc, old, strict);
+        let annotation_ratchet =
+            in_force(Rule::SourceRangesAnnotationRatchet, profile.version.minor);
+        load_balancer_source_ranges(&mut errors, svc, old, strict, annotation_ratchet);
     }
     allocate_load_balancer_node_ports(&mut errors, svc);
     load_balancer_class(&mut errors, t, svc, None);
     external_traffic_policy(&mut errors, svc, profile);
     health_check_node_port(&mut errors, svc);
-    internal_traffic_policy(&mut errors, svc);
+    internal_traffic_policy(&mut errors, svc, profile);
     traffic_distribution(&mut errors, svc, profile);
     mixed_protocol_load_balancer(&mut errors, svc, old, profile);
     errors
@@ -368,6 +375,7 @@ fn load_balancer_source_ranges(
     svc: &Service,
     old: Option<&Service>,
     strict: bool,
+    annotation_ratchet: bool,
 ) {
     let spec = &svc.spec;
     let annotations = &svc.metadata.annotations;
@@ -395,15 +403,23 @@ fn load_balancer_source_ranges(
         if spec.type_ != "LoadBalancer" {
             errors.push(FieldError::forbidden(path.clone(), LB_ONLY));
         }
+        // From 1.33 an annotation the update leaves as it was is not checked again
+        // (`Rule::SourceRangesAnnotationRatchet`); each entry goes through
+        // IsValidCIDRForLegacyField with no old values, so the strict checks apply to every
+        // entry when StrictIPCIDRValidation is on (1.30 to 1.32: IsValidCIDR, the sloppy parse).
+        let ratcheted = annotation_ratchet
+            && old.is_some_and(|o| {
+                o.metadata.annotations.get(LB_SOURCE_RANGES_ANNOTATION) == Some(value)
+            });
         let value = value.trim();
-        if !value.is_empty() {
+        if !value.is_empty() && !ratcheted {
             for entry in value.split(',') {
                 let entry = entry.trim();
-                if crate::net::parse_cidr_sloppy(entry).is_none() {
+                for msg in cidr_messages(entry, strict) {
                     errors.push(FieldError::invalid(
                         path.clone(),
                         GoValue::Str(entry.to_owned()),
-                        MSG_CIDR,
+                        msg,
                     ));
                 }
             }
@@ -520,11 +536,15 @@ fn health_check_node_port(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// `validateServiceInternalTrafficFieldsValue`: required on the types that route traffic.
-fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
+/// `validateServiceInternalTrafficFieldsValue`: required on the types that route traffic, in
+/// v1.24.0 and v1.25.0 only while the ServiceInternalTrafficPolicy gate is on (always from
+/// v1.26.1); a value, when present, is checked either way.
+fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     match &spec.internal_traffic_policy {
-        None if matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") => {
+        None if profile.gate("ServiceInternalTrafficPolicy")
+            && matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") =>
+        {
             errors.push(FieldError::required("spec.internalTrafficPolicy", ""));
         }
         Some(p) if p != "Cluster" && p != "Local" => errors.push(FieldError::not_supported(
@@ -536,14 +556,15 @@ fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service) {
     }
 }
 
-/// `trafficDistribution`: PreferClose, and the PreferSame* values with their gate.
+/// `validateServiceTrafficDistribution`: PreferClose, and the PreferSame* values with their
+/// gate (`Rule::TrafficDistributionOrder`).
 fn traffic_distribution(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     if let Some(td) = &spec.traffic_distribution {
-        // Listed sorted, as svclab always printed them; upstream's order for the three values
-        // was not read at the tags (see the Service table's note).
+        // Upstream passes a literal slice to `field.NotSupported`, which keeps its order:
+        // PreferClose, PreferSameZone, PreferSameNode (not sorted).
         let supported: &[&str] = if profile.gate("PreferSameTrafficDistribution") {
-            &["PreferClose", "PreferSameNode", "PreferSameZone"]
+            &["PreferClose", "PreferSameZone", "PreferSameNode"]
         } else {
             &["PreferClose"]
         };

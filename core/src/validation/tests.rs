@@ -846,9 +846,9 @@ fn named_string_values_are_json_escaped_from_1_34() {
 
 #[test]
 fn source_ranges_are_one_whole_field_error_until_1_29() {
-    // validation.go ValidateService, 1.24 to 1.29: apiservice.GetLoadBalancerSourceRanges on the
-    // whole list; the value is fmt %v of the list, the message keeps a trailing space. 1.30+:
-    // one IsValidCIDR error per bad entry.
+    // validation.go ValidateService, v1.24.0 to v1.29.0: apiservice.GetLoadBalancerSourceRanges
+    // on the whole list; the value is fmt %v of the list, the message keeps a trailing space.
+    // v1.30.0 on: one IsValidCIDR error per bad entry.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1000,7 +1000,8 @@ spec:
 #[test]
 fn topology_mode_check_and_warning_start_in_1_27() {
     // validation.go ValidateService and warnings.go GetWarningsForService: the topology-mode
-    // annotation (KEP-2433's rename) and its agreement check arrived in 1.27.
+    // annotation (KEP-2433's rename) and its agreement check are absent in v1.26.1 and present
+    // in v1.27.2 (the releases' own copies).
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1040,7 +1041,8 @@ spec:
 fn updates_keep_the_stored_generation_and_add_the_common_metadata_causes() {
     // apiserver pkg/registry/rest/update.go BeforeUpdate (v0.24.0 to v0.36.0): the stored
     // generation is copied over before validation, and validateCommonFields' object-meta causes
-    // come before ValidateServiceUpdate's (kubectl prints the repeated line once).
+    // come before ValidateServiceUpdate's (kubectl prints the repeated line once). At the
+    // newest release ValidateServiceUpdate adds one (ValidateObjectMetaUpdate); to 1.33 two.
     let scenario = "apiVersion: v1
 kind: Service
 metadata: {name: g, generation: 5}
@@ -1063,16 +1065,15 @@ spec:
         false,
         scenario,
         expect![[r#"
-        Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
-        Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
-        Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
-        Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
-        service g created
-        service g updated
-        service g rejected
-        --- text
-        The Service "g" is invalid: metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')
-    "#]],
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            service g created
+            service g updated
+            service g rejected
+            --- text
+            The Service "g" is invalid: metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')
+        "#]],
     );
 }
 
@@ -1125,9 +1126,10 @@ spec:
 
 #[test]
 fn ip_warnings_of_1_27_to_1_32_use_netip_texts() {
-    // pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (1.27 to 1.32): Go
-    // netip's error text for what it refuses (a loadBalancerIP that is no IP included), the
-    // RFC 5952 wording, and no ambiguous-CIDR warning; 1.33 has KEP-4858's texts.
+    // pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (1.27 to 1.32; the file
+    // is not in v1.26.1's pkg/api/service): Go netip's error text for what it refuses (a
+    // loadBalancerIP that is no IP included), the RFC 5952 wording, and no ambiguous-CIDR
+    // warning; 1.33 has KEP-4858's texts.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1200,7 +1202,7 @@ spec:
 #[test]
 fn external_name_ignored_field_warnings_from_1_28() {
     // pkg/api/service/warnings.go GetWarningsForService: the "is ignored when spec.type is"
-    // warnings (1.28 from the issue's reading; see the warnings table).
+    // warnings are absent in v1.27.2 and present from v1.28.0 (the releases' own copies).
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -1248,7 +1250,8 @@ spec:
 #[test]
 fn endpoint_slice_family_and_special_ip_errors_together_until_1_32() {
     // discovery validation.go validateEndpoints, 1.24 to 1.32: the family error, then core
-    // ValidateEndpointIP on the same address; 1.33 (KEP-4858) stops at the family error.
+    // ValidateNonSpecialIP (so named through v1.32.10; later ValidateEndpointIP) on the same
+    // address; 1.33 (KEP-4858) stops at the family error.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: discovery.k8s.io/v1
@@ -1293,6 +1296,278 @@ ports: [{{name: p, protocol: TCP, port: 80}}]
 }
 
 #[test]
+fn traffic_distribution_values_keep_upstreams_literal_order() {
+    // validation.go validateServiceTrafficDistribution: field.NotSupported with a literal slice,
+    // never sorted. v1.30.0 to v1.32.10 list PreferClose alone; v1.33.3 and v1.34.1, with
+    // PreferSameTrafficDistribution (alpha 1.33, beta 1.34), PreferClose, PreferSameZone,
+    // PreferSameNode.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: td}}
+spec:
+  trafficDistribution: Nearby
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.31"),
+        expect![[r#"
+            Error FieldValueNotSupported spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose" @9:3
+            service td rejected
+            --- text
+            The Service "td" is invalid: spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose"
+        "#]],
+    );
+    check(
+        false,
+        &scenario("1.34"),
+        expect![[r#"
+            Error FieldValueNotSupported spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose", "PreferSameZone", "PreferSameNode" @9:3
+            service td rejected
+            --- text
+            The Service "td" is invalid: spec.trafficDistribution: Unsupported value: "Nearby": supported values: "PreferClose", "PreferSameZone", "PreferSameNode"
+        "#]],
+    );
+}
+
+#[test]
+fn service_update_repeats_the_object_meta_causes_until_1_33() {
+    // validation.go ValidateServiceUpdate: to v1.33.3 it ends with ValidateService(new), which
+    // opens with ValidateObjectMeta(new); from v1.34.1 validateService leaves ObjectMeta to
+    // ValidateServiceCreate, so on update a bad label has one cause fewer (validateCommonFields'
+    // two and ValidateObjectMetaUpdate's). kubectl prints the repeated line once either way.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: g}}
+spec:
+  ports: [{{port: 80}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: g, labels: {{app: 'bad value'}}}}
+spec:
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    let causes = |version: &str| {
+        let input = scenario(version);
+        let report = run(&[Input::new("s.yaml", &input)], &CheckOptions::default());
+        let labels = report.diagnostics.iter().filter(|d| d.message.starts_with("metadata.labels"));
+        format!("{version}: {} causes\n", labels.count())
+    };
+    let out = [causes("1.33"), causes("1.34"), causes("1.37")].concat();
+    expect![[r#"
+        1.33: 4 causes
+        1.34: 3 causes
+        1.37: 3 causes
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn an_unchanged_source_ranges_annotation_is_not_checked_again_from_1_33() {
+    // validation.go ValidateService, v1.33.3 on: the annotation is checked only when the update
+    // changes it (`oldService.Annotations[...] != val`), each entry through
+    // IsValidCIDRForLegacyField, strict with StrictIPCIDRValidation; v1.32.10 checks it on every
+    // update. The old object is taken as stored (validated under older rules), as the
+    // validation functions receive it.
+    let service = |ranges: &str| {
+        let text = format!(
+            "apiVersion: v1
+kind: Service
+metadata:
+  name: lb
+  namespace: ns
+  resourceVersion: '1'
+  annotations: {{service.beta.kubernetes.io/load-balancer-source-ranges: '{ranges}'}}
+spec:
+  type: LoadBalancer
+  allocateLoadBalancerNodePorts: true
+  externalTrafficPolicy: Cluster
+  internalTrafficPolicy: Cluster
+  sessionAffinity: None
+  ports: [{{port: 80, protocol: TCP, targetPort: 80, nodePort: 30080}}]
+"
+        );
+        let parsed = crate::parse(&[Input::new("s.yaml", &text)]);
+        let Some(crate::Object::Service(svc)) = parsed.objects.first() else {
+            panic!("the test's Service does not decode")
+        };
+        svc.value.clone()
+    };
+    let mut out = String::new();
+    for minor in [32, 33] {
+        let mut profile = crate::Profile::for_version(crate::Version { minor, patch: None });
+        if minor == 33 {
+            assert_eq!(profile.set_gate("StrictIPCIDRValidation", true), Ok(()));
+        }
+        let old = service("10.0.0.0/8,bad");
+        for ranges in ["10.0.0.0/8,bad", "10.0.0.1/8, bad"] {
+            let errors =
+                crate::validation::validate_service_update(&service(ranges), &old, &profile);
+            out.push_str(&format!("1.{minor} {ranges:?}:\n"));
+            for e in errors.iter().filter(|e| e.path.starts_with("metadata.annotations")) {
+                out.push_str(&format!("  {}\n", e.message(false)));
+            }
+        }
+    }
+    expect![[r#"
+        1.32 "10.0.0.0/8,bad":
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+        1.32 "10.0.0.1/8, bad":
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+        1.33 "10.0.0.0/8,bad":
+        1.33 "10.0.0.1/8, bad":
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn internal_traffic_policy_gate_off_in_1_24_and_1_25_neither_defaults_nor_requires_it() {
+    // ServiceInternalTrafficPolicy, beta in v1.24.0 and v1.25.0 (pkg/features/kube_features.go),
+    // locked in v1.26.1 and v1.27.2, gone in v1.28.0. With it off:
+    // - pkg/apis/core/v1/defaults.go SetDefaults_Service leaves `internalTrafficPolicy` nil;
+    // - pkg/registry/core/service/strategy.go dropServiceDisabledFields clears it unless the old
+    //   object has it (so even an unsupported value is gone before validation);
+    // - pkg/apis/core/validation/validation.go validateServiceInternalTrafficFieldsValue does
+    //   not require it (an unsupported value is still refused when kept from the old object).
+    let scenario = |version: &str, gate: &str, itp: &str| {
+        let gates = if gate.is_empty() {
+            String::new()
+        } else {
+            format!("featureGates: {{ServiceInternalTrafficPolicy: {gate}}}\n")
+        };
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\n{gates}---\napiVersion: v1\nkind: Service\nmetadata: {{name: s, namespace: ns}}\nspec:\n  type: ClusterIP\n  selector: {{app: s}}\n  ports: [{{port: 80}}]\n{itp}"
+        )
+    };
+    let mut out = String::new();
+    for (version, gate, itp) in [
+        ("1.24", "", ""),
+        ("1.24", "false", ""),
+        ("1.24", "false", "  internalTrafficPolicy: Local\n"),
+        ("1.25", "false", "  internalTrafficPolicy: Bogus\n"),
+        ("1.25", "true", "  internalTrafficPolicy: Bogus\n"),
+        ("1.26", "false", ""),
+        ("1.28", "true", ""),
+    ] {
+        let (world, report) = crate::evaluate(
+            &[Input::new("s.yaml", scenario(version, gate, itp))],
+            &CheckOptions::default(),
+        );
+        let stored =
+            world.services.values().next().map(|s| &s.service.spec.internal_traffic_policy);
+        out.push_str(&format!("{version} gate={gate:?} {:?}: stored {stored:?}\n", itp.trim()));
+        for d in &report.diagnostics {
+            out.push_str(&format!("  {} {}\n", d.reason, d.message));
+        }
+    }
+    // The in-use rule of dropServiceDisabledFields, which a scenario cannot reach with the gate
+    // off from the start: an update keeps the field when the stored object has it.
+    let mut profile = crate::Profile::for_version(crate::Version { minor: 25, patch: None });
+    assert_eq!(profile.set_gate("ServiceInternalTrafficPolicy", false), Ok(()));
+    let mut old = crate::model::Service::default();
+    old.spec.internal_traffic_policy = Some("Local".to_owned());
+    let mut new = old.clone();
+    crate::registry::prepare_service(&mut new, Some(&old), &profile);
+    out.push_str(&format!(
+        "update with the stored field: {:?}\n",
+        new.spec.internal_traffic_policy
+    ));
+    crate::registry::prepare_service(&mut new, None, &profile);
+    out.push_str(&format!("create: {:?}\n", new.spec.internal_traffic_policy));
+    expect![[r#"
+        1.24 gate="" "": stored Some(Some("Cluster"))
+        1.24 gate="false" "": stored Some(None)
+        1.24 gate="false" "internalTrafficPolicy: Local": stored Some(None)
+        1.25 gate="false" "internalTrafficPolicy: Bogus": stored Some(None)
+        1.25 gate="true" "internalTrafficPolicy: Bogus": stored None
+          FieldValueNotSupported spec.internalTrafficPolicy: Unsupported value: "Bogus": supported values: "Cluster", "Local"
+        1.26 gate="false" "": stored Some(Some("Cluster"))
+          FieldValueInvalid featureGates: cannot set feature gate ServiceInternalTrafficPolicy to false, feature is locked to true
+        1.28 gate="true" "": stored Some(Some("Cluster"))
+          FieldValueInvalid featureGates: unrecognized feature gate: ServiceInternalTrafficPolicy
+        update with the stored field: Some("Local")
+        create: None
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn terminating_condition_gate_off_in_1_24_and_1_25_drops_serving_and_terminating() {
+    // EndpointSliceTerminatingCondition, beta in v1.24.0 and v1.25.0, locked in v1.26.1 and
+    // v1.27.2, gone in v1.28.0 (pkg/features/kube_features.go). With it off,
+    // pkg/registry/discovery/endpointslice/strategy.go dropDisabledFieldsOnCreate clears
+    // `conditions.serving` and `conditions.terminating`, and dropDisabledFieldsOnUpdate does the
+    // same unless an endpoint of the stored slice sets either.
+    let scenario = |version: &str, gate: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\nfeatureGates: {{EndpointSliceTerminatingCondition: {gate}}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: s-1, namespace: ns, labels: {{kubernetes.io/service-name: s}}}}\naddressType: IPv4\nendpoints:\n- addresses: [10.0.0.1]\n  conditions: {{ready: false, serving: true, terminating: true}}\nports: [{{port: 80}}]\n"
+        )
+    };
+    let mut out = String::new();
+    for (version, gate) in
+        [("1.24", "true"), ("1.24", "false"), ("1.25", "false"), ("1.26", "true")]
+    {
+        let (world, report) = crate::evaluate(
+            &[Input::new("s.yaml", scenario(version, gate))],
+            &CheckOptions::default(),
+        );
+        let conditions: Vec<String> = world
+            .endpoint_slices
+            .iter()
+            .flat_map(|s| &s.value.endpoints)
+            .map(|e| {
+                format!(
+                    "ready={:?} serving={:?} terminating={:?}",
+                    e.ready, e.serving, e.terminating
+                )
+            })
+            .collect();
+        out.push_str(&format!("{version} gate={gate}: {}\n", conditions.join("; ")));
+        for d in &report.diagnostics {
+            out.push_str(&format!("  {} {}\n", d.reason, d.message));
+        }
+    }
+    let mut profile = crate::Profile::for_version(crate::Version { minor: 24, patch: None });
+    assert_eq!(profile.set_gate("EndpointSliceTerminatingCondition", false), Ok(()));
+    let mut old = crate::model::EndpointSlice::default();
+    old.endpoints.push(crate::model::Endpoint { serving: Some(true), ..Default::default() });
+    let mut new = old.clone();
+    new.endpoints[0].terminating = Some(true);
+    crate::registry::drop_disabled_endpoint_conditions(&mut new, Some(&old), &profile);
+    out.push_str(&format!(
+        "update, stored slice sets serving: serving={:?} terminating={:?}\n",
+        new.endpoints[0].serving, new.endpoints[0].terminating
+    ));
+    old.endpoints[0].serving = None;
+    crate::registry::drop_disabled_endpoint_conditions(&mut new, Some(&old), &profile);
+    out.push_str(&format!(
+        "update, stored slice sets neither: serving={:?} terminating={:?}\n",
+        new.endpoints[0].serving, new.endpoints[0].terminating
+    ));
+    expect![[r#"
+        1.24 gate=true: ready=Some(false) serving=Some(true) terminating=Some(true)
+        1.24 gate=false: ready=Some(false) serving=None terminating=None
+        1.25 gate=false: ready=Some(false) serving=None terminating=None
+        1.26 gate=true: ready=Some(false) serving=Some(true) terminating=Some(true)
+        update, stored slice sets serving: serving=Some(true) terminating=Some(true)
+        update, stored slice sets neither: serving=None terminating=None
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
 fn explain_release_gives_each_diagnostic_its_releases_and_table_rows() {
     // `svclab check --explain-release`: the scenario again at every release; the ranges come
     // from the same release tables the validation reads.
@@ -1322,8 +1597,8 @@ spec:
     expect![[r#"
         Releases in which upstream gives exactly these texts:
           1.24–1.32: spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
-              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService; removed by kubernetes/kubernetes#129174 (1.33)
+              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge; absent in v1.33.3 as vendored by openshift/openshift-apiserver); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 ("Remove the limitation on exposing port 10250 externally in service")
           1.24–1.29: spec.LoadBalancerSourceRanges: Invalid value: "[foo]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 
-              1.24–1.29 (Service rules): spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "; pkg/apis/core/validation/validation.go ValidateService via apiservice.GetLoadBalancerSourceRanges; per-entry IsValidCIDR from 1.30. Unpinned: the 1.30 boundary is taken from the issue that reported it, the old form read in older copies of validation.go, not at the 1.29 tag [not pinned]
+              1.24–1.29 (Service rules): spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "; pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0, v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)
     "#]].assert_eq(&out);
 }

@@ -2,28 +2,10 @@
 //! update it describes gets the native core's verdict, status code and bytes.
 
 use serde_json::{Value, json};
+use svclab_tests::vectors;
 
 use super::host::{Gateway, Kind};
 use super::upstream::Upstream;
-
-/// RFC 7386 JSON merge patch, as the vector format applies `patch` to its base.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(serde_json::Map::new());
-    }
-    let Value::Object(map) = target else { return };
-    for (key, value) in patch {
-        if value.is_null() {
-            map.remove(key);
-        } else {
-            merge_patch(map.entry(key.clone()).or_insert(Value::Null), value);
-        }
-    }
-}
 
 /// A path segment with everything but RFC 3986 unreserved characters percent-encoded.
 fn segment(text: &str) -> String {
@@ -57,14 +39,13 @@ pub(super) fn requests() -> Vec<(String, &'static str, String, Vec<u8>)> {
         let Ok(doc) = serde_norway::from_str::<Value>(&text) else { continue };
         for vector in doc["vectors"].as_array().cloned().unwrap_or_default() {
             let id = vector["id"].as_str().unwrap_or("?").to_owned();
-            let Some(base) = vector["base"].as_str().and_then(|b| doc["bases"].get(b)) else {
+            let Ok(vectors::Objects { object, .. }) = vectors::objects(&vector, &doc["bases"])
+            else {
                 continue;
             };
             if !seen.insert(id.clone()) {
                 continue;
             }
-            let mut object = base.clone();
-            merge_patch(&mut object, &vector["patch"]);
             let namespace = object["metadata"]["namespace"].as_str().unwrap_or("default");
             let name = object["metadata"]["name"].as_str().unwrap_or_default();
             let collection = match object["kind"].as_str() {

@@ -16,13 +16,16 @@ fn check(expect: Expect) {
             ids.push(row.id);
             assert!(row.since >= OLDEST_MINOR && row.since <= NEWEST_MINOR, "{:?}", row.id);
             assert!(row.until.is_none_or(|u| u >= row.since && u <= NEWEST_MINOR), "{:?}", row.id);
-            if row.pin == Pin::Unpinned {
-                assert!(
-                    row.upstream.contains("Unpinned"),
-                    "{:?} must say what is unpinned",
-                    row.id
-                );
-            }
+            // Each kind of pin names its evidence: the repository that vendors the release, the
+            // pull request and its CHANGELOG, the copies, or what is missing.
+            let evidence = match row.pin {
+                Pin::Tag => "v0.",
+                Pin::Vendored => "vendor",
+                Pin::Pr => "CHANGELOG",
+                Pin::Copies => "cop",
+                Pin::Unpinned => "Unpinned",
+            };
+            assert!(row.upstream.contains(evidence), "{:?} must name its evidence", row.id);
             out.push_str(&format!("{table} | {} | {:?} | {:?}\n", row.releases(), row.pin, row.id));
         }
     }
@@ -39,24 +42,26 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         apimachinery texts | 1.35+ | Tag | LabelKeyBytes
         apimachinery texts | 1.32+ | Tag | TooLongMayNot
         apimachinery texts | 1.24+ | Tag | NotSupportedCallerOrder
-        Service rules | 1.24–1.32 | Pr | KubeletPort
-        Service rules | 1.24–1.29 | Unpinned | SourceRangesWholeField
-        Service rules | 1.29+ | Pr | EtpForExternalIps
-        Service rules | 1.24–1.25 | Pr | MixedProtocolGate
-        Service rules | 1.30+ | Unpinned | TrafficDistributionOrder
-        Service rules | 1.27+ | Unpinned | TopologyModeMatch
+        Service rules | 1.24–1.32 | Vendored | KubeletPort
+        Service rules | 1.24–1.29 | Vendored | SourceRangesWholeField
+        Service rules | 1.29+ | Vendored | EtpForExternalIps
+        Service rules | 1.24–1.25 | Vendored | MixedProtocolGate
+        Service rules | 1.30+ | Vendored | TrafficDistributionOrder
+        Service rules | 1.27+ | Vendored | TopologyModeMatch
+        Service rules | 1.33+ | Vendored | SourceRangesAnnotationRatchet
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
-        updates | 1.24+ | Unpinned | NodePortsSubset
-        warnings | 1.27–1.32 | Unpinned | IpWarningsNetip
+        updates | 1.24+ | Copies | NodePortsSubset
+        updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
+        warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
-        warnings | 1.28+ | Unpinned | ExternalNameIgnored
-        warnings | 1.33+ | Pr | EndpointSliceIpWarnings
-        later warnings | 1.34+ | Pr | HeadlessIgnored
+        warnings | 1.28+ | Vendored | ExternalNameIgnored
+        warnings | 1.33+ | Copies | EndpointSliceIpWarnings
+        later warnings | 1.34+ | Vendored | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
-        later warnings | 1.36+ | Unpinned | ExternalIpsDeprecated
-        EndpointSlice | 1.24–1.32 | Pr | EndpointSliceFamilyAndSpecial
-        EndpointSlice | 1.24+ | Pr | EndpointSlicePorts20000
+        later warnings | 1.36+ | Pr | ExternalIpsDeprecated
+        EndpointSlice | 1.24–1.32 | Unpinned | EndpointSliceFamilyAndSpecial
+        EndpointSlice | 1.24+ | Copies | EndpointSlicePorts20000
     "#]]);
 }
 
