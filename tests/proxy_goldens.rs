@@ -154,6 +154,8 @@ struct ReleaseCase {
     /// Fields set on the shared KubeProxyConfiguration (`featureGates`, `nodePortAddresses`).
     kube_proxy: Value,
     standalone: bool,
+    /// The shared scenario file of the case (`scenario.yaml` unless it names another).
+    scenario: String,
 }
 
 fn release_dir() -> PathBuf {
@@ -176,6 +178,7 @@ fn release_cases() -> Result<Vec<ReleaseCase>, Failed> {
             mode,
             kube_proxy: case["kubeProxyConfiguration"].clone(),
             standalone: case["standalone"].as_bool().unwrap_or(false),
+            scenario: case["scenario"].as_str().unwrap_or("scenario.yaml").to_owned(),
         });
     }
     if out.is_empty() {
@@ -188,10 +191,10 @@ fn release_cases() -> Result<Vec<ReleaseCase>, Failed> {
 /// and settings on the KubeProxyConfiguration, as one multi-document input.
 fn release_scenario(case: &ReleaseCase) -> Result<String, Failed> {
     use serde::Deserialize;
-    let text = read(&release_dir().join("scenario.yaml"))?;
+    let text = read(&release_dir().join(&case.scenario))?;
     let mut docs = Vec::new();
     for doc in serde_norway::Deserializer::from_str(&text) {
-        let mut value = Value::deserialize(doc).map_err(|e| format!("scenario.yaml: {e}"))?;
+        let mut value = Value::deserialize(doc).map_err(|e| format!("{}: {e}", case.scenario))?;
         match value["kind"].as_str() {
             Some("ClusterProfile") => {
                 value["kubernetesVersion"] = Value::String(case.release.clone());

@@ -80,8 +80,8 @@ pub mod testing {
     pub use crate::field::{ErrorType, FieldError, GoValue};
     pub use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
     pub use crate::proxy::{
-        DetectLocal, EndpointSelection, ProxyConfig, Rendered, TopologyHints, render_objects,
-        select_endpoints,
+        DetectLocal, EndpointSelection, NftablesTable, ProxyConfig, Rendered, TopologyHints,
+        render_objects, select_endpoints,
     };
     pub use crate::trace::{trace_nft_text, trace_text};
     pub use crate::validation::{

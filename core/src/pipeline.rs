@@ -289,6 +289,9 @@ fn store_service(
     // The apiserver drops `status` on create, but a scenario uses it to play the load-balancer
     // controller (kube-proxy reads `status.loadBalancer.ingress`).
     if world.services.contains_key(&key) && !status.load_balancer_ingress.is_empty() {
+        let mut status = status;
+        let old = world.service_status.get(&key);
+        registry::drop_disabled_status_fields(&mut status, old, &world.profile);
         world.service_status.insert(key, status);
     } else {
         world.service_status.remove(&key);

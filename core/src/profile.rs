@@ -466,6 +466,12 @@ impl Profile {
     }
 }
 
+/// Whether [`GATES`] lists a gate at some release (kube-proxy's own `featureGates` check reads
+/// the apiserver's table for the gates both components know).
+pub(crate) fn lists_gate(name: &str) -> bool {
+    GATES.iter().any(|g| g.name == name)
+}
+
 fn stage_of(gate: &Gate, minor: u32) -> Option<Stage> {
     if gate.removed.is_some_and(|r| minor >= r) {
         return None;

@@ -42,12 +42,12 @@ use serde::{Deserialize, Serialize};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
-pub use config::{DetectLocal, ProxyConfig, TopologyHints};
+pub use config::{DetectLocal, NftablesTable, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
-pub(crate) use release::{Behaviour, holds};
+pub(crate) use release::{Behaviour, holds, holds_at};
 pub(crate) use startup::{
-    diagnostics as configuration_diagnostics, validate as validate_configuration,
+    diagnostics as configuration_diagnostics, own_gate_default, validate as validate_configuration,
 };
 
 /// Which kube-proxy backend to render.
@@ -122,7 +122,8 @@ pub enum RenderError {
     InvalidConfiguration {
         /// The release (`1.28`).
         release: String,
-        /// What kube-proxy's command returns: `failed validate: ` and the field errors.
+        /// What kube-proxy's command returns: `failed complete: ` and the feature-gate error, or
+        /// `failed validate: ` and the field errors.
         message: String,
     },
 }

@@ -168,6 +168,26 @@ pub(crate) fn prepare_service(svc: &mut Service, old: Option<&Service>, profile:
     }
 }
 
+/// `dropServiceStatusDisabledFields` of the status strategy (`pkg/registry/core/service/
+/// strategy.go`, from 1.29), on the status a scenario writes as the load-balancer controller:
+/// with LoadBalancerIPMode off (alpha and off in 1.29, beta in 1.30 and 1.31, locked from
+/// 1.32) `ipMode` is cleared unless the stored status already has one.
+pub(crate) fn drop_disabled_status_fields(
+    status: &mut ServiceStatus,
+    old: Option<&ServiceStatus>,
+    profile: &Profile,
+) {
+    if profile.version.minor < 29 || profile.gate("LoadBalancerIPMode") {
+        return;
+    }
+    if old.is_some_and(|o| o.load_balancer_ingress.iter().any(|i| i.ip_mode.is_some())) {
+        return;
+    }
+    for ingress in &mut status.load_balancer_ingress {
+        ingress.ip_mode = None;
+    }
+}
+
 /// `dropTypeDependentFields` (registry strategy, on update): when a type change makes a field
 /// meaningless and the manifest left it as the old object had it, the field is cleared, so
 /// e.g. switching to ExternalName does not trip over the old cluster IPs.

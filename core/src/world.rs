@@ -13,8 +13,8 @@ use crate::model::{
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
-    Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, ServicePorts,
-    TopologyHints, holds, validate_configuration,
+    Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
+    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -143,14 +143,18 @@ impl ProxyConfig {
         // pkg/proxy/endpointslicecache.go `addEndpoints` changed its duplicate rule in
         // kubernetes/kubernetes#135593 (merged December 2025, first in 1.36).
         config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
-        // A gate kube-proxy's own `featureGates` names wins over the profile, either way.
+        // A gate kube-proxy's own `featureGates` names wins over the profile, either way; a
+        // gate only kube-proxy acts on takes its release default from kube-proxy's table.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
+        let minor = world.profile.version.minor;
         let gate = |name: &str| {
             own.and_then(|gates| gates.get(name).copied())
+                .or_else(|| own_gate_default(name, minor))
                 .unwrap_or_else(|| world.profile.gate(name))
         };
-        let minor = world.profile.version.minor;
         config.prefer_same_node = gate("PreferSameTrafficDistribution");
+        config.terminating_fallback = gate("ProxyTerminatingEndpoints");
+        config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
         config.topology_hints = if !gate("TopologyAwareHints") {
             TopologyHints::Off
         } else if holds(Behaviour::HintsWithoutAnnotation, minor)
@@ -194,11 +198,23 @@ impl ProxyConfig {
         config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
         config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
         config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
+        config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
         config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
         config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
         config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
         // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
         config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
+        config.nftables_table = if holds_at(Behaviour::NftablesPreDnatChains, world.profile.version)
+        {
+            NftablesTable::PreDnat
+        } else if holds(Behaviour::NftablesPostDnatOutputChain, minor) {
+            NftablesTable::PostDnatOutput
+        } else {
+            NftablesTable::Alpha
+        };
+        config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
+        config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
+        config.nftables_iifname = holds_at(Behaviour::NftablesIifname, world.profile.version);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;
@@ -289,9 +305,13 @@ pub fn trace(world: &World, request: &TraceRequest) -> TraceReport {
         report.ruleset = format!("iptables-save dump {}:{}", source.file, source.line);
         return report;
     }
+    // In 1.24 to 1.26 kubelet, not kube-proxy, writes KUBE-MARK-DROP (which 1.24's KUBE-FW-*
+    // chains jump to) and KUBE-FIREWALL: the node has them, so the trace runs over the
+    // standalone payload, which carries kubelet's chains.
     let options = RenderOptions {
         family,
         node: request.node.clone(),
+        standalone: !config.kube_firewall_rule,
         ..RenderOptions::new(ProxyMode::Iptables)
     };
     match render(world, &options) {

@@ -102,6 +102,18 @@ const GATES: &[&str] = &[
     "PreferSameTrafficDistribution",
     "TopologyAwareHints",
     "ServiceTrafficDistribution",
+    "ServiceInternalTrafficPolicy",
+    "EndpointSliceTerminatingCondition",
+    "LoadBalancerIPMode",
+    "AllowServiceLBStatusOnNonLB",
+    "RelaxedServiceNameValidation",
+    "StrictIPCIDRValidation",
+    "MixedProtocolLBService",
+    "NFTablesProxyMode",
+    "ProxyTerminatingEndpoints",
+    "KubeProxyDrainingTerminatingNodes",
+    "MinimizeIPTablesRestore",
+    "IPTablesOwnershipCleanup",
     "NoSuchGate",
 ];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP", "", "tcp", "HTTP"];
@@ -172,6 +184,8 @@ struct KubeProxy {
     node_port_addresses: Vec<u8>,
     hostname_override: Option<u8>,
     localhost_node_ports: Option<bool>,
+    /// kube-proxy's own `featureGates` (unknown and locked gates are startup errors).
+    gates: Vec<(u8, bool)>,
 }
 
 impl KubeProxy {
@@ -204,6 +218,15 @@ impl KubeProxy {
         }
         if let Some(name) = self.hostname_override {
             config["hostnameOverride"] = pick(NODE_NAMES, name).into();
+        }
+        if !self.gates.is_empty() {
+            let gates: serde_json::Map<String, Value> = self
+                .gates
+                .iter()
+                .take(3)
+                .map(|&(g, on)| (pick(GATES, g).to_owned(), on.into()))
+                .collect();
+            config["featureGates"] = gates.into();
         }
         config
     }

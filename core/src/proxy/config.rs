@@ -43,24 +43,49 @@ impl DetectLocal {
     /// nftables match for "traffic from a local pod". Interfaces are matched by name
     /// (`iifname`), as current localdetector.go does; older revisions wrote `iif`, which
     /// cannot take a `*` wildcard and needs the interface to exist when the rules load.
-    pub(crate) fn nft_if_local(&self, family: IpFamily) -> Option<String> {
+    pub(crate) fn nft_if_local(&self, family: IpFamily, by_name: bool) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iifname {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("{} {name}", iif(by_name))),
+            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("{} {prefix}*", iif(by_name))),
         }
     }
 
     /// nftables match for "traffic not from a local pod".
-    pub(crate) fn nft_if_not_local(&self, family: IpFamily) -> Option<String> {
+    pub(crate) fn nft_if_not_local(&self, family: IpFamily, by_name: bool) -> Option<String> {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr != {net}", nft_ip(family))),
-            DetectLocal::BridgeInterface(name) => Some(format!("iifname != {name}")),
-            DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("iifname != {prefix}*")),
+            DetectLocal::BridgeInterface(name) => Some(format!("{} != {name}", iif(by_name))),
+            DetectLocal::InterfaceNamePrefix(prefix) => {
+                Some(format!("{} != {prefix}*", iif(by_name)))
+            }
         }
     }
+}
+
+/// The nftables input-interface match: `iifname` (the name) where the release writes it, else
+/// `iif` (proxy/release.rs `NftablesIifname`).
+fn iif(by_name: bool) -> &'static str {
+    if by_name { "iifname" } else { "iif" }
+}
+
+/// The layout of the nftables proxier's `kube-proxy` table: its filter base chains, the chains
+/// they jump to and how LoadBalancer source ranges are checked. Which release writes which is
+/// in the release table of `proxy/release.rs` (the `Nftables*` rows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NftablesTable {
+    /// 1.29 (alpha): `filter-input`, `filter-forward` and `filter-output` at priority -101,
+    /// one `endpoints-check` chain, the `firewall` / `firewall-allow` sets and a `forward`
+    /// chain with the `ct state invalid drop`; no `cluster-ips` set.
+    Alpha,
+    /// 1.30 to 1.33.5: `filter-prerouting`, `filter-input`, `filter-forward` and
+    /// `filter-output` at -110 and `filter-output-post-dnat` at -90.
+    PostDnatOutput,
+    /// 1.34 on and 1.33.6 on: `filter-prerouting-pre-dnat` and `filter-output-pre-dnat` at
+    /// -110, `filter-input`, `filter-forward` and `filter-output` at 0.
+    PreDnat,
 }
 
 /// When kube-proxy uses an endpoint's topology hints (pkg/proxy/topology.go); which releases
@@ -126,6 +151,12 @@ pub struct ProxyConfig {
     pub service_cidrs: Vec<IpNet>,
     /// Feature gate PreferSameTrafficDistribution (node hints).
     pub prefer_same_node: bool,
+    /// Feature gate ProxyTerminatingEndpoints: with no ready endpoint in scope, fall back to
+    /// the serving-and-terminating ones (off by default in 1.24 and 1.25, always on from 1.28).
+    pub terminating_fallback: bool,
+    /// Feature gate ServiceInternalTrafficPolicy: `internalTrafficPolicy: Local` is honoured
+    /// (settable in 1.24 and 1.25, always on from 1.26); off, every Service is `Cluster`.
+    pub internal_traffic_policy: bool,
     /// When topology hints are used.
     pub topology_hints: TopologyHints,
     /// Feature gate LoadBalancerIPMode: `ipMode: Proxy` ingress IPs get no rules (else the
@@ -143,6 +174,9 @@ pub struct ProxyConfig {
     /// newest); in 1.24 the nat KUBE-FW-* chain ends in `-j KUBE-MARK-DROP` (kubelet's chain
     /// and its filter KUBE-FIREWALL drop rule do the dropping).
     pub lb_firewall_in_filter: bool,
+    /// A Local policy without local endpoints is dropped in filter (1.25 to the newest); in
+    /// 1.24 the jumps go on to KUBE-SVL-*, which ends in `-j KUBE-MARK-DROP`.
+    pub no_local_endpoints_in_filter: bool,
     /// nftables mode turns an empty `nodePortAddresses` into the primary node IPs (1.30 to the
     /// newest); 1.29's nftables mode matches every local address but loopback.
     pub nftables_default_primary: bool,
@@ -154,6 +188,17 @@ pub struct ProxyConfig {
     /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating
     /// copy wins (kube-proxy 1.36 to the newest); else a local copy wins (1.24 to 1.35).
     pub prefer_non_terminating_duplicates: bool,
+    /// The nftables table layout of the release.
+    pub nftables_table: NftablesTable,
+    /// The nftables internal chain's masquerade rule also matches the service port (1.29 to
+    /// 1.33).
+    pub nftables_masquerade_port: bool,
+    /// The nftables proxier writes each set or map key once (`nftElementStorage`, 1.32 to the
+    /// newest); before, every element is added as met.
+    pub nftables_elements_once: bool,
+    /// The nftables interface detectors match `iifname` (1.35, 1.34.2, 1.33.6 on); before,
+    /// `iif`.
+    pub nftables_iifname: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -183,6 +228,8 @@ impl ProxyConfig {
             large_cluster_threshold: 1000,
             service_cidrs: Vec::new(),
             prefer_same_node: false,
+            terminating_fallback: true,
+            internal_traffic_policy: true,
             prefer_non_terminating_duplicates: true,
             topology_hints: TopologyHints::Always,
             ip_mode_proxy_skipped: true,
@@ -190,7 +237,12 @@ impl ProxyConfig {
             nftables_default_primary: true,
             kube_firewall_rule: true,
             lb_firewall_in_filter: true,
+            no_local_endpoints_in_filter: true,
             localhost_exclusions: true,
+            nftables_table: NftablesTable::PreDnat,
+            nftables_masquerade_port: false,
+            nftables_elements_once: true,
+            nftables_iifname: true,
         }
     }
 

@@ -329,12 +329,20 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
             let at = filter.iter().position(|c| c.name == "KUBE-FORWARD").unwrap_or(filter.len());
             let mut chain = Chain::new("KUBE-FIREWALL");
-            if !config.lb_firewall_in_filter {
-                // 1.24: KUBE-FW-* ends in KUBE-MARK-DROP, so the node needs kubelet's half
-                // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15).
+            if !config.kube_firewall_rule {
+                // 1.24 to 1.26: kubelet owns KUBE-FIREWALL and KUBE-MARK-DROP
+                // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15, until
+                // IPTablesOwnershipCleanup went beta in 1.27): the marked-packet drop (1.24's
+                // KUBE-FW-* ends in KUBE-MARK-DROP) and, for IPv4, the localnet rule, appended
+                // in that order (kubelet's `--dst` / `! --src` written as `-d` / `! -s`).
                 chain.rule(format_args!(
                     "-m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP"
                 ));
+                if v4 {
+                    chain.rule(format_args!(
+                        "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
+                    ));
+                }
             }
             filter.insert(at, chain);
         }
@@ -353,7 +361,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) 
             }
             *slot = map.into_values().collect();
         }
-        if !config.lb_firewall_in_filter {
+        if !config.kube_firewall_rule {
             let mut mark_drop = Chain::new("KUBE-MARK-DROP");
             mark_drop.rule(format_args!("-j MARK --or-mark 0x00008000"));
             builtins[1].insert(0, mark_drop);
@@ -451,7 +459,7 @@ fn service_rules(
     t: &mut Tables,
     stats: &mut RuleStats,
 ) {
-    let rules = PortRules::new(sp);
+    let rules = PortRules::new(sp, config);
     sp.count_no_local_endpoints(rules.has_endpoints, stats);
     rules.cluster_ip(t);
     rules.external_ips(t);
@@ -466,9 +474,12 @@ fn service_rules(
 }
 
 impl<'a> PortRules<'a> {
-    fn new(sp: &'a SvcPort) -> Self {
+    fn new(sp: &'a SvcPort, config: &ProxyConfig) -> Self {
         let hash = port_proto_hash(sp);
         let has_endpoints = sp.cat.has_any;
+        // 1.24 (before #110290): a Local policy with no local endpoint still jumps on, to an
+        // SVL chain that marks the packet for kubelet's drop.
+        let svl_drops = !config.no_local_endpoints_in_filter && sp.local_eps().is_empty();
         let (why, verdict) = if has_endpoints {
             ("has no local endpoints", "DROP")
         } else {
@@ -482,10 +493,11 @@ impl<'a> PortRules<'a> {
             fw: format!("KUBE-FW-{hash}"),
             seps: sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect(),
             has_endpoints,
-            has_internal: sp.has_internal(),
-            has_external: sp.has_external(),
+            has_internal: sp.has_internal() || (svl_drops && has_endpoints),
+            has_external: sp.has_external() || (svl_drops && has_endpoints),
             use_svc: !sp.cluster_eps().is_empty() && sp.uses_cluster(),
-            use_svl: !sp.local_eps().is_empty() && sp.uses_local(),
+            use_svl: (!sp.local_eps().is_empty() || (svl_drops && has_endpoints))
+                && sp.uses_local(),
             use_ext: has_endpoints && sp.external_accessible(),
             use_fw: has_endpoints && !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
             why,
@@ -687,6 +699,11 @@ impl<'a> PortRules<'a> {
                 ));
             }
             endpoint_jumps(a, sp, eps, &self.seps, large);
+            if local_policy && eps.is_empty() {
+                a.rule(format_args!(
+                    "-m comment --comment \"{n} has no local endpoints\" -j KUBE-MARK-DROP"
+                ));
+            }
         }
     }
 

@@ -371,7 +371,12 @@ pub(crate) fn build<'a>(
         let etp_local =
             service.is_externally_accessible() && spec.external_traffic_policy == "Local";
         let needs_hc = service.needs_health_check();
-        let itp_local = spec.internal_traffic_policy.as_deref() == Some("Local");
+        // kube-proxy honours the policy only while ServiceInternalTrafficPolicy is on (its own
+        // gate; off-able in 1.24 and 1.25): pkg/proxy/service.go `newBaseServiceInfo` gates
+        // it in the copies read from before 1.24, and the 1.24 iptables `syncProxyRules`
+        // counts its no-local-endpoints metric only with the gate.
+        let itp_local = config.internal_traffic_policy
+            && spec.internal_traffic_policy.as_deref() == Some("Local");
         let affinity = (spec.session_affinity == "ClientIP").then(|| {
             spec.session_affinity_config
                 .as_ref()
@@ -526,8 +531,10 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
                     }
             })
             .collect();
-        // No ready endpoint anywhere: fall back to serving-and-terminating ones.
-        if cluster.is_empty() {
+        // No ready endpoint anywhere: fall back to serving-and-terminating ones, only with
+        // ProxyTerminatingEndpoints on (off by default in 1.24 and 1.25; #108691, 1.24, made
+        // the fallback cover cluster as well as local policies).
+        if cluster.is_empty() && config.terminating_fallback {
             cluster = all.clone().filter(|i| eps[*i].serving && eps[*i].terminating).collect();
         }
         out.has_any = !cluster.is_empty();
@@ -542,7 +549,7 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
         if e.ready {
             out.has_any = true;
             local_ready |= e.local;
-        } else if e.serving && e.terminating {
+        } else if config.terminating_fallback && e.serving && e.terminating {
             out.has_any = true;
             local_terminating |= e.local;
         }

@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::config::{ProxyConfig, nft_ip};
+use super::config::{NftablesTable, ProxyConfig, nft_ip};
 use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats};
 use crate::net::IpFamily;
+use ipnet::IpNet;
 
 /// `H8(name) + "-" + name`, truncated like kube-proxy for very long names.
 pub(crate) fn hashed_base(name: &str) -> String {
@@ -49,6 +50,8 @@ struct Tx {
     /// Per set or map, each key written so far and its value (empty for a set): the
     /// `nftElementStorage` of pkg/proxy/nftables/proxier.go.
     elements: BTreeMap<(&'static str, String), String>,
+    /// Every element is added as met (no `nftElementStorage`): 1.29 to 1.31.
+    every_add: bool,
 }
 
 impl Tx {
@@ -112,11 +115,15 @@ impl Tx {
     /// external IP and port) adds nothing and keeps the first comment; with another value (two
     /// Services with endpoints sharing an external IP and port) the element is deleted and
     /// added again, so the last writer in svclab's (namespace, name, port) order wins, where
-    /// kube-proxy ranges over a Go map. The kernel refuses a second `add element` with the same
-    /// key and another value ("File exists"), which would fail the whole `nft -f` transaction,
-    /// as kube-proxy 1.29 to 1.31 does (it added every element); svclab applies the later rule
-    /// to every release.
+    /// kube-proxy ranges over a Go map. Before (`every_add`, 1.29 to 1.31) kube-proxy added every
+    /// element it met, so a key shared with another value is a second `add element`, which the
+    /// kernel refuses ("File exists"), failing the whole `nft -f` transaction: svclab writes
+    /// what that kube-proxy wrote.
     fn element(&mut self, set: &'static str, key: &str, comment: Option<&str>, value: &str) {
+        if self.every_add {
+            self.add_element(set, key, comment, value);
+            return;
+        }
         let previous = self.elements.get(&(set, key.to_owned()));
         if previous.is_some_and(|v| v == value) {
             return;
@@ -125,6 +132,11 @@ impl Tx {
             let _ = writeln!(self.text, "delete element {} {set} {{ {key} }}", self.prefix);
         }
         self.elements.insert((set, key.to_owned()), value.to_owned());
+        self.add_element(set, key, comment, value);
+    }
+
+    /// `add element <table> <set> { <key> [comment "<c>"] [: <value>] }`.
+    fn add_element(&mut self, set: &str, key: &str, comment: Option<&str>, value: &str) {
         let b = &mut self.text;
         b.push_str("add element ");
         b.push_str(&self.prefix);
@@ -147,13 +159,7 @@ impl Tx {
 
 /// Renders the table for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
-    let family = config.family;
-    let ipx = nft_ip(family);
-    let addr_type = match family {
-        IpFamily::V4 => "ipv4_addr",
-        IpFamily::V6 => "ipv6_addr",
-    };
-    let mark = &config.masquerade_mark;
+    let ipx = nft_ip(config.family);
     let estimate: usize = ports.iter().map(|p| 1024 + p.endpoints.len() * 512).sum();
     let mut tx = Tx {
         text: String::with_capacity(4096 + estimate),
@@ -161,111 +167,13 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         rules: 0,
         chains: 0,
         elements: BTreeMap::new(),
+        every_add: !config.nftables_elements_once,
     };
     let _ =
         writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
     let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
 
-    tx.line(
-        "set",
-        &format!("cluster-ips {{ type {addr_type} ; comment \"Active ClusterIPs\" ; }}"),
-    );
-    if node_port_cidrs.is_some() {
-        tx.line("set", &format!("nodeport-ips {{ type {addr_type} ; comment \"IPs that accept NodePort traffic\" ; }}"));
-    }
-    tx.line(
-        "map",
-        &format!("firewall-ips {{ type {addr_type} . inet_proto . inet_service : verdict ; comment \"destinations that are subject to LoadBalancerSourceRanges\" ; }}"),
-    );
-    tx.line(
-        "map",
-        "no-endpoint-nodeports { type inet_proto . inet_service : verdict ; comment \"vmap to drop or reject packets to service nodeports with no endpoints\" ; }",
-    );
-    tx.line(
-        "map",
-        &format!("no-endpoint-services {{ type {addr_type} . inet_proto . inet_service : verdict ; comment \"vmap to drop or reject packets to services with no endpoints\" ; }}"),
-    );
-    tx.line(
-        "map",
-        &format!("service-ips {{ type {addr_type} . inet_proto . inet_service : verdict ; comment \"ClusterIP, ExternalIP and LoadBalancer IP traffic\" ; }}"),
-    );
-    tx.line("map", "service-nodeports { type inet_proto . inet_service : verdict ; comment \"NodePort traffic\" ; }");
-
-    for chain in [
-        "cluster-ips-check",
-        "filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
-        "filter-output-pre-dnat { type filter hook output priority -110 ; }",
-        "filter-forward { type filter hook forward priority 0 ; }",
-        "filter-input { type filter hook input priority 0 ; }",
-        "filter-output { type filter hook output priority 0 ; }",
-        "firewall-check",
-        "mark-for-masquerade",
-        "masquerading",
-        "nat-output { type nat hook output priority -100 ; }",
-        "nat-postrouting { type nat hook postrouting priority 100 ; }",
-        "nat-prerouting { type nat hook prerouting priority -100 ; }",
-        "nodeport-endpoints-check",
-        "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
-        "services",
-        "service-endpoints-check",
-    ] {
-        tx.chain(chain);
-    }
-    tx.rule("cluster-ips-check", &format!("{ipx} daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
-    // kube-proxy keeps the CIDRs as one comma-separated string (`{ a,b }`).
-    if !config.service_cidrs.is_empty() {
-        let cidrs: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
-        tx.rule(
-            "cluster-ips-check",
-            &format!(
-                "{ipx} daddr {{ {} }} drop comment \"Drop traffic to unallocated ClusterIPs\"",
-                cidrs.join(",")
-            ),
-        );
-    }
-    tx.rule("filter-prerouting-pre-dnat", "ct state new jump firewall-check");
-    tx.rule("filter-forward", "ct state new jump service-endpoints-check");
-    tx.rule("filter-forward", "ct state new jump cluster-ips-check");
-    tx.rule("filter-input", "ct state new jump nodeport-endpoints-check");
-    tx.rule("filter-input", "ct state new jump service-endpoints-check");
-    tx.rule("filter-output", "ct state new jump service-endpoints-check");
-    tx.rule("filter-output-pre-dnat", "ct state new jump firewall-check");
-    tx.rule("filter-output", "ct state new jump cluster-ips-check");
-    tx.rule("firewall-check", &format!("{ipx} daddr . meta l4proto . th dport vmap @firewall-ips"));
-    tx.rule("mark-for-masquerade", &format!("mark set mark or {mark}"));
-    tx.rule("masquerading", &format!("mark and {mark} == 0 return"));
-    tx.rule("masquerading", &format!("mark set mark xor {mark}"));
-    tx.rule("masquerading", "masquerade fully-random");
-    tx.rule("nat-output", "jump services");
-    tx.rule("nat-postrouting", "jump masquerading");
-    tx.rule("nat-prerouting", "jump services");
-    let loopback = match family {
-        IpFamily::V4 => "127.0.0.0/8",
-        IpFamily::V6 => "::1",
-    };
-    let nodeport_match = match &node_port_cidrs {
-        None => format!("fib daddr type local {ipx} daddr != {loopback}"),
-        Some(_) => format!("{ipx} daddr @nodeport-ips"),
-    };
-    tx.rule(
-        "nodeport-endpoints-check",
-        &format!("{nodeport_match} meta l4proto . th dport vmap @no-endpoint-nodeports"),
-    );
-    tx.rule("reject-chain", "reject");
-    tx.rule("services", &format!("{ipx} daddr . meta l4proto . th dport vmap @service-ips"));
-    tx.rule(
-        "services",
-        &format!("{nodeport_match} meta l4proto . th dport vmap @service-nodeports"),
-    );
-    if let Some(cidrs) = &node_port_cidrs {
-        for ip in config.node_port_ips(cidrs, true) {
-            tx.element("nodeport-ips", &ip.to_string(), None, "");
-        }
-    }
-    tx.rule(
-        "service-endpoints-check",
-        &format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services"),
-    );
+    fixed_objects(&mut tx, config, node_port_cidrs.as_deref());
 
     let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
     let mut stats = RuleStats {
@@ -280,6 +188,234 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     stats.rules.insert("rules".to_owned(), rules);
     stats.chains.insert("chains".to_owned(), chains);
     Rendered { text, stats }
+}
+
+/// The table's fixed sets, maps, chains and rules (pkg/proxy/nftables/proxier.go
+/// `setupNFTables` with its `nftablesBaseChains` and `nftablesJumpChains`), in the layout of
+/// the release: every set and map, then every chain, then the rules.
+fn fixed_objects(tx: &mut Tx, config: &ProxyConfig, node_port_cidrs: Option<&[IpNet]>) {
+    let family = config.family;
+    let ipx = nft_ip(family);
+    let addr_type = match family {
+        IpFamily::V4 => "ipv4_addr",
+        IpFamily::V6 => "ipv6_addr",
+    };
+    let layout = config.nftables_table;
+    let alpha = layout == NftablesTable::Alpha;
+    let lb_type = format!("{addr_type} . inet_proto . inet_service");
+    if !alpha {
+        tx.line(
+            "set",
+            &format!("cluster-ips {{ type {addr_type} ; comment \"Active ClusterIPs\" ; }}"),
+        );
+    }
+    if node_port_cidrs.is_some() {
+        tx.line("set", &format!("nodeport-ips {{ type {addr_type} ; comment \"IPs that accept NodePort traffic\" ; }}"));
+    }
+    if alpha {
+        // 1.29: the destinations under source ranges and the allowed destination+source pairs.
+        tx.line("set", &format!("firewall {{ type {lb_type} ; comment \"destinations that are subject to LoadBalancerSourceRanges\" ; }}"));
+        tx.line("set", &format!("firewall-allow {{ type {lb_type} . {addr_type} ; flags interval ; comment \"destinations+sources that are allowed by LoadBalancerSourceRanges\" ; }}"));
+    } else {
+        tx.line(
+            "map",
+            &format!("firewall-ips {{ type {lb_type} : verdict ; comment \"destinations that are subject to LoadBalancerSourceRanges\" ; }}"),
+        );
+    }
+    tx.line(
+        "map",
+        "no-endpoint-nodeports { type inet_proto . inet_service : verdict ; comment \"vmap to drop or reject packets to service nodeports with no endpoints\" ; }",
+    );
+    tx.line(
+        "map",
+        &format!("no-endpoint-services {{ type {lb_type} : verdict ; comment \"vmap to drop or reject packets to services with no endpoints\" ; }}"),
+    );
+    tx.line(
+        "map",
+        &format!("service-ips {{ type {lb_type} : verdict ; comment \"ClusterIP, ExternalIP and LoadBalancer IP traffic\" ; }}"),
+    );
+    tx.line("map", "service-nodeports { type inet_proto . inet_service : verdict ; comment \"NodePort traffic\" ; }");
+
+    // The filter base chains by release: 1.29 runs them at dstnat - 1 on input, forward and
+    // output; kubernetes/kubernetes#122614 (1.30) moved them to dstnat - 10 and added
+    // prerouting, #122692 (1.30) the post-DNAT output chain at dstnat + 10; #132456 (1.34,
+    // 1.33.6) keeps only the firewall before DNAT and runs the rest at the filter priority.
+    let (base, regular): (&[&str], &[&str]) = match layout {
+        NftablesTable::Alpha => (
+            &[
+                "filter-forward { type filter hook forward priority -101 ; }",
+                "filter-input { type filter hook input priority -101 ; }",
+                "filter-output { type filter hook output priority -101 ; }",
+            ],
+            &["endpoints-check", "firewall-allow-check", "firewall-check", "forward"],
+        ),
+        NftablesTable::PostDnatOutput => (
+            &[
+                "cluster-ips-check",
+                "filter-prerouting { type filter hook prerouting priority -110 ; }",
+                "filter-forward { type filter hook forward priority -110 ; }",
+                "filter-input { type filter hook input priority -110 ; }",
+                "filter-output { type filter hook output priority -110 ; }",
+                "filter-output-post-dnat { type filter hook output priority -90 ; }",
+            ],
+            &["firewall-check"],
+        ),
+        NftablesTable::PreDnat => (
+            &[
+                "cluster-ips-check",
+                "filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
+                "filter-output-pre-dnat { type filter hook output priority -110 ; }",
+                "filter-forward { type filter hook forward priority 0 ; }",
+                "filter-input { type filter hook input priority 0 ; }",
+                "filter-output { type filter hook output priority 0 ; }",
+            ],
+            &["firewall-check"],
+        ),
+    };
+    let rest: &[&str] = if alpha {
+        &[
+            "mark-for-masquerade",
+            "masquerading",
+            "nat-output { type nat hook output priority -100 ; }",
+            "nat-postrouting { type nat hook postrouting priority 100 ; }",
+            "nat-prerouting { type nat hook prerouting priority -100 ; }",
+            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
+            "services",
+        ]
+    } else {
+        &[
+            "mark-for-masquerade",
+            "masquerading",
+            "nat-output { type nat hook output priority -100 ; }",
+            "nat-postrouting { type nat hook postrouting priority 100 ; }",
+            "nat-prerouting { type nat hook prerouting priority -100 ; }",
+            "nodeport-endpoints-check",
+            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
+            "services",
+            "service-endpoints-check",
+        ]
+    };
+    for chain in base.iter().chain(regular).chain(rest) {
+        tx.chain(chain);
+    }
+
+    // The jumps of `nftablesJumpChains`. Each goes to the end of its base chain, so within a
+    // base chain they keep that list's order; across chains any order loads the same table.
+    let jumps: &[(&str, &str)] = match layout {
+        NftablesTable::Alpha => &[
+            ("filter-input", "ct state new jump endpoints-check"),
+            ("filter-forward", "ct state new jump endpoints-check"),
+            ("filter-output", "ct state new jump endpoints-check"),
+            ("filter-forward", "jump forward"),
+            ("filter-input", "ct state new jump firewall-check"),
+            ("filter-output", "ct state new jump firewall-check"),
+            ("filter-forward", "ct state new jump firewall-check"),
+        ],
+        NftablesTable::PostDnatOutput => &[
+            ("filter-input", "ct state new jump nodeport-endpoints-check"),
+            ("filter-input", "ct state new jump service-endpoints-check"),
+            ("filter-forward", "ct state new jump service-endpoints-check"),
+            ("filter-output", "ct state new jump service-endpoints-check"),
+            ("filter-prerouting", "ct state new jump firewall-check"),
+            ("filter-output", "ct state new jump firewall-check"),
+            ("filter-forward", "ct state new jump cluster-ips-check"),
+            ("filter-output-post-dnat", "ct state new jump cluster-ips-check"),
+        ],
+        NftablesTable::PreDnat => &[
+            ("filter-prerouting-pre-dnat", "ct state new jump firewall-check"),
+            ("filter-forward", "ct state new jump service-endpoints-check"),
+            ("filter-forward", "ct state new jump cluster-ips-check"),
+            ("filter-input", "ct state new jump nodeport-endpoints-check"),
+            ("filter-input", "ct state new jump service-endpoints-check"),
+            ("filter-output", "ct state new jump service-endpoints-check"),
+            ("filter-output-pre-dnat", "ct state new jump firewall-check"),
+            ("filter-output", "ct state new jump cluster-ips-check"),
+        ],
+    };
+
+    if !alpha {
+        tx.rule("cluster-ips-check", &format!("{ipx} daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
+        // kube-proxy keeps the CIDRs as one comma-separated string (`{ a,b }`).
+        if !config.service_cidrs.is_empty() {
+            let cidrs: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
+            tx.rule(
+                "cluster-ips-check",
+                &format!(
+                    "{ipx} daddr {{ {} }} drop comment \"Drop traffic to unallocated ClusterIPs\"",
+                    cidrs.join(",")
+                ),
+            );
+        }
+    }
+    let loopback = match family {
+        IpFamily::V4 => "127.0.0.0/8",
+        IpFamily::V6 => "::1",
+    };
+    let no_localhost = format!("{ipx} daddr != {loopback}");
+    let nodeport_match = match node_port_cidrs {
+        None => format!("fib daddr type local {no_localhost}"),
+        Some(_) => format!("{ipx} daddr @nodeport-ips"),
+    };
+    let services_lookup =
+        format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services");
+    let nodeports_lookup =
+        |m: &str| format!("{m} meta l4proto . th dport vmap @no-endpoint-nodeports");
+    if alpha {
+        tx.rule("endpoints-check", &services_lookup);
+        tx.rule("endpoints-check", &nodeports_lookup(&nodeport_match));
+    }
+    for (chain, rule) in jumps {
+        tx.rule(chain, rule);
+    }
+    if alpha {
+        tx.rule(
+            "firewall-allow-check",
+            &format!("{ipx} daddr . meta l4proto . th dport . {ipx} saddr @firewall-allow return"),
+        );
+        tx.rule("firewall-allow-check", "drop");
+        tx.rule(
+            "firewall-check",
+            &format!("{ipx} daddr . meta l4proto . th dport @firewall jump firewall-allow-check"),
+        );
+        // The proxier's own INVALID drop (the nftables twin of KUBE-FORWARD's), 1.29 only.
+        if !config.tcp_be_liberal {
+            tx.rule("forward", "ct state invalid drop");
+        }
+    } else {
+        tx.rule(
+            "firewall-check",
+            &format!("{ipx} daddr . meta l4proto . th dport vmap @firewall-ips"),
+        );
+    }
+    let mark = &config.masquerade_mark;
+    tx.rule("mark-for-masquerade", &format!("mark set mark or {mark}"));
+    tx.rule("masquerading", &format!("mark and {mark} == 0 return"));
+    tx.rule("masquerading", &format!("mark set mark xor {mark}"));
+    tx.rule("masquerading", "masquerade fully-random");
+    tx.rule("nat-output", "jump services");
+    tx.rule("nat-postrouting", "jump masquerading");
+    tx.rule("nat-prerouting", "jump services");
+    if !alpha {
+        // The split check runs on the input hook only, where the destination is local
+        // already: with every address accepting NodePorts it leaves out `fib daddr type
+        // local` (kubernetes/kubernetes#122692, 1.30 to the newest).
+        let m = if node_port_cidrs.is_some() { nodeport_match.as_str() } else { &no_localhost };
+        tx.rule("nodeport-endpoints-check", &nodeports_lookup(m));
+    }
+    tx.rule("reject-chain", "reject");
+    tx.rule("services", &format!("{ipx} daddr . meta l4proto . th dport vmap @service-ips"));
+    tx.rule(
+        "services",
+        &format!("{nodeport_match} meta l4proto . th dport vmap @service-nodeports"),
+    );
+    if let Some(cidrs) = node_port_cidrs {
+        for ip in config.node_port_ips(cidrs, true) {
+            tx.element("nodeport-ips", &ip.to_string(), None, "");
+        }
+    }
+    if !alpha {
+        tx.rule("service-endpoints-check", &services_lookup);
+    }
 }
 
 /// The chain names of one service port and the decisions the nftables proxier's
@@ -301,6 +437,9 @@ struct PortObjects<'a> {
     use_svl: bool,
     use_ext: bool,
     use_fw: bool,
+    /// 1.29: source ranges are elements of the `firewall` and `firewall-allow` sets, not a
+    /// per-service `firewall-*` chain behind the `firewall-ips` map.
+    fw_sets: bool,
     /// `drop` when only the local policy finds nothing, else `goto reject-chain`.
     verdict: &'static str,
 }
@@ -341,6 +480,7 @@ impl<'a> PortObjects<'a> {
             use_ext: has_endpoints && sp.external_accessible(),
             // Unlike iptables, the firewall does not depend on endpoints (it filters before DNAT).
             use_fw: !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
+            fw_sets: config.nftables_table == NftablesTable::Alpha,
             verdict: if has_endpoints { "drop" } else { "goto reject-chain" },
         }
     }
@@ -376,7 +516,7 @@ impl<'a> PortObjects<'a> {
         for &i in &self.sp.cat.reachable {
             tx.parts("chain", &["endpoint-", &self.ep_bases[i]]);
         }
-        if self.use_fw {
+        if self.use_fw && !self.fw_sets {
             tx.chain(&self.fw);
         }
     }
@@ -386,13 +526,20 @@ impl<'a> PortObjects<'a> {
     fn service_chains(&self, tx: &mut Tx) {
         let (sp, config, ipx) = (self.sp, self.config, self.ipx);
         let cip = sp.cluster_ip;
+        // 1.29 to 1.33 also match the port; kubernetes/kubernetes#131492 (1.34) dropped it:
+        // only the `service-ips` element of this very port leads here with the ClusterIP.
+        let dest = if config.nftables_masquerade_port {
+            format!("{ipx} daddr {cip} {} dport {}", sp.protocol, sp.port)
+        } else {
+            format!("{ipx} daddr {cip}")
+        };
         let masq = if config.masquerade_all {
-            Some(format!("{ipx} daddr {cip} jump mark-for-masquerade"))
+            Some(format!("{dest} jump mark-for-masquerade"))
         } else {
             config
                 .detect_local
-                .nft_if_not_local(config.family)
-                .map(|m| format!("{ipx} daddr {cip} {m} jump mark-for-masquerade"))
+                .nft_if_not_local(config.family, config.nftables_iifname)
+                .map(|m| format!("{dest} {m} jump mark-for-masquerade"))
         };
         for (use_chain, chain, eps) in
             [(self.use_svc, &self.svc, sp.cluster_eps()), (self.use_svl, &self.svl, sp.local_eps())]
@@ -434,7 +581,11 @@ impl<'a> PortObjects<'a> {
         if !self.sp.etp_local {
             tx.rule(ext, "jump mark-for-masquerade");
         } else {
-            if let Some(m) = self.config.detect_local.nft_if_local(self.config.family) {
+            if let Some(m) = self
+                .config
+                .detect_local
+                .nft_if_local(self.config.family, self.config.nftables_iifname)
+            {
                 tx.rulef(ext, format_args!("{m} goto {svc} comment \"short-circuit pod traffic\""));
             }
             tx.rule(ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
@@ -484,7 +635,7 @@ impl<'a> PortObjects<'a> {
     /// The firewall chain: drop sources outside `loadBalancerSourceRanges` (the VIPs count as
     /// inside when the node is).
     fn firewall_chain(&self, tx: &mut Tx) {
-        if !self.use_fw {
+        if !self.use_fw || self.fw_sets {
             return;
         }
         let sp = self.sp;
@@ -500,6 +651,31 @@ impl<'a> PortObjects<'a> {
         );
     }
 
+    /// 1.29 (pkg/proxy/nftables/proxier.go `syncProxyRules` before
+    /// kubernetes/kubernetes#122296): per VIP, a `firewall` element, one `firewall-allow`
+    /// element per source range as written, and the VIP itself as a source when a range holds
+    /// the node IP (the VIP-like load balancers whose VIP is local), that one without comment.
+    fn firewall_set_elements(&self, tx: &mut Tx) {
+        let sp = self.sp;
+        let (n, p, port) = (&sp.svc_name, &sp.protocol, sp.port);
+        let allow_node =
+            self.config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
+        for vip in &sp.lb_vips {
+            tx.element("firewall", &format!("{vip} . {p} . {port}"), Some(n), "");
+            for range in &sp.source_ranges {
+                tx.element(
+                    "firewall-allow",
+                    &format!("{vip} . {p} . {port} . {range}"),
+                    Some(n),
+                    "",
+                );
+            }
+            if allow_node {
+                tx.element("firewall-allow", &format!("{vip} . {p} . {port} . {vip}"), None, "");
+            }
+        }
+    }
+
     /// The map elements that lead to this service port: cluster IP, external IPs and VIPs,
     /// NodePort, firewall VIPs, and the no-endpoint verdicts.
     fn map_elements(&self, tx: &mut Tx) {
@@ -508,7 +684,10 @@ impl<'a> PortObjects<'a> {
         let (ext, fw, verdict) = (&self.ext, &self.fw, self.verdict);
         let key = |ip: &dyn std::fmt::Display| format!("{ip} . {p} . {port}");
         let node_key = format!("{p} . {}", sp.node_port);
-        tx.element("cluster-ips", &cip.to_string(), None, "");
+        // No `cluster-ips` set in 1.29 (kubernetes/kubernetes#122692 added it in 1.30).
+        if !self.fw_sets {
+            tx.element("cluster-ips", &cip.to_string(), None, "");
+        }
         if self.has_internal {
             let chain = self.internal_chain();
             tx.element("service-ips", &key(&cip), None, &format!("goto {chain}"));
@@ -523,7 +702,9 @@ impl<'a> PortObjects<'a> {
         if sp.node_port != 0 && self.has_endpoints {
             tx.element("service-nodeports", &node_key, None, &format!("goto {ext}"));
         }
-        if self.use_fw {
+        if self.use_fw && self.fw_sets {
+            self.firewall_set_elements(tx);
+        } else if self.use_fw {
             for vip in &sp.lb_vips {
                 tx.element("firewall-ips", &key(vip), None, &format!("goto {fw}"));
             }

@@ -58,14 +58,51 @@ pub(crate) enum Behaviour {
     /// VIP), the nat KUBE-FW-* chain falling through; before, KUBE-FW-* ends in
     /// `-j KUBE-MARK-DROP` and kubelet's filter KUBE-FIREWALL drops the marked packets.
     ProxyFirewallChain,
+    /// A Service with a Local policy and endpoints, none of them on this node, is dropped by a
+    /// filter `-j DROP` rule on its destination (KUBE-SERVICES or KUBE-EXTERNAL-SERVICES), with
+    /// no SVL chain; before, its jumps lead to a KUBE-SVL-* chain holding
+    /// `"... has no local endpoints" -j KUBE-MARK-DROP`.
+    NoLocalEndpointsInFilter,
+    /// The nftables table of the first (alpha) nftables mode: filter base chains
+    /// `filter-input`, `filter-forward` and `filter-output` at `dstnat - 1`, one
+    /// `endpoints-check` chain, `firewall-check` jumped to from input, forward and output,
+    /// LoadBalancer source ranges as the `firewall` and `firewall-allow` sets with a
+    /// `firewall-allow-check` chain, a `forward` chain holding the `ct state invalid drop`
+    /// (unless `conntrack.tcpBeLiberal`), and no `cluster-ips` set.
+    NftablesAlphaTable,
+    /// The nftables filter base chains `filter-prerouting`, `filter-input`, `filter-forward`
+    /// and `filter-output` at `dstnat - 10` and `filter-output-post-dnat` at `dstnat + 10`,
+    /// with `service-endpoints-check`, `nodeport-endpoints-check` and `cluster-ips-check`,
+    /// per-service `firewall-*` chains behind the `firewall-ips` map.
+    NftablesPostDnatOutputChain,
+    /// The nftables filter base chains `filter-prerouting-pre-dnat` and
+    /// `filter-output-pre-dnat` at `dstnat - 10` (firewall only) and `filter-input`,
+    /// `filter-forward`, `filter-output` at priority 0 (the endpoint and ClusterIP checks).
+    NftablesPreDnatChains,
+    /// The nftables internal chain's masquerade rule also matches the service port
+    /// (`ip daddr <clusterIP> tcp dport <port> ip saddr != <cidr> jump mark-for-masquerade`);
+    /// later releases match the ClusterIP alone.
+    NftablesMasqueradeMatchesPort,
+    /// The nftables proxier writes each set or map key once (`nftElementStorage.ensureElem`):
+    /// the same key and value again adds nothing, another value replaces the element. Before,
+    /// every element is added as met, and a key with two values fails the transaction.
+    NftablesElementsOnce,
+    /// The nftables local-traffic detectors by interface (`bridgeInterface`,
+    /// `interfaceNamePrefix`) match the name, `iifname`; before, they wrote `iif`, which nft
+    /// resolves to an interface index when it loads the rule (and refuses, "Interface does
+    /// not exist", for a prefix such as `veth*`, failing the whole transaction).
+    NftablesIifname,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
-/// newest), and the upstream code.
+/// newest), the patch releases of earlier minors it was backported to (`(33, 6)`: 1.33.6 and
+/// later 1.33 patches, and `1.33` written without a patch, which means the latest patch), and
+/// the upstream code.
 struct Row {
     behaviour: Behaviour,
     first: u32,
     last: Option<u32>,
+    backports: &'static [(u32, u32)],
     upstream: &'static str,
 }
 
@@ -76,6 +113,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::HintsAnnotationAuto,
         first: 24,
         last: Some(26),
+        backports: &[],
         upstream: "pkg/proxy/topology.go `canUseTopology`: `hintsAnnotation != \"Auto\" && \
                    hintsAnnotation != \"auto\"` returns false; serviceport.go reads \
                    `v1.AnnotationTopologyAwareHints` only",
@@ -84,6 +122,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::HintsAnnotationAnyValue,
         first: 27,
         last: None,
+        backports: &[],
         upstream: "pkg/proxy/topology.go `canUseTopology` (\"Any non-empty and non-disabled \
                    values for the hints annotation are acceptable\"), serviceport.go \
                    `newBaseServiceInfo` (deprecated annotation has precedence over \
@@ -93,6 +132,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::HintsWithoutAnnotation,
         first: 30,
         last: None,
+        backports: &[],
         upstream: "KEP-4444 \"Changes within kube-proxy\": with ServiceTrafficDistribution \
                    (alpha 1.30, beta 1.31, GA 1.33) hints are used irrespective of the \
                    annotation; pkg/proxy/topology.go `topologyModeFromHints` (no annotation)",
@@ -101,6 +141,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::IpModeProxySkipped,
         first: 29,
         last: None,
+        backports: &[],
         upstream: "pkg/proxy/util/utils.go `IsVIPMode` (gate LoadBalancerIPMode: alpha 1.29, \
                    beta 1.30, GA 1.32, gate removed 1.34), pkg/proxy/serviceport.go \
                    `newBaseServiceInfo`",
@@ -109,6 +150,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesDefaultPrimary,
         first: 30,
         last: None,
+        backports: &[],
         upstream: "kubernetes/kubernetes#122724 (CHANGELOG-1.30: \"Changed `--nodeport-addresses` \
                    behavior to default to \"primary node IP(s) only\" rather than \"all node \
                    IPs\"\", the nftables mode), reworked by #123105 (1.31) into \
@@ -119,6 +161,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::PrimaryNodePortAddresses,
         first: 30,
         last: None,
+        backports: &[],
         upstream: "cmd/kube-proxy/app/server.go `newProxyServer` (`NodePortAddressesPrimary`, \
                    `!nodeIP.IsLoopback()`, read in the 1.31+ form of #123105; 1.30's #122724 \
                    form is taken to agree), `detectNodeIPs`",
@@ -127,6 +170,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::PrimaryKeyword,
         first: 31,
         last: None,
+        backports: &[],
         upstream: "kubernetes/kubernetes#123105 \"Add `--nodeport-addresses primary`\" (listed in \
                    CHANGELOG-1.31); pkg/proxy/apis/config/validation/validation.go \
                    `validateKubeProxyNodePortAddress` (\"can't use both 'primary' and CIDRs\"); \
@@ -137,6 +181,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesModeGated,
         first: 29,
         last: Some(32),
+        backports: &[],
         upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
                    (`nftables` valid only with `features.NFTablesProxyMode`); gate added by \
                    #121046 (CHANGELOG-1.29: \"kube-proxy --feature-gates NFTablesProxyMode=true \
@@ -146,6 +191,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesModeOnByDefault,
         first: 31,
         last: None,
+        backports: &[],
         upstream: "kubernetes/kubernetes#124383 \"KEP-3866 kube-proxy nftables to beta\" (merged \
                    April 2024, 1.31: \"now beta and available by default\")",
     },
@@ -153,12 +199,14 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NftablesModeGa,
         first: 33,
         last: None,
+        backports: &[],
         upstream: "KEP-3866: NFTablesProxyMode GA (locked on) in 1.33",
     },
     Row {
         behaviour: Behaviour::UserspaceProxyMode,
         first: 24,
         last: Some(25),
+        backports: &[],
         upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
                    (`sets.NewString(userspace, iptables, ipvs)`, `strings.Join(validModes.List(), \
                    \",\")`, read in a userspace-era copy); userspace removed by #112133 (1.26); \
@@ -168,6 +216,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::LocalhostNodePortsOption,
         first: 26,
         last: None,
+        backports: &[],
         upstream: "kube-proxy config/v1alpha1/types.go `KubeProxyIPTablesConfiguration.\
                    LocalhostNodePorts` (absent at v0.25.0, present at v0.26.0); \
                    pkg/proxy/iptables/proxier.go `syncProxyRules` (`! -d ::1/128`, `! -d \
@@ -178,6 +227,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::TcpBeLiberalOption,
         first: 29,
         last: None,
+        backports: &[],
         upstream: "kube-proxy config/v1alpha1/types.go `KubeProxyConntrackConfiguration.\
                    TCPBeLiberal` (absent at v0.28.0, present at v0.29.0); \
                    pkg/proxy/iptables/proxier.go `NewProxier` (`conntrackTCPLiberal`) and \
@@ -187,6 +237,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::NfacctCounters,
         first: 31,
         last: None,
+        backports: &[],
         upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (`-m nfacct --nfacct-name`), \
                    pkg/proxy/metrics/metrics.go: kubernetes/kubernetes#122812 \
                    (`kubeproxy_iptables_ct_state_invalid_dropped_packets_total`) and #125015 \
@@ -197,6 +248,7 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::KubeFirewallInPayload,
         first: 27,
         last: None,
+        backports: &[],
         upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (the route_localnet \
                    mitigation written when `!isIPv6 && proxier.localhostNodePorts`): \
                    kubernetes/kubernetes#114470 \"KEP-3178-related iptables rule fixups\" \
@@ -208,12 +260,100 @@ const BEHAVIOURS: &[Row] = &[
         behaviour: Behaviour::ProxyFirewallChain,
         first: 25,
         last: None,
+        backports: &[],
         upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: kubernetes/kubernetes#110289 \
                    \"Don't use KUBE-MARK-DROP for LoadBalancerSourceRanges\" (KEP-3178, opened \
                    2022-05-30, after 1.24.0; its description gives the 1.24 form: KUBE-FW-* \
                    jumps to KUBE-EXT-* per allowed range and ends in KUBE-MARK-DROP)",
     },
+    Row {
+        behaviour: Behaviour::NoLocalEndpointsInFilter,
+        first: 25,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: kubernetes/kubernetes#110290 \
+                   \"Don't use KUBE-MARK-DROP for 'no local endpoints'\" (KEP-3178, opened \
+                   2022-05-30, after 1.24.0); the 1.24 form read in a copy of the 1.24 proxier \
+                   (the local policy chain is declared whenever the Service has endpoints and \
+                   ends in `-j KUBE-MARK-DROP` when none is local)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesAlphaTable,
+        first: 29,
+        last: Some(29),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `nftablesBaseChains`, `nftablesJumpChains` and \
+                   `setupNFTables` as read in a copy from before kubernetes/kubernetes#122614 \
+                   (`knftables.DNATPriority + \"-1\"`, `kubeFirewallSet`, \
+                   `kubeFirewallAllowCheckChain`, `kubeForwardChain`); #122296 (per-service \
+                   firewall chains, December 2023) and #122614 (\"fixed LoadBalancerSourceRanges \
+                   not working for nftables mode\", CHANGELOG-1.30) changed it after 1.29.0",
+    },
+    Row {
+        behaviour: Behaviour::NftablesPostDnatOutputChain,
+        first: 30,
+        last: Some(33),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `nftablesBaseChains` (`filterPreroutingChain` \
+                   ... at `DNATPriority + \"-10\"`, `filterOutputPostDNATChain` at \
+                   `DNATPriority + \"+10\"`) and `nftablesJumpChains`: #122614 (1.30) and \
+                   #122692 (\"reject packets destined for invalid ports of service ips\", \
+                   January 2024, 1.30: `cluster-ips`, `cluster-ips-check`, the split \
+                   endpoints checks); 1.33.0 to 1.33.5 keep it",
+    },
+    Row {
+        behaviour: Behaviour::NftablesPreDnatChains,
+        first: 34,
+        last: None,
+        backports: &[(33, 6)],
+        upstream: "kubernetes/kubernetes#132456 \"nftables short-circuit local traffic to external \
+                   addresses\" (CHANGELOG-1.34, v1.34.0-beta.0: \"reject/drop traffic to service \
+                   with no endpoints from filter chains at priority 0\"), cherry-picked to 1.33 \
+                   as #133969 (CHANGELOG-1.33, v1.33.6)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesMasqueradeMatchesPort,
+        first: 29,
+        last: Some(33),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `syncProxyRules` (`ipX, \"daddr\", \
+                   svcInfo.ClusterIP(), protocol, \"dport\", svcInfo.Port()`); dropped by \
+                   kubernetes/kubernetes#131492 \"nftables: cleanup service chain checks\" \
+                   (opened 2025-04-26, after 1.33.0, so 1.34)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesElementsOnce,
+        first: 32,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem`: \
+                   kubernetes/kubernetes#126013 \"[kube-proxy: nftables] Implement partial sync\" \
+                   (still under review on 2024-07-18, after the 1.31 code freeze, so 1.32); \
+                   1.29 to 1.31 `tx.Add` every element",
+    },
+    Row {
+        behaviour: Behaviour::NftablesIifname,
+        first: 35,
+        last: None,
+        backports: &[(33, 6), (34, 2)],
+        upstream: "pkg/proxy/util/localdetector.go (`ifLocalNFT`, `ifNotLocalNFT`): \
+                   kubernetes/kubernetes#134024 \"fix: use iifname for input interface name \
+                   matches\" (opened 2025-09-11, so 1.35; its description shows the old \
+                   `iif != azv*` refused with \"Interface does not exist\"), cherry-picked as \
+                   #134118 (v1.34.2) and #134099 / #134117 (CHANGELOG-1.33, v1.33.6)",
+    },
 ];
+
+/// Whether a behaviour holds in a release, its patch included (a backported row).
+pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -> bool {
+    holds(behaviour, version.minor)
+        || BEHAVIOURS.iter().any(|r| {
+            r.behaviour == behaviour
+                && r.backports.iter().any(|&(minor, patch)| {
+                    version.minor == minor && version.patch.is_none_or(|p| p >= patch)
+                })
+        })
+}
 
 /// Whether a behaviour holds in a minor release.
 pub(crate) fn holds(behaviour: Behaviour, minor: u32) -> bool {

@@ -1,6 +1,8 @@
 //! What kube-proxy checks in its configuration before it starts, by release: the proxy mode
 //! (`--proxy-mode nftables` before the mode existed or with its gate off) and
-//! `nodePortAddresses` (`primary` before the keyword existed, entries that are not CIDRs).
+//! `nodePortAddresses` (`primary` before the keyword existed, entries that are not CIDRs), and
+//! before that, kube-proxy's own `featureGates` where a gate is unknown at the release or locked
+//! ([`OWN_GATES`] for the gates only kube-proxy acts on, the profile's table for the rest).
 //! A refusal is the text kube-proxy's command returns (cmd/kube-proxy/app/server.go
 //! `NewProxyCommand`: `failed validate: ` and the aggregate of the `field.Error`s of
 //! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules; `svclab check`
@@ -29,6 +31,12 @@ pub(crate) fn validate(
     minor: u32,
     release: &str,
 ) -> Result<(), RenderError> {
+    if let Some((_, text)) = complete_error(kpc, minor) {
+        return Err(RenderError::InvalidConfiguration {
+            release: release.to_owned(),
+            message: format!("failed complete: {text}"),
+        });
+    }
     let errors: Vec<FieldError> =
         refusals(kpc, mode.as_str(), minor).into_iter().map(|(_, error)| error).collect();
     if errors.is_empty() {
@@ -47,6 +55,18 @@ pub(crate) fn diagnostics(
     located: &Located<KubeProxyConfiguration>,
     minor: u32,
 ) -> Vec<Diagnostic> {
+    if let Some((field, text)) = complete_error(&located.value, minor) {
+        let source = located.positions.source_of(&field);
+        return vec![
+            Diagnostic::error(
+                Some(ObjectRef::kind("KubeProxyConfiguration")),
+                field,
+                "FieldValueInvalid",
+                format!("kube-proxy refuses to start: failed complete: {text}"),
+            )
+            .at(source),
+        ];
+    }
     refusals(&located.value, &located.value.mode, minor)
         .into_iter()
         .map(|(field, error)| {
@@ -60,6 +80,135 @@ pub(crate) fn diagnostics(
             .at(source)
         })
         .collect()
+}
+
+/// How kube-proxy treats one of its own gates at a release (component-base featuregate
+/// `FeatureSpec`: default and `LockToDefault`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OwnStage {
+    /// Alpha: off by default, may be turned on.
+    Off,
+    /// Beta (or GA before the lock): on by default, may be turned off.
+    On,
+    /// GA and `LockToDefault`: on, and `false` is refused.
+    Locked,
+}
+
+/// A gate kube-proxy reads that the apiserver's table (`profile.rs` `GATES`) leaves out because
+/// only kube-proxy (and kubelet) act on it. Stages read in `pkg/features/kube_features.go` at
+/// the releases `profile.rs` names (pin's reading), before 1.24 not listed.
+struct OwnGate {
+    name: &'static str,
+    /// (first minor, stage) in ascending order; before the first, the gate is unknown.
+    stages: &'static [(u32, OwnStage)],
+    /// First minor in which the gate no longer exists (its last default stays in effect).
+    removed: Option<u32>,
+}
+
+/// kube-proxy's own gates, beyond those of `profile.rs`.
+const OWN_GATES: &[OwnGate] = &[
+    // KEP-1669. Alpha in 1.22 to 1.25, beta in 1.26 and 1.27, GA and locked in 1.28 and 1.29,
+    // gone in 1.30. Off: pkg/proxy/topology.go `CategorizeEndpoints` never falls back to
+    // serving-and-terminating endpoints, for any traffic policy (the fallback covers cluster
+    // and local policies since #108691, CHANGELOG-1.24).
+    OwnGate {
+        name: "ProxyTerminatingEndpoints",
+        stages: &[(24, OwnStage::Off), (26, OwnStage::On), (28, OwnStage::Locked)],
+        removed: Some(30),
+    },
+    // KEP-3836. Alpha in 1.28 and 1.29, beta in 1.30, locked in 1.31 and 1.32, gone in 1.33.
+    // It changes kube-proxy's own /healthz on a node being deleted or tainted
+    // `ToBeDeletedByClusterAutoscaler` (pkg/proxy/healthcheck/proxier_health.go); svclab
+    // reports no node health, so only the name and the lock are modelled.
+    OwnGate {
+        name: "KubeProxyDrainingTerminatingNodes",
+        stages: &[(28, OwnStage::Off), (30, OwnStage::On), (31, OwnStage::Locked)],
+        removed: Some(33),
+    },
+    // KEP-3453. Alpha in 1.26, beta in 1.27, locked in 1.28 and 1.29, gone in 1.30. It only
+    // lets the iptables proxier skip unchanged service chains in a partial sync
+    // (pkg/proxy/iptables/proxier.go `syncProxyRules`, `tryPartialSync`); the full-sync payload
+    // svclab renders is the same either way.
+    OwnGate {
+        name: "MinimizeIPTablesRestore",
+        stages: &[(26, OwnStage::Off), (27, OwnStage::On), (28, OwnStage::Locked)],
+        removed: Some(30),
+    },
+    // KEP-3178. Alpha in 1.25 and 1.26, beta in 1.27, locked in 1.28 and 1.29, gone in 1.30.
+    // Read by kubelet (pkg/kubelet/kubelet_network_linux.go `syncIPTablesRules`: with it off,
+    // `syncIPTablesRulesDeprecated` keeps creating KUBE-MARK-DROP, KUBE-MARK-MASQ and
+    // KUBE-POSTROUTING); kube-proxy's payload does not depend on it (it stopped using
+    // KUBE-MARK-DROP by release, `Behaviour::ProxyFirewallChain`, not by this gate). svclab's
+    // standalone kubelet chains follow kubelet's release default; kube-proxy's own value is
+    // only checked.
+    OwnGate {
+        name: "IPTablesOwnershipCleanup",
+        stages: &[(25, OwnStage::Off), (27, OwnStage::On), (28, OwnStage::Locked)],
+        removed: Some(30),
+    },
+    // KEP-3866: alpha in 1.29 and 1.30 (#121046), beta in 1.31 and 1.32 (#124383), GA and
+    // locked from 1.33; no removal seen through the newest release. The mode check reads the
+    // same releases from `Behaviour::NftablesMode*` (the tests hold the two together).
+    OwnGate {
+        name: "NFTablesProxyMode",
+        stages: &[(29, OwnStage::Off), (31, OwnStage::On), (33, OwnStage::Locked)],
+        removed: None,
+    },
+];
+
+fn own_stage(gate: &OwnGate, minor: u32) -> Option<OwnStage> {
+    if gate.removed.is_some_and(|r| minor >= r) {
+        return None;
+    }
+    gate.stages.iter().rev().find(|(since, _)| minor >= *since).map(|(_, s)| *s)
+}
+
+/// The release default of one of kube-proxy's own gates ([`OWN_GATES`]), `None` for a gate of
+/// the apiserver's table or one svclab does not know. A removed gate keeps its last default
+/// (the behaviour it guarded stays on); before its first release the gate is off.
+pub(crate) fn own_gate_default(name: &str, minor: u32) -> Option<bool> {
+    let gate = OWN_GATES.iter().find(|g| g.name == name)?;
+    if let Some(stage) = own_stage(gate, minor) {
+        return Some(stage != OwnStage::Off);
+    }
+    let removed = gate.removed.is_some_and(|r| minor >= r);
+    Some(removed && gate.stages.last().is_some_and(|(_, s)| *s != OwnStage::Off))
+}
+
+/// What `SetFromMap` says about one gate kube-proxy's `featureGates` sets: unknown at the
+/// release, or locked and set to the other value. Gates of the apiserver's table get the
+/// apiserver's answer (one featuregate registry, `pkg/features`, serves every component);
+/// names neither table lists are not judged (svclab models the Service gates only, so an
+/// unlisted name is not known to be wrong).
+fn own_gate_error(name: &str, value: bool, minor: u32) -> Option<String> {
+    if let Some(gate) = OWN_GATES.iter().find(|g| g.name == name) {
+        return match own_stage(gate, minor) {
+            None => Some(format!("unrecognized feature gate: {name}")),
+            Some(OwnStage::Locked) if !value => {
+                Some(format!("cannot set feature gate {name} to false, feature is locked to true"))
+            }
+            Some(_) => None,
+        };
+    }
+    if !crate::profile::lists_gate(name) {
+        return None;
+    }
+    let mut profile =
+        crate::profile::Profile::for_version(crate::profile::Version { minor, patch: None });
+    profile.set_gate(name, value).err()
+}
+
+/// What kube-proxy's `Options.Complete` refuses before validation runs (cmd/kube-proxy/app/
+/// server.go: `utilfeature.DefaultMutableFeatureGate.SetFromMap(o.config.FeatureGates)`,
+/// returned as `failed complete: %w`): the first gate `SetFromMap` refuses, with the
+/// component-base featuregate texts (the same at v0.24.0, v0.29.0, v0.31.0, v0.33.0 and
+/// v0.36.0). `SetFromMap` ranges over a Go map and stops at the first error, so with several
+/// bad gates upstream names one at random; svclab names the first in name order. The field as
+/// the document writes it, and the text.
+fn complete_error(kpc: &KubeProxyConfiguration, minor: u32) -> Option<(String, String)> {
+    kpc.feature_gates.iter().find_map(|(name, value)| {
+        own_gate_error(name, *value, minor).map(|text| (format!("featureGates.{name}"), text))
+    })
 }
 
 /// Every field error of `Validate` that svclab models, with the field as the document writes

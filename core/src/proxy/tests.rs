@@ -710,8 +710,18 @@ fn duplicate_endpoints_by_release() {
 /// A scenario world at a release with one Node (zone `z1`), evaluated; the only errors
 /// allowed are those on a KubeProxyConfiguration kube-proxy refuses (what the callers render).
 fn release_world(version: &str, kpc: &str, rest: &str) -> crate::world::World {
+    release_world_with_gates(version, "{}", kpc, rest)
+}
+
+/// [`release_world`] with the ClusterProfile's (the apiserver's) `featureGates`.
+fn release_world_with_gates(
+    version: &str,
+    gates: &str,
+    kpc: &str,
+    rest: &str,
+) -> crate::world::World {
     let yaml = format!(
-        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
+        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nfeatureGates: {gates}\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
     );
     let (world, report) = crate::pipeline::evaluate(
         &[Input::new("t.yaml", yaml)],
@@ -774,22 +784,30 @@ fn topology_hints_by_release() {
 }
 
 /// pkg/proxy/util/utils.go `IsVIPMode`: an ingress with `ipMode: Proxy` gets no rules only
-/// while LoadBalancerIPMode is on (beta from 1.30, gate removed in 1.34); in 1.24 to 1.29
+/// while LoadBalancerIPMode is on (beta from 1.30, locked from 1.32, gate removed in 1.35); in 1.24 to 1.29
 /// (no gate, or alpha and off) the field is ignored and the IP is a VIP like any other.
 #[test]
 fn ip_mode_proxy_by_release() {
     let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8, ipMode: Proxy}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
     // 1.29 and 1.30 need kube-proxy's NFTablesProxyMode gate for the nftables mode; 1.24 has
-    // no nftables mode (nftables_mode_by_release), so only iptables is rendered there.
-    for (version, kpc, vip) in [
-        ("1.24", "mode: iptables", true),
-        ("1.29", "featureGates: {NFTablesProxyMode: true}", true),
-        ("1.29", "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}", false),
-        ("1.30", "featureGates: {NFTablesProxyMode: true}", false),
-        ("1.31", "featureGates: {LoadBalancerIPMode: false}", true),
-        ("1.34", "mode: iptables", false),
+    // no nftables mode (nftables_mode_by_release), so only iptables is rendered there. At 1.29
+    // the apiserver's gate must be on too, or its status strategy drops `ipMode` before
+    // kube-proxy sees it (registry::drop_disabled_status_fields).
+    for (version, gates, kpc, vip) in [
+        ("1.24", "{}", "mode: iptables", true),
+        ("1.29", "{}", "featureGates: {NFTablesProxyMode: true}", true),
+        (
+            "1.29",
+            "{LoadBalancerIPMode: true}",
+            "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}",
+            false,
+        ),
+        ("1.29", "{}", "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}", true),
+        ("1.30", "{}", "featureGates: {NFTablesProxyMode: true}", false),
+        ("1.31", "{}", "featureGates: {LoadBalancerIPMode: false}", true),
+        ("1.34", "{}", "mode: iptables", false),
     ] {
-        let world = release_world(version, kpc, objects);
+        let world = release_world_with_gates(version, gates, kpc, objects);
         let modes: &[ProxyMode] = if version == "1.24" {
             &[ProxyMode::Iptables]
         } else {
@@ -1242,5 +1260,487 @@ fn check_reports_refused_configuration() {
         ("1.37", "mode: ipvs"),
     ] {
         assert_eq!(diagnostics(version, kpc), Vec::<String>::new(), "{version} {kpc}");
+    }
+}
+
+/// pkg/proxy/nftables/proxier.go `nftablesBaseChains`, `nftablesJumpChains`, `setupNFTables`
+/// and the internal chain's masquerade rule of `syncProxyRules` by release (the `Nftables*`
+/// rows of proxy/release.rs): 1.29 (read in a copy from before kubernetes/kubernetes#122614)
+/// runs its filter chains at dstnat - 1 and has one `endpoints-check` chain; 1.30 to 1.33.5
+/// (#122614, #122692) run filter-prerouting/input/forward/output at dstnat - 10 and
+/// filter-output-post-dnat at dstnat + 10; 1.34 (#132456, in 1.33.6 as #133969) keeps only
+/// the firewall before DNAT and runs the checks at priority 0. 1.29 to 1.33 match the
+/// service port in the masquerade rule (#131492 dropped it in 1.34). With every address
+/// accepting NodePorts, the input-only nodeport check has no `fib daddr type local` from 1.30.
+#[test]
+fn nftables_table_by_release() {
+    let on = "featureGates: {NFTablesProxyMode: true}";
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: np-1, labels: {kubernetes.io/service-name: np}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let lines = |version: &str, kpc: &str| {
+        let world = release_world(version, kpc, objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        text.lines().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let base = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains(" hook ") && l.contains("filter-"))
+            .map(|l| l.trim_start_matches("add chain ip kube-proxy ").to_owned())
+            .collect::<Vec<_>>()
+    };
+    let jumps = |lines: &[String], chain: &str| {
+        let prefix = format!("add rule ip kube-proxy {chain} ");
+        lines.iter().filter_map(|l| l.strip_prefix(&prefix)).map(str::to_owned).collect::<Vec<_>>()
+    };
+    let filter =
+        |hook: &str, priority: i32| format!("{{ type filter hook {hook} priority {priority} ; }}");
+    let alpha = lines("1.29", on);
+    assert_eq!(
+        base(&alpha),
+        [
+            format!("filter-forward {}", filter("forward", -101)),
+            format!("filter-input {}", filter("input", -101)),
+            format!("filter-output {}", filter("output", -101)),
+        ]
+    );
+    assert_eq!(
+        jumps(&alpha, "filter-forward"),
+        ["ct state new jump endpoints-check", "jump forward", "ct state new jump firewall-check"]
+    );
+    assert_eq!(jumps(&alpha, "forward"), ["ct state invalid drop"]);
+    assert_eq!(
+        jumps(&alpha, "endpoints-check")[1],
+        "fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @no-endpoint-nodeports"
+    );
+    assert!(!alpha.iter().any(|l| l.contains("cluster-ips")), "{alpha:#?}");
+    let post_dnat = [
+        format!("filter-prerouting {}", filter("prerouting", -110)),
+        format!("filter-forward {}", filter("forward", -110)),
+        format!("filter-input {}", filter("input", -110)),
+        format!("filter-output {}", filter("output", -110)),
+        format!("filter-output-post-dnat {}", filter("output", -90)),
+    ];
+    let pre_dnat = [
+        format!("filter-prerouting-pre-dnat {}", filter("prerouting", -110)),
+        format!("filter-output-pre-dnat {}", filter("output", -110)),
+        format!("filter-forward {}", filter("forward", 0)),
+        format!("filter-input {}", filter("input", 0)),
+        format!("filter-output {}", filter("output", 0)),
+    ];
+    let masquerade = |port: bool| {
+        format!(
+            "ip daddr 172.30.0.41{} jump mark-for-masquerade",
+            if port { " tcp dport 80" } else { "" }
+        )
+    };
+    let cluster_ip_masquerade = |lines: &[String]| {
+        lines
+            .iter()
+            .find(|l| l.contains("daddr 172.30.0.41") && l.ends_with("jump mark-for-masquerade"))
+            .map(|l| l.split_once("tcp/p80 ").map_or("", |(_, rule)| rule).to_owned())
+    };
+    // masqueradeAll so the rule is written without a local-traffic detector.
+    let masq_all = "nftables: {masqueradeAll: true}";
+    for (version, kpc, want, port) in [
+        (
+            "1.30",
+            "featureGates: {NFTablesProxyMode: true}\nnftables: {masqueradeAll: true}",
+            &post_dnat,
+            true,
+        ),
+        ("1.33.5", masq_all, &post_dnat, true),
+        ("1.33", masq_all, &pre_dnat, true),
+        ("1.33.6", masq_all, &pre_dnat, true),
+        ("1.34", masq_all, &pre_dnat, false),
+        ("1.37", masq_all, &pre_dnat, false),
+    ] {
+        let got = lines(version, kpc);
+        assert_eq!(&base(&got), want, "{version}");
+        assert_eq!(cluster_ip_masquerade(&got), Some(masquerade(port)), "{version}");
+        let post = jumps(&got, "filter-output-post-dnat");
+        assert_eq!(post.is_empty(), *want == pre_dnat, "{version}: {post:?}");
+    }
+    for (version, kpc) in
+        [("1.31", "nodePortAddresses: [0.0.0.0/0]"), ("1.37", "nodePortAddresses: [0.0.0.0/0]")]
+    {
+        let got = lines(version, kpc);
+        assert_eq!(
+            jumps(&got, "nodeport-endpoints-check"),
+            ["ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @no-endpoint-nodeports"],
+            "{version}"
+        );
+        assert!(jumps(&got, "services")[1].starts_with("fib daddr type local"), "{version}");
+    }
+}
+
+/// 1.29's LoadBalancer source ranges (pkg/proxy/nftables/proxier.go `syncProxyRules` before
+/// kubernetes/kubernetes#122296): a `firewall` element per VIP and a `firewall-allow` element
+/// per range, plus the VIP itself as a source when a range holds the node IP; no per-service
+/// `firewall-*` chain. From 1.30 the `firewall-ips` map leads to that chain.
+#[test]
+fn nftables_source_ranges_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25, 192.168.0.0/24], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
+    let render = |version: &str| {
+        let world = release_world(version, "featureGates: {NFTablesProxyMode: true}", lb);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let alpha = render("1.29");
+    let elements: Vec<&str> =
+        alpha.lines().filter(|l| l.starts_with("add element ip kube-proxy firewall")).collect();
+    assert_eq!(
+        elements,
+        [
+            "add element ip kube-proxy firewall { 5.6.7.8 . tcp . 80 comment \"default/lb:p80\" }",
+            "add element ip kube-proxy firewall-allow { 5.6.7.8 . tcp . 80 . 203.0.113.0/25 comment \"default/lb:p80\" }",
+            "add element ip kube-proxy firewall-allow { 5.6.7.8 . tcp . 80 . 192.168.0.0/24 comment \"default/lb:p80\" }",
+            "add element ip kube-proxy firewall-allow { 5.6.7.8 . tcp . 80 . 5.6.7.8 }",
+        ],
+        "{alpha}"
+    );
+    let per_service_chain = |text: &str| {
+        text.lines()
+            .any(|l| l.starts_with("add chain ip kube-proxy firewall-") && l.contains("default/lb"))
+    };
+    assert!(!alpha.contains("firewall-ips") && !per_service_chain(&alpha), "{alpha}");
+    let later = render("1.30");
+    assert!(
+        later.contains(
+            "add element ip kube-proxy firewall-ips { 5.6.7.8 . tcp . 80 : goto firewall-"
+        ),
+        "{later}"
+    );
+    assert!(!later.contains("firewall-allow") && per_service_chain(&later), "{later}");
+}
+
+/// kube-proxy's own NFTablesProxyMode gate in its `featureGates`: cmd/kube-proxy/app/server.go
+/// `Options.Complete` applies them with component-base featuregate `SetFromMap` before
+/// validation and fails with `failed complete: %w`. The gate is unknown before 1.29
+/// (kubernetes/kubernetes#121046) and locked to true from 1.33 (KEP-3866 GA), so both refuse
+/// to start in any mode; `svclab check` reports it on the field.
+#[test]
+fn nftables_gate_in_kube_proxy_feature_gates() {
+    let unknown = "failed complete: unrecognized feature gate: NFTablesProxyMode";
+    let locked = "failed complete: cannot set feature gate NFTablesProxyMode to false, feature is locked to true";
+    for (version, value, mode, want) in [
+        ("1.24", true, ProxyMode::Iptables, Some(unknown)),
+        ("1.28", false, ProxyMode::Nftables, Some(unknown)),
+        ("1.29", true, ProxyMode::Nftables, None),
+        ("1.32", false, ProxyMode::Iptables, None),
+        ("1.33", true, ProxyMode::Nftables, None),
+        ("1.33", false, ProxyMode::Iptables, Some(locked)),
+        ("1.37", false, ProxyMode::Nftables, Some(locked)),
+    ] {
+        let kpc = format!("featureGates: {{NFTablesProxyMode: {value}}}");
+        let got = render_at(version, &kpc, mode);
+        match want {
+            Some(text) => {
+                assert_eq!(got, Err(format!("kube-proxy {version} refuses to start: {text}")))
+            }
+            None => assert!(got.is_ok(), "{version} {value}: {got:?}"),
+        }
+    }
+    let world_report = |version: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nfeatureGates:\n  NFTablesProxyMode: true\n"
+        );
+        let (_, report) = crate::pipeline::evaluate(
+            &[Input::new("kp.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        report
+            .diagnostics
+            .iter()
+            .filter(|d| d.severity == crate::Severity::Error)
+            .map(|d| (d.field.clone(), d.source.as_ref().map(|s| s.line), d.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        world_report("1.28"),
+        [(
+            "featureGates.NFTablesProxyMode".to_owned(),
+            Some(9),
+            format!("kube-proxy refuses to start: {unknown}")
+        )]
+    );
+    assert!(world_report("1.29").is_empty());
+}
+
+/// kubelet's half of the 1.24 to 1.26 dataplane (pkg/kubelet/kubelet_network_linux.go
+/// `syncNetworkUtil`, until IPTablesOwnershipCleanup went beta in 1.27): nat KUBE-MARK-DROP and
+/// filter KUBE-FIREWALL with the marked-packet drop and, for IPv4, the localnet rule. The
+/// standalone payload carries them, and the trace of a 1.24 payload runs through them: a
+/// LoadBalancer packet from outside the source ranges is marked in KUBE-FW-* and dropped in
+/// kubelet's chain, not sent to an unknown chain.
+#[test]
+fn kubelet_chains_before_1_27() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let localnet = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
+    let marked = "-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP";
+    for (version, kubelet) in [("1.24", true), ("1.25", true), ("1.26", true), ("1.27", false)] {
+        let world = release_world(version, "mode: iptables", lb);
+        let options = RenderOptions { standalone: true, ..RenderOptions::new(ProxyMode::Iptables) };
+        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = |line: &str| lines.iter().position(|l| *l == line);
+        assert_eq!(at(marked).is_some(), kubelet, "{version}\n{text}");
+        assert_eq!(lines.contains(&":KUBE-MARK-DROP - [0:0]"), kubelet, "{version}");
+        if kubelet {
+            assert!(at(marked) < at(localnet), "{version}\n{text}");
+        }
+    }
+    let world = release_world("1.24", "mode: iptables", lb);
+    let request = crate::trace::TraceRequest {
+        src: "198.51.100.7".into(),
+        dst: "5.6.7.8".into(),
+        dport: 80,
+        ..Default::default()
+    };
+    let report = crate::world::trace(&world, &request);
+    let effects: Vec<&str> =
+        report.outcomes.iter().flat_map(|o| o.steps.iter().map(|s| s.effect.as_str())).collect();
+    assert!(!effects.iter().any(|e| e.contains("unknown chain")), "{report:#?}");
+    let marked = report.outcomes.iter().flat_map(|o| &o.steps).any(|s| s.chain == "KUBE-MARK-DROP");
+    assert!(marked, "{report:#?}");
+}
+
+/// The nftables trace over each release's table: 1.29's firewall runs on the input, forward
+/// and output hooks, after the prerouting DNAT, so a LoadBalancer packet from outside the
+/// source ranges reaches the endpoint (the bug kubernetes/kubernetes#122614 fixed in 1.30:
+/// "LoadBalancerSourceRanges not working for nftables mode"); from 1.30 the pre-DNAT
+/// firewall drops it. A source inside the ranges reaches the endpoint in every release, and
+/// 1.29 to 1.33's port match in the masquerade rule is understood (no warning).
+#[test]
+fn nftables_trace_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let verdicts = |version: &str, src: &str, dst: &str| {
+        let kpc = "featureGates: {NFTablesProxyMode: true}\nclusterCIDR: 10.0.0.0/8";
+        let world = release_world(version, kpc, lb);
+        let request = crate::trace::TraceRequest {
+            src: src.into(),
+            dst: dst.into(),
+            dport: 80,
+            ..Default::default()
+        };
+        let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+        assert!(report.warnings.is_empty(), "{version}: {:?}", report.warnings);
+        report.outcomes.iter().map(|o| o.verdict.clone()).collect::<Vec<_>>()
+    };
+    for (version, outside) in
+        [("1.29", "endpoint"), ("1.30", "DROP"), ("1.33.5", "DROP"), ("1.34", "DROP")]
+    {
+        assert_eq!(verdicts(version, "198.51.100.7", "5.6.7.8"), [outside], "{version}");
+        assert_eq!(verdicts(version, "203.0.113.5", "5.6.7.8"), ["endpoint"], "{version}");
+        assert_eq!(verdicts(version, "198.51.100.7", "172.30.0.41"), ["endpoint"], "{version}");
+    }
+}
+
+/// pkg/proxy/nftables/proxier.go by release: 1.29 to 1.31 `tx.Add` every element as met (a
+/// two-port Service's ClusterIP twice into `cluster-ips`; two Services with endpoints on one
+/// external IP and port both add the key, with their own chains, which the kernel refuses
+/// with "File exists"); from 1.32 `nftElementStorage.ensureElem` (kubernetes/kubernetes#126013)
+/// writes each key once and replaces a changed value.
+#[test]
+fn nftables_elements_by_release() {
+    let service = |name: &str, cip: &str, ep: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{namespace: ns1, name: {name}}}\nspec:\n  clusterIP: {cip}\n  externalIPs: [\"1.2.3.4\"]\n  ports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: ns1, name: {name}-1, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nendpoints: [{{addresses: [\"{ep}\"]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let objects =
+        [service("a", "172.30.0.41", "10.180.0.1"), service("b", "172.30.0.42", "10.180.0.2")]
+            .join("---\n");
+    for (version, adds, deletes) in [("1.31", 2, 0), ("1.32", 2, 1), ("1.37", 2, 1)] {
+        let world = release_world(version, "mode: nftables", &objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let count = |needle: &str| text.lines().filter(|l| l.starts_with(needle)).count();
+        let cluster_ip = "add element ip kube-proxy cluster-ips { 172.30.0.41 }";
+        assert_eq!(count(cluster_ip), if deletes == 0 { 2 } else { 1 }, "{version}\n{text}");
+        let key = "add element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 ";
+        assert_eq!(count(key), adds, "{version}\n{text}");
+        let delete = "delete element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 }";
+        assert_eq!(count(delete), deletes, "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/util/localdetector.go by release: the nftables detectors by interface wrote
+/// `iif` (an interface index nft resolves at load time, refused for a prefix such as `veth*`)
+/// until kubernetes/kubernetes#134024 (1.35), cherry-picked to 1.34.2 and 1.33.6; from there
+/// `iifname`. A release without a patch is its latest patch.
+#[test]
+fn nftables_interface_detector_by_release() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let kpc = "featureGates: {NFTablesProxyMode: true}\ndetectLocalMode: InterfaceNamePrefix\ndetectLocal: {interfaceNamePrefix: veth}";
+    for (version, word) in [
+        ("1.29", "iif"),
+        ("1.33.5", "iif"),
+        ("1.33.6", "iifname"),
+        ("1.33", "iifname"),
+        ("1.34.1", "iif"),
+        ("1.34.2", "iifname"),
+        ("1.35", "iifname"),
+    ] {
+        let world = release_world(version, kpc, objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want = format!(" {word} != veth* jump mark-for-masquerade");
+        assert!(text.lines().any(|l| l.ends_with(&want)), "{version}: {want}\n{text}");
+    }
+}
+
+/// kube-proxy's own `featureGates` by release: cmd/kube-proxy/app/server.go `Options.Complete`
+/// hands them to component-base `featureGate.SetFromMap`, which refuses a gate unknown at the
+/// release (`unrecognized feature gate`) or a locked gate set to its other value. Every row of
+/// startup.rs `OWN_GATES` (stages from pkg/features/kube_features.go, 1.24 to the newest) and
+/// the Service gates kube-proxy reads from profile.rs `GATES` (LoadBalancerIPMode removed in
+/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36).
+#[test]
+fn kube_proxy_gates_by_release() {
+    let unknown = |gate: &str| format!("failed complete: unrecognized feature gate: {gate}");
+    let locked = |gate: &str, value: bool| {
+        format!(
+            "failed complete: cannot set feature gate {gate} to {value}, feature is locked to {}",
+            !value
+        )
+    };
+    /// A gate set to a value: releases that accept it, lock it the other way, don't know it.
+    type Row = (&'static str, bool, &'static [u32], &'static [u32], &'static [u32]);
+    let table: &[Row] = &[
+        ("ProxyTerminatingEndpoints", false, &[24, 25, 26, 27], &[28, 29], &[30, 37]),
+        ("ProxyTerminatingEndpoints", true, &[24, 27, 28, 29], &[], &[30]),
+        ("KubeProxyDrainingTerminatingNodes", false, &[28, 29, 30], &[31, 32], &[24, 27, 33]),
+        ("MinimizeIPTablesRestore", false, &[26, 27], &[28, 29], &[24, 25, 30]),
+        ("IPTablesOwnershipCleanup", false, &[25, 26, 27], &[28, 29], &[24, 30]),
+        ("IPTablesOwnershipCleanup", true, &[25, 29], &[], &[24, 30]),
+        ("NFTablesProxyMode", false, &[29, 32], &[33, 37], &[24, 28]),
+        ("ServiceInternalTrafficPolicy", false, &[24, 25], &[26, 27], &[28, 37]),
+        ("EndpointSliceTerminatingCondition", false, &[24, 25], &[26, 27], &[28]),
+        ("LoadBalancerIPMode", false, &[29, 30, 31], &[32, 34], &[24, 28, 35]),
+        ("TopologyAwareHints", false, &[24, 32], &[33, 35], &[36, 37]),
+        ("ServiceTrafficDistribution", false, &[30, 32], &[33, 35], &[29, 36]),
+        ("PreferSameTrafficDistribution", false, &[33, 34], &[35, 37], &[32]),
+    ];
+    for (gate, value, accepted, refused, gone) in table {
+        let kpc = format!("featureGates: {{{gate}: {value}}}");
+        for minor in *accepted {
+            let got = render_at(&format!("1.{minor}"), &kpc, ProxyMode::Iptables);
+            assert!(got.is_ok(), "{gate}={value} at 1.{minor}: {got:?}");
+        }
+        for (minors, text) in [(*refused, locked(gate, *value)), (*gone, unknown(gate))] {
+            for minor in minors {
+                let version = format!("1.{minor}");
+                assert_eq!(
+                    render_at(&version, &kpc, ProxyMode::Iptables),
+                    Err(format!("kube-proxy {version} refuses to start: {text}")),
+                    "{gate}={value}"
+                );
+            }
+        }
+    }
+    // A name neither table lists is not judged; of two bad gates the first by name is named.
+    assert!(
+        render_at("1.30", "featureGates: {SomeKubeletGate: true}", ProxyMode::Iptables).is_ok()
+    );
+    assert_eq!(
+        render_at(
+            "1.30",
+            "featureGates: {ProxyTerminatingEndpoints: true, MinimizeIPTablesRestore: true}",
+            ProxyMode::Iptables
+        ),
+        Err(format!("kube-proxy 1.30 refuses to start: {}", unknown("MinimizeIPTablesRestore")))
+    );
+    // OWN_GATES' NFTablesProxyMode agrees with the release rows the mode check reads.
+    for minor in crate::profile::OLDEST_MINOR..=crate::profile::NEWEST_MINOR {
+        let known =
+            holds(Behaviour::NftablesModeGated, minor) || holds(Behaviour::NftablesModeGa, minor);
+        let default = holds(Behaviour::NftablesModeOnByDefault, minor) && known;
+        assert_eq!(super::own_gate_default("NFTablesProxyMode", minor), Some(default), "1.{minor}");
+    }
+}
+
+/// pkg/proxy/topology.go `CategorizeEndpoints` with ProxyTerminatingEndpoints (kube-proxy's own
+/// gate; off by default in 1.24 and 1.25, on in 1.26 and 1.27, locked from 1.28, gone in 1.30
+/// with the fallback kept). On, a Service whose endpoints are all serving and terminating
+/// falls back to them (cluster policy, and local policy for the node's own; #108691,
+/// CHANGELOG-1.24); off, it has no endpoints (cluster: REJECT) or no local ones (eTP Local:
+/// "has no local endpoints" drop, the ready remote endpoint still serving cluster traffic).
+/// ServiceInternalTrafficPolicy off (1.24 and 1.25 only) makes an `internalTrafficPolicy:
+/// Local` Service route like a `Cluster` one.
+#[test]
+fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: term, namespace: default}\nspec: {clusterIP: 172.30.0.52, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: term-1, labels: {kubernetes.io/service-name: term}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.5], nodeName: node-b, conditions: {ready: false, serving: true, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: etp, namespace: default}\nspec: {type: NodePort, externalTrafficPolicy: Local, clusterIP: 172.30.0.53, ports: [{name: p80, port: 80, nodePort: 30053}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: etp-1, labels: {kubernetes.io/service-name: etp}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.6], nodeName: node-a, conditions: {ready: false, serving: true, terminating: true}}, {addresses: [10.0.0.7], nodeName: node-b}]\nports: [{name: p80, port: 80, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: itp, namespace: default}\nspec: {clusterIP: 172.30.0.54, internalTrafficPolicy: Local, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: itp-1, labels: {kubernetes.io/service-name: itp}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.8], nodeName: node-b}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let render = |version: &str, gates: &str| {
+        let kpc = format!("hostnameOverride: node-a\nmode: iptables\nfeatureGates: {gates}");
+        let world = release_world(version, &kpc, objects);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{version} {gates}: {e}"))
+    };
+    let term_rejected = "default/term:p80 has no endpoints";
+    for (version, gates, fallback) in [
+        ("1.24", "{}", false),
+        ("1.25", "{ProxyTerminatingEndpoints: true}", true),
+        ("1.26", "{}", true),
+        ("1.27", "{ProxyTerminatingEndpoints: false}", false),
+        ("1.29", "{}", true),
+        ("1.30", "{}", true),
+        ("1.37", "{}", true),
+    ] {
+        let text = render(version, gates);
+        assert_eq!(!text.contains(term_rejected), fallback, "{version} {gates}\n{text}");
+        // etp's local policy: its own terminating endpoint 10.0.0.6, or the no-local drop;
+        // the ready remote 10.0.0.7 serves cluster traffic either way.
+        let etp: Vec<&str> = text.lines().filter(|l| l.contains("default/etp:p80")).collect();
+        let local_sep = etp
+            .iter()
+            .any(|l| l.starts_with("-A KUBE-SVL-") && l.contains("default/etp:p80 -> 10.0.0.6:80"));
+        assert_eq!(local_sep, fallback, "{version} {gates}: {etp:#?}");
+        assert_eq!(
+            etp.iter().any(|l| l.contains("has no local endpoints")),
+            !fallback,
+            "{version} {gates}: {etp:#?}"
+        );
+        assert!(etp.iter().any(|l| l.contains("-> 10.0.0.7:80")), "{version} {gates}: {etp:#?}");
+    }
+    // 1.24 (before #110290): no local endpoint means KUBE-SVL-* marks the packet for kubelet's
+    // drop; the trace follows it into KUBE-MARK-DROP, not to an unknown chain.
+    let world = release_world("1.24", "hostnameOverride: node-a\nmode: iptables", objects);
+    let request = crate::trace::TraceRequest {
+        src: "198.51.100.7".into(),
+        dst: "192.168.0.2".into(),
+        dport: 30053,
+        ..Default::default()
+    };
+    let report = crate::world::trace(&world, &request);
+    let steps: Vec<(&str, &str)> = report
+        .outcomes
+        .iter()
+        .flat_map(|o| o.steps.iter().map(|s| (s.chain.as_str(), s.effect.as_str())))
+        .collect();
+    assert!(!steps.iter().any(|(_, e)| e.contains("unknown chain")), "{report:#?}");
+    assert!(steps.iter().any(|(c, _)| c.starts_with("KUBE-SVL-")), "{report:#?}");
+    assert!(steps.iter().any(|(c, _)| *c == "KUBE-MARK-DROP"), "{report:#?}");
+    // internalTrafficPolicy: Local, the only endpoint remote: honoured, the ClusterIP drops;
+    // ignored (gate off in 1.24/1.25), it reaches 10.0.0.8 through the cluster chain.
+    for (version, gates, honoured) in [
+        ("1.24", "{}", true),
+        ("1.24", "{ServiceInternalTrafficPolicy: false}", false),
+        ("1.25", "{ServiceInternalTrafficPolicy: false}", false),
+        ("1.26", "{ServiceInternalTrafficPolicy: true}", true),
+        ("1.37", "{}", true),
+    ] {
+        let text = render(version, gates);
+        let itp: Vec<&str> = text.lines().filter(|l| l.contains("default/itp:p80")).collect();
+        assert_eq!(
+            itp.iter().any(|l| l.contains("has no local endpoints")),
+            honoured,
+            "{version} {gates}: {itp:?}"
+        );
+        assert_eq!(
+            itp.iter().any(|l| l.contains("-j DNAT --to-destination 10.0.0.8:80")),
+            !honoured,
+            "{version} {gates}: {itp:?}"
+        );
     }
 }

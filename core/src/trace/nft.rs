@@ -2,7 +2,9 @@
 //! transaction text svclab renders (the `add table/chain/set/map/rule/element` form).
 //!
 //! Base chains run per hook in priority order (prerouting: `filter-prerouting-pre-dnat` at
-//! -110, then `nat-prerouting` at -100; then input or forward at 0; postrouting at 100).
+//! -110, then `nat-prerouting` at -100; then input or forward at 0; postrouting at 100), so
+//! the tables of earlier releases (filter chains at -101 in 1.29, at -110 and -90 in 1.30 to
+//! 1.33.5) run in their own order.
 //! Only the statement forms kube-proxy writes are understood; anything else is reported as a
 //! warning and treated as matching.
 
@@ -122,6 +124,8 @@ pub(crate) fn parse(text: &str) -> Table {
                     t.maps.entry(name).or_default().push((key, verdict.trim().to_owned()));
                 } else {
                     for e in inner.split(',') {
+                        // 1.29's firewall sets carry element comments.
+                        let e = e.split(" comment ").next().unwrap_or(e);
                         t.sets.entry(name.clone()).or_default().push(e.trim().to_owned());
                     }
                 }
@@ -280,11 +284,48 @@ impl Walker<'_> {
                     i += 3;
                 }
                 "ip" | "ip6" if at(i + 2) == "." => {
-                    // ip daddr . meta l4proto . th dport vmap @map
                     let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };
                     let key = format!("{addr} . {} . {}", self.protocol, p.dport);
-                    let map = at(i + 9).trim_start_matches('@');
-                    return self.lookup(map, &key).map(|v| self.verdict(&v));
+                    match at(i + 8) {
+                        // ip daddr . meta l4proto . th dport vmap @map
+                        "vmap" => {
+                            let map = at(i + 9).trim_start_matches('@');
+                            return self.lookup(map, &key).map(|v| self.verdict(&v));
+                        }
+                        // 1.29's firewall-allow: ip daddr . meta l4proto . th dport . ip saddr
+                        // @set, whose last field is a source CIDR (an interval set).
+                        "." => {
+                            let set = at(i + 11).trim_start_matches('@');
+                            let allowed = self.table.sets.get(set).is_some_and(|elems| {
+                                elems.iter().any(|e| {
+                                    e.rsplit_once(" . ").is_some_and(|(dest, source)| {
+                                        dest == key && net_contains(source, p.src)
+                                    })
+                                })
+                            });
+                            if !allowed {
+                                return None;
+                            }
+                            i += 12;
+                        }
+                        // 1.29's firewall: ip daddr . meta l4proto . th dport @set
+                        set => {
+                            let set = set.trim_start_matches('@');
+                            let hit =
+                                self.table.sets.get(set).is_some_and(|elems| elems.contains(&key));
+                            if !hit {
+                                return None;
+                            }
+                            i += 9;
+                        }
+                    }
+                }
+                // 1.29 to 1.33's masquerade rule: `tcp dport 80`.
+                "tcp" | "udp" | "sctp" if at(i + 1) == "dport" => {
+                    if at(i) != self.protocol || at(i + 2).parse::<u16>().ok() != Some(p.dport) {
+                        return None;
+                    }
+                    i += 3;
                 }
                 "ip" | "ip6" => {
                     let addr = if at(i + 1) == "saddr" { p.src } else { p.dst };

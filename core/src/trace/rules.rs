@@ -167,11 +167,13 @@ fn parse_rule(text: &str, args: &[String], warnings: &mut Vec<String>) -> Rule {
         let neg = std::mem::take(&mut negate);
         match a {
             "!" => negate = true,
-            "-s" | "--source" => match net_of(&next(&mut i)) {
+            // `--src` / `--dst`: the iptables command's aliases, which kubelet's own rules of
+            // 1.24 to 1.26 used (iptables-save prints them as `-s` / `-d`).
+            "-s" | "--source" | "--src" => match net_of(&next(&mut i)) {
                 Some(n) => rule.matches.push(Match::Source(n, neg)),
                 None => warnings.push(format!("unreadable source in {text}")),
             },
-            "-d" | "--destination" => match net_of(&next(&mut i)) {
+            "-d" | "--destination" | "--dst" => match net_of(&next(&mut i)) {
                 Some(n) => rule.matches.push(Match::Destination(n, neg)),
                 None => warnings.push(format!("unreadable destination in {text}")),
             },

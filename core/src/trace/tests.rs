@@ -72,6 +72,13 @@ fn iptables_save_spelling_is_understood() {
     let out = check(&saved, "192.168.0.2", "172.30.0.1", 80);
     assert_eq!(out.len(), 2);
     assert!(out.iter().all(|o| o.2));
+    // The command's long aliases (kubelet's 1.24 to 1.26 `--dst ... ! --src ...`).
+    let aliases = PAYLOAD.replace("-d 172.30.0.1 --dport 80", "--dst 172.30.0.1 --dport 80");
+    assert_eq!(check(&aliases, "10.0.0.5", "172.30.0.1", 80).len(), 2);
+    assert_eq!(
+        check(&aliases, "10.0.0.5", "172.30.0.9", 80),
+        vec![("no service".to_owned(), None, false, 1.0)]
+    );
 }
 
 #[test]

@@ -1568,6 +1568,69 @@ fn terminating_condition_gate_off_in_1_24_and_1_25_drops_serving_and_terminating
 }
 
 #[test]
+fn load_balancer_ip_mode_is_dropped_from_the_status_while_its_gate_is_off() {
+    // pkg/registry/core/service/strategy.go dropServiceStatusDisabledFields (1.29 on): with
+    // LoadBalancerIPMode off (the 1.29 default; settable in 1.30 and 1.31, locked from 1.32,
+    // pkg/features/kube_features.go) a status write loses `ipMode` unless the stored status
+    // has one. kube-proxy then never sees VIP or Proxy, whatever its own gate says.
+    let scenario = |version: &str, gate: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\n{gate}---\napiVersion: v1\nkind: Service\nmetadata: {{name: lb, namespace: ns}}\nspec:\n  type: LoadBalancer\n  selector: {{app: lb}}\n  ports: [{{port: 80}}]\nstatus:\n  loadBalancer:\n    ingress: [{{ip: 192.0.2.10, ipMode: Proxy}}]\n"
+        )
+    };
+    let mut out = String::new();
+    for (version, gate) in [
+        ("1.29", ""),
+        ("1.29", "featureGates: {LoadBalancerIPMode: true}\n"),
+        ("1.30", ""),
+        ("1.31", "featureGates: {LoadBalancerIPMode: false}\n"),
+        ("1.32", ""),
+    ] {
+        let (world, report) = crate::evaluate(
+            &[Input::new("s.yaml", scenario(version, gate))],
+            &CheckOptions::default(),
+        );
+        let modes: Vec<Option<&str>> = world
+            .service_status
+            .values()
+            .flat_map(|s| &s.load_balancer_ingress)
+            .map(|i| i.ip_mode.as_deref())
+            .collect();
+        out.push_str(&format!("{version} {:?}: ipMode {modes:?}\n", gate.trim()));
+        for d in &report.diagnostics {
+            out.push_str(&format!("  {} {}\n", d.reason, d.message));
+        }
+    }
+    let mut profile = crate::Profile::for_version(crate::Version { minor: 29, patch: None });
+    let stored = crate::model::ServiceStatus {
+        load_balancer_ingress: vec![crate::model::LoadBalancerIngress {
+            ip: "192.0.2.10".to_owned(),
+            ip_mode: Some("VIP".to_owned()),
+            ..Default::default()
+        }],
+    };
+    let mut new = stored.clone();
+    crate::registry::drop_disabled_status_fields(&mut new, Some(&stored), &profile);
+    out.push_str(&format!(
+        "update, stored status has ipMode: {:?}\n",
+        new.load_balancer_ingress[0].ip_mode
+    ));
+    assert_eq!(profile.set_gate("LoadBalancerIPMode", false), Ok(()));
+    crate::registry::drop_disabled_status_fields(&mut new, None, &profile);
+    out.push_str(&format!("first write: {:?}\n", new.load_balancer_ingress[0].ip_mode));
+    expect![[r#"
+        1.29 "": ipMode [None]
+        1.29 "featureGates: {LoadBalancerIPMode: true}": ipMode [Some("Proxy")]
+        1.30 "": ipMode [Some("Proxy")]
+        1.31 "featureGates: {LoadBalancerIPMode: false}": ipMode [None]
+        1.32 "": ipMode [Some("Proxy")]
+        update, stored status has ipMode: Some("VIP")
+        first write: None
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
 fn explain_release_gives_each_diagnostic_its_releases_and_table_rows() {
     // `svclab check --explain-release`: the scenario again at every release; the ranges come
     // from the same release tables the validation reads.
