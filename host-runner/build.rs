@@ -3,6 +3,9 @@
 //!
 //! `SVCLAB_PLUGIN_WASM=/path/to/plugin.wasm` embeds a prebuilt file instead (what
 //! `cargo xtask build-plugin` prints), which skips the nested build.
+//!
+//! Next to it goes the file's SHA-256 (lowercase hex), the key of its compiled code in the cache,
+//! so a start does not hash 1.4 MB.
 
 #![allow(
     clippy::print_stdout,
@@ -39,7 +42,7 @@ fn run() -> Result<(), String> {
         let prebuilt = PathBuf::from(prebuilt);
         println!("cargo:rerun-if-changed={}", prebuilt.display());
         copy(&prebuilt, &embedded)?;
-        return Ok(());
+        return write_digest(&embedded);
     }
 
     for input in ["core/src", "core/Cargo.toml", "plugin-wasm", "wit", "Cargo.lock"] {
@@ -67,7 +70,18 @@ fn run() -> Result<(), String> {
         return Err(format!("`cargo build -p svclab-plugin --target {TARGET}` failed ({status})"));
     }
     let built = target_dir.join(TARGET).join(PROFILE).join("svclab_plugin.wasm");
-    copy(&built, &embedded)
+    copy(&built, &embedded)?;
+    write_digest(&embedded)
+}
+
+/// Writes `<file>.sha256`: the file's SHA-256 in lowercase hex.
+fn write_digest(file: &Path) -> Result<(), String> {
+    use sha2::Digest as _;
+    let bytes =
+        std::fs::read(file).map_err(|err| format!("cannot read {}: {err}", file.display()))?;
+    let digest = data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(&bytes));
+    let out = file.with_extension("wasm.sha256");
+    std::fs::write(&out, digest).map_err(|err| format!("cannot write {}: {err}", out.display()))
 }
 
 /// `$CARGO_TARGET_DIR/plugin-wasm`, else `<workspace>/target/plugin-wasm`: outside the outer

@@ -11,7 +11,7 @@ use svclab_core::{
 use crate::plugin::{
     CacheDir, Limits, PluginError, PluginRunner, WitAdmissionOptions, WitCheckOptions,
     WitDiagnostic, WitInput, WitIpFamily, WitProxyMode, WitRenderOptions, WitSeverity,
-    WitTraceOptions, WitUserInfo,
+    WitTextReport, WitTraceOptions, WitUserInfo,
 };
 
 /// A ready engine.
@@ -71,7 +71,7 @@ impl From<PluginError> for EngineError {
 impl Engine {
     /// The plugin embedded in this binary.
     pub fn embedded_plugin(limits: Limits, cache: &CacheDir) -> Result<Engine, EngineError> {
-        Engine::plugin(crate::plugin::EMBEDDED_PLUGIN, limits, cache)
+        Ok(Engine::Plugin(Box::new(PluginRunner::load_embedded(limits, cache)?)))
     }
 
     /// A plugin from its bytes (a component binary, or WAT text).
@@ -112,6 +112,45 @@ impl Engine {
             }
         }
     }
+}
+
+impl Engine {
+    /// Runs `svclab check --output text`: the report's text (without rulesets, which the text
+    /// never shows) and whether it holds an error. The plugin renders the text itself
+    /// (`check-text`), so no report JSON is written in the guest and decoded here.
+    pub fn check_text(
+        &self,
+        inputs: &[Input],
+        options: &CheckOptions,
+    ) -> Result<CheckedText, EngineError> {
+        let options = CheckOptions { omit_rules: true, ..options.clone() };
+        match self {
+            Engine::Native => {
+                let report = svclab_core::check(inputs, &options);
+                Ok(CheckedText {
+                    text: report.to_text(),
+                    has_errors: report.has_errors(),
+                    fuel: None,
+                })
+            }
+            Engine::Plugin(runner) => {
+                let call = runner.check_text(&wit_inputs(inputs), &wit_check_options(&options))?;
+                let WitTextReport { text, has_errors } = call.output;
+                Ok(CheckedText { text, has_errors, fuel: call.fuel })
+            }
+        }
+    }
+}
+
+/// What [`Engine::check_text`] produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedText {
+    /// The report as text.
+    pub text: String,
+    /// Whether any diagnostic is an error.
+    pub has_errors: bool,
+    /// Fuel the plugin used; `None` for the native engine or an unmetered plugin.
+    pub fuel: Option<u64>,
 }
 
 /// What [`Engine::check_report`] produced.

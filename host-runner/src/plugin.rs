@@ -34,14 +34,18 @@ pub(crate) use generated::{
     AdmissionOptions as WitAdmissionOptions, CheckOptions as WitCheckOptions,
     Diagnostic as WitDiagnostic, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
     ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, Severity as WitSeverity,
-    TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
+    TextReport as WitTextReport, TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
+
+/// [`EMBEDDED_PLUGIN`]'s SHA-256 in lowercase hex, computed by `build.rs`.
+pub(crate) static EMBEDDED_PLUGIN_SHA256: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm.sha256"));
 
 /// Epoch ticks per second (the ticker thread's period is the deadline's resolution).
 const TICK: Duration = Duration::from_millis(10);
@@ -219,8 +223,26 @@ impl PluginRunner {
         limits: Limits,
         cache: &CacheDir,
     ) -> Result<PluginRunner, PluginError> {
+        PluginRunner::load_digested(bytes, None, limits, cache)
+    }
+
+    /// Loads the plugin embedded in this binary, whose digest `build.rs` computed.
+    pub(crate) fn load_embedded(
+        limits: Limits,
+        cache: &CacheDir,
+    ) -> Result<PluginRunner, PluginError> {
+        PluginRunner::load_digested(EMBEDDED_PLUGIN, Some(EMBEDDED_PLUGIN_SHA256), limits, cache)
+    }
+
+    /// [`PluginRunner::load`], with the bytes' SHA-256 (lowercase hex) when already known.
+    fn load_digested(
+        bytes: &[u8],
+        sha256: Option<&str>,
+        limits: Limits,
+        cache: &CacheDir,
+    ) -> Result<PluginRunner, PluginError> {
         let engine = new_engine(&limits)?;
-        let (component, from_cache) = cache.load(&engine, bytes)?;
+        let (component, from_cache) = cache.load(&engine, bytes, sha256)?;
         check_imports(&engine, &component)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(load_error)?;
@@ -269,6 +291,15 @@ impl PluginRunner {
         options: &WitCheckOptions,
     ) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_check(store, inputs, options))
+    }
+
+    /// The whole pipeline; the report as text, and whether it holds an error.
+    pub(crate) fn check_text(
+        &self,
+        inputs: &[WitInput],
+        options: &WitCheckOptions,
+    ) -> Result<CallOutput<WitTextReport>, PluginError> {
+        self.call(|policy, store| policy.call_check_text(store, inputs, options))
     }
 
     /// The diagnostics of `check`, typed.

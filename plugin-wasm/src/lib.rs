@@ -9,6 +9,13 @@ use svclab_core::{
 
 use bindings as types;
 
+// Both replace pieces of wasi-libc, so they only exist in the WebAssembly build (the workspace's
+// host-target builds of this crate, for clippy and tests, keep the platform's own).
+#[cfg(target_arch = "wasm32")]
+mod heap;
+#[cfg(target_arch = "wasm32")]
+mod memcmp;
+
 /// The bindings generated from `wit/policy.wit`.
 #[allow(unsafe_code, reason = "wit-bindgen's generated glue is unsafe by nature")]
 #[allow(missing_docs, unreachable_pub, clippy::too_many_arguments, reason = "generated code")]
@@ -20,7 +27,7 @@ mod bindings {
 }
 
 /// The ABI version of `wit/policy.wit` this adapter implements.
-const ABI_VERSION: u32 = 3;
+const ABI_VERSION: u32 = 4;
 
 struct Plugin;
 
@@ -34,6 +41,16 @@ impl bindings::Guest for Plugin {
         options: types::CheckOptions,
     ) -> Result<String, types::Error> {
         Ok(svclab_core::check(&decode_inputs(inputs), &decode_check_options(options)).to_json())
+    }
+
+    fn check_text(
+        inputs: Vec<types::Input>,
+        options: types::CheckOptions,
+    ) -> Result<types::TextReport, types::Error> {
+        // The text never shows the kube-proxy rulesets.
+        let options = CheckOptions { omit_rules: true, ..decode_check_options(options) };
+        let report = svclab_core::check(&decode_inputs(inputs), &options);
+        Ok(types::TextReport { has_errors: report.has_errors(), text: report.to_text() })
     }
 
     fn diagnose(

@@ -52,6 +52,14 @@ fn check(case: &Case) -> Vec<String> {
         Ok(checked.report.to_json())
     };
     compare("check with omit_rules", omitted(&native), omitted(plugin));
+    // `check -o text` takes the text (and the error flag) from the engine: the plugin renders
+    // it in the guest.
+    let text = |engine: &Engine| -> Result<String, String> {
+        let checked =
+            engine.check_text(&case.inputs, &case.options).map_err(|err| err.to_string())?;
+        Ok(format!("has_errors={}\n{}", checked.has_errors, checked.text))
+    };
+    compare("check text", text(&native), text(plugin));
     // The typed diagnostics through `diagnose` are the report's diagnostics, field for field,
     // except the `--explain-release` explanation, which only the report carries.
     let diagnose = |engine: &Engine| {

@@ -21,6 +21,7 @@ fn check(interface: &ComponentInterface) {
             "abi-version",
             "check",
             "check-settings",
+            "check-text",
             "diagnose",
             "render",
             "settings-schema",

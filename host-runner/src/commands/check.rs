@@ -67,19 +67,31 @@ impl CheckCommand {
             // The text does not print the rulesets; JSON and YAML carry them.
             omit_rules: self.output == OutputFormat::Text,
         };
-        let checked = engine.check_report(&inputs, &options)?;
-        if verbose && let Some(fuel) = checked.fuel {
-            writeln!(io.stderr, "svclab: plugin fuel used: {fuel}")?;
-        }
-        let exit = if checked.report.has_errors() { EXIT_REPORT_ERRORS } else { 0 };
-        let text = match self.output {
-            OutputFormat::Json => checked.into_json(),
-            OutputFormat::Text => checked.report.to_text(),
+        // Text comes from the engine as text (the plugin renders it in the guest); JSON and
+        // YAML from the report.
+        let (text, has_errors, fuel) = match self.output {
+            OutputFormat::Text => {
+                let checked = engine.check_text(&inputs, &options)?;
+                (checked.text, checked.has_errors, checked.fuel)
+            }
+            OutputFormat::Json => {
+                let checked = engine.check_report(&inputs, &options)?;
+                let (has_errors, fuel) = (checked.report.has_errors(), checked.fuel);
+                (checked.into_json(), has_errors, fuel)
+            }
             // From the typed report, not a `serde_json::Value`, so keys keep the contract's
             // order without serde_json's `preserve_order` (which would leak into core builds).
-            OutputFormat::Yaml => serde_norway::to_string(&checked.report)
-                .context("cannot encode the report as YAML")?,
+            OutputFormat::Yaml => {
+                let checked = engine.check_report(&inputs, &options)?;
+                let yaml = serde_norway::to_string(&checked.report)
+                    .context("cannot encode the report as YAML")?;
+                (yaml, checked.report.has_errors(), checked.fuel)
+            }
         };
+        if verbose && let Some(fuel) = fuel {
+            writeln!(io.stderr, "svclab: plugin fuel used: {fuel}")?;
+        }
+        let exit = if has_errors { EXIT_REPORT_ERRORS } else { 0 };
         io.stdout.write_all(text.as_bytes())?;
         Ok(exit)
     }

@@ -42,16 +42,22 @@ impl CacheDir {
         self.0.as_deref()
     }
 
-    /// The compiled component for `bytes`, from the cache when present; whether it was cached.
+    /// The compiled component for `bytes` (whose SHA-256 in lowercase hex is `sha256`, computed
+    /// here when `None`), from the cache when present; whether it was cached.
     pub(crate) fn load(
         &self,
         engine: &Engine,
         bytes: &[u8],
+        sha256: Option<&str>,
     ) -> Result<(Component, bool), PluginError> {
         let Some(dir) = &self.0 else {
             return Ok((compile(engine, bytes)?, false));
         };
-        let file = dir.join(cache_file_name(engine, bytes));
+        let sha256 = match sha256 {
+            Some(digest) => digest.to_owned(),
+            None => data_encoding::HEXLOWER.encode(&Sha256::digest(bytes)),
+        };
+        let file = dir.join(cache_file_name(engine, &sha256));
         if file.is_file()
             && let Some(component) = deserialize(engine, &file)
         {
@@ -69,12 +75,11 @@ fn compile(engine: &Engine, bytes: &[u8]) -> Result<Component, PluginError> {
 }
 
 /// `<sha256 of the component>-<engine compatibility hash>.cwasm`.
-fn cache_file_name(engine: &Engine, bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
+fn cache_file_name(engine: &Engine, sha256: &str) -> String {
     let mut hasher = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
-    format!("{}-{:016x}.cwasm", data_encoding::HEXLOWER.encode(&digest), hasher.finish())
+    format!("{sha256}-{:016x}.cwasm", hasher.finish())
 }
 
 #[allow(unsafe_code, reason = "wasmtime can only trust precompiled code it is told to trust")]
@@ -95,3 +100,6 @@ fn store(component: &Component, dir: &Path, file: &Path) -> Result<(), Box<dyn s
     std::fs::rename(&temporary, file)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -21,7 +21,7 @@
       (i32.store (i32.const 20) (i32.const 100))
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
-    (func (export "abi-version") (result i32) (i32.const 3))
+    (func (export "abi-version") (result i32) (i32.const 4))
     ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
     ;; `no-defaults` (parameter 2), `policy` (tag, name, text), `user-info` (tag, username,
     ;; groups), `explain-release` and `omit-rules`.
@@ -115,11 +115,19 @@
   (export $diagnostic "diagnostic" (type $diagnostic'))
   (type $error' (variant (case "bad-input" string) (case "failed" string)))
   (export $error "error" (type $error'))
+  (type $text-report' (record (field "text" string) (field "has-errors" bool)))
+  (export $text-report "text-report" (type $text-report'))
 
   (func (export "abi-version") (result u32) (canon lift (core func $i "abi-version")))
   (func (export "check")
     (param "inputs" (list $input)) (param "options" $check-options)
     (result (result string (error $error)))
+    (canon lift (core func $i "check") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  ;; `check-text` is the core `check` read as a `text-report`: the same text, and `has-errors`
+  ;; (byte 28 of the return area, which nothing writes) false.
+  (func (export "check-text")
+    (param "inputs" (list $input)) (param "options" $check-options)
+    (result (result $text-report (error $error)))
     (canon lift (core func $i "check") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "diagnose")
     (param "inputs" (list $input)) (param "options" $check-options)
