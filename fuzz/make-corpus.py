@@ -72,6 +72,23 @@ for i, p in enumerate(sorted((ROOT / "tests/data/proxy").glob("*/input.yaml")) +
     text = p.read_text()
     put("render_trace", bytes([i % 32]) + text.encode())
 
+# kube-proxy by release: each case of the release goldens as the scenario it renders (the
+# ClusterProfile's kubernetesVersion, the KubeProxyConfiguration's mode and fields, its own
+# featureGates), so mutation starts from the release-dependent paths and startup refusals.
+releases = ROOT / "tests/data/proxy-releases"
+for case in yaml.safe_load((releases / "cases.yaml").read_text()):
+    docs = [d for d in yaml.safe_load_all((releases / case.get("scenario", "scenario.yaml")).read_text()) if d]
+    for d in docs:
+        if d.get("kind") == "ClusterProfile":
+            d["kubernetesVersion"] = case["release"]
+        if d.get("kind") == "KubeProxyConfiguration":
+            d["mode"] = case["mode"]
+            d.update(case.get("kubeProxyConfiguration") or {})
+    text = yaml.safe_dump_all(docs, sort_keys=False)
+    flags = (1 if case["mode"] == "nftables" else 0) | (8 if case.get("standalone") else 0)
+    put("render_trace", bytes([flags]) + text.encode())
+    put("check_yaml", text)
+
 for i, p in enumerate(sorted((ROOT / "tests/data/proxy").glob("*/expected.*"))):
     flags = 1 if p.suffix == ".nft" or "nft" in p.name else 0
     put("trace_rules", bytes([flags | (i & 4)]) + p.read_bytes())
