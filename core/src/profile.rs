@@ -21,7 +21,7 @@ pub const NEWEST_MINOR: u32 = 37;
 /// Maturity of a feature gate in one release, with what `--feature-gates` may do to it
 /// (component-base `featureGate.SetFromMap`: only a `LockToDefault` spec refuses a change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
+pub(crate) enum Stage {
     /// Off by default, may be enabled.
     Alpha,
     /// On by default, may be disabled.
@@ -39,7 +39,7 @@ enum Stage {
 }
 
 impl Stage {
-    fn default(self) -> bool {
+    pub(crate) fn default(self) -> bool {
         matches!(self, Stage::Beta | Stage::GaOpen | Stage::Ga)
     }
 
@@ -48,12 +48,39 @@ impl Stage {
     }
 }
 
-struct Gate {
-    name: &'static str,
+/// One feature gate's life by release: the apiserver's table here, kube-proxy's own gates in
+/// `proxy/startup.rs`.
+pub(crate) struct Gate {
+    pub(crate) name: &'static str,
     /// (first minor, stage) in ascending order.
-    stages: &'static [(u32, Stage)],
+    pub(crate) stages: &'static [(u32, Stage)],
     /// First minor in which the gate no longer exists (the last stage's default stays).
-    removed: Option<u32>,
+    pub(crate) removed: Option<u32>,
+}
+
+impl Gate {
+    /// The stage at `minor`; `None` before the gate exists and once it is removed.
+    pub(crate) fn stage(&self, minor: u32) -> Option<Stage> {
+        if self.removed.is_some_and(|r| minor >= r) {
+            return None;
+        }
+        self.stages.iter().rev().find(|(since, _)| minor >= *since).map(|(_, s)| *s)
+    }
+
+    /// What component-base `SetFromMap` refuses when `--feature-gates` sets the gate to
+    /// `value` at `minor`: a gate that does not exist, or a locked one set the other way.
+    pub(crate) fn refusal(&self, value: bool, minor: u32) -> Option<String> {
+        let Some(stage) = self.stage(minor) else {
+            return Some(format!("unrecognized feature gate: {}", self.name));
+        };
+        let default = stage.default();
+        (stage.locked() && value != default).then(|| {
+            format!(
+                "cannot set feature gate {} to {value}, feature is locked to {default}",
+                self.name
+            )
+        })
+    }
 }
 
 // Read in `pkg/features/kube_features.go` (and `versioned_kube_features.go` in 1.31 and 1.32) as
@@ -322,13 +349,8 @@ impl Profile {
         let Some(gate) = GATES.iter().find(|g| g.name == name) else {
             return Err(format!("unrecognized feature gate: {name}"));
         };
-        let Some(default) = default_of(gate, self.version.minor) else {
-            return Err(format!("unrecognized feature gate: {name}"));
-        };
-        if stage_of(gate, self.version.minor).is_some_and(Stage::locked) && value != default {
-            return Err(format!(
-                "cannot set feature gate {name} to {value}, feature is locked to {default}"
-            ));
+        if let Some(refusal) = gate.refusal(value, self.version.minor) {
+            return Err(refusal);
         }
         self.gates.insert(gate.name, value);
         Ok(())
@@ -472,15 +494,8 @@ pub(crate) fn lists_gate(name: &str) -> bool {
     GATES.iter().any(|g| g.name == name)
 }
 
-fn stage_of(gate: &Gate, minor: u32) -> Option<Stage> {
-    if gate.removed.is_some_and(|r| minor >= r) {
-        return None;
-    }
-    gate.stages.iter().rev().find(|(since, _)| minor >= *since).map(|(_, s)| *s)
-}
-
 fn default_of(gate: &Gate, minor: u32) -> Option<bool> {
-    stage_of(gate, minor).map(Stage::default)
+    gate.stage(minor).map(Stage::default)
 }
 
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.

@@ -14,6 +14,7 @@ use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::{FieldError, GoValue};
 use crate::model::{KubeProxyConfiguration, Located};
 use crate::net::parse_cidr_sloppy;
+use crate::profile::{Gate, Stage};
 
 /// Whether the nftables mode is a valid `--proxy-mode` at a release, given kube-proxy's own
 /// NFTablesProxyMode gate as its `featureGates` set it (`None`: the release default).
@@ -82,56 +83,35 @@ pub(crate) fn diagnostics(
         .collect()
 }
 
-/// How kube-proxy treats one of its own gates at a release (component-base featuregate
-/// `FeatureSpec`: default and `LockToDefault`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OwnStage {
-    /// Alpha: off by default, may be turned on.
-    Off,
-    /// Beta (or GA before the lock): on by default, may be turned off.
-    On,
-    /// GA and `LockToDefault`: on, and `false` is refused.
-    Locked,
-}
-
-/// A gate kube-proxy reads that the apiserver's table (`profile.rs` `GATES`) leaves out because
-/// only kube-proxy (and kubelet) act on it. Stages read in `pkg/features/kube_features.go` at
-/// the releases `profile.rs` names (pin's reading), before 1.24 not listed.
-struct OwnGate {
-    name: &'static str,
-    /// (first minor, stage) in ascending order; before the first, the gate is unknown.
-    stages: &'static [(u32, OwnStage)],
-    /// First minor in which the gate no longer exists (its last default stays in effect).
-    removed: Option<u32>,
-}
-
 /// kube-proxy's own gates, beyond those of `profile.rs`.
-const OWN_GATES: &[OwnGate] = &[
+/// Stages read in `pkg/features/kube_features.go` at the releases `profile.rs` names; before
+/// 1.24 not listed.
+const OWN_GATES: &[Gate] = &[
     // KEP-1669. Alpha in 1.22 to 1.25, beta in 1.26 and 1.27, GA and locked in 1.28 and 1.29,
     // gone in 1.30. Off: pkg/proxy/topology.go `CategorizeEndpoints` never falls back to
     // serving-and-terminating endpoints, for any traffic policy (the fallback covers cluster
     // and local policies since #108691, CHANGELOG-1.24).
-    OwnGate {
+    Gate {
         name: "ProxyTerminatingEndpoints",
-        stages: &[(24, OwnStage::Off), (26, OwnStage::On), (28, OwnStage::Locked)],
+        stages: &[(24, Stage::Alpha), (26, Stage::Beta), (28, Stage::Ga)],
         removed: Some(30),
     },
     // KEP-3836. Alpha in 1.28 and 1.29, beta in 1.30, locked in 1.31 and 1.32, gone in 1.33.
     // It changes kube-proxy's own /healthz on a node being deleted or tainted
     // `ToBeDeletedByClusterAutoscaler` (pkg/proxy/healthcheck/proxier_health.go); svclab
     // reports no node health, so only the name and the lock are modelled.
-    OwnGate {
+    Gate {
         name: "KubeProxyDrainingTerminatingNodes",
-        stages: &[(28, OwnStage::Off), (30, OwnStage::On), (31, OwnStage::Locked)],
+        stages: &[(28, Stage::Alpha), (30, Stage::Beta), (31, Stage::Ga)],
         removed: Some(33),
     },
     // KEP-3453. Alpha in 1.26, beta in 1.27, locked in 1.28 and 1.29, gone in 1.30. It only
     // lets the iptables proxier skip unchanged service chains in a partial sync
     // (pkg/proxy/iptables/proxier.go `syncProxyRules`, `tryPartialSync`); the full-sync payload
     // svclab renders is the same either way.
-    OwnGate {
+    Gate {
         name: "MinimizeIPTablesRestore",
-        stages: &[(26, OwnStage::Off), (27, OwnStage::On), (28, OwnStage::Locked)],
+        stages: &[(26, Stage::Alpha), (27, Stage::Beta), (28, Stage::Ga)],
         removed: Some(30),
     },
     // KEP-3178. Alpha in 1.25 and 1.26, beta in 1.27, locked in 1.28 and 1.29, gone in 1.30.
@@ -141,38 +121,31 @@ const OWN_GATES: &[OwnGate] = &[
     // KUBE-MARK-DROP by release, `Behaviour::ProxyFirewallChain`, not by this gate). svclab's
     // standalone kubelet chains follow kubelet's release default; kube-proxy's own value is
     // only checked.
-    OwnGate {
+    Gate {
         name: "IPTablesOwnershipCleanup",
-        stages: &[(25, OwnStage::Off), (27, OwnStage::On), (28, OwnStage::Locked)],
+        stages: &[(25, Stage::Alpha), (27, Stage::Beta), (28, Stage::Ga)],
         removed: Some(30),
     },
     // KEP-3866: alpha in 1.29 and 1.30 (#121046), beta in 1.31 and 1.32 (#124383), GA and
     // locked from 1.33; no removal seen through the newest release. The mode check reads the
     // same releases from `Behaviour::NftablesMode*` (the tests hold the two together).
-    OwnGate {
+    Gate {
         name: "NFTablesProxyMode",
-        stages: &[(29, OwnStage::Off), (31, OwnStage::On), (33, OwnStage::Locked)],
+        stages: &[(29, Stage::Alpha), (31, Stage::Beta), (33, Stage::Ga)],
         removed: None,
     },
 ];
-
-fn own_stage(gate: &OwnGate, minor: u32) -> Option<OwnStage> {
-    if gate.removed.is_some_and(|r| minor >= r) {
-        return None;
-    }
-    gate.stages.iter().rev().find(|(since, _)| minor >= *since).map(|(_, s)| *s)
-}
 
 /// The release default of one of kube-proxy's own gates ([`OWN_GATES`]), `None` for a gate of
 /// the apiserver's table or one svclab does not know. A removed gate keeps its last default
 /// (the behaviour it guarded stays on); before its first release the gate is off.
 pub(crate) fn own_gate_default(name: &str, minor: u32) -> Option<bool> {
     let gate = OWN_GATES.iter().find(|g| g.name == name)?;
-    if let Some(stage) = own_stage(gate, minor) {
-        return Some(stage != OwnStage::Off);
+    if let Some(stage) = gate.stage(minor) {
+        return Some(stage.default());
     }
     let removed = gate.removed.is_some_and(|r| minor >= r);
-    Some(removed && gate.stages.last().is_some_and(|(_, s)| *s != OwnStage::Off))
+    Some(removed && gate.stages.last().is_some_and(|(_, s)| s.default()))
 }
 
 /// What `SetFromMap` says about one gate kube-proxy's `featureGates` sets: unknown at the
@@ -182,13 +155,7 @@ pub(crate) fn own_gate_default(name: &str, minor: u32) -> Option<bool> {
 /// unlisted name is not known to be wrong).
 fn own_gate_error(name: &str, value: bool, minor: u32) -> Option<String> {
     if let Some(gate) = OWN_GATES.iter().find(|g| g.name == name) {
-        return match own_stage(gate, minor) {
-            None => Some(format!("unrecognized feature gate: {name}")),
-            Some(OwnStage::Locked) if !value => {
-                Some(format!("cannot set feature gate {name} to false, feature is locked to true"))
-            }
-            Some(_) => None,
-        };
+        return gate.refusal(value, minor);
     }
     if !crate::profile::lists_gate(name) {
         return None;
