@@ -1,6 +1,7 @@
 //! kube-proxy's service-port and endpoint model (serviceport.go, endpointslicecache.go) and
 //! endpoint selection (`CategorizeEndpoints`, topology.go), for one IP family.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
@@ -127,11 +128,6 @@ impl SvcPort {
         }
     }
 
-    /// `namespace/name`: the key the Go tests sort KUBE-SERVICES rules by.
-    pub(crate) fn service_key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
-    }
-
     /// Internal traffic has endpoints (else REJECT or DROP).
     pub(crate) fn has_internal(&self) -> bool {
         self.cat.has_any && !(self.itp_local && self.local_eps().is_empty())
@@ -182,10 +178,15 @@ pub(crate) fn endpoint_text(ip: IpAddr, port: i32) -> String {
     }
 }
 
-fn protocol_of(text: Option<&str>) -> String {
+/// The lower-case protocol (`tcp` when unset), without an allocation for the protocols a
+/// Service may name (anything else is lower-cased into a new string).
+fn protocol_key(text: Option<&str>) -> Cow<'static, str> {
     match text {
-        None | Some("") => "tcp".to_owned(),
-        Some(p) => p.to_ascii_lowercase(),
+        None | Some("") => Cow::Borrowed("tcp"),
+        Some(p) if p.eq_ignore_ascii_case("tcp") => Cow::Borrowed("tcp"),
+        Some(p) if p.eq_ignore_ascii_case("udp") => Cow::Borrowed("udp"),
+        Some(p) if p.eq_ignore_ascii_case("sctp") => Cow::Borrowed("sctp"),
+        Some(p) => Cow::Owned(p.to_ascii_lowercase()),
     }
 }
 
@@ -229,7 +230,7 @@ fn dotted_quad(bytes: &[u8]) -> Option<std::net::Ipv4Addr> {
 }
 
 /// Endpoints of one (port name, protocol) of a service, before sorting.
-type PortEndpoints<'a> = BTreeMap<(&'a str, String), Vec<Ep>>;
+type PortEndpoints<'a> = BTreeMap<(&'a str, Cow<'static, str>), Vec<Ep>>;
 
 /// Builds every service port of the family with its categorized endpoints, sorted by
 /// (namespace, name, port name, protocol).
@@ -269,7 +270,7 @@ pub(crate) fn build<'a>(
                 continue;
             }
             let list =
-                ports.entry((name.as_str(), protocol_of(port.protocol.as_deref()))).or_default();
+                ports.entry((name.as_str(), protocol_key(port.protocol.as_deref()))).or_default();
             for endpoint in &slice.endpoints {
                 // Only the first address is used (endpointslicecache.go).
                 let Some(written) = endpoint.addresses.first() else { continue };
@@ -310,7 +311,7 @@ pub(crate) fn build<'a>(
                     continue;
                 }
                 let name = port.name.as_deref().unwrap_or("");
-                let list = ports.entry((name, protocol_of(port.protocol.as_deref()))).or_default();
+                let list = ports.entry((name, protocol_key(port.protocol.as_deref()))).or_default();
                 let all = subset
                     .addresses
                     .iter()
@@ -390,7 +391,7 @@ pub(crate) fn build<'a>(
         let ns = service.metadata.namespace.clone();
         let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
         for port in &spec.ports {
-            let protocol = protocol_of(Some(&port.protocol));
+            let protocol = protocol_key(Some(&port.protocol));
             let svc_name = if port.name.is_empty() {
                 format!("{}/{}", ns, service.metadata.name)
             } else {
@@ -405,7 +406,7 @@ pub(crate) fn build<'a>(
                 namespace: ns.clone(),
                 name: service.metadata.name.clone(),
                 port_name: port.name.clone(),
-                protocol,
+                protocol: protocol.into_owned(),
                 svc_name,
                 cluster_ip,
                 port: port.port,
@@ -427,8 +428,27 @@ pub(crate) fn build<'a>(
     }
     // Sorted by "namespace/name" (the Go tests' sort key for KUBE-SERVICES and KUBE-NODEPORTS
     // rules), then port name and protocol, so emission order is already canonical.
-    out.sort_by_cached_key(|p| (p.service_key(), p.port_name.clone(), p.protocol.clone()));
+    // Stable, like the cached-key sort it replaces (whose keys carried the index); the stored
+    // Services come in (namespace, name) order, which is almost always this order already, so
+    // the sort finds one run and compares each neighbour pair once, allocating nothing.
+    out.sort_by(|a, b| {
+        cmp_service_key(a, b)
+            .then_with(|| a.port_name.cmp(&b.port_name))
+            .then_with(|| a.protocol.cmp(&b.protocol))
+    });
     out
+}
+
+/// Compares `namespace/name`, the key the Go tests sort KUBE-SERVICES rules by, without
+/// building it.
+fn cmp_service_key(a: &SvcPort, b: &SvcPort) -> std::cmp::Ordering {
+    if a.namespace == b.namespace {
+        return a.name.cmp(&b.name);
+    }
+    fn joined(p: &SvcPort) -> impl Iterator<Item = u8> + '_ {
+        p.namespace.bytes().chain(std::iter::once(b'/')).chain(p.name.bytes())
+    }
+    joined(a).cmp(joined(b))
 }
 
 /// Whether topology hints may be used for a Service, by release (the rows of `Behaviour::Hints*`
@@ -468,15 +488,27 @@ fn ignored_by_kube_proxy(labels: &crate::model::StringMap) -> bool {
 /// kubernetes/kubernetes#135593: a pod IP reused while the old pod terminates) or when it is
 /// local (1.24 to 1.35: `!exists || isLocal`). Then sorts by the endpoint string byte-wise
 /// (`10.1.1.11:11` before `10.1.1.1:11`).
-fn dedup(endpoints: Vec<Ep>, prefer_non_terminating: bool) -> Vec<Ep> {
-    let mut kept: BTreeMap<String, Ep> = BTreeMap::new();
+fn dedup(mut endpoints: Vec<Ep>, prefer_non_terminating: bool) -> Vec<Ep> {
+    // Strictly ascending already (distinct, in order: the common case): nothing to do.
+    if endpoints.windows(2).all(|w| w[0].text < w[1].text) {
+        return endpoints;
+    }
+    // A stable sort keeps the copies of one endpoint in slice order; each run then collapses
+    // to its first copy or the last copy that replaces.
+    endpoints.sort_by(|a, b| a.text.cmp(&b.text));
+    let mut out: Vec<Ep> = Vec::with_capacity(endpoints.len());
     for ep in endpoints {
         let replaces = if prefer_non_terminating { !ep.terminating } else { ep.local };
-        if replaces || !kept.contains_key(&ep.text) {
-            kept.insert(ep.text.clone(), ep);
+        match out.last_mut() {
+            Some(kept) if kept.text == ep.text => {
+                if replaces {
+                    *kept = ep;
+                }
+            }
+            _ => out.push(ep),
         }
     }
-    kept.into_values().collect()
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
