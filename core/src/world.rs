@@ -14,7 +14,7 @@ use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
     Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, validate_configuration,
+    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, past, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -233,6 +233,8 @@ impl ProxyConfig {
         config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
         config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
         config.nftables_iifname = holds_at(Behaviour::NftablesIifname, world.profile.version);
+        config.nftables_masquerade_unmodelled =
+            past(Behaviour::NftablesMarkForMasqueradeChain, minor);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;

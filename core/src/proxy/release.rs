@@ -92,6 +92,13 @@ pub(crate) enum Behaviour {
     /// resolves to an interface index when it loads the rule (and refuses, "Interface does
     /// not exist", for a prefix such as `veth*`, failing the whole transaction).
     NftablesIifname,
+    /// The nftables masquerading svclab writes: a `mark-for-masquerade` chain that every rule
+    /// needing SNAT jumps to, the internal chain's `ip saddr != <cluster CIDR>` rule, a
+    /// per-endpoint hairpin rule in each `endpoint-*` chain, and an `endpoint-*` chain for
+    /// every endpoint. Later releases inline the mark, masquerade hairpin connections from a
+    /// set and put the endpoints in the service chain's `dnat` map; svclab does not model that
+    /// layout and says so in the payload and on the KubeProxyConfiguration.
+    NftablesMarkForMasqueradeChain,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -342,6 +349,23 @@ const BEHAVIOURS: &[Row] = &[
                    `iif != azv*` refused with \"Interface does not exist\"), cherry-picked as \
                    #134118 (v1.34.2) and #134099 / #134117 (CHANGELOG-1.33, v1.33.6)",
     },
+    Row {
+        behaviour: Behaviour::NftablesMarkForMasqueradeChain,
+        first: 29,
+        last: Some(35),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `setupNFTables` (`markMasqChain`, the three \
+                   `masqueradingChain` rules) and `syncProxyRules` (`jump mark-for-masquerade`); \
+                   replaced in 1.36 by kubernetes/kubernetes#135800 \"rework nftables \
+                   masquerading code, part 1\" (CHANGELOG-1.36, v1.36.0-alpha: \"uses less CPU \
+                   when loading very large rulesets\"; removes the chain and inlines `mark set \
+                   mark or`), #136499 \"further nftables masquerading improvements\" (the \
+                   `hairpin-connections` set, `nftElementStorage` `hairpinConnections`) and the \
+                   commit \"Squash nftables endpoint chains into service vmap\"; a v1.36.2 node's \
+                   `nft list table ip kube-proxy` shows all three. No copy of the 1.36 \
+                   proxier or of its test's expected ruleset was found, so the 1.36 layout is \
+                   not modelled",
+    },
 ];
 
 /// Whether a behaviour holds in a release, its patch included (a backported row).
@@ -353,6 +377,17 @@ pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -
                     version.minor == minor && version.patch.is_none_or(|p| p >= patch)
                 })
         })
+}
+
+/// Whether a minor release comes after the last release a behaviour holds in (a behaviour that
+/// holds to the newest is never past).
+pub(crate) fn past(behaviour: Behaviour, minor: u32) -> bool {
+    BEHAVIOURS
+        .iter()
+        .filter(|r| r.behaviour == behaviour)
+        .filter_map(|r| r.last)
+        .max()
+        .is_some_and(|last| minor > last)
 }
 
 /// Whether a behaviour holds in a minor release.
