@@ -158,9 +158,8 @@ impl ProxyConfig {
             &world.profile.host,
             &world.profile.service_cluster_ip_ranges,
         )?;
-        // pkg/proxy/endpointslicecache.go `addEndpoints` changed its duplicate rule in
-        // kubernetes/kubernetes#135593 (merged December 2025, first in 1.36).
-        config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
+        config.prefer_non_terminating_duplicates =
+            holds(Behaviour::DuplicateEndpointsPreferNonTerminating, world.profile.version.minor);
         // A gate kube-proxy's own `featureGates` names wins over the profile, either way; a
         // gate only kube-proxy acts on takes its release default from kube-proxy's table.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);

@@ -99,6 +99,9 @@ pub(crate) enum Behaviour {
     /// set and put the endpoints in the service chain's `dnat` map; svclab does not model that
     /// layout and says so in the payload and on the KubeProxyConfiguration.
     NftablesMarkForMasqueradeChain,
+    /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating copy
+    /// wins; before, a local copy wins (`!exists || isLocal`).
+    DuplicateEndpointsPreferNonTerminating,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -365,6 +368,16 @@ const BEHAVIOURS: &[Row] = &[
                    `nft list table ip kube-proxy` shows all three. No copy of the 1.36 \
                    proxier or of its test's expected ruleset was found, so the 1.36 layout is \
                    not modelled",
+    },
+    Row {
+        behaviour: Behaviour::DuplicateEndpointsPreferNonTerminating,
+        first: 36,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/endpointslicecache.go `addEndpoints`: kubernetes/kubernetes#135593 \
+                   (merged December 2025, after the 1.35 code freeze, so first in 1.36; a pod IP \
+                   reused while the old pod terminates); before, `!exists || isLocal`, read in a \
+                   discovery/v1 copy of 1.22 to 1.25",
     },
 ];
 
