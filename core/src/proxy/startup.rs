@@ -152,7 +152,12 @@ const OWN_GATES: &[Gate] = &[
         name: "NFTablesProxyMode",
         stages: &[(29, Stage::Alpha), (31, Stage::Beta), (33, Stage::Ga)],
         removed: None,
-    },
+    }, // KEP-5495: added in 1.37 as GA, on by default and not locked (kubernetes/kubernetes#139397,
+    // CHANGELOG-1.37 v1.37.0-alpha.1; its review shows `Default: true, PreRelease:
+    // featuregate.GA` without `LockToDefault`), the first step to turning the ipvs mode off and
+    // removing it. svclab renders no ipvs rules, so only the name is modelled: what
+    // `validateProxyModeLinux` says about `mode: ipvs` with the gate off was not read.
+    Gate { name: "KubeProxyIPVS", stages: &[(37, Stage::GaOpen)], removed: None },
 ];
 
 /// The release default of one of kube-proxy's own gates ([`OWN_GATES`]), `None` for a gate of

@@ -1595,7 +1595,8 @@ fn nftables_interface_detector_by_release() {
 /// release (`unrecognized feature gate`) or a locked gate set to its other value. Every row of
 /// startup.rs `OWN_GATES` (stages from pkg/features/kube_features.go, 1.24 to the newest) and
 /// the Service gates kube-proxy reads from profile.rs `GATES` (LoadBalancerIPMode removed in
-/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36).
+/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36); KubeProxyIPVS is new in
+/// 1.37, GA and not locked (kubernetes/kubernetes#139397, CHANGELOG-1.37).
 #[test]
 fn kube_proxy_gates_by_release() {
     let unknown = |gate: &str| format!("failed complete: unrecognized feature gate: {gate}");
@@ -1621,6 +1622,7 @@ fn kube_proxy_gates_by_release() {
         ("TopologyAwareHints", false, &[24, 32], &[33, 35], &[36, 37]),
         ("ServiceTrafficDistribution", false, &[30, 32], &[33, 35], &[29, 36]),
         ("PreferSameTrafficDistribution", false, &[33, 34], &[35, 37], &[32]),
+        ("KubeProxyIPVS", false, &[37], &[], &[24, 36]),
     ];
     for (gate, value, accepted, refused, gone) in table {
         let kpc = format!("featureGates: {{{gate}: {value}}}");
