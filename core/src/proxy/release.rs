@@ -118,6 +118,15 @@ struct Row {
 
 /// The table. Release ranges come from the source at the tags where a copy was found, else
 /// from the CHANGELOG entry of the PR (said so in the row).
+///
+/// Read and left out because a fresh node's full sync writes the same rules:
+/// kubernetes/kubernetes#137501 (1.36, cherry-picked to 1.33 to 1.35 as #137809, #137808,
+/// #137807: `nft list --terse` when kube-proxy reads its own elements back, for nft 1.1.3) and
+/// #138571 (1.37: no periodic full sync in large-cluster mode). Not modelled although the
+/// rules differ: #139516 (CHANGELOG-1.37, v1.37.0-alpha.1) truncates the service-port name in
+/// nftables comments to 128 bytes, where 1.36 and earlier write it whole and `nft` refuses the
+/// transaction ("comment too long"); where the cut falls was not read, so svclab writes the
+/// whole name at every release.
 const BEHAVIOURS: &[Row] = &[
     Row {
         behaviour: Behaviour::HintsAnnotationAuto,
