@@ -164,7 +164,7 @@ impl Tx {
 pub(crate) const MASQUERADE_NOTICE: &str = "kube-proxy 1.36 and later masquerade differently \
 (kubernetes/kubernetes#135800 removed the mark-for-masquerade chain, #136499 added the \
 hairpin-connections set) and put the endpoints in each service chain's dnat map; svclab does \
-not model that yet, so the masquerading and endpoint chains below are those of 1.35";
+not model that yet and writes the masquerading and endpoint chains of 1.35";
 
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     let ipx = nft_ip(config.family);
