@@ -157,7 +157,6 @@ impl Tx {
     }
 }
 
-/// Renders the table for one family.
 /// What svclab says where it writes the 1.35 masquerading for a later release (the release
 /// table's `NftablesMarkForMasqueradeChain` row): at the top of the nftables payload and, for a
 /// KubeProxyConfiguration in nftables mode, as a `svclab check` warning.
@@ -166,6 +165,7 @@ pub(crate) const MASQUERADE_NOTICE: &str = "kube-proxy 1.36 and later masquerade
 hairpin-connections set) and put the endpoints in each service chain's dnat map; svclab does \
 not model that yet and writes the masquerading and endpoint chains of 1.35";
 
+/// Renders the table for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     let ipx = nft_ip(config.family);
     let estimate: usize = ports.iter().map(|p| 1024 + p.endpoints.len() * 512).sum();
