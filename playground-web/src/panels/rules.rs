@@ -116,6 +116,18 @@ fn filtered<'a>(text: &'a str, filter: &str) -> Vec<&'a str> {
 }
 
 fn ruleset(title: &str, mode: &'static str, text: &str, filter: &str) -> Html {
+    if text.is_empty() && mode == "nftables" {
+        // The report leaves the nftables ruleset out where kube-proxy would refuse the mode
+        // (pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`).
+        return html! {
+            <section class="ruleset" aria-label={title.to_owned()}>
+                <h3>{title.to_owned()}</h3>
+                <p class="note" id="ruleset-nftables-refused" role="status">
+                    {"kube-proxy at this release refuses --proxy-mode nftables: the mode is new in 1.29 and needs kube-proxy's NFTablesProxyMode feature gate in 1.29 and 1.30."}
+                </p>
+            </section>
+        };
+    }
     let chains = chain_definitions(text);
     let lines = filtered(text, filter);
     html! {
