@@ -268,6 +268,8 @@ test("rules side by side and a packet trace", async () => {
   await waitForEvaluation(page, m);
   assert.match(await page.innerText("#ruleset-nftables-refused"), /refuses --proxy-mode nftables/);
   assert.match(await page.innerText("#ruleset-iptables"), /KUBE-SERVICES/);
+  assert.match(await page.innerText("#rules-figures"), /no nftables rules at this release/);
+  await page.screenshot({ path: path.join(SHOTS, "playground-rules-1.28.png") });
   await page.close();
 });
 

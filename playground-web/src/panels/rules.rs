@@ -183,13 +183,20 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
             </div>
             <p class="note figures" id="rules-figures">
                 {format!(
-                    "{} service ports · {} endpoints · iptables rules: {} (chains: {}) · nftables rules: {} (chains: {}) · sync_proxy_rules_no_local_endpoints_total: internal {}, external {}",
+                    "{} service ports · {} endpoints · iptables rules: {} (chains: {}) · {} · sync_proxy_rules_no_local_endpoints_total: internal {}, external {}",
                     figures.service_ports,
                     figures.endpoints,
                     counts(&figures.rules, ""),
                     counts(&figures.chains, ""),
-                    counts(&figures.rules, "nftables-"),
-                    counts(&figures.chains, "nftables-"),
+                    if rules.nftables.is_empty() {
+                        "no nftables rules at this release".to_owned()
+                    } else {
+                        format!(
+                            "nftables rules: {} (chains: {})",
+                            counts(&figures.rules, "nftables-"),
+                            counts(&figures.chains, "nftables-"),
+                        )
+                    },
                     figures.no_local_endpoints_internal,
                     figures.no_local_endpoints_external,
                 )}
