@@ -463,11 +463,16 @@ pub(crate) fn build<'a>(
         let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
         for port in &spec.ports {
             let protocol = protocol_key(Some(&port.protocol));
-            let svc_name = if port.name.is_empty() {
-                format!("{}/{}", ns, service.metadata.name)
-            } else {
-                format!("{}/{}:{}", ns, service.metadata.name, port.name)
-            };
+            // `namespace/name[:portName]`, pieced together (one per Service port).
+            let name = &service.metadata.name;
+            let mut svc_name = String::with_capacity(ns.len() + name.len() + port.name.len() + 2);
+            svc_name.push_str(&ns);
+            svc_name.push('/');
+            svc_name.push_str(name);
+            if !port.name.is_empty() {
+                svc_name.push(':');
+                svc_name.push_str(&port.name);
+            }
             let mut endpoints = by_service.take(key, &port.name, &protocol);
             endpoints = dedup(endpoints, config.prefer_non_terminating_duplicates);
             let mut sp = SvcPort {
