@@ -230,7 +230,9 @@ impl Engine {
     /// into one string first (tens of megabytes at 10,000 Services): natively through
     /// [`svclab_core::render_to`], which also drops the scenario's text once the cluster state is
     /// built; the plugin's pieces as it hands them over. The inner result is `out`'s first error;
-    /// the value is the plugin's fuel when metered.
+    /// the value is the plugin's fuel when metered. The ruleset is complete inside the plugin
+    /// before its first piece is handed over, so a render that fails (the scenario, or a limit)
+    /// writes nothing; only a hostile plugin that fails between pieces leaves some written.
     pub fn render_to(
         &self,
         inputs: Vec<Input>,
