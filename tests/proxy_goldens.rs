@@ -251,7 +251,16 @@ fn run_release_case(case: &ReleaseCase) -> Result<(), Failed> {
                     }
                     (format!("{}.iptables", case.name), text)
                 }
-                ProxyMode::Nftables => (format!("{}.nft", case.name), sort_nft(&text)),
+                // `sortNFTablesTransaction` drops `#` lines; svclab's own notice (the 1.36+
+                // masquerading it does not model) stays in the golden, first.
+                ProxyMode::Nftables => {
+                    let notes: String = text
+                        .lines()
+                        .take_while(|l| l.starts_with('#'))
+                        .map(|l| format!("{l}\n"))
+                        .collect();
+                    (format!("{}.nft", case.name), notes + &sort_nft(&text))
+                }
             }
         }
         // The refusal, then what `svclab check` says about the same configuration.

@@ -90,7 +90,13 @@ impl Gate {
 // reference/feature_list.md` of the 1.36 cycle (states through 1.35, locks announced for 1.36),
 // the `--feature-gates` help of v1.35 and v1.36 as kubernetes/website's generated component
 // references print it (beta and alpha gates only), and the "remove in" comments of the last
-// release read; each row says which. Nothing of 1.37 was read: it is taken to be 1.36.
+// release read; each row says which. A copy of `kube_features.go` from early in the 1.36 cycle
+// (VolumeAttributesClass already has its 1.36 row; RelaxedServiceNameValidation is still alpha
+// from 1.34 and StrictIPCIDRValidation alpha from 1.33) gives the same stages through 1.35 for
+// every row here that it still holds (DisableAllocatorDualWrite locked in 1.35,
+// PreferSameTrafficDistribution GA and locked in 1.35, MultiCIDRServiceAllocator locked from
+// 1.34, TopologyAwareHints and ServiceTrafficDistribution locked from 1.33). 1.37 was read only
+// in CHANGELOG-1.37 (v1.37.0-alpha.1), which changes none of these gates; it is taken to be 1.36.
 const GATES: &[Gate] = &[
     Gate {
         name: "ServiceIPStaticSubrange",

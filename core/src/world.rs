@@ -14,7 +14,7 @@ use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
     Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, validate_configuration,
+    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, past, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -158,9 +158,8 @@ impl ProxyConfig {
             &world.profile.host,
             &world.profile.service_cluster_ip_ranges,
         )?;
-        // pkg/proxy/endpointslicecache.go `addEndpoints` changed its duplicate rule in
-        // kubernetes/kubernetes#135593 (merged December 2025, first in 1.36).
-        config.prefer_non_terminating_duplicates = world.profile.version.minor >= 36;
+        config.prefer_non_terminating_duplicates =
+            holds(Behaviour::DuplicateEndpointsPreferNonTerminating, world.profile.version.minor);
         // A gate kube-proxy's own `featureGates` names wins over the profile, either way; a
         // gate only kube-proxy acts on takes its release default from kube-proxy's table.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
@@ -233,6 +232,8 @@ impl ProxyConfig {
         config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
         config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
         config.nftables_iifname = holds_at(Behaviour::NftablesIifname, world.profile.version);
+        config.nftables_masquerade_unmodelled =
+            past(Behaviour::NftablesMarkForMasqueradeChain, minor);
         if !config.localhost_exclusions {
             // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
             config.localhost_node_ports = true;

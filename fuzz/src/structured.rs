@@ -114,6 +114,7 @@ const GATES: &[&str] = &[
     "KubeProxyDrainingTerminatingNodes",
     "MinimizeIPTablesRestore",
     "IPTablesOwnershipCleanup",
+    "KubeProxyIPVS",
     "NoSuchGate",
 ];
 const PROTOCOLS: &[&str] = &["TCP", "UDP", "SCTP", "", "tcp", "HTTP"];

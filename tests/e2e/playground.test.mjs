@@ -260,6 +260,16 @@ test("rules side by side and a packet trace", async () => {
   const result = await page.innerText("#trace-result");
   assert.match(result, /Outcome 1 \(p = 0\.5000\): endpoint 10\.244\.\d+\.40:8080/, result);
   assert.match(result, /KUBE-SVC-/);
+
+  // Before 1.29 kube-proxy has no nftables mode: the pane says so instead of staying blank.
+  await page.click("#tab-rules");
+  const m = await evaluations(page);
+  await page.selectOption("#profile-version", "1.28");
+  await waitForEvaluation(page, m);
+  assert.match(await page.innerText("#ruleset-nftables-refused"), /refuses --proxy-mode nftables/);
+  assert.match(await page.innerText("#ruleset-iptables"), /KUBE-SERVICES/);
+  assert.match(await page.innerText("#rules-figures"), /no nftables rules at this release/);
+  await page.screenshot({ path: path.join(SHOTS, "playground-rules-1.28.png") });
   await page.close();
 });
 

@@ -199,6 +199,9 @@ pub struct ProxyConfig {
     /// The nftables interface detectors match `iifname` (1.35, 1.34.2, 1.33.6 on); before,
     /// `iif`.
     pub nftables_iifname: bool,
+    /// The release's nftables masquerading is not the one svclab writes (1.36 on): the payload
+    /// opens with a `#` comment saying so (`nftables::MASQUERADE_NOTICE`).
+    pub nftables_masquerade_unmodelled: bool,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -243,6 +246,7 @@ impl ProxyConfig {
             nftables_masquerade_port: false,
             nftables_elements_once: true,
             nftables_iifname: true,
+            nftables_masquerade_unmodelled: false,
         }
     }
 

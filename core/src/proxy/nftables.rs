@@ -157,6 +157,14 @@ impl Tx {
     }
 }
 
+/// What svclab says where it writes the 1.35 masquerading for a later release (the release
+/// table's `NftablesMarkForMasqueradeChain` row): at the top of the nftables payload and, for a
+/// KubeProxyConfiguration in nftables mode, as a `svclab check` warning.
+pub(crate) const MASQUERADE_NOTICE: &str = "kube-proxy 1.36 and later masquerade differently \
+(kubernetes/kubernetes#135800 removed the mark-for-masquerade chain, #136499 added the \
+hairpin-connections set) and put the endpoints in each service chain's dnat map; svclab does \
+not model that yet and writes the masquerading and endpoint chains of 1.35";
+
 /// Renders the table for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     let ipx = nft_ip(config.family);
@@ -169,6 +177,10 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         elements: BTreeMap::new(),
         every_add: !config.nftables_elements_once,
     };
+    if config.nftables_masquerade_unmodelled {
+        // A `#` line is a comment to `nft -f` and to svclab's trace, so the payload still loads.
+        let _ = writeln!(tx.text, "# svclab: {MASQUERADE_NOTICE}");
+    }
     let _ =
         writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
     let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);

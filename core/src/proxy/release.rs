@@ -92,6 +92,16 @@ pub(crate) enum Behaviour {
     /// resolves to an interface index when it loads the rule (and refuses, "Interface does
     /// not exist", for a prefix such as `veth*`, failing the whole transaction).
     NftablesIifname,
+    /// The nftables masquerading svclab writes: a `mark-for-masquerade` chain that every rule
+    /// needing SNAT jumps to, the internal chain's `ip saddr != <cluster CIDR>` rule, a
+    /// per-endpoint hairpin rule in each `endpoint-*` chain, and an `endpoint-*` chain for
+    /// every endpoint. Later releases inline the mark, masquerade hairpin connections from a
+    /// set and put the endpoints in the service chain's `dnat` map; svclab does not model that
+    /// layout and says so in the payload and on the KubeProxyConfiguration.
+    NftablesMarkForMasqueradeChain,
+    /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating copy
+    /// wins; before, a local copy wins (`!exists || isLocal`).
+    DuplicateEndpointsPreferNonTerminating,
 }
 
 /// One row: the behaviour, the first and last minor release it holds in (`None` = to the
@@ -108,6 +118,15 @@ struct Row {
 
 /// The table. Release ranges come from the source at the tags where a copy was found, else
 /// from the CHANGELOG entry of the PR (said so in the row).
+///
+/// Read and left out because a fresh node's full sync writes the same rules:
+/// kubernetes/kubernetes#137501 (1.36, cherry-picked to 1.33 to 1.35 as #137809, #137808,
+/// #137807: `nft list --terse` when kube-proxy reads its own elements back, for nft 1.1.3) and
+/// #138571 (1.37: no periodic full sync in large-cluster mode). Not modelled although the
+/// rules differ: #139516 (CHANGELOG-1.37, v1.37.0-alpha.1) truncates the service-port name in
+/// nftables comments to 128 bytes, where 1.36 and earlier write it whole and `nft` refuses the
+/// transaction ("comment too long"); where the cut falls was not read, so svclab writes the
+/// whole name at every release.
 const BEHAVIOURS: &[Row] = &[
     Row {
         behaviour: Behaviour::HintsAnnotationAuto,
@@ -342,6 +361,33 @@ const BEHAVIOURS: &[Row] = &[
                    `iif != azv*` refused with \"Interface does not exist\"), cherry-picked as \
                    #134118 (v1.34.2) and #134099 / #134117 (CHANGELOG-1.33, v1.33.6)",
     },
+    Row {
+        behaviour: Behaviour::NftablesMarkForMasqueradeChain,
+        first: 29,
+        last: Some(35),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `setupNFTables` (`markMasqChain`, the three \
+                   `masqueradingChain` rules) and `syncProxyRules` (`jump mark-for-masquerade`); \
+                   replaced in 1.36 by kubernetes/kubernetes#135800 \"rework nftables \
+                   masquerading code, part 1\" (CHANGELOG-1.36, v1.36.0-alpha: \"uses less CPU \
+                   when loading very large rulesets\"; removes the chain and inlines `mark set \
+                   mark or`), #136499 \"further nftables masquerading improvements\" (the \
+                   `hairpin-connections` set, `nftElementStorage` `hairpinConnections`) and the \
+                   commit \"Squash nftables endpoint chains into service vmap\"; a v1.36.2 node's \
+                   `nft list table ip kube-proxy` shows all three. No copy of the 1.36 \
+                   proxier or of its test's expected ruleset was found, so the 1.36 layout is \
+                   not modelled",
+    },
+    Row {
+        behaviour: Behaviour::DuplicateEndpointsPreferNonTerminating,
+        first: 36,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/endpointslicecache.go `addEndpoints`: kubernetes/kubernetes#135593 \
+                   (merged December 2025, after the 1.35 code freeze, so first in 1.36; a pod IP \
+                   reused while the old pod terminates); before, `!exists || isLocal`, read in a \
+                   discovery/v1 copy of 1.22 to 1.25",
+    },
 ];
 
 /// Whether a behaviour holds in a release, its patch included (a backported row).
@@ -353,6 +399,17 @@ pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -
                     version.minor == minor && version.patch.is_none_or(|p| p >= patch)
                 })
         })
+}
+
+/// Whether a minor release comes after the last release a behaviour holds in (a behaviour that
+/// holds to the newest is never past).
+pub(crate) fn past(behaviour: Behaviour, minor: u32) -> bool {
+    BEHAVIOURS
+        .iter()
+        .filter(|r| r.behaviour == behaviour)
+        .filter_map(|r| r.last)
+        .max()
+        .is_some_and(|last| minor > last)
 }
 
 /// Whether a behaviour holds in a minor release.

@@ -8,7 +8,7 @@
 //! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules; `svclab check`
 //! reports each field error on the KubeProxyConfiguration (`diagnostics`).
 
-use super::release::{Behaviour, holds};
+use super::release::{Behaviour, holds, past};
 use super::{ProxyMode, RenderError};
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::{FieldError, GoValue};
@@ -68,7 +68,7 @@ pub(crate) fn diagnostics(
             .at(source),
         ];
     }
-    refusals(&located.value, &located.value.mode, minor)
+    let refused: Vec<Diagnostic> = refusals(&located.value, &located.value.mode, minor)
         .into_iter()
         .map(|(field, error)| {
             let source = located.positions.source_of(&field);
@@ -80,7 +80,26 @@ pub(crate) fn diagnostics(
             )
             .at(source)
         })
-        .collect()
+        .collect();
+    if refused.is_empty()
+        && located.value.mode == ProxyMode::Nftables.as_str()
+        && past(Behaviour::NftablesMarkForMasqueradeChain, minor)
+    {
+        // svclab's own word (never an apiserver or kube-proxy message): the rules it renders
+        // for this kube-proxy are not the release's (release.rs
+        // `NftablesMarkForMasqueradeChain`).
+        let source = located.positions.source_of("mode");
+        return vec![
+            Diagnostic::warning(
+                Some(ObjectRef::kind("KubeProxyConfiguration")),
+                "mode",
+                "SvclabAdvisory",
+                super::nftables::MASQUERADE_NOTICE,
+            )
+            .at(source),
+        ];
+    }
+    refused
 }
 
 /// kube-proxy's own gates, beyond those of `profile.rs`.
@@ -133,7 +152,12 @@ const OWN_GATES: &[Gate] = &[
         name: "NFTablesProxyMode",
         stages: &[(29, Stage::Alpha), (31, Stage::Beta), (33, Stage::Ga)],
         removed: None,
-    },
+    }, // KEP-5495: added in 1.37 as GA, on by default and not locked (kubernetes/kubernetes#139397,
+    // CHANGELOG-1.37 v1.37.0-alpha.1; its review shows `Default: true, PreRelease:
+    // featuregate.GA` without `LockToDefault`), the first step to turning the ipvs mode off and
+    // removing it. svclab renders no ipvs rules, so only the name is modelled: what
+    // `validateProxyModeLinux` says about `mode: ipvs` with the gate off was not read.
+    Gate { name: "KubeProxyIPVS", stages: &[(37, Stage::GaOpen)], removed: None },
 ];
 
 /// The release default of one of kube-proxy's own gates ([`OWN_GATES`]), `None` for a gate of

@@ -1595,7 +1595,8 @@ fn nftables_interface_detector_by_release() {
 /// release (`unrecognized feature gate`) or a locked gate set to its other value. Every row of
 /// startup.rs `OWN_GATES` (stages from pkg/features/kube_features.go, 1.24 to the newest) and
 /// the Service gates kube-proxy reads from profile.rs `GATES` (LoadBalancerIPMode removed in
-/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36).
+/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36); KubeProxyIPVS is new in
+/// 1.37, GA and not locked (kubernetes/kubernetes#139397, CHANGELOG-1.37).
 #[test]
 fn kube_proxy_gates_by_release() {
     let unknown = |gate: &str| format!("failed complete: unrecognized feature gate: {gate}");
@@ -1621,6 +1622,7 @@ fn kube_proxy_gates_by_release() {
         ("TopologyAwareHints", false, &[24, 32], &[33, 35], &[36, 37]),
         ("ServiceTrafficDistribution", false, &[30, 32], &[33, 35], &[29, 36]),
         ("PreferSameTrafficDistribution", false, &[33, 34], &[35, 37], &[32]),
+        ("KubeProxyIPVS", false, &[37], &[], &[24, 36]),
     ];
     for (gate, value, accepted, refused, gone) in table {
         let kpc = format!("featureGates: {{{gate}: {value}}}");
@@ -1742,5 +1744,126 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
             !honoured,
             "{version} {gates}: {itp:?}"
         );
+    }
+}
+
+/// pkg/proxy/nftables/proxier.go masquerading by release (the `NftablesMarkForMasqueradeChain`
+/// row of proxy/release.rs): 1.29 to 1.35 jump to `mark-for-masquerade`; 1.36
+/// (kubernetes/kubernetes#135800, #136499 and the squashed endpoint chains) writes a layout
+/// svclab does not model, so from 1.36 the payload opens with a `#` line saying so and a
+/// KubeProxyConfiguration in nftables mode gets a `SvclabAdvisory` warning on `mode`. The rest
+/// of the payload is the 1.35 table, and the warning is not there in iptables mode.
+#[test]
+fn nftables_masquerading_notice_by_release() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let notice = format!("# svclab: {}", super::nftables::MASQUERADE_NOTICE);
+    let kpc = "mode: nftables\nclusterCIDR: 10.0.0.0/8";
+    let rules = |version: &str| {
+        let world = release_world(version, kpc, objects);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{version}: {e}"))
+    };
+    let at_1_35 = rules("1.35");
+    assert!(!at_1_35.contains("# svclab"), "{at_1_35}");
+    assert!(at_1_35.contains(" jump mark-for-masquerade"), "{at_1_35}");
+    for version in ["1.36", "1.37"] {
+        let text = rules(version);
+        let (first, rest) = text.split_once('\n').unwrap_or_default();
+        assert_eq!(first, notice, "{version}");
+        assert_eq!(rest, at_1_35, "{version}: the rest is the 1.35 table");
+    }
+    let warnings = |version: &str, kpc: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n"
+        );
+        let report = crate::check(&[Input::new("kp.yaml", yaml)], &crate::CheckOptions::default());
+        report
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let line = d.source.as_ref().map_or(0, |s| s.line);
+                format!("{:?} {} {} line {line}: {}", d.severity, d.reason, d.field, d.message)
+            })
+            .collect::<Vec<_>>()
+    };
+    for version in ["1.36", "1.37"] {
+        assert_eq!(
+            warnings(version, kpc),
+            [format!("Warning SvclabAdvisory mode line 7: {}", super::nftables::MASQUERADE_NOTICE)],
+            "{version}"
+        );
+        assert_eq!(warnings(version, "mode: iptables"), Vec::<String>::new(), "{version}");
+    }
+    assert_eq!(warnings("1.35", kpc), Vec::<String>::new());
+}
+
+/// The report's `rules` (report/build.rs `report_rules`) by release: kube-proxy has no
+/// nftables mode before 1.29 and refuses it in 1.29 and 1.30 unless its own NFTablesProxyMode
+/// gate is on (pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`), so
+/// the nftables ruleset is empty there, with no `nftables-*` figures; the iptables ruleset is
+/// always there. The nftables ruleset takes `nftables.masqueradeAll`, not the iptables block's
+/// (cmd/kube-proxy/app/server_linux.go `createProxier`).
+#[test]
+fn report_rules_by_release() {
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let rules = |version: &str, kpc: &str| {
+        let world = release_world(version, kpc, objects);
+        crate::report::report_rules(&world).unwrap_or_else(|| panic!("{version}: no rules"))
+    };
+    for (version, kpc, nftables) in [
+        ("1.24", "mode: iptables", false),
+        ("1.28", "mode: iptables", false),
+        ("1.29", "mode: iptables", false),
+        ("1.30", "mode: iptables", false),
+        ("1.29", "featureGates: {NFTablesProxyMode: true}", true),
+        ("1.31", "mode: iptables", true),
+        ("1.31", "featureGates: {NFTablesProxyMode: false}", false),
+        ("1.33", "mode: iptables", true),
+        ("1.37", "mode: iptables", true),
+    ] {
+        let got = rules(version, kpc);
+        assert!(got.iptables.contains("KUBE-SERVICES"), "{version} {kpc}");
+        assert_eq!(!got.nftables.is_empty(), nftables, "{version} {kpc}: {}", got.nftables);
+        assert_eq!(
+            got.figures.rules.contains_key("nftables-rules"),
+            nftables,
+            "{version} {kpc}: {:?}",
+            got.figures
+        );
+    }
+    let masquerade_all = |block: &str| {
+        let got = rules("1.35", &format!("{block}: {{masqueradeAll: true}}"));
+        (
+            got.iptables.contains("-d 172.30.0.41 --dport 80 -j KUBE-MARK-MASQ"),
+            got.nftables.contains("ip daddr 172.30.0.41 jump mark-for-masquerade"),
+        )
+    };
+    assert_eq!(masquerade_all("nftables"), (false, true));
+    assert_eq!(masquerade_all("iptables"), (true, false));
+}
+
+/// kube-proxy 1.24 and 1.25 with EndpointSliceTerminatingCondition off in its own
+/// `featureGates`: pkg/proxy/endpointslicecache.go `newEndpointSliceInfo` reads `serving` and
+/// `terminating` as the slice carries them (`Serving == nil || *Serving`, `Terminating != nil
+/// && *Terminating`) whatever the gate, read in a copy of the discovery/v1 cache of 1.22 to
+/// 1.25 (`newBaseEndpointInfo(..., ready, serving, terminating, zoneHints)`); the gate is read
+/// only by the apiserver's strategy (registry.rs) and the EndpointSlice controller. So a
+/// stored slice's conditions reach the terminating fallback (ProxyTerminatingEndpoints on)
+/// with the gate off as with it on.
+#[test]
+fn terminating_condition_gate_is_not_read_by_kube_proxy_before_1_26() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1], conditions: {ready: false, serving: true, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    for version in ["1.24", "1.25"] {
+        let render = |gate: bool| {
+            let kpc = format!(
+                "featureGates: {{ProxyTerminatingEndpoints: true, EndpointSliceTerminatingCondition: {gate}}}"
+            );
+            let world = release_world(version, &kpc, objects);
+            crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+                .unwrap_or_else(|e| panic!("{version}: {e}"))
+        };
+        let on = render(true);
+        assert!(on.contains("-j DNAT --to-destination 10.0.0.1:80"), "{version}\n{on}");
+        assert_eq!(render(false), on, "{version}");
     }
 }

@@ -171,23 +171,34 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
 /// Both rulesets of the scenario (for the report's `rules` field) with the figures of the
 /// iptables sync plus the nftables rule and chain counts. Rendering problems leave the rules
 /// out rather than failing the check (and so does a scenario past svclab's rendering limit,
-/// which `render` reports).
+/// which `render` reports). The nftables ruleset is left empty (and has no figures) where a
+/// kube-proxy of the release would refuse `--proxy-mode nftables`: before 1.29, which has no
+/// nftables mode, and in 1.29 and 1.30 unless kube-proxy's own `featureGates` turn
+/// NFTablesProxyMode on (pkg/proxy/apis/config/validation/validation.go
+/// `validateProxyModeLinux`; the release table's `NftablesModeGated` rows).
 pub fn report_rules(world: &World) -> Option<Rules> {
     if crate::world::render_entries(world) > crate::limits::MAX_RENDER_ENTRIES {
         return None;
     }
-    // The proxier configuration and the service-port model do not depend on the mode (only
-    // the rendering does), so both rulesets come from one model.
+    // The service-port model does not depend on the mode (only the rendering does), so both
+    // rulesets come from one model; each mode renders with its own proxier configuration
+    // (masqueradeAll and masqueradeBit come from the mode's block).
     let config = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables).ok()?;
     let ports = service_ports(world, &config);
     let ipt = ports.render(&config, ProxyMode::Iptables, false);
-    let nft = ports.render(&config, ProxyMode::Nftables, false);
+    let nft = ProxyConfig::from_world(world, None, None, ProxyMode::Nftables)
+        .ok()
+        .map(|nft_config| ports.render(&nft_config, ProxyMode::Nftables, false));
     let mut figures = ipt.stats;
-    for (k, v) in nft.stats.rules {
-        figures.rules.insert(format!("nftables-{k}"), v);
+    let mut nftables = String::new();
+    if let Some(nft) = nft {
+        for (k, v) in nft.stats.rules {
+            figures.rules.insert(format!("nftables-{k}"), v);
+        }
+        for (k, v) in nft.stats.chains {
+            figures.chains.insert(format!("nftables-{k}"), v);
+        }
+        nftables = nft.text;
     }
-    for (k, v) in nft.stats.chains {
-        figures.chains.insert(format!("nftables-{k}"), v);
-    }
-    Some(Rules { iptables: ipt.text, nftables: nft.text, figures })
+    Some(Rules { iptables: ipt.text, nftables, figures })
 }

@@ -372,7 +372,7 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: Some(32),
         what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
-        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then the core special-IP check on every IPv4/IPv6 address, in a fork's copy that serves discovery v1 with deprecatedTopology (1.21 or later; the check's texts are ValidateNonSpecialIP's in v1.24.0 to v1.32.10 and ValidateEndpointIP's in v1.33.3, the same). Unpinned: the 1.33 form (the family error alone) was read in no copy; it is dated by KEP-4858 (kubernetes/kubernetes#122550 and #128786, CHANGELOG-1.33's StrictIPCIDRValidation line)",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then the core special-IP check on every IPv4/IPv6 address, in a fork's copy that serves discovery v1 with deprecatedTopology (1.21 or later; the check's texts are ValidateNonSpecialIP's in v1.24.0 to v1.32.10 and ValidateEndpointIP's in v1.33.3, the same). Unpinned: the 1.33 form (the family error alone) was read in no copy; it is dated by KEP-4858 (kubernetes/kubernetes#122550 and #128786, CHANGELOG-1.33's StrictIPCIDRValidation line). Searched again for a 1.33+ copy: kubernetes/kubernetes' stored copy and the twelve forks holding the path predate 1.33 (no forNodes hints); the one copy that calls ValidateEndpointIP(address, path) after the family check also has no forNodes hints and serves 1.21 to 1.23, before the function was renamed ValidateNonSpecialIP (v1.24.0)",
         pin: Pin::Unpinned,
         marks: &[
             "must be a valid IPv4 address",

@@ -116,6 +116,18 @@ fn filtered<'a>(text: &'a str, filter: &str) -> Vec<&'a str> {
 }
 
 fn ruleset(title: &str, mode: &'static str, text: &str, filter: &str) -> Html {
+    if text.is_empty() && mode == "nftables" {
+        // The report leaves the nftables ruleset out where kube-proxy would refuse the mode
+        // (pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`).
+        return html! {
+            <section class="ruleset" aria-label={title.to_owned()}>
+                <h3>{title.to_owned()}</h3>
+                <p class="note" id="ruleset-nftables-refused" role="status">
+                    {"kube-proxy at this release refuses --proxy-mode nftables: the mode is new in 1.29 and needs kube-proxy's NFTablesProxyMode feature gate in 1.29 and 1.30."}
+                </p>
+            </section>
+        };
+    }
     let chains = chain_definitions(text);
     let lines = filtered(text, filter);
     html! {
@@ -171,13 +183,20 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
             </div>
             <p class="note figures" id="rules-figures">
                 {format!(
-                    "{} service ports · {} endpoints · iptables rules: {} (chains: {}) · nftables rules: {} (chains: {}) · sync_proxy_rules_no_local_endpoints_total: internal {}, external {}",
+                    "{} service ports · {} endpoints · iptables rules: {} (chains: {}) · {} · sync_proxy_rules_no_local_endpoints_total: internal {}, external {}",
                     figures.service_ports,
                     figures.endpoints,
                     counts(&figures.rules, ""),
                     counts(&figures.chains, ""),
-                    counts(&figures.rules, "nftables-"),
-                    counts(&figures.chains, "nftables-"),
+                    if rules.nftables.is_empty() {
+                        "no nftables rules at this release".to_owned()
+                    } else {
+                        format!(
+                            "nftables rules: {} (chains: {})",
+                            counts(&figures.rules, "nftables-"),
+                            counts(&figures.chains, "nftables-"),
+                        )
+                    },
                     figures.no_local_endpoints_internal,
                     figures.no_local_endpoints_external,
                 )}
