@@ -207,19 +207,55 @@ impl Engine {
                 Ok(native(text))
             }
             Engine::Plugin(runner) => {
-                let options = WitRenderOptions {
-                    proxy_mode: match options.mode {
-                        ProxyMode::Iptables => WitProxyMode::Iptables,
-                        ProxyMode::Nftables => WitProxyMode::Nftables,
-                    },
-                    ip_family: options.family.map(|family| match family {
-                        IpFamily::V4 => WitIpFamily::Ipv4,
-                        IpFamily::V6 => WitIpFamily::Ipv6,
-                    }),
-                    node: options.node.clone(),
-                    standalone: options.standalone,
-                };
-                Ok(runner.render(&wit_inputs(inputs), &options)?.into())
+                // The pieces the command streams, joined: parity holds that path to the bytes.
+                let mut text = Vec::new();
+                let call = runner.render_to(
+                    &wit_inputs(inputs),
+                    &wit_render_options(options),
+                    &mut text,
+                )?;
+                call.output.map_err(|err| EngineError::Failed(err.to_string()))?;
+                let output = String::from_utf8(text)
+                    .map_err(|err| EngineError::Failed(format!("ruleset is not UTF-8: {err}")))?;
+                Ok(Outcome {
+                    output,
+                    fuel: call.fuel,
+                    peak_memory_bytes: Some(call.peak_memory_bytes),
+                })
+            }
+        }
+    }
+
+    /// Runs `svclab render`, writing the ruleset to `out` as it is produced rather than joined
+    /// into one string first (tens of megabytes at 10,000 Services): natively through
+    /// [`svclab_core::render_to`], which also drops the scenario's text once the cluster state is
+    /// built; the plugin's pieces as it hands them over. The inner result is `out`'s first error;
+    /// the value is the plugin's fuel when metered. The ruleset is complete inside the plugin
+    /// before its first piece is handed over, so a render that fails (the scenario, or a limit)
+    /// writes nothing; only a hostile plugin that fails between pieces leaves some written.
+    pub fn render_to(
+        &self,
+        inputs: Vec<Input>,
+        options: &RenderOptions,
+        out: &mut dyn Write,
+    ) -> Result<std::io::Result<Option<u64>>, EngineError> {
+        match self {
+            Engine::Native => {
+                let mut written = Ok(());
+                svclab_core::render_to(inputs, options, &mut |piece| {
+                    if written.is_ok() {
+                        written = out.write_all(piece.as_bytes());
+                    }
+                })
+                .map_err(|err| EngineError::Failed(err.to_string()))?;
+                Ok(written.map(|()| None))
+            }
+            Engine::Plugin(runner) => {
+                let wit_inputs = wit_inputs(&inputs);
+                // The guest has its own copy now.
+                drop(inputs);
+                let call = runner.render_to(&wit_inputs, &wit_render_options(options), out)?;
+                Ok(call.output.map(|()| call.fuel))
             }
         }
     }
@@ -350,6 +386,21 @@ fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {
 
 fn wit_input(input: &Input) -> WitInput {
     WitInput { name: input.name.clone(), text: input.text.to_string() }
+}
+
+fn wit_render_options(options: &RenderOptions) -> WitRenderOptions {
+    WitRenderOptions {
+        proxy_mode: match options.mode {
+            ProxyMode::Iptables => WitProxyMode::Iptables,
+            ProxyMode::Nftables => WitProxyMode::Nftables,
+        },
+        ip_family: options.family.map(|family| match family {
+            IpFamily::V4 => WitIpFamily::Ipv4,
+            IpFamily::V6 => WitIpFamily::Ipv6,
+        }),
+        node: options.node.clone(),
+        standalone: options.standalone,
+    }
 }
 
 fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {

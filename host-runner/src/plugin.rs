@@ -38,7 +38,7 @@ pub(crate) use generated::{
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
@@ -311,13 +311,37 @@ impl PluginRunner {
         self.call(|policy, store| policy.call_diagnose(store, inputs, options))
     }
 
-    /// The ruleset text.
-    pub(crate) fn render(
+    /// The ruleset, written to `out` piece by piece as the plugin hands the pieces over
+    /// (`render-begin`, then `render-next` until `none`), so neither side holds all of it. The
+    /// inner result is `out`'s first error, which ends the call. A plugin's pieces together may
+    /// not exceed its memory limit, the bound of any one answer (a hostile guest could otherwise
+    /// hand out the same piece until its deadline).
+    pub(crate) fn render_to(
         &self,
         inputs: &[WitInput],
         options: &WitRenderOptions,
-    ) -> Result<CallOutput, PluginError> {
-        self.call(|policy, store| policy.call_render(store, inputs, options))
+        out: &mut dyn std::io::Write,
+    ) -> Result<CallOutput<std::io::Result<()>>, PluginError> {
+        let limit = self.limits.max_memory_bytes;
+        self.call(|policy, store| {
+            if let Err(err) = policy.call_render_begin(&mut *store, inputs, options)? {
+                return Ok(Err(err));
+            }
+            let mut total = 0_usize;
+            while let Some(piece) = policy.call_render_next(&mut *store)? {
+                total = total.saturating_add(piece.len());
+                if total > limit {
+                    store.data_mut().limiter.memory_exceeded = true;
+                    return Err(wasmtime::Error::msg(format!(
+                        "the ruleset's pieces exceed {limit} bytes"
+                    )));
+                }
+                if let Err(err) = out.write_all(piece.as_bytes()) {
+                    return Ok(Ok(Err(err)));
+                }
+            }
+            Ok(Ok(Ok(())))
+        })
     }
 
     /// The packet walk text.

@@ -16,8 +16,8 @@
 //! Where talc's memory comes from: first a static arena (in `.bss`, inside the linked initial
 //! memory, so a typical admission review never grows the linear memory and a pooled instance
 //! slot changes no page protection between calls); then `memory.grow` in steps of at least
-//! [`GROW_STEP_PAGES`], each step extending the previous one. wasi-libc's own `malloc` (rarely
-//! used by the Rust standard library) keeps the room between `__heap_base` and `__heap_end`.
+//! [`GROW_STEP_PAGES`], each step extending the previous one. wasi-libc's C code allocates here
+//! too, through this file's `malloc` and `free`.
 
 #![allow(unsafe_code, reason = "a global allocator and its memory source are unsafe contracts")]
 
@@ -186,6 +186,97 @@ fn large_dealloc(ptr: *mut u8, layout: Layout) {
 fn large_realloc(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
     // SAFETY: `GlobalAlloc::realloc`'s contract, passed on.
     unsafe { TALC.realloc(ptr, layout, new_size) }
+}
+
+/// What wasi-libc's own C code allocates (environment, preopens, `getcwd`) comes from here too:
+/// defining `malloc`, `calloc`, `realloc` and `free` keeps the linker from pulling wasi-libc's
+/// dlmalloc out of its archive, ~9 KB of the component that would only ever serve a few blocks.
+/// C passes no size to `free`, so each block starts with a header holding it.
+const C_HEADER_BYTES: usize = 16;
+
+/// The layout of a C block of `size` bytes with its header, aligned like C's `max_align_t` (16 on
+/// `wasm32`).
+fn c_layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size.checked_add(C_HEADER_BYTES)?, C_HEADER_BYTES).ok()
+}
+
+/// A C block of `size` bytes (zeroed when asked), or null.
+fn c_alloc(size: usize, zeroed: bool) -> *mut u8 {
+    let Some(layout) = c_layout(size) else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: the layout's size is not zero (it holds the header).
+    let block =
+        unsafe { if zeroed { ALLOCATOR.alloc_zeroed(layout) } else { ALLOCATOR.alloc(layout) } };
+    if block.is_null() {
+        return block;
+    }
+    // SAFETY: the block is at least `C_HEADER_BYTES` long and aligned for a `usize`.
+    unsafe {
+        block.cast::<usize>().write(size);
+        block.add(C_HEADER_BYTES)
+    }
+}
+
+/// The header's start and the layout a C block was allocated with.
+///
+/// # Safety
+///
+/// `ptr` came from [`c_alloc`] and was not freed.
+unsafe fn c_block(ptr: *mut u8) -> (*mut u8, Layout) {
+    // SAFETY: the caller's contract: a header precedes `ptr`, and its size fitted a layout.
+    unsafe {
+        let block = ptr.sub(C_HEADER_BYTES);
+        let size = block.cast::<usize>().read();
+        (block, Layout::from_size_align_unchecked(size + C_HEADER_BYTES, C_HEADER_BYTES))
+    }
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn malloc(size: usize) -> *mut u8 {
+    c_alloc(size, false)
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn calloc(count: usize, size: usize) -> *mut u8 {
+    match count.checked_mul(size) {
+        Some(bytes) => c_alloc(bytes, true),
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+///
+/// C's contract: `ptr` is null or a live block from these functions.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn free(ptr: *mut u8) {
+    if !ptr.is_null() {
+        // SAFETY: the caller's contract.
+        let (block, layout) = unsafe { c_block(ptr) };
+        // SAFETY: the block was allocated with this layout.
+        unsafe { ALLOCATOR.dealloc(block, layout) };
+    }
+}
+
+/// # Safety
+///
+/// C's contract: `ptr` is null or a live block from these functions.
+#[unsafe(no_mangle)]
+unsafe extern "C" fn realloc(ptr: *mut u8, size: usize) -> *mut u8 {
+    if ptr.is_null() {
+        return c_alloc(size, false);
+    }
+    let new = c_alloc(size, false);
+    if !new.is_null() {
+        // SAFETY: the caller's contract; both blocks hold at least the copied bytes.
+        unsafe {
+            let (block, layout) = c_block(ptr);
+            let old_size = layout.size() - C_HEADER_BYTES;
+            core::ptr::copy_nonoverlapping(ptr, new, old_size.min(size));
+            ALLOCATOR.dealloc(block, layout);
+        }
+    }
+    new
 }
 
 /// The static arena: what a review or a small scenario needs (a review's heap is ~0.2 MiB).

@@ -7,6 +7,8 @@ use svclab_core::{
     Severity, TraceRequest, UserInfo,
 };
 
+use std::cell::RefCell;
+
 use bindings as types;
 
 // Both replace pieces of wasi-libc, so they only exist in the WebAssembly build (the workspace's
@@ -27,7 +29,7 @@ mod bindings {
 }
 
 /// The ABI version of `wit/policy.wit` this adapter implements.
-const ABI_VERSION: u32 = 4;
+const ABI_VERSION: u32 = 5;
 
 struct Plugin;
 
@@ -66,20 +68,21 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::RenderOptions,
     ) -> Result<String, types::Error> {
-        let options = RenderOptions {
-            mode: match options.proxy_mode {
-                types::ProxyMode::Iptables => ProxyMode::Iptables,
-                types::ProxyMode::Nftables => ProxyMode::Nftables,
-            },
-            family: options.ip_family.map(|family| match family {
-                types::IpFamily::Ipv4 => IpFamily::V4,
-                types::IpFamily::Ipv6 => IpFamily::V6,
-            }),
-            node: options.node,
-            standalone: options.standalone,
-        };
-        let (world, _) = svclab_core::evaluate(&decode_inputs(inputs), &CheckOptions::WORLD_ONLY);
-        svclab_core::render(&world, &options).map_err(|err| types::Error::Failed(err.to_string()))
+        let mut pieces = render_pieces(inputs, options)?;
+        pieces.reverse();
+        Ok(pieces.concat())
+    }
+
+    fn render_begin(
+        inputs: Vec<types::Input>,
+        options: types::RenderOptions,
+    ) -> Result<(), types::Error> {
+        RENDERED.set(render_pieces(inputs, options)?);
+        Ok(())
+    }
+
+    fn render_next() -> Option<String> {
+        RENDERED.with_borrow_mut(Vec::pop)
     }
 
     fn trace(
@@ -125,6 +128,78 @@ impl bindings::Guest for Plugin {
 
     fn settings_schema() -> String {
         svclab_core::settings_schema()
+    }
+}
+
+thread_local! {
+    /// The pieces of the ruleset `render-begin` rendered, last piece first (`render-next` pops).
+    /// An instance serves one request, so nothing here outlives it.
+    static RENDERED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// What a piece of `render-next` holds, about: large enough that the calls cost nothing next to
+/// the copying, small enough that the host holds little at a time.
+const PIECE_BYTES: usize = 1 << 20;
+
+/// The ruleset cut into pieces as it is written: each piece is filled up to [`PIECE_BYTES`] and
+/// never grown by reallocation, so nothing of the ruleset is copied inside the guest.
+#[derive(Default)]
+struct Pieces {
+    done: Vec<String>,
+    current: String,
+}
+
+impl Pieces {
+    fn push(&mut self, text: &str) {
+        if self.current.len() + text.len() > self.current.capacity() {
+            let next = String::with_capacity(PIECE_BYTES.max(text.len()));
+            let full = std::mem::replace(&mut self.current, next);
+            if !full.is_empty() {
+                self.done.push(full);
+            }
+        }
+        self.current.push_str(text);
+    }
+
+    /// The pieces, last first.
+    fn finish(mut self) -> Vec<String> {
+        if !self.current.is_empty() {
+            self.done.push(self.current);
+        }
+        self.done.reverse();
+        self.done
+    }
+}
+
+/// The ruleset in pieces, last first: the one rendering of `render` and `render-begin` (kept
+/// out of line, so the component carries it once).
+#[inline(never)]
+fn render_pieces(
+    inputs: Vec<types::Input>,
+    options: types::RenderOptions,
+) -> Result<Vec<String>, types::Error> {
+    let mut pieces = Pieces::default();
+    // `render_to` drops the scenario's text as soon as the cluster state is built, like the
+    // native `svclab render`.
+    svclab_core::render_to(decode_inputs(inputs), &decode_render_options(options), &mut |text| {
+        pieces.push(text);
+    })
+    .map_err(|err| types::Error::Failed(err.to_string()))?;
+    Ok(pieces.finish())
+}
+
+fn decode_render_options(options: types::RenderOptions) -> RenderOptions {
+    RenderOptions {
+        mode: match options.proxy_mode {
+            types::ProxyMode::Iptables => ProxyMode::Iptables,
+            types::ProxyMode::Nftables => ProxyMode::Nftables,
+        },
+        family: options.ip_family.map(|family| match family {
+            types::IpFamily::Ipv4 => IpFamily::V4,
+            types::IpFamily::Ipv6 => IpFamily::V6,
+        }),
+        node: options.node,
+        standalone: options.standalone,
     }
 }
 

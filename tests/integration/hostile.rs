@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use svclab_core::{CheckOptions, Input};
+use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions};
 use svclab_host::{CacheDir, Engine, EngineError, Limits, PluginError};
 
 use crate::support::plugin;
@@ -80,6 +80,27 @@ fn an_answer_larger_than_wasmtimes_default_copy_limit_is_taken() {
 }
 
 #[test]
+fn endless_ruleset_pieces_stop_at_the_memory_limit() {
+    // `render-next` that never ends: what the host takes is bounded by the memory limit, like
+    // one answer, rather than by the deadline while the pieces pour out.
+    let text = std::fs::read("data/wasm/large-output.wat").expect("guest fixture");
+    let limits = Limits { max_memory_bytes: 64 << 20, ..Limits::default() };
+    let engine = Engine::plugin(&text, limits, &CacheDir::disabled()).expect("loads");
+    let started = Instant::now();
+    let mut out = Vec::new();
+    let options = RenderOptions::new(ProxyMode::Iptables);
+    let result = engine.render_to(vec![Input::new("x.yaml", "")], &options, &mut out);
+    assert_eq!(
+        result.err(),
+        Some(EngineError::Plugin(PluginError::MemoryLimit { limit: 64 << 20 }))
+    );
+    assert_eq!(out.len(), 64 << 20, "every piece within the limit was written");
+    assert!(started.elapsed() < Duration::from_secs(5), "stopped after {:?}", started.elapsed());
+    let next = engine.check(&[Input::new("x.yaml", "")], &CheckOptions::default());
+    assert_eq!(next.expect("the next call is served").output, "ok");
+}
+
+#[test]
 fn trap_mid_call_is_reported() {
     check(
         "trap",
@@ -93,10 +114,10 @@ fn trap_mid_call_is_reported() {
 fn wrong_abi_version_is_refused_at_load() {
     let text = std::fs::read("data/wasm/wrong-abi.wat").expect("hostile guest fixture");
     let err = Engine::plugin(&text, Limits::default(), &CacheDir::disabled()).expect_err("refused");
-    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 4 }));
+    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 5 }));
     assert_eq!(
         err.to_string(),
-        "plugin speaks svclab:policy ABI version 999, this host speaks version 4"
+        "plugin speaks svclab:policy ABI version 999, this host speaks version 5"
     );
 }
 

@@ -24,6 +24,8 @@ fn check(interface: &ComponentInterface) {
             "check-text",
             "diagnose",
             "render",
+            "render-begin",
+            "render-next",
             "settings-schema",
             "trace",
             "validate-admission"

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use svclab_core::{IpFamily, ProxyMode, RenderOptions};
 
 use crate::commands::Io;
-use crate::engine::{Engine, EngineError};
+use crate::engine::Engine;
 use crate::input::read_inputs;
 
 /// Arguments of `svclab render`.
@@ -65,36 +65,15 @@ impl RenderCommand {
             node: self.node,
             standalone: self.standalone,
         };
-        if let Engine::Native = engine {
-            return render_natively(inputs, &options, io);
+        // Written as it is produced: the ruleset of 10,000 Services is tens of megabytes that
+        // need not be joined into one string first.
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.stdout);
+        let fuel = engine.render_to(inputs, &options, &mut out)??;
+        out.flush()?;
+        drop(out);
+        if verbose && let Some(fuel) = fuel {
+            writeln!(io.stderr, "svclab: plugin fuel used: {fuel}")?;
         }
-        let outcome = engine.render(&inputs, &options)?;
-        if verbose {
-            outcome.report_fuel(io.stderr)?;
-        }
-        io.stdout.write_all(outcome.output.as_bytes())?;
         Ok(0)
     }
-}
-
-/// The native engine's render, written to standard output as it is produced: the ruleset of
-/// 10,000 Services is tens of megabytes that need not be joined into one string first, and the
-/// scenario text and cluster state are dropped as soon as the rules no longer need them (the
-/// same bytes as [`Engine::render`]).
-fn render_natively(
-    inputs: Vec<svclab_core::Input>,
-    options: &RenderOptions,
-    io: &mut Io<'_>,
-) -> anyhow::Result<u8> {
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *io.stdout);
-    let mut written = Ok(());
-    svclab_core::render_to(inputs, options, &mut |piece| {
-        if written.is_ok() {
-            written = out.write_all(piece.as_bytes());
-        }
-    })
-    .map_err(|err| EngineError::Failed(err.to_string()))?;
-    written?;
-    out.flush()?;
-    Ok(0)
 }

@@ -1,8 +1,9 @@
 ;; A guest with a large answer: `check` with `no-defaults` returns a 200 MiB string, more than
 ;; wasmtime lets one call copy out by default (128 MiB of "hostcall fuel"). 100,000 Services'
 ;; rendered rules are such an answer; the host must take it when it fits the memory limit.
-;; It exports the whole `svclab:policy` world (wit/policy.wit), so the host accepts it; every other
-;; call answers `ok`.
+;; Its `render-next` hands out pieces without end, which the host must cut off at the memory
+;; limit. It exports the whole `svclab:policy` world (wit/policy.wit), so the host accepts it;
+;; every other call answers `ok`.
 (component
   (core module $m
     (memory (export "memory") 1)
@@ -21,7 +22,7 @@
       (i32.store (i32.const 20) (i32.const 100))
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
-    (func (export "abi-version") (result i32) (i32.const 4))
+    (func (export "abi-version") (result i32) (i32.const 5))
     ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
     ;; `no-defaults` (parameter 2), `policy` (tag, name, text), `user-info` (tag, username,
     ;; groups), `explain-release` and `omit-rules`.
@@ -44,6 +45,19 @@
       (i32.const 16))
     (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "render-begin") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    ;; `render-next` never says `none`: the same 1 MiB piece of "a" (in a page grown on the first
+    ;; call), as `some(piece)` at 4000, forever. Only the host's bound on the pieces stops it.
+    (global $piece (mut i32) (i32.const 0))
+    (func (export "render-next") (result i32)
+      (if (i32.eqz (global.get $piece))
+        (then
+          (global.set $piece (i32.mul (memory.grow (i32.const 16)) (i32.const 65536)))
+          (memory.fill (global.get $piece) (i32.const 97) (i32.const 1048576))))
+      (i32.store8 (i32.const 4000) (i32.const 1))
+      (i32.store (i32.const 4004) (global.get $piece))
+      (i32.store (i32.const 4008) (i32.const 1048576))
+      (i32.const 4000))
     (func (export "trace")
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     ;; Parameters: the review, then `admission-options` flattened (16 in all, the most that
@@ -137,6 +151,13 @@
     (param "inputs" (list $input)) (param "options" $render-options)
     (result (result string (error $error)))
     (canon lift (core func $i "render") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "render-begin")
+    (param "inputs" (list $input)) (param "options" $render-options)
+    (result (result (error $error)))
+    (canon lift (core func $i "render-begin") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "render-next")
+    (result (option string))
+    (canon lift (core func $i "render-next") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "trace")
     (param "inputs" (list $input)) (param "options" $trace-options)
     (result (result string (error $error)))

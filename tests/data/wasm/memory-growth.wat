@@ -21,7 +21,7 @@
       (i32.store (i32.const 20) (i32.const 100))
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
-    (func (export "abi-version") (result i32) (i32.const 4))
+    (func (export "abi-version") (result i32) (i32.const 5))
     ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
     ;; `no-defaults` (parameter 2), `policy` (tag, name, text), `user-info` (tag, username,
     ;; groups), `explain-release` and `omit-rules`.
@@ -38,6 +38,11 @@
       (i32.const 16))
     (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "render-begin") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    ;; Writes `none` to the return area at 4000: no pieces.
+    (func (export "render-next") (result i32)
+      (i32.store8 (i32.const 4000) (i32.const 0))
+      (i32.const 4000))
     (func (export "trace")
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     ;; Parameters: the review, then `admission-options` flattened (16 in all, the most that
@@ -131,6 +136,13 @@
     (param "inputs" (list $input)) (param "options" $render-options)
     (result (result string (error $error)))
     (canon lift (core func $i "render") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "render-begin")
+    (param "inputs" (list $input)) (param "options" $render-options)
+    (result (result (error $error)))
+    (canon lift (core func $i "render-begin") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "render-next")
+    (result (option string))
+    (canon lift (core func $i "render-next") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "trace")
     (param "inputs" (list $input)) (param "options" $trace-options)
     (result (result string (error $error)))
