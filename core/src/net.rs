@@ -69,19 +69,29 @@ pub fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
     }
 }
 
+/// Four dot-separated decimal octets of 1 to 3 digits each, leading zeros allowed, read byte by
+/// byte (addresses are parsed by the hundred thousand at cluster scale).
 fn parse_ipv4_sloppy(text: &str) -> Option<Ipv4Addr> {
     let mut octets = [0u8; 4];
-    let mut parts = text.split('.');
-    for octet in &mut octets {
-        let part = parts.next()?;
-        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+    let (mut part, mut value, mut digits) = (0usize, 0u16, 0u8);
+    for &b in text.as_bytes() {
+        match b {
+            b'0'..=b'9' if digits < 3 => {
+                digits += 1;
+                value = value * 10 + u16::from(b - b'0');
+            }
+            b'.' if digits > 0 && part < 3 => {
+                *octets.get_mut(part)? = u8::try_from(value).ok()?;
+                part += 1;
+                (value, digits) = (0, 0);
+            }
+            _ => return None,
         }
-        *octet = part.parse::<u16>().ok().and_then(|v| u8::try_from(v).ok())?;
     }
-    if parts.next().is_some() {
+    if part != 3 || digits == 0 {
         return None;
     }
+    octets[3] = u8::try_from(value).ok()?;
     Some(Ipv4Addr::from(octets))
 }
 

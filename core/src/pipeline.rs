@@ -200,10 +200,9 @@ fn evaluate_at(
     for object in scenario.objects {
         match object {
             Object::Service(located) => {
-                let report = store_service(&mut world, *located, options, &scope, &mut diags);
-                if with_services {
-                    services.push(report);
-                }
+                let report =
+                    store_service(&mut world, *located, options, &scope, with_services, &mut diags);
+                services.extend(report);
             }
             Object::EndpointSlice(slice) => {
                 store_endpoint_slice(&mut world, *slice, options, &scope, &mut diags);
@@ -325,21 +324,23 @@ fn new_cluster(
 
 /// One Service document: written through the registry (or only validated with
 /// `--no-defaults`), with the `status` it carries kept for kube-proxy while the Service lives.
+/// The Service's report only `with_report` (a render builds none).
 fn store_service(
     world: &mut World,
     located: Located<Service>,
     options: &CheckOptions,
     scope: &PolicyScope<'_>,
+    with_report: bool,
     diags: &mut Vec<Diagnostic>,
-) -> ServiceReport {
+) -> Option<ServiceReport> {
     let meta = &located.value.metadata;
     let namespace = if meta.namespace.is_empty() { "default" } else { meta.namespace.as_str() };
     let key = (namespace.to_owned(), meta.name.clone());
     let status = located.value.status.clone();
     let report = if options.no_defaults {
-        validate_as_written(world, located, scope, diags)
+        Some(validate_as_written(world, located, scope, diags))
     } else {
-        write_service(world, located, scope, diags)
+        write_service(world, located, scope, with_report, diags)
     };
     // The apiserver drops `status` on create, but a scenario uses it to play the load-balancer
     // controller (kube-proxy reads `status.loadBalancer.ingress`).
@@ -351,16 +352,18 @@ fn store_service(
     } else {
         world.service_status.remove(&key);
     }
-    report
+    report.filter(|_| with_report)
 }
 
-/// Creates, updates or deletes one Service document against the cluster.
+/// Creates, updates or deletes one Service document against the cluster. The report of a
+/// stored Service is built only `with_report`; a refusal's always is (refusals are few).
 fn write_service(
     world: &mut World,
     located: Located<Service>,
     scope: &PolicyScope<'_>,
+    with_report: bool,
     diags: &mut Vec<Diagnostic>,
-) -> ServiceReport {
+) -> Option<ServiceReport> {
     let Located { value: mut service, positions, .. } = located;
     let written_status = service.status.clone();
     default_service(
@@ -371,11 +374,11 @@ fn write_service(
     registry::generate_name(&mut service.metadata, &positions, world.profile.seed);
     let document = positions.source_of("");
     let Some(cluster) = world.cluster.as_mut() else {
-        return ServiceReport::rejected(None, &service, document);
+        return Some(ServiceReport::rejected(None, &service, document));
     };
     let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
     if service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete") {
-        return match world.services.remove(&key) {
+        return Some(match world.services.remove(&key) {
             Some(stored) => {
                 cluster.release(&stored.allocation);
                 let none = ServiceAllocation::default();
@@ -387,7 +390,7 @@ fn write_service(
                 diags.push(Diagnostic::error(object, "", "NotFound", message).at(document.clone()));
                 ServiceReport::rejected(Some(cluster), &service, document)
             }
-        };
+        });
     }
     let previous = world.services.remove(&key);
     if let Some(old) = &previous {
@@ -405,7 +408,7 @@ fn write_service(
             if let Some(old) = previous {
                 world.services.insert(key, old);
             }
-            return ServiceReport::rejected(Some(cluster), &service, document);
+            return Some(ServiceReport::rejected(Some(cluster), &service, document));
         }
     };
     // Validation runs on the defaulted, allocated object, after the strategy's PrepareFor*.
@@ -439,7 +442,7 @@ fn write_service(
         if let Some(old) = previous {
             world.services.insert(key, old);
         }
-        return ServiceReport::rejected(Some(cluster), &service, document);
+        return Some(ServiceReport::rejected(Some(cluster), &service, document));
     }
     // The operator's policy judges what the apiserver accepted; a deny is a refusal like any
     // other: nothing stored, the allocations of this request undone.
@@ -466,7 +469,7 @@ fn write_service(
         if let Some(old) = previous {
             world.services.insert(key, old);
         }
-        return ServiceReport::rejected(Some(cluster), &service, document);
+        return Some(ServiceReport::rejected(Some(cluster), &service, document));
     }
     diags.extend(service_warnings(&world.profile, &service, &positions));
     diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
@@ -474,7 +477,8 @@ fn write_service(
     let outcome = if previous.is_some() { "updated" } else { "created" };
     let held = previous.map(|old| old.allocation).unwrap_or_default();
     let allocation = cluster.commit(txn, &held);
-    let report = ServiceReport::new(Some(cluster), &service, outcome, &allocation, document);
+    let report = with_report
+        .then(|| ServiceReport::new(Some(cluster), &service, outcome, &allocation, document));
     scope.stored(&key, &service);
     world.services.insert(key, StoredService { service: Box::new(service), positions, allocation });
     report

@@ -52,8 +52,9 @@ pub struct World {
     /// create, but a scenario uses it to play the load-balancer controller (kube-proxy reads
     /// `status.loadBalancer.ingress`).
     pub service_status: BTreeMap<(String, String), ServiceStatus>,
-    /// Index of named EndpointSlices in `endpoint_slices` by (namespace, name).
-    endpoint_slice_index: BTreeMap<(String, String), usize>,
+    /// Index of named EndpointSlices in `endpoint_slices` by namespace, then name: two levels
+    /// so a lookup borrows its key instead of building a `(String, String)`.
+    endpoint_slice_index: BTreeMap<String, BTreeMap<String, usize>>,
 }
 
 impl World {
@@ -79,7 +80,7 @@ impl World {
         if name.is_empty() {
             return None;
         }
-        self.endpoint_slice_index.get(&(namespace.to_owned(), name.to_owned())).copied()
+        self.endpoint_slice_index.get(namespace)?.get(name).copied()
     }
 
     /// Stores an accepted EndpointSlice: in place of the one it updates, else after the others.
@@ -93,8 +94,13 @@ impl World {
             None => {
                 let meta = &slice.value.metadata;
                 if !meta.name.is_empty() {
-                    let key = (meta.namespace.clone(), meta.name.clone());
-                    self.endpoint_slice_index.insert(key, self.endpoint_slices.len());
+                    let names = match self.endpoint_slice_index.get_mut(meta.namespace.as_str()) {
+                        Some(names) => names,
+                        None => {
+                            self.endpoint_slice_index.entry(meta.namespace.clone()).or_default()
+                        }
+                    };
+                    names.insert(meta.name.clone(), self.endpoint_slices.len());
                 }
                 self.endpoint_slices.push(slice);
             }

@@ -243,7 +243,7 @@ pub(crate) fn parse_stream(text: &str) -> Vec<Document<'_>> {
 pub(crate) fn documents(text: &str) -> Documents<'_> {
     Documents {
         text,
-        lines: text.split_inclusive('\n'),
+        lines: InclusiveLines { text, at: 0 },
         prefix: None,
         start: 0,
         offset: 0,
@@ -259,7 +259,7 @@ pub(crate) fn documents(text: &str) -> Documents<'_> {
 /// The iterator of [`documents`].
 pub(crate) struct Documents<'t> {
     text: &'t str,
-    lines: std::str::SplitInclusive<'t, char>,
+    lines: InclusiveLines<'t>,
     /// The current document is `prefix` (content written on its `---` line) followed by
     /// `text[start..]` up to the next separator.
     prefix: Option<String>,
@@ -309,6 +309,14 @@ impl<'t> Iterator for Documents<'t> {
             let line_start = self.offset;
             self.offset += line.len();
             self.line_no += 1;
+            // Only a line that starts with `-` or `.` can be a separator: the others skip the
+            // comparisons below.
+            if !matches!(line.as_bytes().first(), Some(b'-' | b'.')) {
+                if !self.saw_content && !is_blank_or_comment(line) {
+                    self.saw_content = true;
+                }
+                continue;
+            }
             let trimmed = line.trim_end_matches(['\n', '\r']);
             let is_separator = trimmed == "---"
                 || trimmed.starts_with("--- ")
@@ -343,6 +351,25 @@ impl<'t> Iterator for Documents<'t> {
             return Some(self.document(end));
         }
         None
+    }
+}
+
+/// `str::split_inclusive('\n')` as a byte loop: a line is a few dozen bytes, too short for
+/// the `char` searcher's `memchr` and comparison calls to pay off.
+struct InclusiveLines<'t> {
+    text: &'t str,
+    /// Byte offset of the next line.
+    at: usize,
+}
+
+impl<'t> Iterator for InclusiveLines<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let rest = self.text.get(self.at..).filter(|r| !r.is_empty())?;
+        let len = rest.bytes().position(|b| b == b'\n').map_or(rest.len(), |i| i + 1);
+        self.at += len;
+        rest.get(..len)
     }
 }
 

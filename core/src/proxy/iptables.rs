@@ -66,6 +66,11 @@ struct Arena {
     bodies: String,
     chains: Vec<ArenaChain>,
     open: Option<ArenaChain>,
+    /// `--probability` texts by the number of endpoints left (`probabilities[n]` is 1/n with
+    /// ten decimals), formatted once per payload instead of once per rule.
+    probabilities: Vec<String>,
+    /// The masquerade match of SVC and SVL chains' first rule, formatted on first use.
+    masq_match: Option<Option<String>>,
 }
 
 /// The size of the arena's body buffers.
@@ -221,13 +226,31 @@ pub(crate) fn sep_chain(sp: &SvcPort, ep: &Ep) -> String {
     name
 }
 
-/// A `--comment` argument: kube-proxy quotes comments that contain spaces.
-fn comment(text: &str) -> String {
-    if text.contains(' ') {
-        format!("-m comment --comment \"{text}\"")
-    } else {
-        format!("-m comment --comment {text}")
+/// A `--comment` argument: kube-proxy quotes comments that contain spaces. Displayed, so a
+/// rule writes it in place.
+fn comment(text: &str) -> Comment<'_> {
+    Comment(text)
+}
+
+/// See [`comment`].
+struct Comment<'a>(&'a str);
+
+impl std::fmt::Display for Comment<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let quote = if self.0.contains(' ') { "\"" } else { "" };
+        f.write_str("-m comment --comment ")?;
+        f.write_str(quote)?;
+        f.write_str(self.0)?;
+        f.write_str(quote)
     }
+}
+
+/// A chain name: `prefix` then the hash.
+fn chain_name(prefix: &str, hash: &str) -> String {
+    let mut name = String::with_capacity(prefix.len() + hash.len());
+    name.push_str(prefix);
+    name.push_str(hash);
+    name
 }
 
 /// The jump rules kube-proxy installs in the built-in chains outside the payload
@@ -589,10 +612,10 @@ impl<'a> PortRules<'a> {
         };
         PortRules {
             sp,
-            svc: format!("KUBE-SVC-{hash}"),
-            svl: format!("KUBE-SVL-{hash}"),
-            ext: format!("KUBE-EXT-{hash}"),
-            fw: format!("KUBE-FW-{hash}"),
+            svc: chain_name("KUBE-SVC-", &hash),
+            svl: chain_name("KUBE-SVL-", &hash),
+            ext: chain_name("KUBE-EXT-", &hash),
+            fw: chain_name("KUBE-FW-", &hash),
             seps: sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect(),
             has_endpoints,
             has_internal: sp.has_internal() || (svl_drops && has_endpoints),
@@ -779,11 +802,16 @@ impl<'a> PortRules<'a> {
     fn svc_and_svl_chains(&self, a: &mut Arena, config: &ProxyConfig, large: bool) {
         let sp = self.sp;
         let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, sp.port, sp.cluster_ip);
-        let masq_match = if config.masquerade_all {
-            Some(String::new())
-        } else {
-            config.detect_local.if_not_local().map(|m| format!(" {m}"))
-        };
+        let masq_match = a
+            .masq_match
+            .get_or_insert_with(|| {
+                if config.masquerade_all {
+                    Some(String::new())
+                } else {
+                    config.detect_local.if_not_local().map(|m| format!(" {m}"))
+                }
+            })
+            .clone();
         for (used, chain, local_policy, eps) in [
             (self.use_svc, &self.svc, false, sp.cluster_eps()),
             (self.use_svl, &self.svl, true, sp.local_eps()),
@@ -857,6 +885,12 @@ fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String
         }
     }
     let count = eps.len();
+    let mut probabilities = std::mem::take(&mut chain.probabilities);
+    if probabilities.len() <= count {
+        probabilities.extend(
+            (probabilities.len()..=count).map(|left| format!("{:.10}", 1.0f64 / left as f64)),
+        );
+    }
     for (k, &i) in eps.iter().enumerate() {
         let sep = &seps[i];
         let text = &sp.endpoints[i].text;
@@ -865,7 +899,7 @@ fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String
         let name = if large { "" } else { n.as_str() };
         let ep = if large { "" } else { text.as_str() };
         if k + 1 < count {
-            let probability = format!("{:.10}", 1.0f64 / (count - k) as f64);
+            let probability = &probabilities[count - k];
             chain.rule_parts(&[
                 open,
                 name,
@@ -873,7 +907,7 @@ fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String
                 ep,
                 close,
                 "-m statistic --mode random --probability ",
-                &probability,
+                probability,
                 " -j ",
                 sep,
             ]);
@@ -881,4 +915,5 @@ fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String
             chain.rule_parts(&[open, name, arrow, ep, close, "-j ", sep]);
         }
     }
+    chain.probabilities = probabilities;
 }

@@ -1,6 +1,7 @@
 //! kube-proxy's service-port and endpoint model (serviceport.go, endpointslicecache.go) and
 //! endpoint selection (`CategorizeEndpoints`, topology.go), for one IP family.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
@@ -127,11 +128,6 @@ impl SvcPort {
         }
     }
 
-    /// `namespace/name`: the key the Go tests sort KUBE-SERVICES rules by.
-    pub(crate) fn service_key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
-    }
-
     /// Internal traffic has endpoints (else REJECT or DROP).
     pub(crate) fn has_internal(&self) -> bool {
         self.cat.has_any && !(self.itp_local && self.local_eps().is_empty())
@@ -182,10 +178,15 @@ pub(crate) fn endpoint_text(ip: IpAddr, port: i32) -> String {
     }
 }
 
-fn protocol_of(text: Option<&str>) -> String {
+/// The lower-case protocol (`tcp` when unset), without an allocation for the protocols a
+/// Service may name (anything else is lower-cased into a new string).
+fn protocol_key(text: Option<&str>) -> Cow<'static, str> {
     match text {
-        None | Some("") => "tcp".to_owned(),
-        Some(p) => p.to_ascii_lowercase(),
+        None | Some("") => Cow::Borrowed("tcp"),
+        Some(p) if p.eq_ignore_ascii_case("tcp") => Cow::Borrowed("tcp"),
+        Some(p) if p.eq_ignore_ascii_case("udp") => Cow::Borrowed("udp"),
+        Some(p) if p.eq_ignore_ascii_case("sctp") => Cow::Borrowed("sctp"),
+        Some(p) => Cow::Owned(p.to_ascii_lowercase()),
     }
 }
 
@@ -228,8 +229,71 @@ fn dotted_quad(bytes: &[u8]) -> Option<std::net::Ipv4Addr> {
     Some(std::net::Ipv4Addr::from(octets))
 }
 
-/// Endpoints of one (port name, protocol) of a service, before sorting.
-type PortEndpoints<'a> = BTreeMap<(&'a str, String), Vec<Ep>>;
+/// Endpoints of each (port name, protocol) of a service, before sorting: a vector, since a
+/// service has a port or two (a B-tree's first node alone is most of a kilobyte).
+#[derive(Default)]
+struct PortEndpoints<'a>(Vec<(PortKey<'a>, Vec<Ep>)>);
+
+/// (port name, lower-case protocol).
+type PortKey<'a> = (&'a str, Cow<'static, str>);
+
+impl<'a> PortEndpoints<'a> {
+    /// The list of a port, made empty on first use.
+    fn list(&mut self, port: PortKey<'a>) -> &mut Vec<Ep> {
+        let at = match self.0.iter().position(|(p, _)| *p == port) {
+            Some(at) => at,
+            None => {
+                self.0.push((port, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
+    }
+
+    /// Takes the list of a port (empty when there is none).
+    fn take(&mut self, name: &str, protocol: &str) -> Vec<Ep> {
+        self.0
+            .iter_mut()
+            .find(|((n, p), _)| *n == name && *p == protocol)
+            .map(|(_, list)| std::mem::take(list))
+            .unwrap_or_default()
+    }
+}
+
+/// Endpoints by (namespace, service name): those from EndpointSlices as a vector sorted by
+/// key, which the Services, coming in the same order, walk with a cursor instead of searching
+/// a tree; those mirrored from v1 Endpoints (few) in a map.
+struct ServiceEndpoints<'a> {
+    sliced: Vec<((&'a str, &'a str), PortEndpoints<'a>)>,
+    cursor: usize,
+    mirrored: BTreeMap<(&'a str, &'a str), PortEndpoints<'a>>,
+}
+
+impl<'a> ServiceEndpoints<'a> {
+    fn sliced_index(&self, key: (&str, &str)) -> Option<usize> {
+        let at = |i: usize| self.sliced.get(i).is_some_and(|(k, _)| *k == key);
+        if at(self.cursor) {
+            return Some(self.cursor);
+        }
+        if at(self.cursor + 1) {
+            return Some(self.cursor + 1);
+        }
+        self.sliced.binary_search_by(|(k, _)| (*k).cmp(&key)).ok()
+    }
+
+    fn contains(&self, key: (&'a str, &'a str)) -> bool {
+        self.sliced_index(key).is_some() || self.mirrored.contains_key(&key)
+    }
+
+    /// The endpoints of a Service's port, taken out.
+    fn take(&mut self, key: (&'a str, &'a str), name: &str, protocol: &str) -> Vec<Ep> {
+        if let Some(at) = self.sliced_index(key) {
+            self.cursor = at;
+            return self.sliced[at].1.take(name, protocol);
+        }
+        self.mirrored.get_mut(&key).map(|p| p.take(name, protocol)).unwrap_or_default()
+    }
+}
 
 /// Builds every service port of the family with its categorized endpoints, sorted by
 /// (namespace, name, port name, protocol).
@@ -240,21 +304,30 @@ pub(crate) fn build<'a>(
     config: &ProxyConfig,
 ) -> Vec<SvcPort> {
     let family = config.family;
-    // Endpoints grouped by (namespace, service name), then (port name, protocol).
-    let mut by_service: BTreeMap<(&'a str, &'a str), PortEndpoints<'a>> = BTreeMap::new();
     // Slices in name order stand for the Go map kube-proxy ranges over (random order), so the
     // duplicate rule below picks one copy the same way on every run.
     let mut slices: Vec<&EndpointSlice> =
         slices.iter().copied().filter(|s| !ignored_by_kube_proxy(&s.metadata.labels)).collect();
     slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    for slice in slices {
-        let Some(service) = slice.metadata.labels.get("kubernetes.io/service-name") else {
-            continue;
-        };
-        let key = (slice.metadata.namespace.as_str(), service.as_str());
+    // Then grouped by (namespace, service name), in name order within a group (a stable sort).
+    let mut keyed: Vec<((&'a str, &'a str), &'a EndpointSlice)> = slices
+        .into_iter()
+        .filter_map(|slice| {
+            let service = slice.metadata.labels.get("kubernetes.io/service-name")?;
+            Some(((slice.metadata.namespace.as_str(), service.as_str()), slice))
+        })
+        .collect();
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    // Endpoints grouped by (namespace, service name), then (port name, protocol).
+    let mut by_service =
+        ServiceEndpoints { sliced: Vec::new(), cursor: 0, mirrored: BTreeMap::new() };
+    for (key, slice) in keyed {
         // Record the service as sliced even when the family does not match, so its v1
         // Endpoints are not mirrored below.
-        let ports = by_service.entry(key).or_default();
+        if by_service.sliced.last().is_none_or(|(last, _)| *last != key) {
+            by_service.sliced.push((key, PortEndpoints::default()));
+        }
+        let Some((_, ports)) = by_service.sliced.last_mut() else { continue };
         let wanted = match family {
             IpFamily::V4 => "IPv4",
             IpFamily::V6 => "IPv6",
@@ -268,8 +341,7 @@ pub(crate) fn build<'a>(
             if number == 0 {
                 continue;
             }
-            let list =
-                ports.entry((name.as_str(), protocol_of(port.protocol.as_deref()))).or_default();
+            let list = ports.list((name.as_str(), protocol_key(port.protocol.as_deref())));
             for endpoint in &slice.endpoints {
                 // Only the first address is used (endpointslicecache.go).
                 let Some(written) = endpoint.addresses.first() else { continue };
@@ -299,10 +371,10 @@ pub(crate) fn build<'a>(
     // Later objects of the same name replace earlier ones: walk backwards, first one wins.
     for e in legacy.iter().rev() {
         let key = (e.metadata.namespace.as_str(), e.metadata.name.as_str());
-        if by_service.contains_key(&key) {
+        if by_service.contains(key) {
             continue;
         }
-        let ports = by_service.entry(key).or_default();
+        let ports = by_service.mirrored.entry(key).or_default();
         for subset in &e.subsets {
             for port in &subset.ports {
                 let number = port.port.unwrap_or(0);
@@ -310,7 +382,7 @@ pub(crate) fn build<'a>(
                     continue;
                 }
                 let name = port.name.as_deref().unwrap_or("");
-                let list = ports.entry((name, protocol_of(port.protocol.as_deref()))).or_default();
+                let list = ports.list((name, protocol_key(port.protocol.as_deref())));
                 let all = subset
                     .addresses
                     .iter()
@@ -390,22 +462,24 @@ pub(crate) fn build<'a>(
         let ns = service.metadata.namespace.clone();
         let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
         for port in &spec.ports {
-            let protocol = protocol_of(Some(&port.protocol));
-            let svc_name = if port.name.is_empty() {
-                format!("{}/{}", ns, service.metadata.name)
-            } else {
-                format!("{}/{}:{}", ns, service.metadata.name, port.name)
-            };
-            let mut endpoints = by_service
-                .get_mut(&key)
-                .and_then(|p| p.remove(&(port.name.as_str(), protocol.clone())))
-                .unwrap_or_default();
+            let protocol = protocol_key(Some(&port.protocol));
+            // `namespace/name[:portName]`, pieced together (one per Service port).
+            let name = &service.metadata.name;
+            let mut svc_name = String::with_capacity(ns.len() + name.len() + port.name.len() + 2);
+            svc_name.push_str(&ns);
+            svc_name.push('/');
+            svc_name.push_str(name);
+            if !port.name.is_empty() {
+                svc_name.push(':');
+                svc_name.push_str(&port.name);
+            }
+            let mut endpoints = by_service.take(key, &port.name, &protocol);
             endpoints = dedup(endpoints, config.prefer_non_terminating_duplicates);
             let mut sp = SvcPort {
                 namespace: ns.clone(),
                 name: service.metadata.name.clone(),
                 port_name: port.name.clone(),
-                protocol,
+                protocol: protocol.into_owned(),
                 svc_name,
                 cluster_ip,
                 port: port.port,
@@ -427,8 +501,27 @@ pub(crate) fn build<'a>(
     }
     // Sorted by "namespace/name" (the Go tests' sort key for KUBE-SERVICES and KUBE-NODEPORTS
     // rules), then port name and protocol, so emission order is already canonical.
-    out.sort_by_cached_key(|p| (p.service_key(), p.port_name.clone(), p.protocol.clone()));
+    // Stable, like the cached-key sort it replaces (whose keys carried the index); the stored
+    // Services come in (namespace, name) order, which is almost always this order already, so
+    // the sort finds one run and compares each neighbour pair once, allocating nothing.
+    out.sort_by(|a, b| {
+        cmp_service_key(a, b)
+            .then_with(|| a.port_name.cmp(&b.port_name))
+            .then_with(|| a.protocol.cmp(&b.protocol))
+    });
     out
+}
+
+/// Compares `namespace/name`, the key the Go tests sort KUBE-SERVICES rules by, without
+/// building it.
+fn cmp_service_key(a: &SvcPort, b: &SvcPort) -> std::cmp::Ordering {
+    if a.namespace == b.namespace {
+        return a.name.cmp(&b.name);
+    }
+    fn joined(p: &SvcPort) -> impl Iterator<Item = u8> + '_ {
+        p.namespace.bytes().chain(std::iter::once(b'/')).chain(p.name.bytes())
+    }
+    joined(a).cmp(joined(b))
 }
 
 /// Whether topology hints may be used for a Service, by release (the rows of `Behaviour::Hints*`
@@ -468,15 +561,27 @@ fn ignored_by_kube_proxy(labels: &crate::model::StringMap) -> bool {
 /// kubernetes/kubernetes#135593: a pod IP reused while the old pod terminates) or when it is
 /// local (1.24 to 1.35: `!exists || isLocal`). Then sorts by the endpoint string byte-wise
 /// (`10.1.1.11:11` before `10.1.1.1:11`).
-fn dedup(endpoints: Vec<Ep>, prefer_non_terminating: bool) -> Vec<Ep> {
-    let mut kept: BTreeMap<String, Ep> = BTreeMap::new();
+fn dedup(mut endpoints: Vec<Ep>, prefer_non_terminating: bool) -> Vec<Ep> {
+    // Strictly ascending already (distinct, in order: the common case): nothing to do.
+    if endpoints.windows(2).all(|w| w[0].text < w[1].text) {
+        return endpoints;
+    }
+    // A stable sort keeps the copies of one endpoint in slice order; each run then collapses
+    // to its first copy or the last copy that replaces.
+    endpoints.sort_by(|a, b| a.text.cmp(&b.text));
+    let mut out: Vec<Ep> = Vec::with_capacity(endpoints.len());
     for ep in endpoints {
         let replaces = if prefer_non_terminating { !ep.terminating } else { ep.local };
-        if replaces || !kept.contains_key(&ep.text) {
-            kept.insert(ep.text.clone(), ep);
+        match out.last_mut() {
+            Some(kept) if kept.text == ep.text => {
+                if replaces {
+                    *kept = ep;
+                }
+            }
+            _ => out.push(ep),
         }
     }
-    kept.into_values().collect()
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

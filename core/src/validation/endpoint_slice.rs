@@ -57,9 +57,15 @@ pub(super) fn validate(
     if slice.endpoints.len() > MAX_ENDPOINTS {
         errors.push(too_many("endpoints", slice.endpoints.len(), MAX_ENDPOINTS));
     } else {
+        // The paths are built in place, once per endpoint and address, without `format!`:
+        // every endpoint of every slice passes here.
+        let (mut path, mut addresses_path, mut apath) =
+            (String::new(), String::new(), String::new());
         for (i, endpoint) in slice.endpoints.iter().enumerate() {
-            let path = format!("endpoints[{i}]");
-            let addresses_path = format!("{path}.addresses");
+            indexed(&mut path, "endpoints", i);
+            addresses_path.clear();
+            addresses_path.push_str(&path);
+            addresses_path.push_str(".addresses");
             if endpoint.addresses.is_empty() {
                 errors.push(FieldError::required(
                     addresses_path.clone(),
@@ -69,7 +75,7 @@ pub(super) fn validate(
                 errors.push(too_many(&addresses_path, endpoint.addresses.len(), MAX_ADDRESSES));
             }
             for (j, address) in endpoint.addresses.iter().enumerate() {
-                let apath = format!("{addresses_path}[{j}]");
+                indexed(&mut apath, &addresses_path, j);
                 match address_type {
                     "IPv4" | "IPv6" => {
                         let want_v4 = address_type == "IPv4";
@@ -109,20 +115,16 @@ pub(super) fn validate(
                 }
             }
             if let Some(node_name) = &endpoint.node_name {
-                push_invalid(
-                    &mut errors,
-                    &format!("{path}.nodeName"),
-                    node_name,
-                    dns1123_subdomain(node_name),
-                );
+                let msgs = dns1123_subdomain(node_name);
+                if !msgs.is_empty() {
+                    push_invalid(&mut errors, &format!("{path}.nodeName"), node_name, msgs);
+                }
             }
             if let Some(hostname) = &endpoint.hostname {
-                push_invalid(
-                    &mut errors,
-                    &format!("{path}.hostname"),
-                    hostname,
-                    dns1123_label(t, hostname),
-                );
+                let msgs = dns1123_label(t, hostname);
+                if !msgs.is_empty() {
+                    push_invalid(&mut errors, &format!("{path}.hostname"), hostname, msgs);
+                }
             }
             if let Some(hints) = &endpoint.hints {
                 hint_names(
@@ -147,11 +149,15 @@ pub(super) fn validate(
         errors.push(too_many("ports", slice.ports.len(), max));
     } else {
         let mut names: Vec<&str> = Vec::new();
+        let mut path = String::new();
         for (i, port) in slice.ports.iter().enumerate() {
-            let path = format!("ports[{i}]");
+            indexed(&mut path, "ports", i);
             let name = port.name.as_deref().unwrap_or("");
             if !name.is_empty() {
-                push_invalid(&mut errors, &format!("{path}.name"), name, dns1123_label(t, name));
+                let msgs = dns1123_label(t, name);
+                if !msgs.is_empty() {
+                    push_invalid(&mut errors, &format!("{path}.name"), name, msgs);
+                }
             }
             // Names must be unique, the empty name included.
             if names.contains(&name) {
@@ -192,6 +198,26 @@ pub(super) fn validate(
         ));
     }
     errors
+}
+
+/// Sets `out` to `list[index]`.
+fn indexed(out: &mut String, list: &str, index: usize) {
+    out.clear();
+    out.push_str(list);
+    out.push('[');
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = index;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    out.push(']');
 }
 
 /// `hints.forZones` / `hints.forNodes`: at most 8 (then stop), unique, each name checked.

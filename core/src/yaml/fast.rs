@@ -16,37 +16,44 @@ use crate::source::Pos;
 /// The tree of a document whose text starts at `first_line`, or `None` when the document is
 /// empty or not in the subset.
 pub(super) fn parse(text: &str, first_line: u32) -> Option<Node> {
-    // Printable ASCII and line feeds only: saphyr-parser refuses other control characters
-    // ("found unprintable character", YAML 1.2 `c-printable`), even inside comments.
-    if !text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b)) {
-        return None;
-    }
+    // One pass over the bytes both checks them and splits the lines. Printable ASCII and line
+    // feeds only: saphyr-parser refuses other control characters ("found unprintable
+    // character", YAML 1.2 `c-printable`), even inside comments.
     let mut lines = Vec::new();
-    for (no, line) in text.split('\n').enumerate() {
-        let content = line.trim_start_matches(' ');
-        if content.is_empty() || content.starts_with('#') {
-            continue;
-        }
-        // Separator-like lines, directives and trailing spaces are left to the general reader.
-        if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
+    let (mut start, mut no) = (0, first_line);
+    for (at, &b) in text.as_bytes().iter().enumerate() {
+        if b == b'\n' {
+            push_line(&mut lines, text.get(start..at)?, no)?;
+            start = at + 1;
+            no = no.checked_add(1)?;
+        } else if !(b' '..=b'~').contains(&b) {
             return None;
         }
-        if content.ends_with(' ') {
-            return None;
-        }
-        let no = u32::try_from(no).ok()?;
-        lines.push(Line {
-            line: first_line.checked_add(no)?,
-            indent: line.len() - content.len(),
-            content,
-        });
     }
+    push_line(&mut lines, text.get(start..)?, no)?;
     let first = lines.first()?;
     let indent = first.indent;
     let mut reader = Reader { lines, next: 0, nodes: 0 };
     let root = reader.block(indent, 0)?;
     // Everything must have been read (a less indented line after the root is an error).
     (reader.next == reader.lines.len()).then_some(root)
+}
+
+/// Adds line `no` to `lines` when it has content; `None` when the line is outside the subset.
+fn push_line<'t>(lines: &mut Vec<Line<'t>>, line: &'t str, no: u32) -> Option<()> {
+    let content = line.trim_start_matches(' ');
+    if content.is_empty() || content.starts_with('#') {
+        return Some(());
+    }
+    // Separator-like lines, directives and trailing spaces are left to the general reader.
+    if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
+        return None;
+    }
+    if content.ends_with(' ') {
+        return None;
+    }
+    lines.push(Line { line: no, indent: line.len() - content.len(), content });
+    Some(())
 }
 
 /// A line with content.
@@ -78,13 +85,15 @@ fn is_key_char(c: u8) -> bool {
 
 /// The key of a `key: value` or `key:` line, when the line is one.
 fn key_of(content: &str) -> Option<&str> {
-    let colon = content.find(':')?;
-    let (name, rest) = content.split_at(colon);
-    let after = &rest[1..];
-    let plain = !name.is_empty()
-        && name.as_bytes()[0].is_ascii_alphanumeric()
-        && name.bytes().all(is_key_char);
-    (plain && (after.is_empty() || after.starts_with(' '))).then_some(name)
+    // `:` is no key character: the name ends at the first byte that is not one, which must be
+    // the colon.
+    let bytes = content.as_bytes();
+    let colon = bytes.iter().position(|&b| !is_key_char(b))?;
+    if bytes[colon] != b':' || !bytes.first()?.is_ascii_alphanumeric() {
+        return None;
+    }
+    let after = bytes.get(colon + 1..)?;
+    (after.is_empty() || after[0] == b' ').then(|| &content[..colon])
 }
 
 impl<'t> Reader<'t> {
