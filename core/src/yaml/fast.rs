@@ -311,7 +311,11 @@ impl<'t> Reader<'t> {
                 });
                 // `a: b` inside a value is a mapping (or an error); a flow scalar ends at `:`.
                 let colon = if flow { text.contains(':') } else { text.contains(": ") };
-                if !starts_plain || !ordinary || colon || text.ends_with(':') {
+                // saphyr starts a new chunk of a flow plain scalar after a space and refuses one
+                // that opens with `-` before `,]}` ("plain scalar cannot start with '-' followed
+                // by ,[]{}"); ` - ` is left to it too rather than guessed.
+                let dash_chunk = flow && (text.ends_with(" -") || text.contains(" - "));
+                if !starts_plain || !ordinary || colon || dash_chunk || text.ends_with(':') {
                     return None;
                 }
                 resolve_plain(text).unwrap_or_else(|| Value::Str(text.to_owned()))

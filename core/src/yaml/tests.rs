@@ -109,6 +109,9 @@ fn fast_reader_builds_the_general_readers_tree() {
         "a: 1\n b: 2\n",
         "- - a\n",
         "a:\tb\n",
+        "a: {b: c -}\n",
+        "a: [b -, c]\n",
+        "a: {b: c - d}\n",
     ];
     for other in others {
         assert_eq!(fast_against_events(other), 0, "{other:?} is left to the general reader");
