@@ -68,16 +68,17 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::RenderOptions,
     ) -> Result<String, types::Error> {
-        let mut pieces = render_pieces(inputs, options)?;
-        pieces.reverse();
-        Ok(pieces.concat())
+        Ok(render_pieces(inputs, options)?.concat())
     }
 
     fn render_begin(
         inputs: Vec<types::Input>,
         options: types::RenderOptions,
     ) -> Result<(), types::Error> {
-        RENDERED.set(render_pieces(inputs, options)?);
+        let mut pieces = render_pieces(inputs, options)?;
+        // `render-next` pops, so the last piece goes first.
+        pieces.reverse();
+        RENDERED.set(pieces);
         Ok(())
     }
 
@@ -161,17 +162,16 @@ impl Pieces {
         self.current.push_str(text);
     }
 
-    /// The pieces, last first.
+    /// The pieces, in order.
     fn finish(mut self) -> Vec<String> {
         if !self.current.is_empty() {
             self.done.push(self.current);
         }
-        self.done.reverse();
         self.done
     }
 }
 
-/// The ruleset in pieces, last first: the one rendering of `render` and `render-begin` (kept
+/// The ruleset in pieces, in order: the one rendering of `render` and `render-begin` (kept
 /// out of line, so the component carries it once).
 #[inline(never)]
 fn render_pieces(
