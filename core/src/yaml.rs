@@ -134,16 +134,47 @@ const COMMON_KEYS: &[&str] = &[
 /// The key for a scalar's text: a shared string when it is common.
 fn key(text: Cow<'_, str>) -> Key {
     match common_key(&text) {
-        Ok(i) => Cow::Borrowed(COMMON_KEYS[i]),
-        Err(_) => Cow::Owned(text.into_owned()),
+        Some(i) => Cow::Borrowed(COMMON_KEYS[i]),
+        None => Cow::Owned(text.into_owned()),
     }
 }
 
-/// The index of a common key in [`COMMON_KEYS`].
-fn common_key(text: &str) -> Result<usize, usize> {
-    // Keys are short: comparing their bytes in place is cheaper than a call to `memcmp`.
-    COMMON_KEYS
-        .binary_search_by(|k| k.len().cmp(&text.len()).then_with(|| k.bytes().cmp(text.bytes())))
+/// The longest common key.
+const LONGEST_KEY: usize = 38;
+
+/// Where the common keys of each length start: those of length `n` are
+/// `COMMON_KEYS[KEYS_BY_LENGTH[n]..KEYS_BY_LENGTH[n + 1]]`.
+const KEYS_BY_LENGTH: [usize; LONGEST_KEY + 2] = keys_by_length();
+
+const fn keys_by_length() -> [usize; LONGEST_KEY + 2] {
+    let mut starts = [COMMON_KEYS.len(); LONGEST_KEY + 2];
+    let mut i = COMMON_KEYS.len();
+    while i > 0 {
+        i -= 1;
+        starts[COMMON_KEYS[i].len()] = i;
+    }
+    // A length no key has starts where the next length does.
+    let mut n = LONGEST_KEY + 1;
+    while n > 0 {
+        n -= 1;
+        if starts[n] > starts[n + 1] {
+            starts[n] = starts[n + 1];
+        }
+    }
+    starts
+}
+
+/// The index of a common key in [`COMMON_KEYS`]: the few keys of its length are told apart by
+/// their first and last bytes before whole texts are compared (each comparison is a call to
+/// `memcmp` in the WebAssembly build).
+fn common_key(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let (&first, &last) = (bytes.first()?, bytes.last()?);
+    let candidates = KEYS_BY_LENGTH.get(text.len()..text.len() + 2)?;
+    (candidates[0]..candidates[1]).find(|&i| {
+        let key = COMMON_KEYS[i].as_bytes();
+        key[0] == first && key[key.len() - 1] == last && key == bytes
+    })
 }
 
 /// Whether two keys made by [`key`] are equal: common keys are the same `'static` string, so
@@ -354,8 +385,8 @@ impl<'t> Iterator for Documents<'t> {
     }
 }
 
-/// `str::split_inclusive('\n')` as a byte loop: a line is a few dozen bytes, too short for
-/// the `char` searcher's `memchr` and comparison calls to pay off.
+/// `str::split_inclusive('\n')`, eight bytes at a time ([`scan`]): a line is a few dozen bytes,
+/// too short for the `char` searcher's `memchr` and comparison calls to pay off.
 struct InclusiveLines<'t> {
     text: &'t str,
     /// Byte offset of the next line.
@@ -366,10 +397,14 @@ impl<'t> Iterator for InclusiveLines<'t> {
     type Item = &'t str;
 
     fn next(&mut self) -> Option<&'t str> {
-        let rest = self.text.get(self.at..).filter(|r| !r.is_empty())?;
-        let len = rest.bytes().position(|b| b == b'\n').map_or(rest.len(), |i| i + 1);
-        self.at += len;
-        rest.get(..len)
+        let start = self.at;
+        if start >= self.text.len() {
+            return None;
+        }
+        let end = scan::line_feed(self.text.as_bytes(), start).saturating_add(1);
+        let end = end.min(self.text.len());
+        self.at = end;
+        self.text.get(start..end)
     }
 }
 
@@ -405,6 +440,7 @@ struct Scratch {
     frames: Vec<Frame>,
     items: Vec<Node>,
     entries: Vec<Entry>,
+    fast: fast::Scratch,
 }
 
 struct Builder {
@@ -454,7 +490,7 @@ impl Builder {
     }
 
     fn run(self, text: &str, scratch: &mut Scratch) -> Result<Option<Node>, SyntaxError> {
-        match fast::parse(text, self.line_offset.saturating_add(1)) {
+        match fast::parse(text, self.line_offset.saturating_add(1), &mut scratch.fast) {
             Some(root) => Ok(Some(root)),
             None => self.run_events(text, scratch),
         }
@@ -472,7 +508,7 @@ impl Builder {
         scratch.frames.clear();
         scratch.items.clear();
         scratch.entries.clear();
-        let Scratch { frames: stack, items, entries } = scratch;
+        let Scratch { frames: stack, items, entries, .. } = scratch;
         let mut root: Option<Node> = None;
         while let Some(event) = parser.next_event() {
             let (event, span) = event.map_err(|e| SyntaxError {
@@ -642,39 +678,149 @@ fn resolve_plain(text: &str) -> Option<Value> {
     // Most scalars (field names, names, addresses) start with a letter no YAML 1.1 word or
     // number starts with: they are strings without comparing them to every word below.
     let Some(&first) = text.as_bytes().first() else { return Some(Value::Null) };
-    if !(first.is_ascii_digit() || b"~nNyYtTfFoO.+-".contains(&first)) {
+    if first.is_ascii_digit() {
+        return resolve_number(text);
+    }
+    if !b"~nNyYtTfFoO.+-".contains(&first) {
         return None;
     }
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
-            return Some(Value::Bool(true));
-        }
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
-            return Some(Value::Bool(false));
-        }
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
-            return Some(Value::Float(f64::INFINITY));
-        }
-        "-.inf" | "-.Inf" | "-.INF" => return Some(Value::Float(f64::NEG_INFINITY)),
-        ".nan" | ".NaN" | ".NAN" => return Some(Value::Float(f64::NAN)),
-        _ => {}
+    if let Some(value) = resolve_word(text) {
+        return Some(value);
     }
-    if first.is_ascii_digit() || first == b'-' || first == b'+' || first == b'.' {
-        // Underscores are digit separators in YAML 1.1; most numbers have none.
-        let plain: Cow<'_, str> = if text.contains('_') {
-            Cow::Owned(text.replace('_', ""))
-        } else {
-            Cow::Borrowed(text)
-        };
-        if let Some(i) = parse_go_int(&plain) {
-            return Some(Value::Int(i));
+    if matches!(first, b'-' | b'+' | b'.') { resolve_number(text) } else { None }
+}
+
+/// The words of YAML 1.1 that go-yaml v2 resolves.
+fn resolve_word(text: &str) -> Option<Value> {
+    if text.len() > MAX_WORD {
+        return None;
+    }
+    // A search over integers: no text comparison (a `memcmp` call in the WebAssembly build) per
+    // candidate word.
+    let packed = word(text.as_bytes());
+    let i = PACKED_WORDS.binary_search_by_key(&packed, |&(w, _)| w).ok()?;
+    Some(match PACKED_WORDS[i].1 {
+        Word::Null => Value::Null,
+        Word::True => Value::Bool(true),
+        Word::False => Value::Bool(false),
+        Word::Infinity => Value::Float(f64::INFINITY),
+        Word::NegativeInfinity => Value::Float(f64::NEG_INFINITY),
+        Word::NaN => Value::Float(f64::NAN),
+    })
+}
+
+/// What a YAML 1.1 word means.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Word {
+    Null,
+    True,
+    False,
+    Infinity,
+    NegativeInfinity,
+    NaN,
+}
+
+/// go-yaml v2's words (`resolve.go`'s table; the empty text is null too, decided before).
+const WORDS: [(&str, Word); 38] = [
+    ("~", Word::Null),
+    ("null", Word::Null),
+    ("Null", Word::Null),
+    ("NULL", Word::Null),
+    ("y", Word::True),
+    ("Y", Word::True),
+    ("yes", Word::True),
+    ("Yes", Word::True),
+    ("YES", Word::True),
+    ("true", Word::True),
+    ("True", Word::True),
+    ("TRUE", Word::True),
+    ("on", Word::True),
+    ("On", Word::True),
+    ("ON", Word::True),
+    ("n", Word::False),
+    ("N", Word::False),
+    ("no", Word::False),
+    ("No", Word::False),
+    ("NO", Word::False),
+    ("false", Word::False),
+    ("False", Word::False),
+    ("FALSE", Word::False),
+    ("off", Word::False),
+    ("Off", Word::False),
+    ("OFF", Word::False),
+    (".inf", Word::Infinity),
+    (".Inf", Word::Infinity),
+    (".INF", Word::Infinity),
+    ("+.inf", Word::Infinity),
+    ("+.Inf", Word::Infinity),
+    ("+.INF", Word::Infinity),
+    ("-.inf", Word::NegativeInfinity),
+    ("-.Inf", Word::NegativeInfinity),
+    ("-.INF", Word::NegativeInfinity),
+    (".nan", Word::NaN),
+    (".NaN", Word::NaN),
+    (".NAN", Word::NaN),
+];
+
+/// [`WORDS`] packed by [`word`] and sorted, for a binary search.
+const PACKED_WORDS: [(u64, Word); WORDS.len()] = {
+    let mut packed = [(0, Word::Null); WORDS.len()];
+    let mut i = 0;
+    while i < WORDS.len() {
+        // Insertion sort: the table is small and this runs at compile time.
+        let entry = (word(WORDS[i].0.as_bytes()), WORDS[i].1);
+        let mut j = i;
+        while j > 0 && packed[j - 1].0 > entry.0 {
+            packed[j] = packed[j - 1];
+            j -= 1;
         }
-        if looks_like_float(&plain)
-            && let Ok(f) = plain.parse::<f64>()
-        {
-            return Some(Value::Float(f));
-        }
+        packed[j] = entry;
+        i += 1;
+    }
+    packed
+};
+
+/// The longest word of [`WORDS`].
+const MAX_WORD: usize = 5;
+
+/// Up to seven bytes and their number in one integer: for texts of at most seven bytes, equal
+/// integers are equal texts.
+const fn word(bytes: &[u8]) -> u64 {
+    let mut packed = (bytes.len() as u64) << 56;
+    let mut i = 0;
+    while i < bytes.len() && i < 7 {
+        packed |= (bytes[i] as u64) << (8 * i);
+        i += 1;
+    }
+    packed
+}
+
+/// An int or float of go-yaml v2's resolver, or `None` for a string.
+fn resolve_number(text: &str) -> Option<Value> {
+    let bytes = text.as_bytes();
+    // Decimal digits without a leading zero (ports, counts) are the common case: parsed here in
+    // one pass. Eighteen digits always fit an i64.
+    if bytes.len() <= 18
+        && (bytes.len() == 1 || bytes[0] != b'0')
+        && bytes.iter().all(u8::is_ascii_digit)
+    {
+        let value = bytes.iter().fold(0_i64, |value, &b| value * 10 + i64::from(b - b'0'));
+        return Some(Value::Int(value));
+    }
+    // Two dots make neither an int nor a float (IPv4 addresses, versions).
+    if bytes.iter().filter(|&&b| b == b'.').nth(1).is_some() {
+        return None;
+    }
+    // Underscores are digit separators in YAML 1.1; most numbers have none.
+    let plain: Cow<'_, str> =
+        if text.contains('_') { Cow::Owned(text.replace('_', "")) } else { Cow::Borrowed(text) };
+    if let Some(i) = parse_go_int(&plain) {
+        return Some(Value::Int(i));
+    }
+    if looks_like_float(&plain)
+        && let Ok(f) = plain.parse::<f64>()
+    {
+        return Some(Value::Float(f));
     }
     None
 }
@@ -723,7 +869,7 @@ fn looks_like_float(s: &str) -> bool {
 /// and the tests hold it to that.
 pub(crate) fn fast_reader_disagreement(text: &str) -> Option<String> {
     documents(text).find_map(|doc| {
-        let fast = fast::parse(&doc.text, doc.first_line)?;
+        let fast = fast::parse(&doc.text, doc.first_line, &mut fast::Scratch::default())?;
         let events = Builder::new(doc.first_line).run_events(&doc.text, &mut Scratch::default());
         let fast = format!("{:?}", Ok::<_, SyntaxError>(Some(fast)));
         let events = format!("{events:?}");
@@ -733,6 +879,7 @@ pub(crate) fn fast_reader_disagreement(text: &str) -> Option<String> {
 }
 
 mod fast;
+mod scan;
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 
 use expect_test::{Expect, expect};
 
-use super::{Value, parse_stream};
+use super::{Value, parse_stream, scan};
 
 /// Parses a stream and prints each document's root as JSON, or its syntax error.
 #[track_caller]
@@ -73,7 +73,10 @@ fn fast_against_events(text: &str) -> usize {
         panic!("{difference} in:\n{text}");
     }
     super::documents(text)
-        .filter(|doc| super::fast::parse(&doc.text, doc.first_line).is_some())
+        .filter(|doc| {
+            let scratch = &mut super::fast::Scratch::default();
+            super::fast::parse(&doc.text, doc.first_line, scratch).is_some()
+        })
         .count()
 }
 
@@ -145,6 +148,45 @@ fn fast_reader_builds_the_general_readers_tree() {
 fn common_keys_are_sorted_by_length_then_bytes() {
     let keys = super::COMMON_KEYS;
     assert!(keys.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
-    assert!(keys.iter().enumerate().all(|(i, k)| super::common_key(k) == Ok(i)));
-    assert!(super::common_key("notACommonKey").is_err());
+    assert_eq!(keys.iter().map(|k| k.len()).max(), Some(super::LONGEST_KEY));
+    assert!(keys.iter().enumerate().all(|(i, k)| super::common_key(k) == Some(i)));
+    for other in ["", "notACommonKey", "nam", "nome", "namf", &"x".repeat(100)] {
+        assert_eq!(super::common_key(other), None, "{other:?}");
+    }
+}
+
+/// Both scans against their byte-loop definitions, at every start offset.
+#[track_caller]
+fn check_scans(text: &[u8]) {
+    for at in 0..=text.len() {
+        let rest = &text[at..];
+        let feed = rest.iter().position(|&b| b == b'\n').map_or(text.len(), |i| at + i);
+        assert_eq!(scan::line_feed(text, at), feed, "line_feed({text:?}, {at})");
+        let odd = rest
+            .iter()
+            .position(|&b| b == b'\n' || !(b' '..=b'~').contains(&b))
+            .map_or(text.len(), |i| at + i);
+        assert_eq!(scan::line_feed_or_unprintable(text, at), odd, "unprintable({text:?}, {at})");
+    }
+}
+
+#[test]
+fn scans_agree_with_byte_loops() {
+    check_scans(b"");
+    check_scans(b"a");
+    check_scans(b"apiVersion: v1\nkind: Service\n");
+    check_scans(b"\n\n\n\n\n\n\n\n\n");
+    check_scans(b"0123456\n89abcdef\n");
+    check_scans(b"tab\there, cr\r\n, del\x7f, nul\x00, high\xc3\xa9 and ~ and space ");
+    // Every byte value at every position of a word, next to bytes that borrow or carry.
+    for b in 0..=255u8 {
+        for at in 0..9 {
+            let mut text = vec![b'x'; 17];
+            text[at] = b;
+            text[at + 1] = 0xff;
+            check_scans(&text);
+            text[at + 1] = 0x00;
+            check_scans(&text);
+        }
+    }
 }
