@@ -681,7 +681,7 @@ fn resolve_plain(text: &str) -> Option<Value> {
     if first.is_ascii_digit() {
         return resolve_number(text);
     }
-    if !b"~nNyYtTfFoO.+-".contains(&first) {
+    if !WORD_STARTS[usize::from(first)] {
         return None;
     }
     if let Some(value) = resolve_word(text) {
@@ -689,6 +689,18 @@ fn resolve_plain(text: &str) -> Option<Value> {
     }
     if matches!(first, b'-' | b'+' | b'.') { resolve_number(text) } else { None }
 }
+
+/// The first bytes of the words of [`WORDS`] and of signed or fractional numbers, as a table.
+const WORD_STARTS: [bool; 256] = {
+    let mut table = [false; 256];
+    let starts = b"~nNyYtTfFoO.+-";
+    let mut i = 0;
+    while i < starts.len() {
+        table[starts[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// The words of YAML 1.1 that go-yaml v2 resolves.
 fn resolve_word(text: &str) -> Option<Value> {

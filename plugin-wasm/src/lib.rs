@@ -12,10 +12,11 @@ use std::cell::RefCell;
 use bindings as types;
 
 // Both replace pieces of wasi-libc, so they only exist in the WebAssembly build (the workspace's
-// host-target builds of this crate, for clippy and tests, keep the platform's own).
+// host-target builds of this crate, for clippy and tests, keep the platform's own; the tests
+// call the comparison under its own name).
 #[cfg(target_arch = "wasm32")]
 mod heap;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 mod memcmp;
 
 /// The bindings generated from `wit/policy.wit`.

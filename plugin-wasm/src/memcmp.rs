@@ -1,9 +1,18 @@
-//! `memcmp` eight bytes at a time, in place of wasi-libc's byte-by-byte loop.
+//! `memcmp` a word at a time, in place of wasi-libc's byte-by-byte loop.
 //!
-//! Every string comparison of the core (`==` on strings, the keys of its `BTreeMap`s of
-//! `(namespace, name)`, selector indexes) ends in `memcmp`; wasi-libc's (musl's) compares one
-//! byte per iteration, and was a tenth of a 10,000-Service `check` inside the plugin. Defined
-//! here, the linker takes this one and never pulls wasi-libc's from its archive.
+//! Every string comparison of the core whose length is not known at compile time (the keys of
+//! its `BTreeMap`s of `(namespace, name)`, field names against lists of known ones) ends here.
+//! wasi-libc's (musl's) compares one byte per iteration, and every iteration also pays
+//! wasmtime's epoch check. Most of the core's comparisons are of a few bytes, so short lengths
+//! take no loop at all: two overlapping loads cover 4 to 16 bytes. Defined here, the linker
+//! takes this one and never pulls wasi-libc's from its archive.
+//!
+//! `memcpy` and `memset` are left alone. LLVM writes the core's copies as `memory.copy`, which
+//! wasmtime runs as a host call; a guest built without `bulk-memory` calls `memcpy` instead, but
+//! fat LTO gives every function the standard library's features back, and under thin LTO a call
+//! into a guest `memcpy` cost as much as the host call (measured: more instructions in all).
+
+#![allow(unsafe_code, reason = "the C library's `memcmp`, called by the standard library")]
 
 /// Compares `n` bytes at `left` and `right`: negative, zero or positive as the first differing
 /// byte (unsigned) of `left` is less than, equal to or greater than that of `right`.
@@ -11,33 +20,72 @@
 /// # Safety
 ///
 /// Both ranges must be readable for `n` bytes (the C contract).
-#[allow(unsafe_code, reason = "the C library's `memcmp`, called by the standard library")]
+#[cfg(target_arch = "wasm32")]
 #[unsafe(no_mangle)]
 #[inline(never)]
 unsafe extern "C" fn memcmp(left: *const u8, right: *const u8, n: usize) -> i32 {
-    let mut i = 0;
-    while i + 8 <= n {
-        // SAFETY: `i + 8 <= n`, and both ranges are readable for `n` bytes.
-        let (a, b) = unsafe {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { compare(left, right, n) }
+}
+
+/// [`memcmp`]'s comparison (a function of its own, so the host's tests can call it without
+/// replacing the host's `memcmp`).
+///
+/// # Safety
+///
+/// As [`memcmp`].
+#[inline(always)]
+unsafe fn compare(left: *const u8, right: *const u8, n: usize) -> i32 {
+    // SAFETY (every read below): each reads bytes inside `[0, n)` of both ranges, which the
+    // caller guarantees are readable.
+    let word = |at: usize| unsafe {
+        (left.add(at).cast::<u64>().read_unaligned(), right.add(at).cast::<u64>().read_unaligned())
+    };
+    if n >= 8 {
+        // Whole words up to the last one, then the last eight bytes (overlapping the words
+        // already found equal, so the first difference in them is the first difference).
+        let mut at = 0;
+        while at + 8 < n {
+            let (a, b) = word(at);
+            if a != b {
+                return order(a, b);
+            }
+            at += 8;
+        }
+        let (a, b) = word(n - 8);
+        return if a == b { 0 } else { order(a, b) };
+    }
+    if n >= 4 {
+        let half = |at: usize| unsafe {
             (
-                left.add(i).cast::<u64>().read_unaligned(),
-                right.add(i).cast::<u64>().read_unaligned(),
+                u64::from(left.add(at).cast::<u32>().read_unaligned()),
+                u64::from(right.add(at).cast::<u32>().read_unaligned()),
             )
         };
+        let (a, b) = half(0);
         if a != b {
-            // Little-endian loads: the first byte in memory is the least significant, so
-            // compare the byte-swapped words to order by the first differing byte.
-            return if a.swap_bytes() < b.swap_bytes() { -1 } else { 1 };
+            return order(a, b);
         }
-        i += 8;
+        let (a, b) = half(n - 4);
+        return if a == b { 0 } else { order(a, b) };
     }
-    while i < n {
-        // SAFETY: `i < n`.
-        let (a, b) = unsafe { (*left.add(i), *right.add(i)) };
-        if a != b {
-            return i32::from(a) - i32::from(b);
-        }
-        i += 1;
+    if n == 0 {
+        return 0;
     }
-    0
+    // One to three bytes: the first, middle and last byte, in order of significance.
+    let small = |p: *const u8| unsafe {
+        (u32::from(*p) << 16) | (u32::from(*p.add(n / 2)) << 8) | u32::from(*p.add(n - 1))
+    };
+    let (a, b) = (small(left), small(right));
+    a.cmp(&b) as i32
 }
+
+/// The order of two unequal little-endian words by their first differing byte in memory.
+fn order(a: u64, b: u64) -> i32 {
+    // The first byte in memory is the least significant: compare the byte-swapped words. For
+    // the zero-extended half words, the swap moves them to the high half, which keeps the order.
+    if a.swap_bytes() < b.swap_bytes() { -1 } else { 1 }
+}
+
+#[cfg(test)]
+mod tests;

@@ -91,15 +91,15 @@ fn split_lines<'t>(text: &'t str, first_line: u32, lines: &mut Vec<Line<'t>>) ->
 /// Adds line `no` to `lines` when it has content; `None` when the line is outside the subset.
 fn push_line<'t>(lines: &mut Vec<Line<'t>>, line: &'t str, no: u32) -> Option<()> {
     let content = line.trim_start_matches(' ');
-    if content.is_empty() || content.starts_with('#') {
-        return Some(());
-    }
-    // Separator-like lines, directives and trailing spaces are left to the general reader.
-    if content.starts_with("---") || content.starts_with("...") || content.starts_with('%') {
-        return None;
-    }
-    if content.ends_with(' ') {
-        return None;
+    let bytes = content.as_bytes();
+    match bytes.first() {
+        None | Some(b'#') => return Some(()),
+        // Separator-like lines, directives and trailing spaces are left to the general reader.
+        Some(b'-') if content.starts_with("---") => return None,
+        Some(b'.') if content.starts_with("...") => return None,
+        Some(b'%') => return None,
+        Some(_) if bytes.last() == Some(&b' ') => return None,
+        Some(_) => {}
     }
     lines.push(Line { line: no, indent: line.len() - content.len(), content });
     Some(())
@@ -179,7 +179,8 @@ fn class(b: u8) -> u8 {
 
 /// A block sequence item: `-` then a space or the end of the line.
 fn is_item(content: &str) -> bool {
-    content == "-" || content.starts_with("- ")
+    let bytes = content.as_bytes();
+    bytes.first() == Some(&b'-') && bytes.get(1).is_none_or(|&b| b == b' ')
 }
 
 /// The key of a `key: value` or `key:` line, when the line is one.
