@@ -606,9 +606,14 @@ impl Builder {
                 Some(Frame::Map { start, pending_key, .. }) => match pending_key.take() {
                     None => {
                         let key_pos = node.pos;
+                        // Other scalars stand for their text (`1: a` is the key "1").
                         let key = match node.value {
                             Value::Str(text) => key(Cow::Owned(text)),
-                            _ => Cow::Owned(key_text(&node)),
+                            Value::Null => Cow::Owned("null".to_owned()),
+                            Value::Bool(b) => Cow::Owned(b.to_string()),
+                            Value::Int(i) => Cow::Owned(i.to_string()),
+                            Value::Float(f) => Cow::Owned(f.to_string()),
+                            Value::Seq(_) | Value::Map(_) => return Err(collection_key(&node)),
                         };
                         *pending_key = Some((key, key_pos));
                     }
@@ -661,15 +666,17 @@ fn size(node: &Node) -> (usize, usize) {
     children.map(size).fold((1, 1), |(count, height), (c, h)| (count + c, height.max(h + 1)))
 }
 
-fn key_text(node: &Node) -> String {
-    match &node.value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => f.to_string(),
-        Value::Str(s) => s.clone(),
-        Value::Seq(_) | Value::Map(_) => node.to_json().to_string(),
-    }
+/// A sequence or mapping in key position (`? [a]: b`), which sigs.k8s.io/yaml refuses: JSON keys
+/// are strings (`convertToJSONableObject`: "unsupported map key of type: %s, key: %+#v, value:
+/// %+#v"; svclab names the type and leaves out Go's rendering of key and value). Before,
+/// svclab read such a key as its JSON text, which a key nested in keys re-escaped at every
+/// level: a hundred bytes took seconds.
+fn collection_key(node: &Node) -> SyntaxError {
+    let go_type = match node.value {
+        Value::Seq(_) => "[]interface {}",
+        _ => "map[interface {}]interface {}",
+    };
+    SyntaxError { pos: node.pos, message: format!("unsupported map key of type: {go_type}") }
 }
 
 /// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does; `None` when it is a
