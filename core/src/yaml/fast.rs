@@ -134,6 +134,8 @@ const KEY: u8 = 1;
 const INDICATOR: u8 = 2;
 /// `:` and space: they end a plain scalar only next to certain bytes.
 const COLON_OR_SPACE: u8 = 4;
+/// Ends or nests an item of a flow collection, or quotes it.
+const FLOW: u8 = 8;
 
 const fn classes() -> [u8; 256] {
     let mut table = [0; 256];
@@ -167,6 +169,9 @@ const fn classes() -> [u8; 256] {
         }
         if matches!(c, b':' | b' ') {
             table[b] |= COLON_OR_SPACE;
+        }
+        if matches!(c, b',' | b'[' | b']' | b'{' | b'}' | b'"' | b'\'') {
+            table[b] |= FLOW;
         }
         b += 1;
     }
@@ -459,11 +464,12 @@ impl<'t> Iterator for FlowItems<'t> {
         let bytes = self.rest.as_bytes();
         let (mut end, mut quotes, mut nested) = (0, 0, false);
         while let Some(&c) = bytes.get(end) {
-            match c {
-                b',' => break,
-                b'[' | b']' | b'{' | b'}' => nested = true,
-                b'"' | b'\'' => quotes += 1,
-                _ => {}
+            if class(c) & FLOW != 0 {
+                match c {
+                    b',' => break,
+                    b'"' | b'\'' => quotes += 1,
+                    _ => nested = true,
+                }
             }
             end += 1;
         }
