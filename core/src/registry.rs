@@ -110,6 +110,9 @@ pub(crate) fn carry_resource_version(old: &Service, new: &mut Service) {
 /// salted with where the document was written, so two documents with the same prefix get
 /// different names and every run the same ones.
 pub(crate) fn generate_name(meta: &mut ObjectMeta, positions: &Positions, seed: u64) {
+    if !meta.name.is_empty() || meta.generate_name.is_empty() {
+        return;
+    }
     let salt = format!("{}/{}/{}", positions.file(), positions.document(), positions.object().line);
     simple_name_generator(meta, seed, &salt);
 }

@@ -1,5 +1,7 @@
 //! Unit tests of Go-compatible address parsing.
 
+use std::net::IpAddr;
+
 use super::{IpFamily, PortRange, go_ip_string, parse_cidr_sloppy, parse_ip_sloppy};
 
 #[track_caller]
@@ -38,4 +40,23 @@ fn port_ranges_parse_like_apimachinery() {
     assert_eq!(PortRange::parse("100+9").map(|r| r.to_string()).as_deref(), Some("100-109"));
     assert_eq!(PortRange::parse("10-5"), None);
     assert_eq!(PortRange::parse("65530-65540"), None);
+}
+
+#[test]
+fn addresses_and_numbers_are_written_as_display_writes_them() {
+    let ips = ["0.0.0.0", "10.96.0.10", "255.255.255.255", "1.20.100.9", "::", "2001:db8::1"];
+    for text in ips {
+        let ip: IpAddr = text.parse().unwrap();
+        let mut out = String::from(">");
+        super::push_ip(&mut out, ip);
+        assert_eq!(out, format!(">{ip}"));
+    }
+    for n in [0, 7, 10, 99, 100, 65535, 4_294_967_295, i64::MAX, -1, -80, i64::MIN] {
+        let mut out = String::new();
+        super::push_signed(&mut out, n);
+        assert_eq!(out, n.to_string());
+    }
+    let mut out = String::new();
+    super::push_decimal(&mut out, u64::MAX);
+    assert_eq!(out, u64::MAX.to_string());
 }

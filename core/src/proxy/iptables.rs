@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::config::ProxyConfig;
 use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats};
-use crate::net::IpFamily;
+use crate::net::{IpFamily, push_ip, push_signed};
 
 const NODEPORTS_LAST: &str =
     "\"kubernetes service nodeports; NOTE: this must be the last rule in this chain\"";
@@ -555,6 +555,9 @@ fn write_table(out: &mut dyn FnMut(&str), name: &str, chains: &[Chain]) {
 /// service port, from which each group of its rules is written.
 struct PortRules<'a> {
     sp: &'a SvcPort,
+    /// The cluster IP and the port as text, written once for the rules that name them.
+    cluster_ip: String,
+    port: String,
     svc: String,
     svl: String,
     ext: String,
@@ -610,8 +613,14 @@ impl<'a> PortRules<'a> {
         } else {
             ("has no endpoints", "REJECT")
         };
+        let mut cluster_ip = String::with_capacity(15);
+        push_ip(&mut cluster_ip, sp.cluster_ip);
+        let mut port = String::with_capacity(5);
+        push_signed(&mut port, i64::from(sp.port));
         PortRules {
             sp,
+            cluster_ip,
+            port,
             svc: chain_name("KUBE-SVC-", &hash),
             svl: chain_name("KUBE-SVL-", &hash),
             ext: chain_name("KUBE-EXT-", &hash),
@@ -638,7 +647,7 @@ impl<'a> PortRules<'a> {
     /// The cluster IP: to the internal chain, or rejected/dropped when nothing serves it.
     fn cluster_ip(&self, t: &mut Tables) {
         let (n, p, port, cip) =
-            (&self.sp.svc_name, &self.sp.protocol, self.sp.port, self.sp.cluster_ip);
+            (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.cluster_ip);
         let (why, verdict) = (self.why, self.verdict);
         if self.has_internal {
             let chain = self.internal_chain();
@@ -654,7 +663,7 @@ impl<'a> PortRules<'a> {
 
     /// Each external IP: to the EXT chain, or rejected/dropped when nothing serves it.
     fn external_ips(&self, t: &mut Tables) {
-        let (n, p, port, ext) = (&self.sp.svc_name, &self.sp.protocol, self.sp.port, &self.ext);
+        let (n, p, port, ext) = (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.ext);
         let (why, verdict) = (self.why, self.verdict);
         for eip in &self.sp.external_ips {
             if self.has_endpoints {
@@ -673,7 +682,7 @@ impl<'a> PortRules<'a> {
     /// Each load-balancer VIP: to the FW chain when source ranges apply, else to EXT, with the
     /// firewall's drop rule, or rejected/dropped when nothing serves it.
     fn load_balancer_vips(&self, t: &mut Tables) {
-        let (n, p, port, fw) = (&self.sp.svc_name, &self.sp.protocol, self.sp.port, &self.fw);
+        let (n, p, port, fw) = (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.fw);
         let (why, verdict) = (self.why, self.verdict);
         let target = if self.use_fw { &self.fw } else { &self.ext };
         for vip in &self.sp.lb_vips {
@@ -801,7 +810,7 @@ impl<'a> PortRules<'a> {
     /// chain holds its service-to-endpoint rules.
     fn svc_and_svl_chains(&self, a: &mut Arena, config: &ProxyConfig, large: bool) {
         let sp = self.sp;
-        let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, sp.port, sp.cluster_ip);
+        let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, &self.port, &self.cluster_ip);
         let masq_match = a
             .masq_match
             .get_or_insert_with(|| {

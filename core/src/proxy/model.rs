@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::config::{ProxyConfig, TopologyHints};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::unmap;
-use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy};
+use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, push_ip, push_signed};
 
 /// `v1.DefaultClientIPServiceAffinitySeconds`.
 const DEFAULT_AFFINITY_SECONDS: i32 = 10800;
@@ -155,27 +155,42 @@ impl SvcPort {
 /// `ip:port` from the address as written when that is already canonical dotted IPv4 (the
 /// common case, and no formatting needed), else from the parsed address.
 fn endpoint_text_from(written: &str, ip: IpAddr, port: i32) -> String {
+    // Canonical: digits and dots, and no octet with a leading zero (the parse made sure of the
+    // rest). An octet starts at the start or after a dot.
+    let bytes = written.as_bytes();
     let canonical_v4 = ip.is_ipv4()
-        && written
-            .split('.')
-            .all(|o| !o.is_empty() && o.len() <= 3 && (o == "0" || !o.starts_with('0')))
-        && written.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+        && bytes.iter().enumerate().all(|(i, &b)| {
+            let starts_octet = i == 0 || bytes[i - 1] == b'.';
+            match b {
+                b'.' => true,
+                b'0' if starts_octet => bytes.get(i + 1).is_none_or(|&next| next == b'.'),
+                b => b.is_ascii_digit(),
+            }
+        });
     if !canonical_v4 {
         return endpoint_text(ip, port);
     }
     let mut text = String::with_capacity(written.len() + 6);
     text.push_str(written);
     text.push(':');
-    let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{port}"));
+    push_signed(&mut text, i64::from(port));
     text
 }
 
 /// `ip:port`, `[ip]:port` for IPv6.
 pub(crate) fn endpoint_text(ip: IpAddr, port: i32) -> String {
-    match ip {
-        IpAddr::V4(v4) => format!("{v4}:{port}"),
-        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    let mut text = String::with_capacity(24);
+    let v6 = ip.is_ipv6();
+    if v6 {
+        text.push('[');
     }
+    push_ip(&mut text, ip);
+    if v6 {
+        text.push(']');
+    }
+    text.push(':');
+    push_signed(&mut text, i64::from(port));
+    text
 }
 
 /// The lower-case protocol (`tcp` when unset), without an allocation for the protocols a

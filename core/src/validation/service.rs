@@ -194,32 +194,36 @@ fn ports(errors: &mut Vec<FieldError>, t: Texts, svc: &Service) {
     let mut names: Vec<&str> = Vec::new();
     let multi = spec.ports.len() > 1;
     for (i, port) in spec.ports.iter().enumerate() {
-        let path = format!("spec.ports[{i}]");
+        // Paths are written for errors only: most ports have none.
+        let path = |field: &str| format!("spec.ports[{i}].{field}");
+        let invalid =
+            |errors: &mut Vec<FieldError>, field: &str, value: &str, msgs: Vec<String>| {
+                if !msgs.is_empty() {
+                    push_invalid(errors, &path(field), value, msgs);
+                }
+            };
         if multi && port.name.is_empty() {
-            errors.push(FieldError::required(format!("{path}.name"), ""));
+            errors.push(FieldError::required(path("name"), ""));
         } else if !port.name.is_empty() {
-            push_invalid(errors, &format!("{path}.name"), &port.name, dns1123_label(t, &port.name));
+            invalid(errors, "name", &port.name, dns1123_label(t, &port.name));
             if names.contains(&port.name.as_str()) {
-                errors.push(FieldError::duplicate(
-                    format!("{path}.name"),
-                    GoValue::Str(port.name.clone()),
-                ));
+                errors.push(FieldError::duplicate(path("name"), GoValue::Str(port.name.clone())));
             } else {
                 names.push(&port.name);
             }
         }
         if !(1..=65535).contains(&port.port) {
             errors.push(FieldError::invalid(
-                format!("{path}.port"),
+                path("port"),
                 GoValue::Int(i64::from(port.port)),
                 MSG_PORT,
             ));
         }
         if port.protocol.is_empty() {
-            errors.push(FieldError::required(format!("{path}.protocol"), ""));
+            errors.push(FieldError::required(path("protocol"), ""));
         } else if !matches!(port.protocol.as_str(), "TCP" | "UDP" | "SCTP") {
             errors.push(FieldError::not_supported(
-                format!("{path}.protocol"),
+                path("protocol"),
                 GoValue::Named(port.protocol.clone()),
                 // `sets.List(supportedPortProtocols)`: sorted.
                 &["SCTP", "TCP", "UDP"],
@@ -229,18 +233,16 @@ fn ports(errors: &mut Vec<FieldError>, t: Texts, svc: &Service) {
             IntOrString::Int(n) => {
                 if !(1..=65535).contains(n) {
                     errors.push(FieldError::invalid(
-                        format!("{path}.targetPort"),
+                        path("targetPort"),
                         GoValue::Int(i64::from(*n)),
                         MSG_PORT,
                     ));
                 }
             }
-            IntOrString::String(s) => {
-                push_invalid(errors, &format!("{path}.targetPort"), s, port_name(t, s))
-            }
+            IntOrString::String(s) => invalid(errors, "targetPort", s, port_name(t, s)),
         }
         if let Some(app) = &port.app_protocol {
-            push_invalid(errors, &format!("{path}.appProtocol"), app, qualified_name(t, app));
+            invalid(errors, "appProtocol", app, qualified_name(t, app));
         }
     }
 }
