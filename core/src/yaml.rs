@@ -36,8 +36,7 @@ pub(crate) enum Value {
 pub(crate) type Key = Cow<'static, str>;
 
 /// Keys of Kubernetes manifests (and `kubectl get -o yaml` output) that are not allocated
-/// per occurrence. Invariant: sorted by length, then byte-wise, for the binary search in
-/// [`key`] (comparing lengths first settles most steps without reading the text).
+/// per occurrence (sorted by length, then byte-wise, for the reader's eye).
 const COMMON_KEYS: &[&str] = &[
     "ip",
     "app",
@@ -139,43 +138,82 @@ fn key(text: Cow<'_, str>) -> Key {
     }
 }
 
-/// The longest common key.
-const LONGEST_KEY: usize = 38;
-
-/// Where the common keys of each length start: those of length `n` are
-/// `COMMON_KEYS[KEYS_BY_LENGTH[n]..KEYS_BY_LENGTH[n + 1]]`.
-const KEYS_BY_LENGTH: [usize; LONGEST_KEY + 2] = keys_by_length();
-
-const fn keys_by_length() -> [usize; LONGEST_KEY + 2] {
-    let mut starts = [COMMON_KEYS.len(); LONGEST_KEY + 2];
-    let mut i = COMMON_KEYS.len();
-    while i > 0 {
-        i -= 1;
-        starts[COMMON_KEYS[i].len()] = i;
-    }
-    // A length no key has starts where the next length does.
-    let mut n = LONGEST_KEY + 1;
-    while n > 0 {
-        n -= 1;
-        if starts[n] > starts[n + 1] {
-            starts[n] = starts[n + 1];
-        }
-    }
-    starts
-}
-
-/// The index of a common key in [`COMMON_KEYS`]: the few keys of its length are told apart by
-/// their first and last bytes before whole texts are compared (each comparison is a call to
-/// `memcmp` in the WebAssembly build).
+/// The index of a common key in [`COMMON_KEYS`]: a hash set built at compile time, probed
+/// with a few of the text's bytes, so a key costs one or two integer comparisons and at most
+/// one text comparison (a `memcmp` call in the WebAssembly build) instead of a search.
 fn common_key(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    let (&first, &last) = (bytes.first()?, bytes.last()?);
-    let candidates = KEYS_BY_LENGTH.get(text.len()..text.len() + 2)?;
-    (candidates[0]..candidates[1]).find(|&i| {
-        let key = COMMON_KEYS[i].as_bytes();
-        key[0] == first && key[key.len() - 1] == last && key == bytes
-    })
+    let probe = key_probe(bytes)?;
+    let mut slot = key_slot(probe);
+    loop {
+        let i = usize::from(KEY_SLOTS[slot]).checked_sub(1)?;
+        if KEY_PROBES[i] == probe && COMMON_KEYS[i].as_bytes() == bytes {
+            return Some(i);
+        }
+        slot = (slot + 1) % KEY_SLOTS.len();
+    }
 }
+
+/// The length and five bytes of a key (first, last and three in between) in one integer: the
+/// common keys all differ in it, and reading it costs no loop.
+const fn key_probe(bytes: &[u8]) -> Option<u64> {
+    let n = bytes.len();
+    if n == 0 || n > 255 {
+        return None;
+    }
+    Some(
+        n as u64
+            | (bytes[0] as u64) << 8
+            | (bytes[n - 1] as u64) << 16
+            | (bytes[n / 2] as u64) << 24
+            | (bytes[(n - 1) / 3] as u64) << 32
+            | (bytes[2 * n / 3] as u64) << 40,
+    )
+}
+
+/// Where a probe's search starts: the top bits of a multiplicative hash.
+const fn key_slot(probe: u64) -> usize {
+    (probe.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - KEY_SLOT_BITS)) as usize
+}
+
+/// The hash set holds up to a quarter as many keys as it has slots.
+const KEY_SLOT_BITS: u32 = 9;
+
+/// [`key_probe`] of each common key.
+const KEY_PROBES: [u64; COMMON_KEYS.len()] = {
+    let mut probes = [0; COMMON_KEYS.len()];
+    let mut i = 0;
+    while i < COMMON_KEYS.len() {
+        match key_probe(COMMON_KEYS[i].as_bytes()) {
+            Some(probe) => probes[i] = probe,
+            None => panic!("a common key is empty or too long"),
+        }
+        i += 1;
+    }
+    probes
+};
+
+/// The hash set (open addressing, linear probing): 1 + the index of the key in a slot, 0 for
+/// none.
+const KEY_SLOTS: [u8; 1 << KEY_SLOT_BITS] = {
+    assert!(COMMON_KEYS.len() * 4 <= 1 << KEY_SLOT_BITS && COMMON_KEYS.len() < 255);
+    let mut slots = [0u8; 1 << KEY_SLOT_BITS];
+    let mut i = 0;
+    while i < COMMON_KEYS.len() {
+        let mut j = 0;
+        while j < i {
+            assert!(KEY_PROBES[i] != KEY_PROBES[j], "two common keys have the same probe");
+            j += 1;
+        }
+        let mut slot = key_slot(KEY_PROBES[i]);
+        while slots[slot] != 0 {
+            slot = (slot + 1) % slots.len();
+        }
+        slots[slot] = (i + 1) as u8;
+        i += 1;
+    }
+    slots
+};
 
 /// Whether two keys made by [`key`] are equal: common keys are the same `'static` string, so
 /// two borrowed keys compare by address.
@@ -681,15 +719,25 @@ fn collection_key(node: &Node) -> SyntaxError {
 
 /// Resolves an untagged plain scalar the way go-yaml v2 (YAML 1.1) does; `None` when it is a
 /// string (the caller keeps the text it already has).
+#[inline(always)]
 fn resolve_plain(text: &str) -> Option<Value> {
     // Most scalars (field names, names, addresses) start with a letter no YAML 1.1 word or
-    // number starts with: they are strings without comparing them to every word below.
-    let Some(&first) = text.as_bytes().first() else { return Some(Value::Null) };
+    // number starts with: they are strings, decided here without a call (the readers ask for
+    // every key and scalar).
+    match text.as_bytes().first() {
+        None => Some(Value::Null),
+        Some(&first) if WORD_STARTS[usize::from(first)] || first.is_ascii_digit() => {
+            resolve_word_or_number(text, first)
+        }
+        Some(_) => None,
+    }
+}
+
+/// [`resolve_plain`] for a text that starts like a word or a number.
+#[inline(never)]
+fn resolve_word_or_number(text: &str, first: u8) -> Option<Value> {
     if first.is_ascii_digit() {
         return resolve_number(text);
-    }
-    if !WORD_STARTS[usize::from(first)] {
-        return None;
     }
     if let Some(value) = resolve_word(text) {
         return Some(value);

@@ -165,7 +165,6 @@ fn fast_reader_builds_the_general_readers_tree() {
 fn common_keys_are_sorted_by_length_then_bytes() {
     let keys = super::COMMON_KEYS;
     assert!(keys.windows(2).all(|w| (w[0].len(), w[0]) < (w[1].len(), w[1])));
-    assert_eq!(keys.iter().map(|k| k.len()).max(), Some(super::LONGEST_KEY));
     assert!(keys.iter().enumerate().all(|(i, k)| super::common_key(k) == Some(i)));
     for other in ["", "notACommonKey", "nam", "nome", "namf", &"x".repeat(100)] {
         assert_eq!(super::common_key(other), None, "{other:?}");
