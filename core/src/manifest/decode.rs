@@ -156,7 +156,14 @@ impl Ctx {
             Value::Null => None,
             Value::Map(entries) => {
                 for e in entries {
-                    if !known.contains(&e.key.as_ref()) {
+                    // Lengths and first bytes settle most candidates without comparing texts.
+                    let key = e.key.as_bytes();
+                    let is_known = known.iter().any(|k| {
+                        k.len() == key.len()
+                            && k.as_bytes().first() == key.first()
+                            && k.as_bytes() == key
+                    });
+                    if !is_known {
                         self.unknown_fields
                             .push(UnknownField { path: join(&at.path(), &e.key), pos: e.key_pos });
                     }
