@@ -3,7 +3,7 @@
 
 use crate::field::{ErrorType, FieldError, GoValue};
 use crate::model::EndpointSlice;
-use crate::net::parse_ip_sloppy;
+use crate::net::{parse_ip_sloppy, push_decimal};
 use crate::profile::Profile;
 use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
@@ -205,18 +205,7 @@ fn indexed(out: &mut String, list: &str, index: usize) {
     out.clear();
     out.push_str(list);
     out.push('[');
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = index;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    push_decimal(out, index as u64);
     out.push(']');
 }
 
