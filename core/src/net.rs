@@ -143,7 +143,7 @@ pub(crate) fn unmap(ip: IpAddr) -> IpAddr {
 
 /// Go `net.IP.String()`: IPv4-mapped addresses print as dotted IPv4.
 pub(crate) fn go_ip_string(ip: IpAddr) -> String {
-    unmap(ip).to_string()
+    ip_string(unmap(ip))
 }
 
 /// Appends `ip` as its `Display` writes it (dotted decimal for IPv4). Rules and endpoint texts
@@ -165,6 +165,14 @@ pub(crate) fn push_ip(out: &mut String, ip: IpAddr) {
             let _ = write!(out, "{v6}");
         }
     }
+}
+
+/// `ip` as its `Display` writes it, through [`push_ip`] (an allocation, a report and a ruleset
+/// write one per Service).
+pub(crate) fn ip_string(ip: IpAddr) -> String {
+    let mut out = String::with_capacity(15);
+    push_ip(&mut out, ip);
+    out
 }
 
 /// Appends `value` in decimal, as its `Display` writes it (see [`push_ip`] for why not that).

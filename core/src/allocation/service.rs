@@ -12,7 +12,7 @@ use crate::allocation::{
 };
 use crate::field::{FieldError, GoValue};
 use crate::model::Service;
-use crate::net::{IpFamily, parse_ip_sloppy};
+use crate::net::{IpFamily, ip_string, parse_ip_sloppy};
 use crate::profile::Profile;
 
 /// The allocator of one family: the bitmap, or ServiceCIDR/IPAddress objects.
@@ -551,7 +551,7 @@ impl Cluster {
             return match allocator.allocate_next() {
                 Ok(ip) => {
                     txn.taken_ips.push((family, ip, false));
-                    Ok(ip.to_string())
+                    Ok(ip_string(ip))
                 }
                 Err(err) => {
                     Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}")))

@@ -50,6 +50,7 @@ fn addresses_and_numbers_are_written_as_display_writes_them() {
         let mut out = String::from(">");
         super::push_ip(&mut out, ip);
         assert_eq!(out, format!(">{ip}"));
+        assert_eq!(super::ip_string(ip), ip.to_string());
     }
     for n in [0, 7, 10, 99, 100, 65535, 4_294_967_295, i64::MAX, -1, -80, i64::MIN] {
         let mut out = String::new();

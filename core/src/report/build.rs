@@ -50,7 +50,7 @@ impl ServiceReport {
             .ips
             .iter()
             .map(|(_, ip, requested)| AllocationReport {
-                ip: ip.to_string(),
+                ip: crate::net::ip_string(*ip),
                 band: cluster.map_or("none", |c| c.ip_band(*ip).as_str()).to_owned(),
                 requested: *requested,
             })

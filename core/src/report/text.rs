@@ -1,10 +1,12 @@
 //! Text rendering of a report in kubectl's words: `service/x created`, `The Service "x" is
 //! invalid: ...`, `Warning: ...`, compiler-style locations, then allocation tables.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::net::{push_decimal, push_signed};
 use crate::report::{Report, ServiceReport};
 use crate::source::Source;
 
@@ -14,8 +16,12 @@ type DocKey = (usize, usize);
 pub(crate) fn render(report: &Report) -> String {
     let mut file_rank: BTreeMap<String, usize> = BTreeMap::new();
     let mut rank_of = |file: &str| -> usize {
+        if let Some(&rank) = file_rank.get(file) {
+            return rank;
+        }
         let next = file_rank.len();
-        *file_rank.entry(file.to_owned()).or_insert(next)
+        file_rank.insert(file.to_owned(), next);
+        next
     };
     let mut order: Vec<DocKey> = Vec::new();
     let mut services: BTreeMap<DocKey, Vec<&ServiceReport>> = BTreeMap::new();
@@ -65,7 +71,9 @@ pub(crate) fn render(report: &Report) -> String {
         }
         for s in services.get(key).map(Vec::as_slice).unwrap_or(&[]) {
             if s.outcome != "rejected" {
-                let _ = writeln!(out, "service/{} {}", s.name, s.outcome);
+                for part in ["service/", &s.name, " ", &s.outcome, "\n"] {
+                    out.push_str(part);
+                }
             }
         }
     }
@@ -199,6 +207,8 @@ impl Diagnostic {
     }
 }
 
+/// The tables at the end: the Services the stream left stored, then the ranges. Cells borrow
+/// from the report where they can (a 10,000-Service report has 60,000 of them).
 fn render_tables(out: &mut String, report: &Report) {
     let live: Vec<&ServiceReport> = report
         .services
@@ -207,48 +217,53 @@ fn render_tables(out: &mut String, report: &Report) {
         .collect();
     if !live.is_empty() {
         out.push('\n');
-        let mut rows = vec![vec![
-            "NAMESPACE".to_owned(),
-            "NAME".to_owned(),
-            "TYPE".to_owned(),
-            "CLUSTER-IP(S)".to_owned(),
-            "BAND".to_owned(),
-            "PORT(S)".to_owned(),
-        ]];
+        let mut rows: Vec<[Cow<'_, str>; 6]> = Vec::with_capacity(live.len() + 1);
+        rows.push(
+            ["NAMESPACE", "NAME", "TYPE", "CLUSTER-IP(S)", "BAND", "PORT(S)"].map(Cow::Borrowed),
+        );
         for s in live {
-            let ips = if s.cluster_ips.is_empty() {
-                "<none>".to_owned()
-            } else {
-                s.cluster_ips.join(",")
+            let ips = match s.cluster_ips.as_slice() {
+                [] => Cow::Borrowed("<none>"),
+                [ip] => Cow::Borrowed(ip.as_str()),
+                ips => Cow::Owned(ips.join(",")),
             };
             let bands = if s.allocations.is_empty() {
-                "-".to_owned()
+                Cow::Borrowed("-")
             } else {
-                s.allocations
-                    .iter()
-                    .map(|a| format!("{}{}", a.band, if a.requested { "*" } else { "" }))
-                    .collect::<Vec<_>>()
-                    .join(",")
+                let mut cell = String::new();
+                for (i, a) in s.allocations.iter().enumerate() {
+                    if i > 0 {
+                        cell.push(',');
+                    }
+                    cell.push_str(&a.band);
+                    if a.requested {
+                        cell.push('*');
+                    }
+                }
+                Cow::Owned(cell)
             };
             let ports = if s.ports.is_empty() {
-                "<none>".to_owned()
+                Cow::Borrowed("<none>")
             } else {
-                s.ports
-                    .iter()
-                    .map(|p| {
-                        if p.node_port != 0 {
-                            format!("{}:{}/{}", p.port, p.node_port, p.protocol)
-                        } else {
-                            format!("{}/{}", p.port, p.protocol)
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",")
+                let mut cell = String::new();
+                for (i, p) in s.ports.iter().enumerate() {
+                    if i > 0 {
+                        cell.push(',');
+                    }
+                    push_signed(&mut cell, i64::from(p.port));
+                    if p.node_port != 0 {
+                        cell.push(':');
+                        push_decimal(&mut cell, u64::from(p.node_port));
+                    }
+                    cell.push('/');
+                    cell.push_str(&p.protocol);
+                }
+                Cow::Owned(cell)
             };
-            rows.push(vec![
-                s.namespace.clone(),
-                s.name.clone(),
-                s.type_.clone(),
+            rows.push([
+                Cow::Borrowed(s.namespace.as_str()),
+                Cow::Borrowed(s.name.as_str()),
+                Cow::Borrowed(s.type_.as_str()),
                 ips,
                 bands,
                 ports,
@@ -258,56 +273,63 @@ fn render_tables(out: &mut String, report: &Report) {
         out.push_str("(* = requested by the manifest)\n");
     }
     out.push('\n');
-    let mut rows = vec![vec![
-        "RANGE".to_owned(),
-        "ALLOCATOR".to_owned(),
-        "SIZE".to_owned(),
-        "USED".to_owned(),
-        "FREE".to_owned(),
-        "STATIC-BAND".to_owned(),
-        "DYNAMIC-BAND".to_owned(),
-    ]];
+    let mut rows: Vec<[Cow<'_, str>; 7]> = vec![
+        ["RANGE", "ALLOCATOR", "SIZE", "USED", "FREE", "STATIC-BAND", "DYNAMIC-BAND"]
+            .map(Cow::Borrowed),
+    ];
     let band = |b: &Option<crate::report::BandReport>| {
-        b.as_ref().map_or("-".to_owned(), |b| format!("{}-{}", b.first, b.last))
+        b.as_ref().map_or(Cow::Borrowed("-"), |b| Cow::Owned(format!("{}-{}", b.first, b.last)))
     };
     for r in &report.ranges {
-        rows.push(vec![
-            r.cidr.clone(),
-            r.allocator.clone(),
-            r.size.to_string(),
-            r.used.to_string(),
-            r.free.to_string(),
+        rows.push([
+            Cow::Borrowed(r.cidr.as_str()),
+            Cow::Borrowed(r.allocator.as_str()),
+            Cow::Owned(r.size.to_string()),
+            Cow::Owned(r.used.to_string()),
+            Cow::Owned(r.free.to_string()),
             band(&r.static_band),
             band(&r.dynamic_band),
         ]);
     }
     let n = &report.node_port_range;
-    rows.push(vec![
-        n.range.clone(),
-        "nodeport".to_owned(),
-        n.size.to_string(),
-        n.used.to_string(),
-        n.free.to_string(),
+    rows.push([
+        Cow::Borrowed(n.range.as_str()),
+        Cow::Borrowed("nodeport"),
+        Cow::Owned(n.size.to_string()),
+        Cow::Owned(n.used.to_string()),
+        Cow::Owned(n.free.to_string()),
         band(&n.static_band),
         band(&n.dynamic_band),
     ]);
     write_table(out, &rows);
 }
 
-fn write_table(out: &mut String, rows: &[Vec<String>]) {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for row in rows {
-        let mut line = String::new();
+/// Columns padded to their widest cell (in characters) and three spaces apart, like
+/// `{cell:<width$}`, each line without its trailing whitespace.
+fn write_table<const N: usize>(out: &mut String, rows: &[[Cow<'_, str>; N]]) {
+    // Counted once per cell: Service names and addresses are ASCII, where characters are bytes.
+    let width = |cell: &str| if cell.is_ascii() { cell.len() } else { cell.chars().count() };
+    let cells: Vec<[usize; N]> = rows.iter().map(|row| row.each_ref().map(|c| width(c))).collect();
+    let widths: [usize; N] = std::array::from_fn(|c| cells.iter().map(|w| w[c]).max().unwrap_or(0));
+    for (row, cell_widths) in rows.iter().zip(&cells) {
+        let line = out.len();
         for (c, cell) in row.iter().enumerate() {
-            if c + 1 == columns {
-                line.push_str(cell);
-            } else {
-                let _ = write!(line, "{cell:<width$}   ", width = widths[c]);
+            out.push_str(cell);
+            if c + 1 < N {
+                push_spaces(out, widths[c] - cell_widths[c] + 3);
             }
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        let kept = out[line..].trim_end().len();
+        out.truncate(line + kept);
+        out.push('\n');
+    }
+}
+
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let step = n.min(SPACES.len());
+        out.push_str(&SPACES[..step]);
+        n -= step;
     }
 }
