@@ -11,9 +11,12 @@ use svclab_fuzz::{TARGETS, Target};
 
 fn main() {
     let args = Arguments::from_args();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Where cargo runs the test from, else where it was built (see svclab-tests' workspace_root).
+    let root = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let fuzz_dir = root.clone();
     let mut trials = vec![Trial::test("targets_match_libfuzzer_binaries_and_folders", move || {
-        targets_match(root)
+        targets_match(&fuzz_dir)
     })];
     for target in TARGETS {
         for folder in ["corpus", "regressions"] {

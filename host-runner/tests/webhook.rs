@@ -23,7 +23,10 @@ use tokio_rustls::client::TlsStream;
 
 /// A test certificate or key under `tests/data/tls/`.
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls").join(name)
+    // Where cargo runs the test from, else where it was built.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.join("tests/data/tls").join(name)
 }
 
 /// A running `svclab serve`, killed when dropped.

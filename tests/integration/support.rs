@@ -6,9 +6,9 @@ use std::sync::OnceLock;
 
 use svclab_host::{CacheDir, Engine, Io, Limits};
 
-/// The workspace root.
+/// The workspace root (as [`svclab_tests::workspace_root`] finds it).
 pub(crate) fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    svclab_tests::workspace_root()
 }
 
 /// The compiled-plugin cache the tests share (inside the target directory).

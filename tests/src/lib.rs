@@ -2,9 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-/// The workspace root.
+/// The workspace root: from where cargo runs the test, else where it was built (a binary reused
+/// by a clone at another path would otherwise read the other clone's files).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// `tests/data`.

@@ -81,9 +81,14 @@ fn ci() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The workspace root (the xtask crate's parent).
+/// The workspace root (the xtask crate's parent): where `cargo run` says the crate is, else where
+/// it was built. Clones that share a `CARGO_TARGET_DIR` (CI caches one outside the clone) share
+/// this binary too, and cargo does not rebuild it for a clone at another path, so the path
+/// compiled in may be another clone's, or gone.
 pub(crate) fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest_dir.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 /// `$CARGO_TARGET_DIR` (relative to the workspace when relative), else `target/` in the workspace.
