@@ -106,7 +106,8 @@ pub(crate) fn carry_resource_version(old: &Service, new: &mut Service) {
     }
 }
 
-/// `metadata.generateName` on create: the random suffix is drawn from the profile's seed,
+/// `metadata.generateName` on create (`BeforeCreate`: only for an object with a
+/// `generateName` and no name): the random suffix is drawn from the profile's seed,
 /// salted with where the document was written, so two documents with the same prefix get
 /// different names and every run the same ones.
 pub(crate) fn generate_name(meta: &mut ObjectMeta, positions: &Positions, seed: u64) {
@@ -122,9 +123,6 @@ pub(crate) fn generate_name(meta: &mut ObjectMeta, positions: &Positions, seed: 
 /// the scenario seed and the document's position so runs are reproducible.
 fn simple_name_generator(meta: &mut ObjectMeta, seed: u64, salt: &str) {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    if !meta.name.is_empty() || meta.generate_name.is_empty() {
-        return;
-    }
     let mut base = meta.generate_name.as_str();
     if base.len() > 58 {
         let mut cut = 58;

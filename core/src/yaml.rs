@@ -748,10 +748,12 @@ fn resolve_word_or_number(text: &str, first: u8) -> Option<Value> {
 /// The first bytes of the words of [`WORDS`] and of signed or fractional numbers, as a table.
 const WORD_STARTS: [bool; 256] = {
     let mut table = [false; 256];
-    let starts = b"~nNyYtTfFoO.+-";
+    table[b'+' as usize] = true;
+    table[b'-' as usize] = true;
+    table[b'.' as usize] = true;
     let mut i = 0;
-    while i < starts.len() {
-        table[starts[i] as usize] = true;
+    while i < WORDS.len() {
+        table[WORDS[i].0.as_bytes()[0] as usize] = true;
         i += 1;
     }
     table
@@ -847,8 +849,19 @@ const PACKED_WORDS: [(u64, Word); WORDS.len()] = {
     packed
 };
 
-/// The longest word of [`WORDS`].
-const MAX_WORD: usize = 5;
+/// The longest word of [`WORDS`]: at most the seven bytes [`word`] packs.
+const MAX_WORD: usize = {
+    let mut longest = 0;
+    let mut i = 0;
+    while i < WORDS.len() {
+        if WORDS[i].0.len() > longest {
+            longest = WORDS[i].0.len();
+        }
+        i += 1;
+    }
+    assert!(longest <= 7);
+    longest
+};
 
 /// Up to seven bytes and their number in one integer: for texts of at most seven bytes, equal
 /// integers are equal texts.

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use super::config::ProxyConfig;
 use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats};
-use crate::net::{IpFamily, push_ip, push_signed};
+use crate::net::{IpFamily, ip_string, push_signed};
 
 const NODEPORTS_LAST: &str =
     "\"kubernetes service nodeports; NOTE: this must be the last rule in this chain\"";
@@ -613,8 +613,7 @@ impl<'a> PortRules<'a> {
         } else {
             ("has no endpoints", "REJECT")
         };
-        let mut cluster_ip = String::with_capacity(15);
-        push_ip(&mut cluster_ip, sp.cluster_ip);
+        let cluster_ip = ip_string(sp.cluster_ip);
         let mut port = String::with_capacity(5);
         push_signed(&mut port, i64::from(sp.port));
         PortRules {
