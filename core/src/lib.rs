@@ -54,12 +54,14 @@ pub use model::{
     ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
-pub use pipeline::{CheckOptions, OPERATION_ANNOTATION, check, evaluate, render_to};
+pub use pipeline::{
+    CheckOptions, OPERATION_ANNOTATION, check, evaluate, render_ruleset, render_to,
+};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,
 };
-pub use proxy::{ProxyMode, RenderError, RenderOptions, RuleStats};
+pub use proxy::{ProxyMode, RenderError, RenderOptions, RuleStats, RulesetWriter};
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
     ServiceReport, report_rules,

@@ -17,7 +17,7 @@ use crate::manifest::{self, Input, Object};
 use crate::model::{ClusterProfile, EndpointSlice, Located, Positions, Service};
 use crate::policy::{self, UserInfo};
 use crate::profile::Profile;
-use crate::proxy::{self, RenderError, RenderOptions};
+use crate::proxy::{self, RenderError, RenderOptions, RulesetWriter};
 use crate::registry;
 use crate::report::{Report, ServiceReport};
 use crate::validation;
@@ -140,17 +140,27 @@ pub(crate) fn evaluate_with(
 /// Renders the scenario's ruleset for a host that writes it straight to its output: the cluster
 /// state is evaluated without the Services' reports (a render reads none), the inputs are
 /// dropped once read, and the ruleset is handed to `out` piece by piece, in order (see
-/// [`crate::world::render_to`]). The same bytes as [`crate::render`] of [`evaluate`]'s world
-/// with [`CheckOptions::WORLD_ONLY`].
+/// [`render_ruleset`]). The same bytes as [`crate::render`] of [`evaluate`]'s world with
+/// [`CheckOptions::WORLD_ONLY`].
 pub fn render_to(
     inputs: Vec<Input>,
     options: &RenderOptions,
     out: &mut dyn FnMut(&str),
 ) -> Result<(), RenderError> {
+    render_ruleset(inputs, options)?.write_to(out);
+    Ok(())
+}
+
+/// [`render_to`]'s ruleset itself, for a host that hands it over in pieces when asked
+/// ([`RulesetWriter::next_piece`]) rather than writing it all at once.
+pub fn render_ruleset(
+    inputs: Vec<Input>,
+    options: &RenderOptions,
+) -> Result<RulesetWriter, RenderError> {
     let context = policy::Context::default();
     let (world, _) = evaluate_at(&inputs, &CheckOptions::WORLD_ONLY, &context, None, false);
     drop(inputs);
-    crate::world::render_to(world, options, out)
+    crate::world::ruleset(world, options)
 }
 
 /// Evaluates the scenario, at `release` (a minor) instead of the scenario's own when given;

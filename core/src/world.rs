@@ -14,7 +14,8 @@ use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
     Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    ServicePorts, TopologyHints, holds, holds_at, own_gate_default, past, validate_configuration,
+    RulesetWriter, ServicePorts, TopologyHints, holds, holds_at, own_gate_default, past,
+    validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -253,23 +254,18 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
     render_with_stats(world, options).map(|r| r.text)
 }
 
-/// [`render`] handed to `out` piece by piece, in order, instead of returned as one string, for
-/// a host that renders the cluster state once and writes the pieces straight to its output:
-/// the world is dropped once the service-port model is built, and the whole ruleset (tens of
-/// megabytes at 10,000 Services) is never held as one string. Nothing is handed over when the
-/// render fails.
-pub(crate) fn render_to(
-    world: World,
-    options: &RenderOptions,
-    out: &mut dyn FnMut(&str),
-) -> Result<(), RenderError> {
+/// [`render`] as a [`RulesetWriter`] to write out part by part instead of one string, for a host that
+/// renders the cluster state once and writes the pieces straight to its output (or hands them
+/// over): the world is dropped once the service-port model is built, the model once the
+/// ruleset is, and the whole ruleset (tens of megabytes at 10,000 Services) is never copied
+/// into one string.
+pub(crate) fn ruleset(world: World, options: &RenderOptions) -> Result<RulesetWriter, RenderError> {
     let config = render_config(&world, options)?;
     let mut world = world;
     world.forget_documents();
     let ports = service_ports(&world, &config);
     drop(world);
-    ports.render_to(&config, options.mode, options.standalone, out);
-    Ok(())
+    Ok(ports.ruleset(&config, options.mode, options.standalone))
 }
 
 /// [`render`] plus the figures kube-proxy exposes for the sync.

@@ -4,7 +4,7 @@
 
 use svclab_core::{
     AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ProxyMode, RenderOptions,
-    Severity, TraceRequest, UserInfo,
+    RulesetWriter, Severity, TraceRequest, UserInfo,
 };
 
 use std::cell::RefCell;
@@ -69,22 +69,28 @@ impl bindings::Guest for Plugin {
         inputs: Vec<types::Input>,
         options: types::RenderOptions,
     ) -> Result<String, types::Error> {
-        Ok(render_pieces(inputs, options)?.concat())
+        let mut text = String::new();
+        render_ruleset(inputs, options)?.write_to(&mut |piece| text.push_str(piece));
+        Ok(text)
     }
 
     fn render_begin(
         inputs: Vec<types::Input>,
         options: types::RenderOptions,
     ) -> Result<(), types::Error> {
-        let mut pieces = render_pieces(inputs, options)?;
-        // `render-next` pops, so the last piece goes first.
-        pieces.reverse();
-        RENDERED.set(pieces);
+        let ruleset = render_ruleset(inputs, options)?;
+        RENDERED.set(Some(ruleset));
         Ok(())
     }
 
     fn render_next() -> Option<String> {
-        RENDERED.with_borrow_mut(Vec::pop)
+        RENDERED.with_borrow_mut(|rendered| {
+            let piece = rendered.as_mut()?.next_piece(PIECE_BYTES);
+            if piece.is_none() {
+                *rendered = None;
+            }
+            piece
+        })
     }
 
     fn trace(
@@ -134,59 +140,27 @@ impl bindings::Guest for Plugin {
 }
 
 thread_local! {
-    /// The pieces of the ruleset `render-begin` rendered, last piece first (`render-next` pops).
-    /// An instance serves one request, so nothing here outlives it.
-    static RENDERED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    /// The ruleset `render-begin` rendered, written out piece by piece by `render-next` (and
+    /// dropped after its last piece). An instance serves one request, so nothing here outlives
+    /// it.
+    static RENDERED: RefCell<Option<RulesetWriter>> = const { RefCell::new(None) };
 }
 
 /// What a piece of `render-next` holds, about: large enough that the calls cost nothing next to
 /// the copying, small enough that the host holds little at a time.
 const PIECE_BYTES: usize = 1 << 20;
 
-/// The ruleset cut into pieces as it is written: each piece is filled up to [`PIECE_BYTES`] and
-/// never grown by reallocation, so nothing of the ruleset is copied inside the guest.
-#[derive(Default)]
-struct Pieces {
-    done: Vec<String>,
-    current: String,
-}
-
-impl Pieces {
-    fn push(&mut self, text: &str) {
-        if self.current.len() + text.len() > self.current.capacity() {
-            let next = String::with_capacity(PIECE_BYTES.max(text.len()));
-            let full = std::mem::replace(&mut self.current, next);
-            if !full.is_empty() {
-                self.done.push(full);
-            }
-        }
-        self.current.push_str(text);
-    }
-
-    /// The pieces, in order.
-    fn finish(mut self) -> Vec<String> {
-        if !self.current.is_empty() {
-            self.done.push(self.current);
-        }
-        self.done
-    }
-}
-
-/// The ruleset in pieces, in order: the one rendering of `render` and `render-begin` (kept
-/// out of line, so the component carries it once).
+/// The ruleset of `render` and `render-begin` (kept out of line, so the component carries it
+/// once). `render_ruleset` drops the scenario's text as soon as the cluster state is built,
+/// like the native `svclab render`, and the ruleset is held once: each piece is copied from it
+/// as the host asks.
 #[inline(never)]
-fn render_pieces(
+fn render_ruleset(
     inputs: Vec<types::Input>,
     options: types::RenderOptions,
-) -> Result<Vec<String>, types::Error> {
-    let mut pieces = Pieces::default();
-    // `render_to` drops the scenario's text as soon as the cluster state is built, like the
-    // native `svclab render`.
-    svclab_core::render_to(decode_inputs(inputs), &decode_render_options(options), &mut |text| {
-        pieces.push(text);
-    })
-    .map_err(|err| types::Error::Failed(err.to_string()))?;
-    Ok(pieces.finish())
+) -> Result<RulesetWriter, types::Error> {
+    svclab_core::render_ruleset(decode_inputs(inputs), &decode_render_options(options))
+        .map_err(|err| types::Error::Failed(err.to_string()))
 }
 
 fn decode_render_options(options: types::RenderOptions) -> RenderOptions {

@@ -73,14 +73,16 @@ fn hostile_shapes_become_diagnostics() {
     }
 }
 
-/// `render_to` hands over, piece by piece, exactly the text `render` returns: for many chains
-/// (the iptables payload's per-service chains fill several arena buffers), a chain longer than
-/// a buffer (one Service with 900 endpoints), addresses of every kind, and every mode.
+/// `render_to`, and `render_ruleset`'s pieces of any size, hand over exactly the text `render`
+/// returns: for many chains (the iptables payload's per-service chains fill several arena
+/// buffers), a chain longer than a buffer (one Service with 900 endpoints), addresses of every
+/// kind, and every mode. A piece holds whole parts (an nftables piece, whole lines) up to at
+/// least the size asked for.
 #[test]
 fn render_to_hands_over_what_render_returns() {
     use std::fmt::Write as _;
 
-    use crate::{ProxyMode, RenderOptions, evaluate, render, render_to};
+    use crate::{ProxyMode, RenderOptions, evaluate, render, render_ruleset, render_to};
     let mut text = String::from(
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-a\nstatus:\n  addresses:\n  - type: InternalIP\n    address: 192.168.0.10\n",
     );
@@ -123,5 +125,23 @@ fn render_to_hands_over_what_render_returns() {
             .expect("the scenario renders");
         assert!(whole.len() > 300_000, "{mode:?}: a small payload ({} bytes)", whole.len());
         assert!(whole == pieces, "{mode:?}, standalone {standalone}: render_to differs");
+        for bytes in [0, 1, 4096, 100_000, 1 << 20] {
+            let mut ruleset = render_ruleset(inputs.to_vec(), &options).expect("it renders");
+            let mut pieces = Vec::new();
+            while let Some(piece) = ruleset.next_piece(bytes) {
+                pieces.push(piece);
+            }
+            let (last, full) = pieces.split_last().expect("a piece at least");
+            let case = format!("{mode:?}, standalone {standalone}, pieces of {bytes} bytes");
+            assert!(full.iter().all(|p| p.len() >= bytes), "{case}: a short piece");
+            assert!(pieces.iter().all(|p| p.ends_with('\n')), "{case}: a line cut");
+            assert!(!last.is_empty() && ruleset.next_piece(bytes).is_none(), "{case}: no end");
+            assert!(whole == pieces.concat(), "{case}: the pieces differ");
+            // A piece, then the rest at once.
+            let mut ruleset = render_ruleset(inputs.to_vec(), &options).expect("it renders");
+            let mut text = ruleset.next_piece(bytes).expect("a first piece");
+            ruleset.write_to(&mut |piece| text.push_str(piece));
+            assert!(whole == text, "{case}: a piece and the rest differ");
+        }
     }
 }

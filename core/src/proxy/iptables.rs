@@ -352,6 +352,46 @@ impl Payload {
         }
         out("COMMIT\n");
     }
+
+    /// Writes part `part` of the payload, `false` past the last one: a writer may stop between
+    /// parts and go on later ([`crate::RulesetWriter`]). The parts are [`Payload::write`]'s, in
+    /// its order: the filter table, `*nat`, each declaration of the nat table (its fixed head,
+    /// the per-service chains, the built-in chains), each body in the same order, `COMMIT`.
+    /// (`write` stays the loops it is: it writes every payload of `svclab render`, and a part
+    /// found by its number costs a little more.)
+    pub(crate) fn write_part(&self, part: usize, out: &mut dyn FnMut(&str)) -> bool {
+        let Some(mut i) = part.checked_sub(2) else {
+            match part {
+                0 => write_table(out, "filter", &self.filter),
+                _ => out("*nat\n"),
+            }
+            return true;
+        };
+        for bodies in [false, true] {
+            let write = |out: &mut dyn FnMut(&str), name: &str, body: &str| {
+                if bodies { out(body) } else { declare(out, name) }
+            };
+            if let Some(c) = self.nat_head.get(i) {
+                write(out, &c.name, &c.body);
+                return true;
+            }
+            i -= self.nat_head.len();
+            if let Some(c) = self.order.get(i) {
+                write(out, self.arena.name(c), self.arena.chain_body(c));
+                return true;
+            }
+            i -= self.order.len();
+            if let Some(c) = self.nat_builtins.get(i) {
+                write(out, &c.name, &c.body);
+                return true;
+            }
+            i -= self.nat_builtins.len();
+        }
+        if i == 0 {
+            out("COMMIT\n");
+        }
+        i == 0
+    }
 }
 
 /// A chain's declaration line: `:NAME - [0:0]`, or `ACCEPT` for a built-in chain.
