@@ -74,8 +74,11 @@ pub(crate) fn build() -> anyhow::Result<()> {
         Command::new(cargo)
             .current_dir(&root)
             .args(["build", "--release", "--target", "wasm32-unknown-unknown", "-p", PACKAGE])
-            // Size over speed for the download; the engine is fast either way.
-            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "s")
+            // Speed over size: the core runs on every edit. Measured 2026-12-02 (1,000
+            // Services, headless Chromium, median of 11 pastes, 4-5 runs each): re-evaluation
+            // 39 ms at opt-level "s", 33 ms at 3, for 838 KB gzipped instead of 689 KB.
+            // simd128 (sha2's vector backend) measured no faster here and is left off.
+            .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "3")
             .env("CARGO_PROFILE_RELEASE_LTO", "true")
             .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "1")
             .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
