@@ -497,6 +497,11 @@ fn new_engine(limits: &Limits) -> Result<Engine, PluginError> {
     config.consume_fuel(limits.fuel.is_some());
     config.epoch_interruption(true);
     config.max_wasm_stack(limits.max_wasm_stack_bytes);
+    // For profiling only: `perf` names the plugin's compiled functions from /tmp/perf-PID.map
+    // (CONTRIBUTING.md, "Measure and profile"). Unset, the engine is the same.
+    if std::env::var_os("SVCLAB_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     if !limits.pooling {
         return Engine::new(&config).map_err(load_error);
     }
