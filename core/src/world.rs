@@ -254,10 +254,10 @@ pub fn render(world: &World, options: &RenderOptions) -> Result<String, RenderEr
     render_with_stats(world, options).map(|r| r.text)
 }
 
-/// [`render`] as a [`RulesetWriter`] to write out part by part instead of one string, for a host that
-/// renders the cluster state once and writes the pieces straight to its output (or hands them
-/// over): the world is dropped once the service-port model is built, the model once the
-/// ruleset is, and the whole ruleset (tens of megabytes at 10,000 Services) is never copied
+/// [`render`] as a [`RulesetWriter`] to write out part by part instead of one string, for a
+/// host that renders the cluster state once and writes the pieces straight to its output (or
+/// hands them over): the world is dropped once the service-port model is built, the model once
+/// the ruleset is, and the whole ruleset (tens of megabytes at 10,000 Services) is never copied
 /// into one string.
 pub(crate) fn ruleset(world: World, options: &RenderOptions) -> Result<RulesetWriter, RenderError> {
     let config = render_config(&world, options)?;
