@@ -3,7 +3,7 @@
 //! the allocator.
 
 use crate::model::{ClientIpConfig, IntOrString, Service, SessionAffinityConfig};
-use crate::profile::Profile;
+use crate::profile::{Feature, Profile};
 
 /// `timeoutSeconds` default for ClientIP affinity (3 hours).
 pub(crate) const DEFAULT_CLIENT_IP_TIMEOUT_SECONDS: i32 = 10800;
@@ -59,7 +59,7 @@ pub(crate) fn default_service(
     }
     // v1.24.0 and v1.25.0 default `internalTrafficPolicy` only with the
     // ServiceInternalTrafficPolicy gate on; from v1.26.1 (gate locked) always.
-    if profile.gate("ServiceInternalTrafficPolicy")
+    if profile.gate(Feature::ServiceInternalTrafficPolicy)
         && spec.internal_traffic_policy.is_none()
         && matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP")
     {

@@ -83,6 +83,55 @@ impl Gate {
     }
 }
 
+/// The apiserver feature gates svclab models, named as `--feature-gates` names them, in
+/// [`GATES`] order (a variant is its row's index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(
+    dead_code,
+    reason = "every row of GATES has its variant; no behaviour keys on ServiceLBNodePortControl \
+              and ServiceLoadBalancerClass (locked on wherever they exist from 1.24) or on \
+              AllowServiceLBStatusOnNonLB, which `--feature-gates` must still know"
+)]
+pub(crate) enum Feature {
+    ServiceIPStaticSubrange,
+    ServiceNodePortStaticSubrange,
+    MultiCIDRServiceAllocator,
+    DisableAllocatorDualWrite,
+    MixedProtocolLBService,
+    ServiceInternalTrafficPolicy,
+    ServiceLBNodePortControl,
+    ServiceLoadBalancerClass,
+    EndpointSliceTerminatingCondition,
+    TopologyAwareHints,
+    ServiceTrafficDistribution,
+    PreferSameTrafficDistribution,
+    StrictIPCIDRValidation,
+    RelaxedServiceNameValidation,
+    LoadBalancerIPMode,
+    AllowServiceLBStatusOnNonLB,
+}
+
+/// Every [`Feature`], in [`GATES`] order.
+#[cfg(test)]
+pub(crate) const FEATURES: [Feature; GATES.len()] = [
+    Feature::ServiceIPStaticSubrange,
+    Feature::ServiceNodePortStaticSubrange,
+    Feature::MultiCIDRServiceAllocator,
+    Feature::DisableAllocatorDualWrite,
+    Feature::MixedProtocolLBService,
+    Feature::ServiceInternalTrafficPolicy,
+    Feature::ServiceLBNodePortControl,
+    Feature::ServiceLoadBalancerClass,
+    Feature::EndpointSliceTerminatingCondition,
+    Feature::TopologyAwareHints,
+    Feature::ServiceTrafficDistribution,
+    Feature::PreferSameTrafficDistribution,
+    Feature::StrictIPCIDRValidation,
+    Feature::RelaxedServiceNameValidation,
+    Feature::LoadBalancerIPMode,
+    Feature::AllowServiceLBStatusOnNonLB,
+];
+
 // Read in `pkg/features/kube_features.go` (and `versioned_kube_features.go` in 1.31 and 1.32) as
 // vendored at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0, v1.30.0, v1.31.0 (ceph/ceph-csi),
 // v1.32.10 (kubeedge/kubeedge), v1.33.3 and v1.34.1 (openshift/openshift-apiserver). Stages before
@@ -97,7 +146,7 @@ impl Gate {
 // PreferSameTrafficDistribution GA and locked in 1.35, MultiCIDRServiceAllocator locked from
 // 1.34, TopologyAwareHints and ServiceTrafficDistribution locked from 1.33). 1.37 was read only
 // in CHANGELOG-1.37 (v1.37.0-alpha.1), which changes none of these gates; it is taken to be 1.36.
-const GATES: &[Gate] = &[
+const GATES: [Gate; 16] = [
     Gate {
         name: "ServiceIPStaticSubrange",
         stages: &[(24, Stage::Alpha), (25, Stage::Beta), (26, Stage::Ga)],
@@ -280,7 +329,10 @@ pub struct HostFacts {
 pub struct Profile {
     /// Kubernetes release.
     pub version: Version,
-    gates: BTreeMap<&'static str, bool>,
+    /// The effective value of every gate of [`GATES`], by index: the release default, the
+    /// value `--feature-gates` set, or, for a gate that is gone (or not yet there), what
+    /// [`Profile::gate`] says.
+    gates: [bool; GATES.len()],
     /// `--service-cluster-ip-range` (primary first), or the ServiceCIDR objects' ranges.
     pub service_cluster_ip_ranges: Vec<IpNet>,
     /// `--service-node-port-range`.
@@ -319,12 +371,12 @@ pub struct ProfileSummary {
 impl Profile {
     /// Defaults of a release: kubeadm's 10.96.0.0/12, 30000-32767, seed 0, default gates.
     pub fn for_version(version: Version) -> Profile {
-        let mut gates = BTreeMap::new();
-        for gate in GATES {
-            if let Some(value) = default_of(gate, version.minor) {
-                gates.insert(gate.name, value);
-            }
-        }
+        let gates = GATES.each_ref().map(|gate| {
+            default_of(gate, version.minor).unwrap_or_else(|| {
+                gate.removed.is_some_and(|r| version.minor >= r)
+                    && gate.stages.last().is_some_and(|(_, s)| s.default())
+            })
+        });
         Profile {
             version,
             gates,
@@ -339,26 +391,26 @@ impl Profile {
 
     /// Effective value of a gate; a removed gate reports its last stage's default (on for a
     /// feature that went GA, off for a deprecated behaviour such as
-    /// AllowServiceLBStatusOnNonLB).
-    pub fn gate(&self, name: &str) -> bool {
-        if let Some(v) = self.gates.get(name) {
-            return *v;
-        }
-        GATES.iter().find(|g| g.name == name).is_some_and(|g| {
-            g.removed.is_some_and(|r| self.version.minor >= r)
-                && g.stages.last().is_some_and(|(_, s)| s.default())
-        })
+    /// AllowServiceLBStatusOnNonLB), and a gate before its first release is off.
+    pub(crate) fn gate(&self, feature: Feature) -> bool {
+        self.gates.get(feature as usize).copied().unwrap_or(false)
+    }
+
+    /// [`Profile::gate`] by name, for names read from input (kube-proxy's `featureGates`);
+    /// off for a name [`GATES`] does not list.
+    pub(crate) fn gate_named(&self, name: &str) -> bool {
+        GATES.iter().position(|g| g.name == name).is_some_and(|i| self.gates[i])
     }
 
     /// Sets a gate the way `--feature-gates` does, with kube-apiserver's errors.
     pub fn set_gate(&mut self, name: &str, value: bool) -> Result<(), String> {
-        let Some(gate) = GATES.iter().find(|g| g.name == name) else {
+        let Some(i) = GATES.iter().position(|g| g.name == name) else {
             return Err(format!("unrecognized feature gate: {name}"));
         };
-        if let Some(refusal) = gate.refusal(value, self.version.minor) {
+        if let Some(refusal) = GATES[i].refusal(value, self.version.minor) {
             return Err(refusal);
         }
-        self.gates.insert(gate.name, value);
+        self.gates[i] = value;
         Ok(())
     }
 
@@ -376,24 +428,26 @@ impl Profile {
 
     /// Whether ClusterIP ranges have a static band (ServiceIPStaticSubrange).
     pub fn ip_static_subrange(&self) -> bool {
-        self.gate("ServiceIPStaticSubrange")
+        self.gate(Feature::ServiceIPStaticSubrange)
     }
 
     /// Whether NodePort ranges have a static band (ServiceNodePortStaticSubrange, from 1.27).
     pub fn node_port_static_subrange(&self) -> bool {
-        self.version.minor >= 27 && self.gate("ServiceNodePortStaticSubrange")
+        self.version.minor >= 27 && self.gate(Feature::ServiceNodePortStaticSubrange)
     }
 
     /// Whether ClusterIPs come from ServiceCIDR/IPAddress objects (KEP-1880).
     pub fn multi_cidr(&self) -> bool {
-        self.version.minor >= 27 && self.gate("MultiCIDRServiceAllocator")
+        self.version.minor >= 27 && self.gate(Feature::MultiCIDRServiceAllocator)
     }
 
     /// Whether the ServiceCIDR allocator also writes the legacy bitmap of the flag-configured
     /// range: MultiCIDRServiceAllocator on and DisableAllocatorDualWrite off, from 1.31 (where
     /// kubernetes/kubernetes#122047 added the gate) until the bitmap is no longer written.
     pub fn allocator_dual_write(&self) -> bool {
-        self.multi_cidr() && self.version.minor >= 31 && !self.gate("DisableAllocatorDualWrite")
+        self.multi_cidr()
+            && self.version.minor >= 31
+            && !self.gate(Feature::DisableAllocatorDualWrite)
     }
 
     /// Whether field-error values render as JSON (`["a"]`) rather than Go syntax
@@ -410,9 +464,9 @@ impl Profile {
     /// The report's view of the profile.
     pub fn summary(&self) -> ProfileSummary {
         let mut feature_gates = BTreeMap::new();
-        for gate in GATES {
+        for (gate, value) in GATES.iter().zip(self.gates) {
             if default_of(gate, self.version.minor).is_some() {
-                feature_gates.insert(gate.name.to_owned(), self.gate(gate.name));
+                feature_gates.insert(gate.name.to_owned(), value);
             }
         }
         ProfileSummary {
@@ -529,7 +583,7 @@ pub(crate) fn parse_service_ranges(
         );
     }
     // The bitmap allocator caps ranges at 20 host bits, unless it is no longer written at all.
-    let bitmap_unused = profile.multi_cidr() && profile.gate("DisableAllocatorDualWrite");
+    let bitmap_unused = profile.multi_cidr() && profile.gate(Feature::DisableAllocatorDualWrite);
     if !bitmap_unused {
         for (i, net) in nets.iter().enumerate() {
             let bits = u32::from(net.max_prefix_len() - net.prefix_len());

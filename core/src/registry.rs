@@ -14,7 +14,7 @@ use crate::allocation::IpAddressAllocator;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::manifest::Object;
 use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceStatus};
-use crate::profile::Profile;
+use crate::profile::{Feature, Profile};
 use crate::validation::{Rule, rule_in_force, validate_service_cidr};
 
 /// `beginUpdate` of the Service REST storage: `patchAllocatedValues`, then
@@ -157,12 +157,12 @@ fn simple_name_generator(meta: &mut ObjectMeta, seed: u64, salt: &str) {
 /// 1.25 only) and `trafficDistribution` under ServiceTrafficDistribution (1.30 to 1.32).
 pub(crate) fn prepare_service(svc: &mut Service, old: Option<&Service>, profile: &Profile) {
     svc.status = ServiceStatus::default();
-    if !profile.gate("ServiceInternalTrafficPolicy")
+    if !profile.gate(Feature::ServiceInternalTrafficPolicy)
         && old.is_none_or(|o| o.spec.internal_traffic_policy.is_none())
     {
         svc.spec.internal_traffic_policy = None;
     }
-    if !profile.gate("ServiceTrafficDistribution")
+    if !profile.gate(Feature::ServiceTrafficDistribution)
         && old.is_none_or(|o| o.spec.traffic_distribution.is_none())
     {
         svc.spec.traffic_distribution = None;
@@ -178,7 +178,7 @@ pub(crate) fn drop_disabled_status_fields(
     old: Option<&ServiceStatus>,
     profile: &Profile,
 ) {
-    if profile.version.minor < 29 || profile.gate("LoadBalancerIPMode") {
+    if profile.version.minor < 29 || profile.gate(Feature::LoadBalancerIPMode) {
         return;
     }
     if old.is_some_and(|o| o.load_balancer_ingress.iter().any(|i| i.ip_mode.is_some())) {
@@ -256,8 +256,8 @@ pub(crate) fn drop_type_dependent_fields(new: &mut Service, old: &Service, profi
 /// `protocol` nil → `TCP`), then `PrepareForCreate`'s dropping of hint fields whose gate is off
 /// (`hints` with TopologyAwareHints, `hints.forNodes` with PreferSameTrafficDistribution).
 pub(crate) fn default_endpoint_slice(slice: &mut EndpointSlice, profile: &Profile) {
-    let hints = profile.gate("TopologyAwareHints");
-    let for_nodes = profile.gate("PreferSameTrafficDistribution");
+    let hints = profile.gate(Feature::TopologyAwareHints);
+    let for_nodes = profile.gate(Feature::PreferSameTrafficDistribution);
     for endpoint in &mut slice.endpoints {
         if !hints {
             endpoint.hints = None;
@@ -287,7 +287,7 @@ pub(crate) fn drop_disabled_endpoint_conditions(
     old: Option<&EndpointSlice>,
     profile: &Profile,
 ) {
-    if profile.gate("EndpointSliceTerminatingCondition") {
+    if profile.gate(Feature::EndpointSliceTerminatingCondition) {
         return;
     }
     let in_use = old.is_some_and(|o| {

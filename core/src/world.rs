@@ -174,7 +174,7 @@ impl ProxyConfig {
         let gate = |name: &str| {
             own.and_then(|gates| gates.get(name).copied())
                 .or_else(|| own_gate_default(name, minor))
-                .unwrap_or_else(|| world.profile.gate(name))
+                .unwrap_or_else(|| world.profile.gate_named(name))
         };
         config.prefer_same_node = gate("PreferSameTrafficDistribution");
         config.terminating_fallback = gate("ProxyTerminatingEndpoints");

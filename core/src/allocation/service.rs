@@ -13,7 +13,7 @@ use crate::allocation::{
 use crate::field::{FieldError, GoValue};
 use crate::model::Service;
 use crate::net::{IpFamily, ip_string, parse_ip_sloppy};
-use crate::profile::Profile;
+use crate::profile::{Feature, Profile};
 
 /// The allocator of one family: the bitmap, or ServiceCIDR/IPAddress objects.
 #[derive(Debug, Clone)]
@@ -171,7 +171,12 @@ impl Cluster {
             profile.node_port_static_subrange(),
             profile.seed,
         );
-        Ok(Cluster { primary, families, ports, strict_ip: profile.gate("StrictIPCIDRValidation") })
+        Ok(Cluster {
+            primary,
+            families,
+            ports,
+            strict_ip: profile.gate(Feature::StrictIPCIDRValidation),
+        })
     }
 
     pub(crate) fn primary(&self) -> IpFamily {

@@ -2,7 +2,7 @@
 
 use expect_test::{Expect, expect};
 
-use super::{Profile, SmallRangeRule, Version};
+use super::{FEATURES, Feature, GATES, Profile, SmallRangeRule, Version};
 
 /// Prints the modelled gates and allocator switches of a release.
 #[track_caller]
@@ -97,8 +97,8 @@ fn gates_lock_and_disappear_in_the_releases_read() {
         (26, "ServiceLBNodePortControl", true),
     ] {
         let mut p = Profile::for_version(Version { minor, patch: None });
-        let result = p.set_gate(gate, value).map(|()| format!("ok, now {}", p.gate(gate)));
-        let result = result.unwrap_or_else(|e| format!("{e}; in effect {}", p.gate(gate)));
+        let result = p.set_gate(gate, value).map(|()| format!("ok, now {}", p.gate_named(gate)));
+        let result = result.unwrap_or_else(|e| format!("{e}; in effect {}", p.gate_named(gate)));
         out.push_str(&format!("1.{minor} {gate}={value}: {result}\n"));
     }
     expect![[r#"
@@ -124,9 +124,23 @@ fn relaxed_service_names_and_strict_cidrs_are_on_by_default_from_1_36() {
     // "(BETA - default=true)" in that of v1.36 (kubernetes/website's generated references).
     let defaults = |minor| {
         let p = Profile::for_version(Version { minor, patch: None });
-        (p.gate("RelaxedServiceNameValidation"), p.gate("StrictIPCIDRValidation"))
+        (p.gate(Feature::RelaxedServiceNameValidation), p.gate(Feature::StrictIPCIDRValidation))
     };
     assert_eq!(defaults(35), (false, false));
     assert_eq!(defaults(36), (true, true));
     assert_eq!(defaults(37), (true, true));
+}
+
+#[test]
+fn every_feature_names_its_row_of_the_gate_table() {
+    // `Profile::gate` reads a gate by its variant's index into GATES.
+    for (i, feature) in FEATURES.iter().enumerate() {
+        assert_eq!(*feature as usize, i, "{feature:?}");
+        assert_eq!(format!("{feature:?}"), GATES[i].name, "row {i}");
+    }
+    // A gate before its first release is off; by name, one the table does not list is off.
+    let p = Profile::for_version(Version { minor: 30, patch: None });
+    assert!(!p.gate(Feature::DisableAllocatorDualWrite));
+    assert!(!p.gate_named("NoSuchGate"));
+    assert!(p.gate_named("ServiceInternalTrafficPolicy"));
 }

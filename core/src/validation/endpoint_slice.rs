@@ -4,7 +4,7 @@
 use crate::field::{ErrorType, FieldError, GoValue};
 use crate::model::EndpointSlice;
 use crate::net::{parse_ip_sloppy, push_decimal};
-use crate::profile::Profile;
+use crate::profile::{Feature, Profile};
 use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
     validate_object_meta,
@@ -51,7 +51,7 @@ pub(super) fn validate(
             &["FQDN", "IPv4", "IPv6"],
         )),
     }
-    let strict = profile.gate("StrictIPCIDRValidation");
+    let strict = profile.gate(Feature::StrictIPCIDRValidation);
     // Ratcheting: an unchanged `endpoints` list is not re-checked strictly.
     let endpoints_unchanged = old.is_some_and(|o| o.endpoints == slice.endpoints);
     if slice.endpoints.len() > MAX_ENDPOINTS {

@@ -4,7 +4,7 @@
 use crate::field::{FieldError, GoValue, service_port_go, service_port_json, service_port_value};
 use crate::model::{IntOrString, Service};
 use crate::net::{IpFamily, parse_ip_sloppy};
-use crate::profile::Profile;
+use crate::profile::{Feature, Profile};
 use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name,
     validate_labels, validate_object_meta, validate_object_meta_update,
@@ -61,8 +61,8 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
 /// order upstream does, which is the order kubectl prints them.
 fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    let strict = profile.gate("StrictIPCIDRValidation");
-    let rule = if profile.gate("RelaxedServiceNameValidation") {
+    let strict = profile.gate(Feature::StrictIPCIDRValidation);
+    let rule = if profile.gate(Feature::RelaxedServiceNameValidation) {
         NameRule::Dns1123Label
     } else {
         NameRule::Dns1035
@@ -544,7 +544,7 @@ fn health_check_node_port(errors: &mut Vec<FieldError>, svc: &Service) {
 fn internal_traffic_policy(errors: &mut Vec<FieldError>, svc: &Service, profile: &Profile) {
     let spec = &svc.spec;
     match &spec.internal_traffic_policy {
-        None if profile.gate("ServiceInternalTrafficPolicy")
+        None if profile.gate(Feature::ServiceInternalTrafficPolicy)
             && matches!(spec.type_.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") =>
         {
             errors.push(FieldError::required("spec.internalTrafficPolicy", ""));
@@ -565,7 +565,7 @@ fn traffic_distribution(errors: &mut Vec<FieldError>, svc: &Service, profile: &P
     if let Some(td) = &spec.traffic_distribution {
         // Upstream passes a literal slice to `field.NotSupported`, which keeps its order:
         // PreferClose, PreferSameZone, PreferSameNode (not sorted).
-        let supported: &[&str] = if profile.gate("PreferSameTrafficDistribution") {
+        let supported: &[&str] = if profile.gate(Feature::PreferSameTrafficDistribution) {
             &["PreferClose", "PreferSameZone", "PreferSameNode"]
         } else {
             &["PreferClose"]
@@ -591,7 +591,7 @@ fn mixed_protocol_load_balancer(
     profile: &Profile,
 ) {
     let spec = &svc.spec;
-    if !profile.gate("MixedProtocolLBService") && spec.type_ == "LoadBalancer" {
+    if !profile.gate(Feature::MixedProtocolLBService) && spec.type_ == "LoadBalancer" {
         let protocols = |s: &Service| {
             let mut p: Vec<&str> = s.spec.ports.iter().map(|p| p.protocol.as_str()).collect();
             p.sort_unstable();
