@@ -67,6 +67,19 @@ impl Gate {
         self.stages.iter().rev().find(|(since, _)| minor >= *since).map(|(_, s)| *s)
     }
 
+    /// The gate's value at `minor` when nothing sets it: its stage's default; once removed, its
+    /// last stage's default (on for a feature that went GA, off for a deprecated behaviour such
+    /// as AllowServiceLBStatusOnNonLB); before its first release, off.
+    pub(crate) fn default_at(&self, minor: u32) -> bool {
+        match self.stage(minor) {
+            Some(stage) => stage.default(),
+            None => {
+                self.removed.is_some_and(|r| minor >= r)
+                    && self.stages.last().is_some_and(|(_, s)| s.default())
+            }
+        }
+    }
+
     /// What component-base `SetFromMap` refuses when `--feature-gates` sets the gate to
     /// `value` at `minor`: a gate that does not exist, or a locked one set the other way.
     pub(crate) fn refusal(&self, value: bool, minor: u32) -> Option<String> {
@@ -329,9 +342,8 @@ pub struct HostFacts {
 pub struct Profile {
     /// Kubernetes release.
     pub version: Version,
-    /// The effective value of every gate of [`GATES`], by index: the release default, the
-    /// value `--feature-gates` set, or, for a gate that is gone (or not yet there), what
-    /// [`Profile::gate`] says.
+    /// The effective value of every gate of [`GATES`], by index: the value `--feature-gates`
+    /// set, else [`Gate::default_at`] the release.
     gates: [bool; GATES.len()],
     /// `--service-cluster-ip-range` (primary first), or the ServiceCIDR objects' ranges.
     pub service_cluster_ip_ranges: Vec<IpNet>,
@@ -371,12 +383,7 @@ pub struct ProfileSummary {
 impl Profile {
     /// Defaults of a release: kubeadm's 10.96.0.0/12, 30000-32767, seed 0, default gates.
     pub fn for_version(version: Version) -> Profile {
-        let gates = GATES.each_ref().map(|gate| {
-            default_of(gate, version.minor).unwrap_or_else(|| {
-                gate.removed.is_some_and(|r| version.minor >= r)
-                    && gate.stages.last().is_some_and(|(_, s)| s.default())
-            })
-        });
+        let gates = GATES.each_ref().map(|gate| gate.default_at(version.minor));
         Profile {
             version,
             gates,
@@ -389,9 +396,8 @@ impl Profile {
         }
     }
 
-    /// Effective value of a gate; a removed gate reports its last stage's default (on for a
-    /// feature that went GA, off for a deprecated behaviour such as
-    /// AllowServiceLBStatusOnNonLB), and a gate before its first release is off.
+    /// Effective value of a gate: as `--feature-gates` set it, else [`Gate::default_at`] the
+    /// release.
     pub(crate) fn gate(&self, feature: Feature) -> bool {
         self.gates.get(feature as usize).copied().unwrap_or(false)
     }
@@ -465,7 +471,8 @@ impl Profile {
     pub fn summary(&self) -> ProfileSummary {
         let mut feature_gates = BTreeMap::new();
         for (gate, value) in GATES.iter().zip(self.gates) {
-            if default_of(gate, self.version.minor).is_some() {
+            // The gates the release lists.
+            if gate.stage(self.version.minor).is_some() {
                 feature_gates.insert(gate.name.to_owned(), value);
             }
         }
@@ -552,10 +559,6 @@ impl Profile {
 /// the apiserver's table for the gates both components know).
 pub(crate) fn lists_gate(name: &str) -> bool {
     GATES.iter().any(|g| g.name == name)
-}
-
-fn default_of(gate: &Gate, minor: u32) -> Option<bool> {
-    gate.stage(minor).map(Stage::default)
 }
 
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.

@@ -160,16 +160,10 @@ const OWN_GATES: &[Gate] = &[
     Gate { name: "KubeProxyIPVS", stages: &[(37, Stage::GaOpen)], removed: None },
 ];
 
-/// The release default of one of kube-proxy's own gates ([`OWN_GATES`]), `None` for a gate of
-/// the apiserver's table or one svclab does not know. A removed gate keeps its last default
-/// (the behaviour it guarded stays on); before its first release the gate is off.
+/// The release default ([`Gate::default_at`]) of one of kube-proxy's own gates ([`OWN_GATES`]),
+/// `None` for a gate of the apiserver's table or one svclab does not know.
 pub(crate) fn own_gate_default(name: &str, minor: u32) -> Option<bool> {
-    let gate = OWN_GATES.iter().find(|g| g.name == name)?;
-    if let Some(stage) = gate.stage(minor) {
-        return Some(stage.default());
-    }
-    let removed = gate.removed.is_some_and(|r| minor >= r);
-    Some(removed && gate.stages.last().is_some_and(|(_, s)| s.default()))
+    OWN_GATES.iter().find(|g| g.name == name).map(|g| g.default_at(minor))
 }
 
 /// What `SetFromMap` says about one gate kube-proxy's `featureGates` sets: unknown at the
