@@ -161,7 +161,7 @@ pub struct Positions {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DocumentText {
     /// The input's text (shared by all its documents).
-    pub(crate) text: Arc<str>,
+    pub(crate) text: Arc<String>,
     pub(crate) range: std::ops::Range<usize>,
     /// 1-based line where the document starts in its input.
     pub(crate) first_line: u32,

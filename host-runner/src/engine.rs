@@ -86,7 +86,8 @@ impl Engine {
         match self {
             Engine::Native => Ok(native(svclab_core::check(inputs, &options).to_json())),
             Engine::Plugin(runner) => {
-                Ok(runner.check(&wit_inputs(inputs), &wit_check_options(&options))?.into())
+                let groups = wit_groups(&options);
+                Ok(runner.check(&wit_inputs(inputs), wit_check_options(&options, &groups))?.into())
             }
         }
     }
@@ -104,7 +105,9 @@ impl Engine {
                 Ok(Checked { report: svclab_core::check(inputs, options), json: None, fuel: None })
             }
             Engine::Plugin(runner) => {
-                let call = runner.check(&wit_inputs(inputs), &wit_check_options(options))?;
+                let groups = wit_groups(options);
+                let call =
+                    runner.check(&wit_inputs(inputs), wit_check_options(options, &groups))?;
                 let report = Report::from_json(&call.output).map_err(|err| {
                     EngineError::Failed(format!("the engine returned a malformed report: {err}"))
                 })?;
@@ -134,7 +137,9 @@ impl Engine {
                 })
             }
             Engine::Plugin(runner) => {
-                let call = runner.check_text(&wit_inputs(inputs), &wit_check_options(&options))?;
+                let groups = wit_groups(&options);
+                let call =
+                    runner.check_text(&wit_inputs(inputs), wit_check_options(&options, &groups))?;
                 let WitTextReport { text, has_errors } = call.output;
                 Ok(CheckedText { text, has_errors, fuel: call.fuel })
             }
@@ -187,7 +192,9 @@ impl Engine {
                 .map(|d| Diagnostic { releases: None, ..d })
                 .collect()),
             Engine::Plugin(runner) => {
-                let call = runner.diagnose(&wit_inputs(inputs), &wit_check_options(options))?;
+                let groups = wit_groups(options);
+                let call =
+                    runner.diagnose(&wit_inputs(inputs), wit_check_options(options, &groups))?;
                 Ok(call.output.into_iter().map(decode_diagnostic).collect())
             }
         }
@@ -211,7 +218,7 @@ impl Engine {
                 let mut text = Vec::new();
                 let call = runner.render_to(
                     &wit_inputs(inputs),
-                    &wit_render_options(options),
+                    wit_render_options(options),
                     &mut text,
                 )?;
                 call.output.map_err(|err| EngineError::Failed(err.to_string()))?;
@@ -251,10 +258,9 @@ impl Engine {
                 Ok(written.map(|()| None))
             }
             Engine::Plugin(runner) => {
-                let wit_inputs = wit_inputs(&inputs);
-                // The guest has its own copy now.
-                drop(inputs);
-                let call = runner.render_to(&wit_inputs, &wit_render_options(options), out)?;
+                // The text is lent to the call (the component ABI copies it into the guest).
+                let call =
+                    runner.render_to(&wit_inputs(&inputs), wit_render_options(options), out)?;
                 Ok(call.output.map(|()| call.fuel))
             }
         }
@@ -274,14 +280,14 @@ impl Engine {
             }
             Engine::Plugin(runner) => {
                 let options = WitTraceOptions {
-                    src: request.src.clone(),
-                    dst: request.dst.clone(),
+                    src: &request.src,
+                    dst: &request.dst,
                     dport: request.dport,
-                    protocol: request.protocol.clone(),
-                    node: request.node.clone(),
-                    in_interface: request.in_interface.clone(),
+                    protocol: &request.protocol,
+                    node: request.node.as_deref(),
+                    in_interface: request.in_interface.as_deref(),
                 };
-                Ok(runner.trace(&wit_inputs(inputs), &options)?.into())
+                Ok(runner.trace(&wit_inputs(inputs), options)?.into())
             }
         }
     }
@@ -300,13 +306,17 @@ impl Engine {
                 .map(native)
                 .map_err(|err| EngineError::BadInput(err.to_string())),
             Engine::Plugin(runner) => {
+                let inventory: Option<Vec<&str>> = options
+                    .inventory
+                    .as_ref()
+                    .map(|objects| objects.iter().map(String::as_str).collect());
                 let options = WitAdmissionOptions {
                     policy: options.policy.as_ref().map(wit_input),
                     profile: options.profile.as_ref().map(wit_input),
                     stringly_typed: options.stringly_typed,
-                    inventory: options.inventory.clone(),
+                    inventory: inventory.as_deref(),
                 };
-                Ok(runner.validate_admission(review, &options)?.into())
+                Ok(runner.validate_admission(review, options)?.into())
             }
         }
     }
@@ -316,7 +326,7 @@ impl Engine {
         match self {
             Engine::Native => Ok(svclab_core::check_settings(settings)),
             Engine::Plugin(runner) => {
-                let call = runner.check_settings(&wit_input(settings))?;
+                let call = runner.check_settings(wit_input(settings))?;
                 Ok(call.output.into_iter().map(decode_diagnostic).collect())
             }
         }
@@ -380,15 +390,17 @@ fn decode_diagnostic(diagnostic: WitDiagnostic) -> Diagnostic {
     }
 }
 
-fn wit_inputs(inputs: &[Input]) -> Vec<WitInput> {
+/// The inputs as a plugin call takes them: lent, not copied (the component ABI copies the text
+/// into the guest's memory, once).
+fn wit_inputs(inputs: &[Input]) -> Vec<WitInput<'_>> {
     inputs.iter().map(wit_input).collect()
 }
 
-fn wit_input(input: &Input) -> WitInput {
-    WitInput { name: input.name.clone(), text: input.text.to_string() }
+fn wit_input(input: &Input) -> WitInput<'_> {
+    WitInput { name: &input.name, text: &input.text }
 }
 
-fn wit_render_options(options: &RenderOptions) -> WitRenderOptions {
+fn wit_render_options(options: &RenderOptions) -> WitRenderOptions<'_> {
     WitRenderOptions {
         proxy_mode: match options.mode {
             ProxyMode::Iptables => WitProxyMode::Iptables,
@@ -398,19 +410,24 @@ fn wit_render_options(options: &RenderOptions) -> WitRenderOptions {
             IpFamily::V4 => WitIpFamily::Ipv4,
             IpFamily::V6 => WitIpFamily::Ipv6,
         }),
-        node: options.node.clone(),
+        node: options.node.as_deref(),
         standalone: options.standalone,
     }
 }
 
-fn wit_check_options(options: &CheckOptions) -> WitCheckOptions {
+/// The requester's groups as [`wit_check_options`] lends them.
+fn wit_groups(options: &CheckOptions) -> Vec<&str> {
+    options.user_info.iter().flat_map(|user| &user.groups).map(String::as_str).collect()
+}
+
+fn wit_check_options<'a>(options: &'a CheckOptions, groups: &'a [&'a str]) -> WitCheckOptions<'a> {
     WitCheckOptions {
         no_defaults: options.no_defaults,
         policy: options.policy.as_ref().map(wit_input),
-        user_info: options.user_info.as_ref().map(|user| WitUserInfo {
-            username: user.username.clone(),
-            groups: user.groups.clone(),
-        }),
+        user_info: options
+            .user_info
+            .as_ref()
+            .map(|user| WitUserInfo { username: &user.username, groups }),
         explain_release: options.explain_release,
         omit_rules: options.omit_rules,
     }

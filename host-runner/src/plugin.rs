@@ -27,7 +27,11 @@ pub use limits::Limits;
 
 /// The bindings generated from `wit/policy.wit`.
 mod generated {
-    wasmtime::component::bindgen!({ path: "../wit/policy.wit", world: "policy" });
+    wasmtime::component::bindgen!({
+        path: "../wit/policy.wit",
+        world: "policy",
+        ownership: Borrowing { duplicate_if_necessary: true },
+    });
 }
 
 pub(crate) use generated::{
@@ -287,8 +291,8 @@ impl PluginRunner {
     /// The whole pipeline; the report JSON.
     pub(crate) fn check(
         &self,
-        inputs: &[WitInput],
-        options: &WitCheckOptions,
+        inputs: &[WitInput<'_>],
+        options: WitCheckOptions<'_>,
     ) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_check(store, inputs, options))
     }
@@ -296,8 +300,8 @@ impl PluginRunner {
     /// The whole pipeline; the report as text, and whether it holds an error.
     pub(crate) fn check_text(
         &self,
-        inputs: &[WitInput],
-        options: &WitCheckOptions,
+        inputs: &[WitInput<'_>],
+        options: WitCheckOptions<'_>,
     ) -> Result<CallOutput<WitTextReport>, PluginError> {
         self.call(|policy, store| policy.call_check_text(store, inputs, options))
     }
@@ -305,8 +309,8 @@ impl PluginRunner {
     /// The diagnostics of `check`, typed.
     pub(crate) fn diagnose(
         &self,
-        inputs: &[WitInput],
-        options: &WitCheckOptions,
+        inputs: &[WitInput<'_>],
+        options: WitCheckOptions<'_>,
     ) -> Result<CallOutput<Vec<WitDiagnostic>>, PluginError> {
         self.call(|policy, store| policy.call_diagnose(store, inputs, options))
     }
@@ -318,8 +322,8 @@ impl PluginRunner {
     /// hand out the same piece until its deadline).
     pub(crate) fn render_to(
         &self,
-        inputs: &[WitInput],
-        options: &WitRenderOptions,
+        inputs: &[WitInput<'_>],
+        options: WitRenderOptions<'_>,
         out: &mut dyn std::io::Write,
     ) -> Result<CallOutput<std::io::Result<()>>, PluginError> {
         let limit = self.limits.max_memory_bytes;
@@ -347,8 +351,8 @@ impl PluginRunner {
     /// The packet walk text.
     pub(crate) fn trace(
         &self,
-        inputs: &[WitInput],
-        options: &WitTraceOptions,
+        inputs: &[WitInput<'_>],
+        options: WitTraceOptions<'_>,
     ) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_trace(store, inputs, options))
     }
@@ -366,7 +370,7 @@ impl PluginRunner {
     pub(crate) fn validate_admission(
         &self,
         review: &str,
-        options: &WitAdmissionOptions,
+        options: WitAdmissionOptions<'_>,
     ) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_validate_admission(store, review, options))
     }
@@ -374,7 +378,7 @@ impl PluginRunner {
     /// The settings errors of a Service policy, typed.
     pub(crate) fn check_settings(
         &self,
-        settings: &WitInput,
+        settings: WitInput<'_>,
     ) -> Result<CallOutput<Vec<WitDiagnostic>>, PluginError> {
         self.call(|policy, store| policy.call_check_settings(store, settings))
     }
