@@ -28,6 +28,7 @@
 //! assert!(err.is_err());
 //! ```
 
+mod chain_hash;
 mod config;
 mod iptables;
 mod model;

@@ -5,8 +5,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::chain_hash;
 use super::config::ProxyConfig;
-use super::model::{Ep, SvcPort};
+use super::model::SvcPort;
 use super::{ProxyMode, Rendered, RuleStats};
 use crate::net::{IpFamily, ip_string, push_signed};
 
@@ -195,35 +196,47 @@ impl Arena {
     }
 }
 
-/// `portProtoHash`: the 16-character suffix of SVC/SVL/EXT/FW chains.
-fn port_proto_hash(sp: &SvcPort) -> String {
-    hash16(&[&sp.svc_name, &sp.protocol])
+/// `portProtoHash` (the 16-character suffix of the SVC, SVL, EXT and FW chains) and every
+/// endpoint's `KUBE-SEP-` chain of a service port (`servicePortEndpointChainName`), hashed
+/// together (see [`chain_hash`]).
+fn chain_names(sp: &SvcPort) -> (String, Vec<String>) {
+    let (name, protocol) = (sp.svc_name.as_bytes(), sp.protocol.as_bytes());
+    let mut digests = Vec::with_capacity(1 + sp.endpoints.len());
+    let endpoints = sp.endpoints.iter().map(|ep| [name, protocol, ep.text.as_bytes()]);
+    chain_hash::sha256_each(
+        std::iter::once([name, protocol, &[][..]]).chain(endpoints),
+        &mut digests,
+    );
+    let mut digests = digests.iter();
+    let mut hash = String::with_capacity(16);
+    if let Some(digest) = digests.next() {
+        base32_16(digest, &mut hash);
+    }
+    let seps = digests
+        .map(|digest| {
+            let mut name = String::with_capacity(25);
+            name.push_str("KUBE-SEP-");
+            base32_16(digest, &mut name);
+            name
+        })
+        .collect();
+    (hash, seps)
 }
 
 /// First 16 characters of base32(sha256(concatenation)): 10 bytes encode to exactly 16.
+#[cfg(test)]
 pub(crate) fn hash16(parts: &[&str]) -> String {
+    let message = parts.concat();
+    let mut digests = Vec::new();
+    chain_hash::sha256_each([[message.as_bytes(), &[][..], &[][..]]], &mut digests);
     let mut out = String::with_capacity(16);
-    hash16_into(parts, &mut out);
+    base32_16(&digests[0], &mut out);
     out
 }
 
-/// Appends the 16-character hash to `out`.
-fn hash16_into(parts: &[&str], out: &mut String) {
-    use sha2::Digest;
-    let mut hasher = sha2::Sha256::new();
-    for p in parts {
-        hasher.update(p.as_bytes());
-    }
-    let digest = hasher.finalize();
-    data_encoding::BASE32.encode_append(&digest.as_slice()[..10], out);
-}
-
-/// `KUBE-SEP-` + hash of service port name, protocol and endpoint string.
-pub(crate) fn sep_chain(sp: &SvcPort, ep: &Ep) -> String {
-    let mut name = String::with_capacity(25);
-    name.push_str("KUBE-SEP-");
-    hash16_into(&[&sp.svc_name, &sp.protocol, &ep.text], &mut name);
-    name
+/// Appends the first 16 base32 characters of a digest (its first 10 bytes encode to exactly 16).
+fn base32_16(digest: &[u8; 32], out: &mut String) {
+    data_encoding::BASE32.encode_append(&digest[..10], out);
 }
 
 /// A `--comment` argument: kube-proxy quotes comments that contain spaces. Displayed, so a
@@ -643,7 +656,7 @@ fn service_rules(
 
 impl<'a> PortRules<'a> {
     fn new(sp: &'a SvcPort, config: &ProxyConfig) -> Self {
-        let hash = port_proto_hash(sp);
+        let (hash, seps) = chain_names(sp);
         let has_endpoints = sp.cat.has_any;
         // 1.24 (before #110290): a Local policy with no local endpoint still jumps on, to an
         // SVL chain that marks the packet for kubelet's drop.
@@ -664,7 +677,7 @@ impl<'a> PortRules<'a> {
             svl: chain_name("KUBE-SVL-", &hash),
             ext: chain_name("KUBE-EXT-", &hash),
             fw: chain_name("KUBE-FW-", &hash),
-            seps: sp.endpoints.iter().map(|ep| sep_chain(sp, ep)).collect(),
+            seps,
             has_endpoints,
             has_internal: sp.has_internal() || (svl_drops && has_endpoints),
             has_external: sp.has_external() || (svl_drops && has_endpoints),

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::chain_hash;
 use super::config::{NftablesTable, ProxyConfig, nft_ip};
 use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats};
@@ -11,11 +12,17 @@ use crate::net::IpFamily;
 use ipnet::IpNet;
 
 /// `H8(name) + "-" + name`, truncated like kube-proxy for very long names.
+#[cfg(test)]
 pub(crate) fn hashed_base(name: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(name.as_bytes());
+    let mut digests = Vec::with_capacity(1);
+    chain_hash::sha256_each([[name.as_bytes(), &[][..], &[][..]]], &mut digests);
+    based(&digests[0], name)
+}
+
+/// [`hashed_base`] from the name's SHA-256 digest.
+fn based(digest: &[u8; 32], name: &str) -> String {
     // 5 bytes encode to exactly 8 base32 characters.
-    let mut base = data_encoding::BASE32.encode(&digest.as_slice()[..5]);
+    let mut base = data_encoding::BASE32.encode(&digest[..5]);
     base.push('-');
     base.push_str(name);
     if base.len() > 240 {
@@ -31,6 +38,19 @@ pub(crate) fn hashed_base(name: &str) -> String {
 
 fn service_base(sp: &SvcPort) -> String {
     format!("{}/{}/{}/{}", sp.namespace, sp.name, sp.protocol, sp.port_name)
+}
+
+/// The hashed bases of a service port and of each of its endpoints, hashed together (see
+/// [`chain_hash`]).
+fn chain_bases(sp: &SvcPort) -> (String, Vec<String>) {
+    let service = service_base(sp);
+    let endpoints: Vec<String> = sp.endpoints.iter().map(|ep| endpoint_base(sp, ep)).collect();
+    let names = || std::iter::once(&service).chain(&endpoints);
+    let mut digests = Vec::with_capacity(1 + endpoints.len());
+    chain_hash::sha256_each(names().map(|n| [n.as_bytes(), &[][..], &[][..]]), &mut digests);
+    let mut bases = digests.iter().zip(names()).map(|(digest, name)| based(digest, name));
+    let base = bases.next().unwrap_or_default();
+    (base, bases.collect())
 }
 
 /// Endpoint chain / affinity set base: IPv6 colons become dots.
@@ -473,7 +493,7 @@ fn service(tx: &mut Tx, sp: &SvcPort, config: &ProxyConfig, stats: &mut RuleStat
 
 impl<'a> PortObjects<'a> {
     fn new(sp: &'a SvcPort, config: &'a ProxyConfig) -> Self {
-        let base = hashed_base(&service_base(sp));
+        let (base, ep_bases) = chain_bases(sp);
         let has_endpoints = sp.cat.has_any;
         PortObjects {
             sp,
@@ -483,7 +503,7 @@ impl<'a> PortObjects<'a> {
             svl: format!("local-{base}"),
             ext: format!("external-{base}"),
             fw: format!("firewall-{base}"),
-            ep_bases: sp.endpoints.iter().map(|ep| hashed_base(&endpoint_base(sp, ep))).collect(),
+            ep_bases,
             has_endpoints,
             has_internal: sp.has_internal(),
             has_external: sp.has_external(),
