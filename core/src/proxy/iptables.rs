@@ -18,23 +18,44 @@ const NODEPORTS_LAST: &str =
 #[derive(Debug, Default)]
 struct Chain {
     name: String,
+    /// `-A NAME `, the start of every rule line.
+    append: String,
     body: String,
     rules: u64,
 }
 
 impl Chain {
     fn new(name: impl Into<String>) -> Chain {
-        Chain { name: name.into(), body: String::new(), rules: 0 }
+        let name = name.into();
+        let append = format!("-A {name} ");
+        Chain { name, append, body: String::new(), rules: 0 }
     }
 
     fn rule(&mut self, args: std::fmt::Arguments<'_>) {
-        self.body.push_str("-A ");
-        self.body.push_str(&self.name);
-        self.body.push(' ');
+        self.body.push_str(&self.append);
         let _ = self.body.write_fmt(args);
         self.body.push('\n');
         self.rules += 1;
     }
+
+    /// Like [`Chain::rule`] from plain pieces (see [`push_parts`]).
+    fn rule_parts(&mut self, parts: &[&str]) {
+        self.body.push_str(&self.append);
+        push_parts(&mut self.body, parts);
+        self.rules += 1;
+    }
+}
+
+/// Appends the pieces of a rule and its line feed, skipping empty pieces: every append is a
+/// copy, which inside the WebAssembly plugin is a call into wasmtime (`memory.copy`) however
+/// short the piece, so the rule writers hand over few, long pieces.
+fn push_parts(out: &mut String, parts: &[&str]) {
+    for part in parts {
+        if !part.is_empty() {
+            out.push_str(part);
+        }
+    }
+    out.push('\n');
 }
 
 /// The chains kube-proxy always writes, plus the per-service nat chains.
@@ -84,6 +105,8 @@ const RULE_ROOM: usize = 512;
 struct ArenaChain {
     /// First 16 bytes of the name, big-endian: sorts like the name except for ties.
     key: u128,
+    /// `-A NAME ` in [`Arena::names`] (the name is this without its first three bytes and its
+    /// last one): every rule line starts with it.
     name: std::ops::Range<usize>,
     /// The buffer holding the body: an index into `chunks`, or `chunks.len()` for `bodies`.
     chunk: usize,
@@ -95,7 +118,9 @@ impl Arena {
     fn begin(&mut self, name: &str) {
         self.end();
         let start = self.names.len();
+        self.names.push_str("-A ");
         self.names.push_str(name);
+        self.names.push(' ');
         let mut key = [0u8; 16];
         for (k, b) in key.iter_mut().zip(name.bytes()) {
             *k = b;
@@ -146,25 +171,18 @@ impl Arena {
     fn rule(&mut self, args: std::fmt::Arguments<'_>) {
         self.room();
         let Some(open) = &mut self.open else { return };
-        self.bodies.push_str("-A ");
         self.bodies.push_str(&self.names[open.name.clone()]);
-        self.bodies.push(' ');
         let _ = self.bodies.write_fmt(args);
         self.bodies.push('\n');
         open.rules += 1;
     }
 
-    /// Like [`Arena::rule`] from plain pieces: the hot per-endpoint rules skip `fmt`.
+    /// Like [`Arena::rule`] from plain pieces (see [`push_parts`]): the hot rules skip `fmt`.
     fn rule_parts(&mut self, parts: &[&str]) {
         self.room();
         let Some(open) = &mut self.open else { return };
-        self.bodies.push_str("-A ");
         self.bodies.push_str(&self.names[open.name.clone()]);
-        self.bodies.push(' ');
-        for part in parts {
-            self.bodies.push_str(part);
-        }
-        self.bodies.push('\n');
+        push_parts(&mut self.bodies, parts);
         open.rules += 1;
     }
 
@@ -187,7 +205,7 @@ impl Arena {
     }
 
     fn name(&self, c: &ArenaChain) -> &str {
-        &self.names[c.name.clone()]
+        &self.names[c.name.start + 3..c.name.end - 1]
     }
 
     fn chain_body(&self, c: &ArenaChain) -> &str {
@@ -439,7 +457,7 @@ pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool)
     };
     // Sized from the per-service and per-endpoint chain count, so the vectors never regrow.
     let endpoint_count: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 26);
+    t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 30);
     t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
     if let Some(fw) = &mut t.f_firewall {
         fw.rule(format_args!(
@@ -611,6 +629,9 @@ struct PortRules<'a> {
     /// The cluster IP and the port as text, written once for the rules that name them.
     cluster_ip: String,
     port: String,
+    /// `-m comment --comment "N cluster IP" -m P -p P -d IP --dport PORT`, which starts both
+    /// the cluster IP's jump and its masquerade rule (empty when nothing serves it).
+    cluster_ip_match: String,
     svc: String,
     svl: String,
     ext: String,
@@ -669,17 +690,27 @@ impl<'a> PortRules<'a> {
         let cluster_ip = ip_string(sp.cluster_ip);
         let mut port = String::with_capacity(5);
         push_signed(&mut port, i64::from(sp.port));
+        let has_internal = sp.has_internal() || (svl_drops && has_endpoints);
+        let cluster_ip_match = if has_internal {
+            let (n, p) = (&sp.svc_name, &sp.protocol);
+            format!(
+                "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cluster_ip} --dport {port}"
+            )
+        } else {
+            String::new()
+        };
         PortRules {
             sp,
             cluster_ip,
             port,
+            cluster_ip_match,
             svc: chain_name("KUBE-SVC-", &hash),
             svl: chain_name("KUBE-SVL-", &hash),
             ext: chain_name("KUBE-EXT-", &hash),
             fw: chain_name("KUBE-FW-", &hash),
             seps,
             has_endpoints,
-            has_internal: sp.has_internal() || (svl_drops && has_endpoints),
+            has_internal,
             has_external: sp.has_external() || (svl_drops && has_endpoints),
             use_svc: !sp.cluster_eps().is_empty() && sp.uses_cluster(),
             use_svl: (!sp.local_eps().is_empty() || (svl_drops && has_endpoints))
@@ -702,10 +733,7 @@ impl<'a> PortRules<'a> {
             (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.cluster_ip);
         let (why, verdict) = (self.why, self.verdict);
         if self.has_internal {
-            let chain = self.internal_chain();
-            t.n_services.rule(format_args!(
-                "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port} -j {chain}"
-            ));
+            t.n_services.rule_parts(&[&self.cluster_ip_match, " -j ", self.internal_chain()]);
         } else {
             t.f_services.rule(format_args!(
                 "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {cip} --dport {port} -j {verdict}"
@@ -862,7 +890,7 @@ impl<'a> PortRules<'a> {
     /// chain holds its service-to-endpoint rules.
     fn svc_and_svl_chains(&self, a: &mut Arena, config: &ProxyConfig, large: bool) {
         let sp = self.sp;
-        let (n, p, port, cip) = (&sp.svc_name, &sp.protocol, &self.port, &self.cluster_ip);
+        let n = &sp.svc_name;
         let masq_match = a
             .masq_match
             .get_or_insert_with(|| {
@@ -885,9 +913,7 @@ impl<'a> PortRules<'a> {
                 && sp.itp_local == local_policy
                 && let Some(extra) = &masq_match
             {
-                a.rule(format_args!(
-                    "-m comment --comment \"{n} cluster IP\" -m {p} -p {p} -d {cip} --dport {port}{extra} -j KUBE-MARK-MASQ"
-                ));
+                a.rule_parts(&[&self.cluster_ip_match, extra, " -j KUBE-MARK-MASQ"]);
             }
             endpoint_jumps(a, sp, eps, &self.seps, large);
             if local_policy && eps.is_empty() {
@@ -904,6 +930,7 @@ impl<'a> PortRules<'a> {
         let sp = self.sp;
         let p = &sp.protocol;
         let c = if large { String::new() } else { format!("{} ", comment(&sp.svc_name)) };
+        let dnat = format!("-m {p} -p {p} -j DNAT --to-destination ");
         for &i in &sp.cat.reachable {
             let ep = &sp.endpoints[i];
             let sep = &self.seps[i];
@@ -915,7 +942,7 @@ impl<'a> PortRules<'a> {
                     ep.text
                 ));
             } else {
-                a.rule_parts(&[&c, "-m ", p, " -p ", p, " -j DNAT --to-destination ", &ep.text]);
+                a.rule_parts(&[&c, &dnat, &ep.text]);
             }
         }
     }
@@ -952,28 +979,22 @@ fn endpoint_jumps(chain: &mut Arena, sp: &SvcPort, eps: &[usize], seps: &[String
             (probabilities.len()..=count).map(|left| format!("{:.10}", 1.0f64 / left as f64)),
         );
     }
+    // `-m comment --comment "N -> ip:port" ` unless in large-cluster mode: its head once per
+    // service port, the rest joined to the words that follow it.
+    let head = if large { String::new() } else { format!("-m comment --comment \"{n} -> ") };
+    let (statistic, jump) = if large {
+        ("-m statistic --mode random --probability ", "-j ")
+    } else {
+        ("\" -m statistic --mode random --probability ", "\" -j ")
+    };
     for (k, &i) in eps.iter().enumerate() {
         let sep = &seps[i];
-        let text = &sp.endpoints[i].text;
-        let (open, arrow, close) =
-            if large { ("", "", "") } else { ("-m comment --comment \"", " -> ", "\" ") };
-        let name = if large { "" } else { n.as_str() };
-        let ep = if large { "" } else { text.as_str() };
+        let ep = if large { "" } else { sp.endpoints[i].text.as_str() };
         if k + 1 < count {
             let probability = &probabilities[count - k];
-            chain.rule_parts(&[
-                open,
-                name,
-                arrow,
-                ep,
-                close,
-                "-m statistic --mode random --probability ",
-                probability,
-                " -j ",
-                sep,
-            ]);
+            chain.rule_parts(&[&head, ep, statistic, probability, " -j ", sep]);
         } else {
-            chain.rule_parts(&[open, name, arrow, ep, close, "-j ", sep]);
+            chain.rule_parts(&[&head, ep, jump, sep]);
         }
     }
     chain.probabilities = probabilities;
