@@ -319,20 +319,20 @@ pub(crate) fn build<'a>(
     config: &ProxyConfig,
 ) -> Vec<SvcPort> {
     let family = config.family;
-    // Slices in name order stand for the Go map kube-proxy ranges over (random order), so the
-    // duplicate rule below picks one copy the same way on every run.
-    let mut slices: Vec<&EndpointSlice> =
-        slices.iter().copied().filter(|s| !ignored_by_kube_proxy(&s.metadata.labels)).collect();
-    slices.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    // Then grouped by (namespace, service name), in name order within a group (a stable sort).
+    // Grouped by (namespace, service name), and in name order within a group: slices in name
+    // order stand for the Go map kube-proxy ranges over (random order), so the duplicate rule
+    // below picks one copy the same way on every run. One stable sort (slices of one name keep
+    // their stream order).
     let mut keyed: Vec<((&'a str, &'a str), &'a EndpointSlice)> = slices
-        .into_iter()
+        .iter()
+        .copied()
+        .filter(|s| !ignored_by_kube_proxy(&s.metadata.labels))
         .filter_map(|slice| {
             let service = slice.metadata.labels.get("kubernetes.io/service-name")?;
             Some(((slice.metadata.namespace.as_str(), service.as_str()), slice))
         })
         .collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.metadata.name.cmp(&b.1.metadata.name)));
     // Endpoints grouped by (namespace, service name), then (port name, protocol).
     let mut by_service =
         ServiceEndpoints { sliced: Vec::new(), cursor: 0, mirrored: BTreeMap::new() };
