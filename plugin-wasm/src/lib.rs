@@ -7,7 +7,7 @@ use svclab_core::{
     RulesetWriter, Severity, TraceRequest, UserInfo,
 };
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use bindings as types;
 
@@ -155,6 +155,8 @@ thread_local! {
     /// dropped after its last piece). An instance serves one request, so nothing here outlives
     /// it.
     static RENDERED: RefCell<Option<RulesetWriter>> = const { RefCell::new(None) };
+    /// Whether a call of this instance has left its state ([`leave`]).
+    static LEFT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// What a piece of `render-next` holds, about: large enough that the calls cost nothing next to
@@ -231,12 +233,19 @@ fn encode_diagnostic(diagnostic: Diagnostic) -> Result<types::Diagnostic, types:
 }
 
 /// Leaves a call's state (the cluster state, the report, the inputs, a rendered ruleset) to the
-/// end of the instance instead of freeing it: every call runs in a fresh instance whose memory
-/// the host throws away when the call returns (`PluginRunner::call` in host-runner), so freeing
-/// it block by block is work nobody sees (at 10,000 Services and their EndpointSlices, about a
-/// fortieth of a `check`). Nothing here holds a resource outside the guest's memory.
+/// end of the instance instead of freeing it, when the call is the instance's first: svclab's
+/// host runs every call in a fresh instance whose memory it throws away when the call returns
+/// (`PluginRunner::call` in host-runner), so freeing the state block by block is work nobody
+/// sees (at 10,000 Services and their EndpointSlices, about a fortieth of a `check`). A host
+/// that serves many calls from one instance (jco's transpiled module keeps one per page or
+/// process) gets every later call's state freed, so the instance holds at most the first call's
+/// beyond what it uses. Nothing here holds a resource outside the guest's memory.
 fn leave<T>(state: T) {
-    std::mem::forget(state);
+    if LEFT.replace(true) {
+        drop(state);
+    } else {
+        std::mem::forget(state);
+    }
 }
 
 /// The inputs as the core takes them: each text moves into its `Input` without a copy.
