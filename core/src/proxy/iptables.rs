@@ -282,6 +282,37 @@ impl std::fmt::Display for Comment<'_> {
     }
 }
 
+/// A rule's words for a service port on one of its addresses, as pieces (see [`push_parts`]):
+/// `-m comment --comment "NAME WHAT" -m PROTO -p PROTO -d ADDRESS --dport PORT`, then `-j JUMP`
+/// unless `jump` is empty. The quotes are part of the comment as proxier.go writes it
+/// (`"%s cluster IP"`), not [`comment`]'s rule.
+fn address_match<'a>(
+    sp: &'a SvcPort,
+    what: &'a str,
+    address: &'a str,
+    port: &'a str,
+    jump: &'a str,
+) -> [&'a str; 14] {
+    let (n, p) = (sp.svc_name.as_str(), sp.protocol.as_str());
+    let j = if jump.is_empty() { "" } else { " -j " };
+    [
+        "-m comment --comment \"",
+        n,
+        " ",
+        what,
+        "\" -m ",
+        p,
+        " -p ",
+        p,
+        " -d ",
+        address,
+        " --dport ",
+        port,
+        j,
+        jump,
+    ]
+}
+
 /// A chain name: `prefix` then the hash.
 fn chain_name(prefix: &str, hash: &str) -> String {
     let mut name = String::with_capacity(prefix.len() + hash.len());
@@ -686,9 +717,9 @@ impl<'a> PortRules<'a> {
         // A port without endpoints names no chain of its own: each of its rules REJECTs by
         // address in the filter table. So its hash is not computed (in the plugin that was a
         // tenth of rendering 1,000 Services without EndpointSlices) and the names stay empty.
-        let (hash, seps) =
-            if sp.endpoints.is_empty() { (String::new(), Vec::new()) } else { chain_names(sp) };
-        let name = |prefix| if hash.is_empty() { String::new() } else { chain_name(prefix, &hash) };
+        let named = !sp.endpoints.is_empty();
+        let (hash, seps) = if named { chain_names(sp) } else { (String::new(), Vec::new()) };
+        let name = |prefix| if named { chain_name(prefix, &hash) } else { String::new() };
         let has_endpoints = sp.cat.has_any;
         // 1.24 (before #110290): a Local policy with no local endpoint still jumps on, to an
         // SVL chain that marks the packet for kubelet's drop.
@@ -704,21 +735,7 @@ impl<'a> PortRules<'a> {
         let has_internal = sp.has_internal() || (svl_drops && has_endpoints);
         // Joined, not `format!`ted: that cost about 2,800 instructions a port in the plugin.
         let cluster_ip_match = if has_internal {
-            let (n, p) = (sp.svc_name.as_str(), sp.protocol.as_str());
-            let (cip, port) = (cluster_ip.as_str(), port.as_str());
-            [
-                "-m comment --comment \"",
-                n,
-                " cluster IP\" -m ",
-                p,
-                " -p ",
-                p,
-                " -d ",
-                cip,
-                " --dport ",
-                port,
-            ]
-            .concat()
+            address_match(sp, "cluster IP", &cluster_ip, &port, "").concat()
         } else {
             String::new()
         };
@@ -745,6 +762,11 @@ impl<'a> PortRules<'a> {
         }
     }
 
+    /// A rule of `chain`: this port on `address` ([`address_match`]), then `-j JUMP`.
+    fn address_rule(&self, chain: &mut Chain, what: &str, address: &str, jump: &str) {
+        chain.rule_parts(&address_match(self.sp, what, address, &self.port, jump));
+    }
+
     /// The chain internal traffic goes to.
     fn internal_chain(&self) -> &str {
         if self.sp.itp_local { &self.svl } else { &self.svc }
@@ -752,46 +774,23 @@ impl<'a> PortRules<'a> {
 
     /// The cluster IP: to the internal chain, or rejected/dropped when nothing serves it.
     fn cluster_ip(&self, t: &mut Tables) {
-        let (n, p, port, cip) =
-            (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.cluster_ip);
-        let (why, verdict) = (self.why, self.verdict);
         if self.has_internal {
             t.n_services.rule_parts(&[&self.cluster_ip_match, " -j ", self.internal_chain()]);
         } else {
             // Every port of a Service without endpoints gets this rule: plain pieces, no `fmt`.
-            t.f_services.rule_parts(&[
-                "-m comment --comment \"",
-                n,
-                " ",
-                why,
-                "\" -m ",
-                p,
-                " -p ",
-                p,
-                " -d ",
-                cip,
-                " --dport ",
-                port,
-                " -j ",
-                verdict,
-            ]);
+            self.address_rule(&mut t.f_services, self.why, &self.cluster_ip, self.verdict);
         }
     }
 
     /// Each external IP: to the EXT chain, or rejected/dropped when nothing serves it.
     fn external_ips(&self, t: &mut Tables) {
-        let (n, p, port, ext) = (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.ext);
-        let (why, verdict) = (self.why, self.verdict);
         for eip in &self.sp.external_ips {
+            let eip = &eip.to_string();
             if self.has_endpoints {
-                t.n_services.rule(format_args!(
-                    "-m comment --comment \"{n} external IP\" -m {p} -p {p} -d {eip} --dport {port} -j {ext}"
-                ));
+                self.address_rule(&mut t.n_services, "external IP", eip, &self.ext);
             }
             if !self.has_external {
-                t.f_external.rule(format_args!(
-                    "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {eip} --dport {port} -j {verdict}"
-                ));
+                self.address_rule(&mut t.f_external, self.why, eip, self.verdict);
             }
         }
     }
@@ -800,13 +799,11 @@ impl<'a> PortRules<'a> {
     /// firewall's drop rule, or rejected/dropped when nothing serves it.
     fn load_balancer_vips(&self, t: &mut Tables) {
         let (n, p, port, fw) = (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.fw);
-        let (why, verdict) = (self.why, self.verdict);
         let target = if self.use_fw { &self.fw } else { &self.ext };
         for vip in &self.sp.lb_vips {
+            let vip = &vip.to_string();
             if self.has_endpoints {
-                t.n_services.rule(format_args!(
-                    "-m comment --comment \"{n} loadbalancer IP\" -m {p} -p {p} -d {vip} --dport {port} -j {target}"
-                ));
+                self.address_rule(&mut t.n_services, "loadbalancer IP", vip, target);
             }
             if self.use_fw
                 && let Some(proxy_firewall) = &mut t.f_proxy_firewall
@@ -818,9 +815,8 @@ impl<'a> PortRules<'a> {
         }
         if !self.has_external {
             for vip in &self.sp.lb_vips {
-                t.f_external.rule(format_args!(
-                    "-m comment --comment \"{n} {why}\" -m {p} -p {p} -d {vip} --dport {port} -j {verdict}"
-                ));
+                let vip = &vip.to_string();
+                self.address_rule(&mut t.f_external, self.why, vip, self.verdict);
             }
         }
     }
@@ -967,11 +963,12 @@ impl<'a> PortRules<'a> {
         let sp = self.sp;
         let p = &sp.protocol;
         // Joined once per service port (`format!` costs a rule's worth in the plugin).
-        let c: String = if large {
+        let c = if large {
             String::new()
         } else {
-            let [option, open, name, close] = comment(&sp.svc_name).pieces();
-            [option, open, name, close, " "].concat()
+            let mut c = comment(&sp.svc_name).pieces().concat();
+            c.push(' ');
+            c
         };
         let dnat = ["-m ", p, " -p ", p, " -j DNAT --to-destination "].concat();
         for &i in &sp.cat.reachable {
