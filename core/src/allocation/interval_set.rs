@@ -27,22 +27,38 @@ impl IntervalSet {
     }
 
     /// Adds a value; false when it was present.
+    ///
+    /// One walk of the tree finds both neighbours (the last run starting at or before
+    /// `value + 1`, and the one before it), so the usual insert, of an address apart from every
+    /// run, walks twice; a value that extends the run before it walks once.
     pub(crate) fn insert(&mut self, value: u128) -> bool {
-        if self.contains(value) {
-            return false;
+        let (prev, next) = {
+            let mut runs = self.runs.range_mut(..=value.saturating_add(1));
+            match runs.next_back() {
+                Some((&start, &mut end)) if start > value => (runs.next_back(), Some((start, end))),
+                last => (last, None),
+            }
+        };
+        // Runs never touch, so `end < value` below: `end + 1` cannot overflow.
+        let joins_prev = match &prev {
+            Some((_, end)) if **end >= value => return false,
+            Some((_, end)) => **end + 1 == value,
+            None => false,
+        };
+        match (prev, next) {
+            (Some((_, end)), Some((next_start, next_end))) if joins_prev => {
+                *end = next_end;
+                self.runs.remove(&next_start);
+            }
+            (Some((_, end)), None) if joins_prev => *end = value,
+            (_, Some((next_start, next_end))) => {
+                self.runs.remove(&next_start);
+                self.runs.insert(value, next_end);
+            }
+            _ => {
+                self.runs.insert(value, value);
+            }
         }
-        let mut start = value;
-        let mut end = value;
-        if let Some(prev_end) = value.checked_sub(1).and_then(|p| self.run_containing(p)) {
-            start = prev_end.0;
-            self.runs.remove(&prev_end.0);
-        }
-        if let Some(next) = value.checked_add(1)
-            && let Some(next_end) = self.runs.remove(&next)
-        {
-            end = next_end;
-        }
-        self.runs.insert(start, end);
         self.len += 1;
         true
     }
@@ -84,6 +100,18 @@ impl IntervalSet {
                 if a <= b { b - a + 1 } else { 0 }
             })
             .sum()
+    }
+
+    /// Whether every run is well formed and runs are disjoint and never adjacent (the invariant,
+    /// for the model-based tests).
+    #[cfg(test)]
+    pub(crate) fn is_merged(&self) -> bool {
+        self.runs.iter().all(|(start, end)| start <= end)
+            && self
+                .runs
+                .iter()
+                .zip(self.runs.iter().skip(1))
+                .all(|((_, &end), (&next, _))| end.checked_add(1).is_some_and(|after| after < next))
     }
 
     /// Every value in ascending order (for the model-based tests).

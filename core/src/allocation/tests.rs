@@ -75,6 +75,7 @@ proptest! {
         for (add, v) in ops {
             if add { prop_assert_eq!(set.insert(v), model.insert(v)); } else { prop_assert_eq!(set.remove(v), model.remove(&v)); }
             prop_assert_eq!(set.len(), model.len() as u128);
+            prop_assert!(set.is_merged(), "runs not merged after {} {}", if add { "insert" } else { "remove" }, v);
         }
         let hi = lo + span;
         prop_assert_eq!(set.count_in(lo, hi), model.range(lo..=hi).count() as u128);
@@ -104,6 +105,21 @@ proptest! {
             prop_assert!(a.allocate(ip).is_ok());
         }
     }
+}
+
+/// Runs at both ends of `u128` merge without overflowing (the model test stays below 64).
+#[test]
+fn interval_set_merges_at_the_ends_of_the_range() {
+    let mut set = super::interval_set::IntervalSet::default();
+    for v in [u128::MAX, u128::MAX - 2, 0, 2, u128::MAX - 1, 1] {
+        assert!(set.insert(v), "{v} was new");
+        assert!(set.is_merged(), "after {v}");
+    }
+    assert!(!set.insert(u128::MAX) && !set.insert(0));
+    assert_eq!(set.len(), 6);
+    assert_eq!(set.count_in(0, 2), 3);
+    assert_eq!(set.count_in(u128::MAX - 2, u128::MAX), 3);
+    assert_eq!(set.first_absent(0, 10), Some(3));
 }
 
 #[test]
