@@ -343,24 +343,31 @@ fn store_service(
     with_report: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<ServiceReport> {
-    let meta = &located.value.metadata;
-    let namespace = if meta.namespace.is_empty() { "default" } else { meta.namespace.as_str() };
-    let key = (namespace.to_owned(), meta.name.clone());
+    // The apiserver drops `status` on create, but a scenario uses it to play the load-balancer
+    // controller (kube-proxy reads `status.loadBalancer.ingress`). Most Services carry none,
+    // and then, unless an earlier document left some, the key is not even built.
     let status = located.value.status.clone();
+    let key =
+        (!status.load_balancer_ingress.is_empty() || !world.service_status.is_empty()).then(|| {
+            let meta = &located.value.metadata;
+            let namespace =
+                if meta.namespace.is_empty() { "default" } else { meta.namespace.as_str() };
+            (namespace.to_owned(), meta.name.clone())
+        });
     let report = if options.no_defaults {
         Some(validate_as_written(world, located, scope, diags))
     } else {
         write_service(world, located, scope, with_report, diags)
     };
-    // The apiserver drops `status` on create, but a scenario uses it to play the load-balancer
-    // controller (kube-proxy reads `status.loadBalancer.ingress`).
-    if world.services.contains_key(&key) && !status.load_balancer_ingress.is_empty() {
-        let mut status = status;
-        let old = world.service_status.get(&key);
-        registry::drop_disabled_status_fields(&mut status, old, &world.profile);
-        world.service_status.insert(key, status);
-    } else {
-        world.service_status.remove(&key);
+    if let Some(key) = key {
+        if !status.load_balancer_ingress.is_empty() && world.services.contains_key(&key) {
+            let mut status = status;
+            let old = world.service_status.get(&key);
+            registry::drop_disabled_status_fields(&mut status, old, &world.profile);
+            world.service_status.insert(key, status);
+        } else {
+            world.service_status.remove(&key);
+        }
     }
     report.filter(|_| with_report)
 }
