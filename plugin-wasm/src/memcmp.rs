@@ -3,8 +3,8 @@
 //! Every string comparison of the core whose length is not known at compile time (the keys of
 //! its `BTreeMap`s of `(namespace, name)`, field names against lists of known ones) ends here.
 //! wasi-libc's (musl's) compares one byte per iteration, and every iteration also pays
-//! wasmtime's epoch check. Most of the core's comparisons are of a few bytes, so short lengths
-//! take no loop at all: two overlapping loads cover 4 to 16 bytes. Defined here, the linker
+//! wasmtime's epoch check. Most of the core's comparisons are of a few dozen bytes or fewer, so
+//! up to 32 bytes take no loop at all (words, the last one overlapping). Defined here, the linker
 //! takes this one and never pulls wasi-libc's from its archive.
 //!
 //! `memcpy` and `memset` are left alone. LLVM writes the core's copies as `memory.copy`, which
@@ -31,26 +31,36 @@ unsafe extern "C" fn memcmp(left: *const u8, right: *const u8, n: usize) -> i32 
 /// [`memcmp`]'s comparison (a function of its own, so the host's tests can call it without
 /// replacing the host's `memcmp`).
 ///
+/// Up to [`SHORT_MAX`] bytes take no loop and few registers: wasmtime then compiles `memcmp`
+/// without saving callee-saved registers, and with no epoch check but the one on entry. Longer
+/// texts go on in [`compare_long`].
+///
 /// # Safety
 ///
 /// As [`memcmp`].
 #[inline(always)]
 unsafe fn compare(left: *const u8, right: *const u8, n: usize) -> i32 {
+    if n > SHORT_MAX {
+        // SAFETY: the caller's contract, passed on.
+        return unsafe { compare_long(left, right, n) };
+    }
     // SAFETY (every read below): each reads bytes inside `[0, n)` of both ranges, which the
     // caller guarantees are readable.
     let word = |at: usize| unsafe {
         (left.add(at).cast::<u64>().read_unaligned(), right.add(at).cast::<u64>().read_unaligned())
     };
     if n >= 8 {
-        // Whole words up to the last one, then the last eight bytes (overlapping the words
-        // already found equal, so the first difference in them is the first difference).
-        let mut at = 0;
-        while at + 8 < n {
+        // The whole words before the last one (at most three, unrolled), then the last eight
+        // bytes (overlapping words already found equal, so the first difference in them is
+        // the first difference).
+        for at in [0, 8, 16] {
+            if at + 8 >= n {
+                break;
+            }
             let (a, b) = word(at);
             if a != b {
                 return order(a, b);
             }
-            at += 8;
         }
         let (a, b) = word(n - 8);
         return if a == b { 0 } else { order(a, b) };
@@ -78,6 +88,34 @@ unsafe fn compare(left: *const u8, right: *const u8, n: usize) -> i32 {
     };
     let (a, b) = (small(left), small(right));
     a.cmp(&b) as i32
+}
+
+/// The longest comparison [`compare`] makes without a loop: four words.
+const SHORT_MAX: usize = 32;
+
+/// A comparison of more than [`SHORT_MAX`] bytes: whole words up to the last one, then the last
+/// eight bytes.
+///
+/// # Safety
+///
+/// As [`memcmp`], with `n > 8`.
+#[inline(never)]
+unsafe fn compare_long(left: *const u8, right: *const u8, n: usize) -> i32 {
+    // SAFETY (every read below): each reads bytes inside `[0, n)` of both ranges, which the
+    // caller guarantees are readable.
+    let word = |at: usize| unsafe {
+        (left.add(at).cast::<u64>().read_unaligned(), right.add(at).cast::<u64>().read_unaligned())
+    };
+    let mut at = 0;
+    while at + 8 < n {
+        let (a, b) = word(at);
+        if a != b {
+            return order(a, b);
+        }
+        at += 8;
+    }
+    let (a, b) = word(n - 8);
+    if a == b { 0 } else { order(a, b) }
 }
 
 /// The order of two unequal little-endian words by their first differing byte in memory.
