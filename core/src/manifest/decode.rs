@@ -13,7 +13,7 @@ use crate::model::{
     ServicePolicy, ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
 };
 use crate::source::Pos;
-use crate::yaml::{Entry, Node, Value};
+use crate::yaml::{Entry, Node, Value, same_bytes};
 
 /// A value of the wrong JSON type, as Go's `encoding/json` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,7 +161,7 @@ impl Ctx {
                     let is_known = known.iter().any(|k| {
                         k.len() == key.len()
                             && k.as_bytes().first() == key.first()
-                            && k.as_bytes() == key
+                            && same_bytes(k.as_bytes(), key)
                     });
                     if !is_known {
                         self.unknown_fields

@@ -212,3 +212,19 @@ fn scans_agree_with_byte_loops() {
         }
     }
 }
+
+/// `same_bytes` agrees with `==` at every length it takes a different path for, with the one
+/// difference at every place (and a length difference).
+#[test]
+fn same_bytes_is_slice_equality() {
+    for n in (0..=40usize).chain([64, 65]) {
+        let base: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+        assert!(super::same_bytes(&base, &base), "{n} bytes");
+        assert!(!super::same_bytes(&base, &base[..n.saturating_sub(1)]) || n == 0);
+        for at in 0..n {
+            let mut other = base.clone();
+            other[at] ^= 0x80;
+            assert!(!super::same_bytes(&base, &other), "{n} bytes, differing at {at}");
+        }
+    }
+}
