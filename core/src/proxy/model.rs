@@ -267,6 +267,13 @@ impl<'a> PortEndpoints<'a> {
         &mut self.0[at].1
     }
 
+    /// Appends another slice's endpoints of the same service, port by port.
+    fn append(&mut self, other: PortEndpoints<'a>) {
+        for (port, mut list) in other.0 {
+            self.list(port).append(&mut list);
+        }
+    }
+
     /// Takes the list of a port (empty when there is none).
     fn take(&mut self, name: &str, protocol: &str) -> Vec<Ep> {
         self.0
@@ -275,6 +282,51 @@ impl<'a> PortEndpoints<'a> {
             .map(|(_, list)| std::mem::take(list))
             .unwrap_or_default()
     }
+}
+
+/// The endpoints of one EndpointSlice by (port name, protocol), in its ports' and endpoints'
+/// order; none when the slice is of another address type than the proxier's family (FQDN
+/// slices never match).
+fn slice_endpoints<'a>(slice: &'a EndpointSlice, config: &ProxyConfig) -> PortEndpoints<'a> {
+    let family = config.family;
+    let mut ports = PortEndpoints::default();
+    let wanted = match family {
+        IpFamily::V4 => "IPv4",
+        IpFamily::V6 => "IPv6",
+    };
+    if !slice.address_type.is_empty() && slice.address_type != wanted {
+        return ports;
+    }
+    for port in &slice.ports {
+        let (Some(name), Some(number)) = (&port.name, port.port) else { continue };
+        if number == 0 {
+            continue;
+        }
+        let list = ports.list((name.as_str(), protocol_key(port.protocol.as_deref())));
+        for endpoint in &slice.endpoints {
+            // Only the first address is used (endpointslicecache.go).
+            let Some(written) = endpoint.addresses.first() else { continue };
+            let Some(ip) = parse_family_ip(written, family) else { continue };
+            let hints = endpoint.hints.as_ref();
+            list.push(Ep {
+                ip,
+                port: number,
+                text: endpoint_text_from(written.trim(), ip, number),
+                ready: endpoint.ready.unwrap_or(true),
+                serving: endpoint.serving.unwrap_or(true),
+                terminating: endpoint.terminating.unwrap_or(false),
+                local: !config.node_name.is_empty()
+                    && endpoint.node_name.as_deref() == Some(config.node_name.as_str()),
+                zone_hints: hints
+                    .map(|h| h.for_zones.iter().cloned().collect())
+                    .unwrap_or_default(),
+                node_hints: hints
+                    .map(|h| h.for_nodes.iter().cloned().collect())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    ports
 }
 
 /// Endpoints by (namespace, service name): those from EndpointSlices as a vector sorted by
@@ -321,66 +373,36 @@ pub(crate) fn build<'a>(
     config: &ProxyConfig,
 ) -> Vec<SvcPort> {
     let family = config.family;
-    // Grouped by (namespace, service name), and in name order within a group: slices in name
-    // order stand for the Go map kube-proxy ranges over (random order), so the duplicate rule
-    // below picks one copy the same way on every run. One stable sort (slices of one name keep
-    // their stream order).
-    let mut keyed: Vec<((&'a str, &'a str), &'a EndpointSlice)> = slices
+    // Each slice's endpoints are read in stream order, the order the objects sit in memory
+    // (read in key order instead, each slice was read cold: at 100,000 Services a generated
+    // scenario in Service-number order rendered 13 % slower than the same one sorted by
+    // namespace and name, as `kubectl get -A` lists them). Then they are grouped by (namespace,
+    // service name), and in name order within a group: slices in name order stand for the Go
+    // map kube-proxy ranges over (random order), so the duplicate rule below picks one copy the
+    // same way on every run. One stable sort (slices of one name keep their stream order).
+    let mut keyed: Vec<((&'a str, &'a str), &'a str, PortEndpoints<'a>)> = slices
         .iter()
         .copied()
         .filter(|s| !ignored_by_kube_proxy(&s.metadata.labels))
         .filter_map(|slice| {
             let service = slice.metadata.labels.get("kubernetes.io/service-name")?;
-            Some(((slice.metadata.namespace.as_str(), service.as_str()), slice))
+            let key = (slice.metadata.namespace.as_str(), service.as_str());
+            Some((key, slice.metadata.name.as_str(), slice_endpoints(slice, config)))
         })
         .collect();
-    keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.metadata.name.cmp(&b.1.metadata.name)));
-    // Endpoints grouped by (namespace, service name), then (port name, protocol).
-    let mut by_service =
-        ServiceEndpoints { sliced: Vec::new(), cursor: 0, mirrored: BTreeMap::new() };
-    for (key, slice) in keyed {
-        // Record the service as sliced even when the family does not match, so its v1
-        // Endpoints are not mirrored below.
-        if by_service.sliced.last().is_none_or(|(last, _)| *last != key) {
-            by_service.sliced.push((key, PortEndpoints::default()));
-        }
-        let Some((_, ports)) = by_service.sliced.last_mut() else { continue };
-        let wanted = match family {
-            IpFamily::V4 => "IPv4",
-            IpFamily::V6 => "IPv6",
-        };
-        // The proxier of a family only reads slices of its address type (FQDN slices never).
-        if !slice.address_type.is_empty() && slice.address_type != wanted {
-            continue;
-        }
-        for port in &slice.ports {
-            let (Some(name), Some(number)) = (&port.name, port.port) else { continue };
-            if number == 0 {
-                continue;
-            }
-            let list = ports.list((name.as_str(), protocol_key(port.protocol.as_deref())));
-            for endpoint in &slice.endpoints {
-                // Only the first address is used (endpointslicecache.go).
-                let Some(written) = endpoint.addresses.first() else { continue };
-                let Some(ip) = parse_family_ip(written, family) else { continue };
-                let hints = endpoint.hints.as_ref();
-                list.push(Ep {
-                    ip,
-                    port: number,
-                    text: endpoint_text_from(written.trim(), ip, number),
-                    ready: endpoint.ready.unwrap_or(true),
-                    serving: endpoint.serving.unwrap_or(true),
-                    terminating: endpoint.terminating.unwrap_or(false),
-                    local: !config.node_name.is_empty()
-                        && endpoint.node_name.as_deref() == Some(config.node_name.as_str()),
-                    zone_hints: hints
-                        .map(|h| h.for_zones.iter().cloned().collect())
-                        .unwrap_or_default(),
-                    node_hints: hints
-                        .map(|h| h.for_nodes.iter().cloned().collect())
-                        .unwrap_or_default(),
-                });
-            }
+    keyed.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    // Endpoints grouped by (namespace, service name), then (port name, protocol). A service is
+    // recorded as sliced even when no slice of its family matched, so its v1 Endpoints are not
+    // mirrored below.
+    let mut by_service = ServiceEndpoints {
+        sliced: Vec::with_capacity(keyed.len()),
+        cursor: 0,
+        mirrored: BTreeMap::new(),
+    };
+    for (key, _, ports) in keyed {
+        match by_service.sliced.last_mut() {
+            Some((last, group)) if *last == key => group.append(ports),
+            _ => by_service.sliced.push((key, ports)),
         }
     }
     // v1 Endpoints are mirrored into slices by the EndpointSliceMirroring controller; mirror
