@@ -166,6 +166,13 @@ enum Command {
     Policy(PolicyCommand),
 }
 
+impl Cli {
+    /// Whether the command runs until it is stopped (`serve`) rather than once.
+    pub fn serves(&self) -> bool {
+        matches!(self.command, Command::Serve(_))
+    }
+}
+
 /// The standard streams a command reads and writes (captured in tests).
 pub struct Io<'a> {
     /// Standard input (scenario text for `-`).
