@@ -35,9 +35,9 @@ unsafe extern "C" {
 /// hands freed pages back to the kernel a second later (`purge_delay`, 1,000 ms in the v3 it
 /// builds), and a 100,000-Service `render`, which frees the YAML of each document and the
 /// cluster state before it writes the rules, then faulted tens of thousands of pages back in,
-/// zeroed: about 4 % of its time. Its peak grows instead (603 to
-/// 670 MB; at 10,000 Services nothing is purged and nothing changes). `serve` keeps the default,
-/// so what a burst of reviews took goes back.
+/// zeroed: 2 to 4 % of its time. Its peak grows instead (about 600 to 654 MiB; at 10,000
+/// Services nothing is purged and nothing changes). `serve` keeps the default, so what a burst
+/// of reviews took goes back.
 fn keep_freed_memory() {
     // SAFETY: stores a number that mimalloc reads when it considers purging; -1 is "never".
     #[allow(unsafe_code, reason = "a C call without preconditions")]
