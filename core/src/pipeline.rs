@@ -347,20 +347,19 @@ fn store_service(
     // controller (kube-proxy reads `status.loadBalancer.ingress`). Most Services carry none,
     // and then, unless an earlier document left some, the key is not even built.
     let status = located.value.status.clone();
-    let key =
-        (!status.load_balancer_ingress.is_empty() || !world.service_status.is_empty()).then(|| {
-            let meta = &located.value.metadata;
-            let namespace =
-                if meta.namespace.is_empty() { "default" } else { meta.namespace.as_str() };
-            (namespace.to_owned(), meta.name.clone())
-        });
+    let has_ingress = !status.load_balancer_ingress.is_empty();
+    let key = (has_ingress || !world.service_status.is_empty()).then(|| {
+        let meta = &located.value.metadata;
+        let namespace = if meta.namespace.is_empty() { "default" } else { meta.namespace.as_str() };
+        (namespace.to_owned(), meta.name.clone())
+    });
     let report = if options.no_defaults {
         Some(validate_as_written(world, located, scope, diags))
     } else {
         write_service(world, located, scope, with_report, diags)
     };
     if let Some(key) = key {
-        if !status.load_balancer_ingress.is_empty() && world.services.contains_key(&key) {
+        if has_ingress && world.services.contains_key(&key) {
             let mut status = status;
             let old = world.service_status.get(&key);
             registry::drop_disabled_status_fields(&mut status, old, &world.profile);

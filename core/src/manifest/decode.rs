@@ -156,13 +156,9 @@ impl Ctx {
             Value::Null => None,
             Value::Map(entries) => {
                 for e in entries {
-                    // Lengths and first bytes settle most candidates without comparing texts.
+                    // Lengths settle most candidates, and `same_bytes` compares them first.
                     let key = e.key.as_bytes();
-                    let is_known = known.iter().any(|k| {
-                        k.len() == key.len()
-                            && k.as_bytes().first() == key.first()
-                            && same_bytes(k.as_bytes(), key)
-                    });
+                    let is_known = known.iter().any(|k| same_bytes(k.as_bytes(), key));
                     if !is_known {
                         self.unknown_fields
                             .push(UnknownField { path: join(&at.path(), &e.key), pos: e.key_pos });

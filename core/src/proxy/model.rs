@@ -290,11 +290,7 @@ impl<'a> PortEndpoints<'a> {
 fn slice_endpoints<'a>(slice: &'a EndpointSlice, config: &ProxyConfig) -> PortEndpoints<'a> {
     let family = config.family;
     let mut ports = PortEndpoints::default();
-    let wanted = match family {
-        IpFamily::V4 => "IPv4",
-        IpFamily::V6 => "IPv6",
-    };
-    if !slice.address_type.is_empty() && slice.address_type != wanted {
+    if !slice.address_type.is_empty() && slice.address_type != family.as_str() {
         return ports;
     }
     for port in &slice.ports {
