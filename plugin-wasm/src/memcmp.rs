@@ -31,9 +31,9 @@ unsafe extern "C" fn memcmp(left: *const u8, right: *const u8, n: usize) -> i32 
 /// [`memcmp`]'s comparison (a function of its own, so the host's tests can call it without
 /// replacing the host's `memcmp`).
 ///
-/// Up to [`SHORT_MAX`] bytes take no loop and few registers: wasmtime then compiles `memcmp`
-/// without saving callee-saved registers, and with no epoch check but the one on entry. Longer
-/// texts go on in [`compare_long`].
+/// Up to [`SHORT_MAX`] bytes take no loop, so no epoch check but the one on entry. Longer texts
+/// go on in [`compare_long`], out of line. (`memcmp` still saves callee-saved registers: its
+/// arguments live across the epoch check's call into wasmtime.)
 ///
 /// # Safety
 ///
@@ -46,9 +46,7 @@ unsafe fn compare(left: *const u8, right: *const u8, n: usize) -> i32 {
     }
     // SAFETY (every read below): each reads bytes inside `[0, n)` of both ranges, which the
     // caller guarantees are readable.
-    let word = |at: usize| unsafe {
-        (left.add(at).cast::<u64>().read_unaligned(), right.add(at).cast::<u64>().read_unaligned())
-    };
+    let word = |at: usize| unsafe { words(left, right, at) };
     if n >= 8 {
         // The whole words before the last one (at most three, unrolled), then the last eight
         // bytes (overlapping words already found equal, so the first difference in them is
@@ -98,14 +96,12 @@ const SHORT_MAX: usize = 32;
 ///
 /// # Safety
 ///
-/// As [`memcmp`], with `n > 8`.
+/// As [`memcmp`], with `n >= 8`.
 #[inline(never)]
 unsafe fn compare_long(left: *const u8, right: *const u8, n: usize) -> i32 {
     // SAFETY (every read below): each reads bytes inside `[0, n)` of both ranges, which the
     // caller guarantees are readable.
-    let word = |at: usize| unsafe {
-        (left.add(at).cast::<u64>().read_unaligned(), right.add(at).cast::<u64>().read_unaligned())
-    };
+    let word = |at: usize| unsafe { words(left, right, at) };
     let mut at = 0;
     while at + 8 < n {
         let (a, b) = word(at);
@@ -116,6 +112,19 @@ unsafe fn compare_long(left: *const u8, right: *const u8, n: usize) -> i32 {
     }
     let (a, b) = word(n - 8);
     if a == b { 0 } else { order(a, b) }
+}
+
+/// The eight bytes at `at` of both ranges, as little-endian words.
+///
+/// # Safety
+///
+/// Both ranges must be readable for `at + 8` bytes.
+#[inline(always)]
+unsafe fn words(left: *const u8, right: *const u8, at: usize) -> (u64, u64) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        (left.add(at).cast::<u64>().read_unaligned(), right.add(at).cast::<u64>().read_unaligned())
+    }
 }
 
 /// The order of two unequal little-endian words by their first differing byte in memory.
