@@ -287,10 +287,13 @@ static mut ARENA: [MaybeUninit<u8>; ARENA_BYTES] = [MaybeUninit::uninit(); ARENA
 /// WebAssembly's page.
 const PAGE_BYTES: usize = 64 << 10;
 
-/// Memory grows by at least 1 MiB at a time: one `memory.grow` (a host call, and an `mprotect`)
-/// per megabyte rather than per page. A step may take the memory up to 1 MiB past what the
-/// call needs, so a call within 1 MiB of its memory limit may stop a little earlier.
-const GROW_STEP_PAGES: usize = 16;
+/// Memory grows to a multiple of 2 MiB, by at least that much: one `memory.grow` (a host call,
+/// and an `mprotect`) per 2 MiB rather than per page, and every 2 MiB range of the memory is
+/// accessible whole before its first byte is touched, which a transparent huge page needs (the
+/// host advises them: `host-runner/src/linear_memory.rs`). A step may take the memory up to
+/// 4 MiB past what the call needs, so a call that near its memory limit may stop a little
+/// earlier.
+const GROW_STEP_PAGES: usize = 32;
 
 /// Talc's source of memory: the arena, then the linear memory's growth.
 #[derive(Debug)]
@@ -314,7 +317,10 @@ unsafe impl Source for LinearMemory {
         }
         // Enough for the allocation with talc's per-chunk and per-heap overhead and alignment.
         let needed = layout.size() + layout.align() + 4 * talc::base::CHUNK_UNIT;
-        let pages = needed.div_ceil(PAGE_BYTES).max(GROW_STEP_PAGES);
+        let current_pages = core::arch::wasm32::memory_size::<0>();
+        let pages = (current_pages + needed.div_ceil(PAGE_BYTES).max(GROW_STEP_PAGES))
+            .next_multiple_of(GROW_STEP_PAGES)
+            - current_pages;
         let previous_pages = core::arch::wasm32::memory_grow::<0>(pages);
         if previous_pages == usize::MAX {
             return Err(());

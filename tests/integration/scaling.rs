@@ -52,3 +52,17 @@ fn render_fuel_grows_linearly() {
         outcome.unwrap_or_else(|err| panic!("{err}")).fuel
     });
 }
+
+/// The guest grows its memory to whole multiples of 2 MiB (`plugin-wasm/src/heap.rs`): a
+/// transparent huge page needs its whole range accessible before its first byte is touched
+/// (`host-runner/src/linear_memory.rs`), and growth 1 MiB at a time left every other range
+/// without one.
+#[test]
+fn the_guest_grows_its_memory_in_whole_huge_pages() {
+    let inputs = [Input::new("scenario.yaml", generate(Shape { services: 2 * N, slices: true }))];
+    let outcome = plugin().render(&inputs, &RenderOptions::new(ProxyMode::Iptables));
+    let peak = outcome.unwrap_or_else(|err| panic!("{err}")).peak_memory_bytes;
+    let peak = peak.expect("the plugin reports its largest memory");
+    assert!(peak > 8 << 20, "a render of {} Services grows past 8 MiB: {peak} bytes", 2 * N);
+    assert_eq!(peak % (2 << 20), 0, "{peak} bytes is not a multiple of 2 MiB");
+}
