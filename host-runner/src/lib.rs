@@ -7,6 +7,8 @@
 mod commands;
 mod engine;
 mod input;
+#[cfg(target_os = "linux")]
+mod linear_memory;
 mod plugin;
 
 // The public surface: the command line and the engines behind it.

@@ -507,6 +507,17 @@ fn new_engine(limits: &Limits) -> Result<Engine, PluginError> {
         config.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
     if !limits.pooling {
+        // An unmetered one-shot call's memory, in transparent huge pages where the kernel has
+        // them (src/linear_memory.rs). wasmtime maps a module's initial memory copy-on-write
+        // only into memories it maps itself; into these a compiled start-up function copies the
+        // data segments (some 135,000 instructions per instance), which a metered call would be
+        // charged as fuel, so metered engines keep wasmtime's memories.
+        #[cfg(target_os = "linux")]
+        if limits.fuel.is_none() {
+            config
+                .memory_init_cow(false)
+                .with_host_memory(Arc::new(crate::linear_memory::HugePageMemories));
+        }
         return Engine::new(&config).map_err(load_error);
     }
     // A pool of instance slots: per-call instantiation reuses memory instead of mapping it anew.

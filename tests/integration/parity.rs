@@ -333,3 +333,32 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
     }
     cases
 }
+
+/// The command's own engine: the embedded plugin unmetered (as `svclab --engine plugin` runs
+/// it), whose memories are the host's transparent-huge-page ones
+/// (`host-runner/src/linear_memory.rs`) rather than wasmtime's, initialised by copying the data
+/// segments instead of mapping them. A generated scenario large enough to grow the memory many
+/// times renders and checks byte for byte as natively.
+#[test]
+fn unmetered_plugin_with_its_own_memories() {
+    use svclab_host::{CacheDir, Limits};
+    use svclab_scenario_gen::{Shape, generate};
+
+    let limits = Limits { fuel: None, ..Limits::default() };
+    let unmetered = Engine::embedded_plugin(limits, &CacheDir::at(crate::support::cache_dir()))
+        .expect("the embedded plugin loads unmetered");
+    let inputs = [Input::new("scenario.yaml", generate(Shape { services: 2_000, slices: true }))];
+    let render = |engine: &Engine| {
+        let outcome = engine.render(&inputs, &RenderOptions::new(ProxyMode::Iptables));
+        outcome.unwrap_or_else(|err| panic!("{err}"))
+    };
+    let (native, plugged) = (render(&Engine::Native), render(&unmetered));
+    assert!(native.output == plugged.output, "the unmetered plugin's ruleset differs");
+    assert_eq!(plugged.fuel, None);
+    let grown = plugged.peak_memory_bytes.expect("the plugin reports its largest memory");
+    assert!(grown > 8 << 20, "the memory grew past 8 MiB: {grown} bytes");
+    let check = |engine: &Engine| {
+        engine.check(&inputs, &CheckOptions::default()).unwrap_or_else(|err| panic!("{err}"))
+    };
+    assert!(check(&Engine::Native).output == check(&unmetered).output, "the reports differ");
+}
