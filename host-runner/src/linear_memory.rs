@@ -4,7 +4,7 @@
 //! transparent huge pages where it has them.
 //!
 //! Why: a render of 10,000 Services grows the guest's memory to some 100 MiB. In 4 KiB pages that
-//! is 25,000 page faults, each allocating, charging and zeroing its page (measured: a
+//! is some 20,000 page faults, each allocating, charging and zeroing its page (measured: a
 //! 10,000-Service render inside the plugin 9 to 14 % faster with huge pages, its kernel time down
 //! from some 40 ms to 10). A machine whose transparent huge pages are `always` (the default of
 //! several distributions) gave them to native `svclab` already, whose mimalloc regions are
