@@ -55,8 +55,8 @@ fn render_fuel_grows_linearly() {
 
 /// The guest grows its memory to whole multiples of 2 MiB (`plugin-wasm/src/heap.rs`): a
 /// transparent huge page needs its whole range accessible before its first byte is touched
-/// (`host-runner/src/linear_memory.rs`), and growth 1 MiB at a time left every other range
-/// without one.
+/// (`host-runner/src/linear_memory.rs`), and growth 1 MiB at a time, from an initial size that
+/// is no multiple of 2 MiB, left no range of the grown memory whole.
 #[test]
 fn the_guest_grows_its_memory_in_whole_huge_pages() {
     let inputs = [Input::new("scenario.yaml", generate(Shape { services: 2 * N, slices: true }))];
