@@ -6,12 +6,11 @@
 //! Why: a render of 10,000 Services grows the guest's memory to some 100 MiB. In 4 KiB pages that
 //! is some 20,000 page faults, each allocating, charging and zeroing its page (measured: a
 //! 10,000-Service render inside the plugin 9 to 14 % faster with huge pages, its kernel time down
-//! from some 40 ms to 10). A machine whose transparent huge pages are `always` (the default of
-//! several distributions) gave them to native `svclab` already, whose mimalloc regions are
-//! 2 MiB-aligned (84 of its 92 MiB in a 10,000-Service render), but to less than half of the
-//! plugin's memory: wasmtime's reservation is not aligned, and the guest grew its memory 1 MiB at
-//! a time. `madvise` mode (this machine's, and Ubuntu's default) gives them to neither unless
-//! asked.
+//! from some 40 ms to 10). A machine whose transparent huge pages are `always` gave them to
+//! native `svclab` already, whose mimalloc regions are 2 MiB-aligned (84 of its 92 MiB in a
+//! 10,000-Service render), but to less than half of the plugin's process (42 of 101 MiB):
+//! wasmtime's reservation is not aligned, and the guest grew its memory 1 MiB at a time.
+//! `madvise` mode (this machine's) gives them to neither unless asked.
 //!
 //! A huge page needs its whole 2 MiB range accessible before its first byte is touched, so the
 //! guest grows its memory to multiples of 2 MiB (`plugin-wasm/src/heap.rs`). The memory past its
@@ -24,10 +23,12 @@
 //! has to be mapped anew by the hypervisor, and zeroing it then costs milliseconds where 4 KiB
 //! pages mostly come from memory in use moments ago. The kernel has some hundreds of MiB of
 //! unreported free blocks big enough for huge pages, varying from run to run. Measured over a
-//! 100,000-Service render (some 800 MiB), alternating with native runs as the benchmark does:
-//! advised whole, 16 % slower than in 4 KiB pages after a few seconds idle; advised up to
-//! 512 MiB, 1.29 to 1.43 times native (4 KiB pages: 1.29 to 1.34); up to 256 MiB, 1.22 to 1.24.
-//! 256 MiB holds a render of some 20,000 Services whole.
+//! 100,000-Service render (some 800 MiB): advised whole, 16 % slower than in 4 KiB pages after a
+//! few seconds idle. Alternating with native runs as the benchmark does, plugin ÷ native was
+//! 1.29 to 1.43 advised up to 512 MiB, 1.22 to 1.27 up to 256 MiB, 1.26 to 1.30 up to 128 MiB,
+//! and 1.29 to 1.34 in 4 KiB pages. (Runs each after 6 s idle put 512 MiB ahead instead, 0.92
+//! of 4 KiB pages' time against 0.97 for 256 MiB: the bound trades a little of that for
+//! runs in a busy machine's pattern.) 256 MiB holds a render of some 20,000 Services whole.
 //!
 //! `svclab serve` keeps wasmtime's pooling allocator, whose slots are reused between calls.
 
@@ -42,10 +43,10 @@ use rustix::mm::{
 use wasmtime::{LinearMemory, MemoryCreator, MemoryType};
 
 /// A transparent huge page on x86-64 and aarch64 (with 4 KiB base pages).
-pub(crate) const HUGE_PAGE_BYTES: usize = 2 << 20;
+const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// How much of a memory, from its start, is advised `MADV_HUGEPAGE` (see the module's comment).
-pub(crate) const HUGE_PAGE_ADVICE_BYTES: usize = 256 << 20;
+const HUGE_PAGE_ADVICE_BYTES: usize = 256 << 20;
 
 /// Creates [`HugePageMemory`]s (the on-demand allocator's memories, once set with
 /// `Config::with_host_memory`).
@@ -79,8 +80,7 @@ unsafe impl MemoryCreator for HugePageMemories {
 
 /// One linear memory: `size` accessible bytes at `base`, inside a mapping of its reservation,
 /// its guard and the slack that aligned `base`.
-#[derive(Debug)]
-pub(crate) struct HugePageMemory {
+struct HugePageMemory {
     mapped: *mut c_void,
     mapped_len: usize,
     base: *mut u8,
@@ -95,7 +95,7 @@ unsafe impl Sync for HugePageMemory {}
 
 impl HugePageMemory {
     /// An inaccessible reservation of `reserved` bytes and a guard, on a 2 MiB boundary.
-    pub(crate) fn reserve(reserved: usize, guard: usize) -> std::io::Result<HugePageMemory> {
+    fn reserve(reserved: usize, guard: usize) -> std::io::Result<HugePageMemory> {
         let mapped_len = reserved
             .checked_add(guard)
             .and_then(|len| len.checked_add(HUGE_PAGE_BYTES))
