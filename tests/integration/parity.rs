@@ -7,10 +7,11 @@ use std::path::Path;
 
 use serde_json::Value;
 use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, Report, TraceRequest, UserInfo};
-use svclab_host::Engine;
+use svclab_host::{CacheDir, Engine, Limits};
+use svclab_scenario_gen::{Shape, generate};
 use svclab_tests::vectors;
 
-use crate::support::{plugin, scenario_files, workspace};
+use crate::support::{cache_dir, plugin, scenario_files, workspace};
 
 /// One scenario to run through both engines.
 struct Case {
@@ -341,11 +342,8 @@ fn vector_cases(file: &str, document: &Value) -> Vec<Case> {
 /// times renders and checks byte for byte as natively.
 #[test]
 fn unmetered_plugin_with_its_own_memories() {
-    use svclab_host::{CacheDir, Limits};
-    use svclab_scenario_gen::{Shape, generate};
-
     let limits = Limits { fuel: None, ..Limits::default() };
-    let unmetered = Engine::embedded_plugin(limits, &CacheDir::at(crate::support::cache_dir()))
+    let unmetered = Engine::embedded_plugin(limits, &CacheDir::at(cache_dir()))
         .expect("the embedded plugin loads unmetered");
     let inputs = [Input::new("scenario.yaml", generate(Shape { services: 2_000, slices: true }))];
     let render = |engine: &Engine| {
