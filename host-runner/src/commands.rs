@@ -221,7 +221,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
     if let Command::Policy(command) = cli.command {
         return command.run(io);
     }
-    let engine = cli.engine.engine(matches!(cli.command, Command::Serve(_)))?;
+    let engine = cli.engine.engine(cli.serves())?;
     match cli.command {
         Command::Check(command) => command.run(&engine, io, cli.verbose),
         Command::Render(command) => command.run(&engine, io, cli.verbose),
