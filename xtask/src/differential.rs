@@ -13,7 +13,7 @@
 
 use anyhow::{Context, bail, ensure};
 
-use crate::{cargo, say, workspace_root};
+use crate::workspace::{cargo, say, workspace_root};
 
 const USAGE: &str =
     "usage: cargo xtask differential [--seeds N] [--start K] [--time SECONDS] [--no-shrink]";

@@ -14,8 +14,9 @@ use std::path::PathBuf;
 use anyhow::{Context, bail, ensure};
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
-use crate::playground::{find_files, gzip};
-use crate::{say, target_dir, workspace_root};
+use crate::files::find_files;
+use crate::gzip::gzip;
+use crate::workspace::{say, target_dir, workspace_root};
 
 /// The guide's pages are served at `/guide/`, the playground at `/`.
 const PLAYGROUND: &str = "../";

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
-use crate::{say, target_dir, workspace_root};
+use crate::workspace::{say, target_dir, workspace_root};
 
 /// The nightly `scripts/setup.d/50-fuzz.sh` installs.
 const NIGHTLY: &str = "+nightly-2026-05-20";
@@ -66,9 +66,8 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if chosen.is_empty() {
         chosen = all;
     }
-    build(&root)?;
     let target = target_dir(&root);
-    let binaries = target.join("x86_64-unknown-linux-gnu/release");
+    let binaries = build(&root, &target.join("libfuzzer"))?;
     let work = target.join("fuzz");
     say(&format!("{:<16} {:>12} {:>10} {:>8}  result", "target", "executions", "exec/s", "corpus"));
     let mut total = 0u64;
@@ -110,7 +109,10 @@ fn nightly_cargo(root: &Path) -> Command {
     command
 }
 
-fn build(root: &Path) -> anyhow::Result<()> {
+/// Builds every target into `target_dir` (named to cargo-fuzz, which otherwise builds into the
+/// fuzz package's own workspace, `fuzz/libfuzzer/target/`) and returns the folder of the
+/// binaries: `<target_dir>/<host triple>/release`, where cargo puts a `--target` build.
+fn build(root: &Path, target_dir: &Path) -> anyhow::Result<PathBuf> {
     let fuzz = nightly_cargo(root).args(["fuzz", "--version"]).output();
     ensure!(
         fuzz.is_ok_and(|o| o.status.success()),
@@ -119,10 +121,22 @@ fn build(root: &Path) -> anyhow::Result<()> {
     );
     let status = nightly_cargo(root)
         .args(["fuzz", "build", "--fuzz-dir", "fuzz/libfuzzer", "--sanitizer", "none"])
+        .arg("--target-dir")
+        .arg(target_dir)
         .status()
         .context("cannot run cargo fuzz")?;
     ensure!(status.success(), "building the fuzz targets failed");
-    Ok(())
+    Ok(target_dir.join(host_triple()?).join("release"))
+}
+
+/// The host's target triple, which cargo-fuzz builds for unless told otherwise.
+fn host_triple() -> anyhow::Result<String> {
+    let output = Command::new("rustc").arg("-vV").output().context("cannot run rustc -vV")?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .map(str::to_owned)
+        .context("rustc -vV printed no host triple")
 }
 
 /// What one target's run did.
@@ -207,4 +221,34 @@ fn campaign(
 
 fn count_files(dir: &PathBuf) -> usize {
     std::fs::read_dir(dir).map_or(0, |entries| entries.filter_map(Result::ok).count())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use crate::workspace::{cargo, workspace_root};
+
+    /// The fuzz step as the README's test command runs it in a plain clone: no
+    /// `CARGO_TARGET_DIR`, so cargo-fuzz's own default (`fuzz/libfuzzer/target/`) and the
+    /// workspace's `target/` differ, and the task must run what it built (issue 40: it used to
+    /// build into one and look in the other).
+    #[test]
+    fn the_fuzz_step_runs_what_it_built_without_cargo_target_dir() {
+        let output = Command::new(cargo())
+            .current_dir(workspace_root())
+            .args(["xtask", "fuzz", "--time", "1", "share_link"])
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET_DIR")
+            .output()
+            .expect("cargo runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "cargo xtask fuzz failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let line = stdout.lines().find(|l| l.starts_with("share_link ")).unwrap_or_default();
+        assert!(line.ends_with(" ok"), "no result line for share_link:\n{stdout}");
+    }
 }

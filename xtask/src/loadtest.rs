@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail, ensure};
 
-use crate::{say, target_dir, workspace_root};
+use crate::workspace::{say, target_dir, workspace_root};
 
 /// What one run is.
 struct Options {

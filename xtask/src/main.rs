@@ -1,18 +1,29 @@
 //! `cargo xtask`: build automation written in Rust.
+//!
+//! The tasks form layers, as core's modules do (no two modules use each other, checked by the
+//! tidy test of `tidy/circles.rs`): `workspace` (root, target directory, cargo, running
+//! programs, progress) at the bottom; `files` and `gzip` above it; then the tasks, each using
+//! only what is below it (`plugin` under `npm` and `plugins`, `npm` under `docs`, `playground`
+//! and `docs` under `serve`, `playground` under `scaling`).
 
 mod annotate;
 mod differential;
 mod docs;
+mod files;
 mod fuzz;
+mod gzip;
 mod loadtest;
 mod npm;
 mod playground;
 mod plugin;
 mod plugins;
 mod scaling;
+mod serve;
 mod tidy;
+mod workspace;
 
-use std::path::{Path, PathBuf};
+use std::io::Write as _;
+use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask <command>
   ci                 run .ci/run (the test command CI runs)
@@ -41,12 +52,15 @@ const USAGE: &str = "usage: cargo xtask <command>
                      generated scenarios in the kernel (root): every probe against the
                      trace, iptables against nftables; failing seeds shrunk";
 
-fn main() -> anyhow::Result<()> {
+/// Runs the task and prints its error, if any, as one chain of causes (`{:#}`): never a
+/// backtrace, whatever `RUST_BACKTRACE` says, because a task's error is a message to its user.
+/// An unknown or missing command prints the usage and exits with 2.
+fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
+    let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("playground") => playground::build(),
-        Some("serve") => playground::serve(&args[1..]),
+        Some("serve") => serve::run(&args[1..]),
         Some("build-plugin") => plugin::build(&args[1..]),
         Some("bench") => bench(&args[1..]),
         Some("gen-scenario") => scaling::gen_scenario(&args[1..]),
@@ -56,9 +70,22 @@ fn main() -> anyhow::Result<()> {
         Some("loadtest") => loadtest::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
-        Some(other) => anyhow::bail!("unknown xtask command {other:?}\n{USAGE}"),
-        None => anyhow::bail!("{USAGE}"),
+        Some(other) => return usage(&format!("unknown xtask command {other:?}")),
+        None => return usage("no command given"),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr().lock(), "error: {error:#}");
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// Prints what went wrong and the usage, and gives the exit status of a usage error.
+fn usage(problem: &str) -> ExitCode {
+    let _ = writeln!(std::io::stderr().lock(), "error: {problem}\n{USAGE}");
+    ExitCode::from(2)
 }
 
 /// `cargo xtask bench`: the scaling table of whole processes, then the plugin's per-call table;
@@ -79,38 +106,4 @@ fn ci() -> anyhow::Result<()> {
     let status = std::process::Command::new("bash").arg(".ci/run").status()?;
     anyhow::ensure!(status.success(), ".ci/run failed");
     Ok(())
-}
-
-/// The workspace root (the xtask crate's parent): where `cargo run` says the crate is, else where
-/// it was built. Clones that share a `CARGO_TARGET_DIR` (CI caches one outside the clone) share
-/// this binary too, and cargo does not rebuild it for a clone at another path, so the path
-/// compiled in may be another clone's, or gone.
-pub(crate) fn workspace_root() -> PathBuf {
-    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
-        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
-    manifest_dir.parent().map(Path::to_path_buf).unwrap_or_default()
-}
-
-/// `$CARGO_TARGET_DIR` (relative to the workspace when relative), else `target/` in the workspace.
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(dir) if !dir.is_empty() => {
-            let dir = PathBuf::from(dir);
-            if dir.is_absolute() { dir } else { root.join(dir) }
-        }
-        _ => root.join("target"),
-    }
-}
-
-/// The cargo that runs this xtask.
-pub(crate) fn cargo() -> String {
-    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
-}
-
-/// Prints a line of progress and flushes it, so long runs show where they are.
-pub(crate) fn say(line: &str) {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
 }

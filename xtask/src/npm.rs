@@ -11,8 +11,9 @@ use std::process::Command;
 
 use anyhow::{Context, ensure};
 
-use crate::playground::{find_files, gzip};
-use crate::{say, target_dir, workspace_root};
+use crate::files::{copy_dir, find_files};
+use crate::gzip::gzip;
+use crate::workspace::{run, say, target_dir, workspace_root};
 
 /// The component's name in jco's output (`svclab.js`, `svclab.core.wasm`, ...).
 const NAME: &str = "svclab";
@@ -20,24 +21,6 @@ const NAME: &str = "svclab";
 /// Where the package is written.
 pub(crate) fn package_dir() -> PathBuf {
     target_dir(&workspace_root()).join("npm/svclab")
-}
-
-fn run(command: &mut Command, what: &str) -> anyhow::Result<()> {
-    let status = command.status().with_context(|| format!("could not start {what}"))?;
-    ensure!(status.success(), "{what} failed ({status})");
-    Ok(())
-}
-
-fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
-    for file in find_files(from, "") {
-        let relative = file.strip_prefix(from)?;
-        let out = to.join(relative);
-        if let Some(parent) = out.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::copy(&file, &out).with_context(|| format!("copying {}", file.display()))?;
-    }
-    Ok(())
 }
 
 /// `cargo xtask npm`.

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail, ensure};
 
-use crate::{cargo, say, target_dir, workspace_root};
+use crate::workspace::{cargo, say, target_dir, workspace_root};
 
 const TARGET: &str = "wasm32-wasip2";
 /// The cargo profile every guest is built with (small, no debug info).

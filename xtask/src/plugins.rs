@@ -14,7 +14,7 @@ use anyhow::{Context, bail, ensure};
 
 use crate::annotate;
 use crate::plugin::{PROFILE, plugin_target_dir};
-use crate::{say, workspace_root};
+use crate::workspace::{say, workspace_root};
 
 mod lower;
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail, ensure};
 use svclab_scenario_gen::{Shape, generate};
 
-use crate::{cargo, say, target_dir, workspace_root};
+use crate::workspace::{cargo, say, target_dir, workspace_root};
 
 /// `cargo xtask gen-scenario --services N [--slices]`.
 pub(crate) fn gen_scenario(args: &[String]) -> anyhow::Result<()> {

@@ -1,12 +1,16 @@
 //! Tidy checks of the workspace, run as tests by `cargo test`: module docs on every file, no
-//! `mod.rs`, no hash collections in the core, no ignored tests, no grab-bag module names, and
-//! core's modules using only the layers below them (the list in ARCHITECTURE.md).
+//! `mod.rs`, no hash collections in the core, no ignored tests, no grab-bag module names,
+//! core's modules using only the layers below them (the list in ARCHITECTURE.md), no circles
+//! between sibling modules in any crate, and `.ci/run` running the README's test command.
+
+#[cfg(test)]
+mod circles;
 
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use crate::workspace_root;
+    use crate::workspace::workspace_root;
 
     /// Every `.rs` file of the workspace, skipping build output and dependencies.
     fn rust_files() -> Vec<PathBuf> {
@@ -172,7 +176,12 @@ mod tests {
             let Ok(relative) = path.strip_prefix(&core) else { continue };
             let top = relative.components().next().map(|c| c.as_os_str().to_string_lossy());
             let Some(module) = top.map(|t| t.trim_end_matches(".rs").to_owned()) else { continue };
-            if module == "lib" || path.file_name().is_some_and(|n| n == "tests.rs") {
+            // Test modules (`tests.rs` and the topic folders under `tests/`) may reach any layer.
+            let test_code = relative.components().any(|c| {
+                let c = c.as_os_str();
+                c == "tests.rs" || c == "tests"
+            });
+            if module == "lib" || test_code {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -206,5 +215,56 @@ mod tests {
             upward_uses("policy", "", &layers),
             ["`policy` is not in ARCHITECTURE.md's layers"]
         );
+    }
+
+    /// `.ci/run` runs the README's test command as a user types it: the command the README
+    /// gives, with no `CARGO_TARGET_DIR` or other cargo setting that a plain clone lacks (a build
+    /// cache is a `target` link, which leaves every path as it is).
+    #[test]
+    fn ci_runs_the_readme_test_command_as_written() {
+        let root = workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap_or_default();
+        let command = readme
+            .lines()
+            .find(|l| l.contains("# every test"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_default();
+        assert_eq!(command, "scripts/test", "README's test command");
+        let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap_or_default();
+        let code: Vec<&str> =
+            ci.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+        assert_eq!(code.last().copied(), Some("exec scripts/test"), ".ci/run's last command");
+        for line in &code {
+            assert!(
+                !line.contains("CARGO_") && !line.contains("RUST"),
+                ".ci/run sets what a user would not have: {line}"
+            );
+        }
+    }
+
+    /// Every crate's modules, fuzz targets included: no two sibling modules may use each other,
+    /// directly or round a longer circle (`tidy/circles.rs`).
+    #[test]
+    fn no_circles_between_sibling_modules() {
+        let root = workspace_root();
+        let mut files = Vec::new();
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    if !matches!(name.as_str(), "target" | "node_modules" | ".git") {
+                        stack.push(path);
+                    }
+                } else if name.ends_with(".rs") {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    files.push((path.strip_prefix(&root).unwrap_or(&path).to_path_buf(), text));
+                }
+            }
+        }
+        let found = super::circles::circles(&files);
+        assert!(found.is_empty(), "circles between sibling modules:\n  {}", found.join("\n  "));
     }
 }
