@@ -41,7 +41,7 @@ struct DocTestCommand {
 }
 
 /// What one example came to.
-enum Verdict {
+enum ExampleResult {
     Passed,
     /// The expected block was written (`--bless`).
     Blessed,
@@ -67,17 +67,17 @@ impl DocTestCommand {
             for example in markdown::examples(&lines) {
                 let line = example.scenario.open_line + 1;
                 let label = format!("{name}:{line}: svclab {}", example.args.join(" "));
-                let verdict = match check_example(engine, &example) {
-                    Err(reason) => Verdict::Failed(reason),
+                let result = match check_example(engine, &example) {
+                    Err(reason) => ExampleResult::Failed(reason),
                     Ok(actual) => {
                         let expected = example.expected.as_ref().map(|block| block.text.as_str());
                         if expected == Some(actual.as_str()) {
-                            Verdict::Passed
+                            ExampleResult::Passed
                         } else if self.bless {
                             edits.push(Edit::new(&example, &actual));
-                            Verdict::Blessed
+                            ExampleResult::Blessed
                         } else {
-                            Verdict::Failed(match expected {
+                            ExampleResult::Failed(match expected {
                                 Some(expected) => format!(
                                     "the output differs from the expected block (-expected +actual):\n{}",
                                     diff::unified(expected, &actual)
@@ -87,16 +87,16 @@ impl DocTestCommand {
                         }
                     }
                 };
-                match verdict {
-                    Verdict::Passed => {
+                match result {
+                    ExampleResult::Passed => {
                         passed += 1;
                         writeln!(io.stdout, "{label} ... ok")?;
                     }
-                    Verdict::Blessed => {
+                    ExampleResult::Blessed => {
                         blessed += 1;
                         writeln!(io.stdout, "{label} ... blessed")?;
                     }
-                    Verdict::Failed(reason) => {
+                    ExampleResult::Failed(reason) => {
                         failed += 1;
                         writeln!(io.stdout, "{label} ... FAILED\n{reason}")?;
                     }

@@ -12,15 +12,13 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
-use super::webhook::Verdict;
-
 /// What one review came to, as the metrics see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Review {
     /// The engine answered.
     Answered {
         /// The decision.
-        verdict: Verdict,
+        decision: Decision,
         /// Fuel the plugin used (`None` on the native engine).
         fuel: Option<u64>,
     },
@@ -31,6 +29,82 @@ pub(super) enum Review {
         /// `out_of_fuel`, `timeout`, `memory_limit`, `trap`, `plugin`, `failed`, `panic`.
         kind: &'static str,
     },
+}
+
+/// What a review decided, read back from the AdmissionReview it answered: the labels of the
+/// review and rule counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Decision {
+    /// `response.allowed`.
+    pub(super) allowed: bool,
+    /// The rules behind it, with their effect, deduplicated: a policy rule (the `(rule.id)`
+    /// that ends each policy message) with `deny` (a 403 cause), `warn` (a warning) or `audit`
+    /// (a `svclab.dev/<rule>` annotation); an apiserver refusal's field path (indices as `[*]`)
+    /// with `Invalid`.
+    pub(super) rules: Vec<(String, &'static str)>,
+}
+
+impl Decision {
+    pub(super) fn of(output: &str) -> Decision {
+        let review: serde_json::Value = serde_json::from_str(output).unwrap_or_default();
+        let response = &review["response"];
+        let forbidden =
+            response.pointer("/status/reason").and_then(|r| r.as_str()) == Some("Forbidden");
+        let mut rules: Vec<(String, &'static str)> = Vec::new();
+        let causes = response.pointer("/status/details/causes").and_then(|c| c.as_array());
+        for cause in causes.into_iter().flatten() {
+            let message = cause["message"].as_str().unwrap_or_default();
+            let field = cause["field"].as_str().unwrap_or_default();
+            match rule_of(message) {
+                Some(rule) if forbidden => rules.push((rule.to_owned(), "deny")),
+                // Field paths carry indices (`spec.ports[3].port`): stripped, so the label set
+                // stays bounded.
+                _ if !field.is_empty() => rules.push((strip_indices(field), "Invalid")),
+                _ => {}
+            }
+        }
+        let warnings = response["warnings"].as_array();
+        rules.extend(
+            warnings
+                .into_iter()
+                .flatten()
+                .filter_map(|warning| rule_of(warning.as_str()?))
+                .map(|rule| (rule.to_owned(), "warn")),
+        );
+        if let Some(annotations) = response["auditAnnotations"].as_object() {
+            rules.extend(annotations.keys().filter_map(|key| {
+                key.strip_prefix("svclab.dev/").map(|rule| (rule.to_owned(), "audit"))
+            }));
+        }
+        rules.sort();
+        rules.dedup();
+        Decision { allowed: response["allowed"].as_bool().unwrap_or(false), rules }
+    }
+}
+
+/// The policy rule a message names at its end (`... (externalIPs.allowedCIDRs)`).
+fn rule_of(message: &str) -> Option<&str> {
+    let rule = message.strip_suffix(')')?.rsplit_once(" (")?.1;
+    let is_id = rule.contains('.') && rule.chars().all(|c| c.is_ascii_alphanumeric() || c == '.');
+    is_id.then_some(rule)
+}
+
+/// `spec.ports[3].port` → `spec.ports[*].port`.
+fn strip_indices(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut in_index = false;
+    for c in field.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push_str("[*]");
+            }
+            ']' => in_index = false,
+            _ if in_index => {}
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -156,17 +230,17 @@ impl Metrics {
     /// Records one review.
     pub(super) fn review(&self, review: &Review) {
         let outcome = match review {
-            Review::Answered { verdict, fuel } => {
+            Review::Answered { decision, fuel } => {
                 if let Some(fuel) = fuel {
                     // Precision loss above 2^53 units is irrelevant to a histogram.
                     #[expect(clippy::cast_precision_loss, reason = "histogram of fuel units")]
                     self.fuel.observe(*fuel as f64);
                 }
-                for (rule, effect) in &verdict.rules {
+                for (rule, effect) in &decision.rules {
                     let labels = RuleLabels { rule: rule.clone(), effect };
                     self.rules.get_or_create(&labels).inc();
                 }
-                if verdict.allowed { "allowed" } else { "denied" }
+                if decision.allowed { "allowed" } else { "denied" }
             }
             Review::BadRequest => "bad_request",
             Review::Failed { kind } => {

@@ -14,7 +14,7 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode, header};
 use svclab_core::AdmissionOptions;
 
-use super::metrics::{Metrics, Review};
+use super::metrics::{Decision, Metrics, Review};
 use crate::engine::{Engine, EngineError, Outcome};
 use crate::plugin::PluginError;
 
@@ -84,7 +84,7 @@ fn review(
 ) -> (HttpResponse, Review) {
     match engine.validate_admission(body, options) {
         Ok(Outcome { output, fuel, .. }) => {
-            let review = Review::Answered { verdict: Verdict::of(&output), fuel };
+            let review = Review::Answered { decision: Decision::of(&output), fuel };
             (HttpResponse::json(output), review)
         }
         Err(EngineError::BadInput(message)) => {
@@ -95,81 +95,6 @@ fn review(
             (failure_response(policy, body, &err.to_string()), failure)
         }
     }
-}
-
-/// What a review decided, read back from the AdmissionReview it answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Verdict {
-    /// `response.allowed`.
-    pub(super) allowed: bool,
-    /// The rules behind it, with their effect, deduplicated: a policy rule (the `(rule.id)`
-    /// that ends each policy message) with `deny` (a 403 cause), `warn` (a warning) or `audit`
-    /// (a `svclab.dev/<rule>` annotation); an apiserver refusal's field path (indices as `[*]`)
-    /// with `Invalid`.
-    pub(super) rules: Vec<(String, &'static str)>,
-}
-
-impl Verdict {
-    fn of(output: &str) -> Verdict {
-        let review: serde_json::Value = serde_json::from_str(output).unwrap_or_default();
-        let response = &review["response"];
-        let forbidden =
-            response.pointer("/status/reason").and_then(|r| r.as_str()) == Some("Forbidden");
-        let mut rules: Vec<(String, &'static str)> = Vec::new();
-        let causes = response.pointer("/status/details/causes").and_then(|c| c.as_array());
-        for cause in causes.into_iter().flatten() {
-            let message = cause["message"].as_str().unwrap_or_default();
-            let field = cause["field"].as_str().unwrap_or_default();
-            match rule_of(message) {
-                Some(rule) if forbidden => rules.push((rule.to_owned(), "deny")),
-                // Field paths carry indices (`spec.ports[3].port`): stripped, so the label set
-                // stays bounded.
-                _ if !field.is_empty() => rules.push((strip_indices(field), "Invalid")),
-                _ => {}
-            }
-        }
-        let warnings = response["warnings"].as_array();
-        rules.extend(
-            warnings
-                .into_iter()
-                .flatten()
-                .filter_map(|warning| rule_of(warning.as_str()?))
-                .map(|rule| (rule.to_owned(), "warn")),
-        );
-        if let Some(annotations) = response["auditAnnotations"].as_object() {
-            rules.extend(annotations.keys().filter_map(|key| {
-                key.strip_prefix("svclab.dev/").map(|rule| (rule.to_owned(), "audit"))
-            }));
-        }
-        rules.sort();
-        rules.dedup();
-        Verdict { allowed: response["allowed"].as_bool().unwrap_or(false), rules }
-    }
-}
-
-/// The policy rule a message names at its end (`... (externalIPs.allowedCIDRs)`).
-fn rule_of(message: &str) -> Option<&str> {
-    let rule = message.strip_suffix(')')?.rsplit_once(" (")?.1;
-    let is_id = rule.contains('.') && rule.chars().all(|c| c.is_ascii_alphanumeric() || c == '.');
-    is_id.then_some(rule)
-}
-
-/// `spec.ports[3].port` → `spec.ports[*].port`.
-fn strip_indices(field: &str) -> String {
-    let mut out = String::with_capacity(field.len());
-    let mut in_index = false;
-    for c in field.chars() {
-        match c {
-            '[' => {
-                in_index = true;
-                out.push_str("[*]");
-            }
-            ']' => in_index = false,
-            _ if in_index => {}
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// The metric label of an engine failure.
