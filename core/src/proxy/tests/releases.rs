@@ -1,0 +1,902 @@
+//! What changes from one kube-proxy release to the next (the rows of `proxy/release.rs`), a release at a time.
+
+use super::*;
+use crate::proxy::release::{Behaviour, holds};
+
+/// pkg/proxy/endpointslicecache.go `addEndpoints`: of two copies of one `ip:port`, 1.36 and
+/// later keep the non-terminating one (kubernetes/kubernetes#135593, a pod IP reused while the
+/// old pod terminates); 1.24 to 1.35 keep a local copy.
+#[test]
+fn duplicate_endpoints_by_release() {
+    let ghost = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s-a, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [\"10.0.0.5\"], nodeName: test-node, conditions: {ready: false, serving: false, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let running = "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: s-b, labels: {kubernetes.io/service-name: svc1}}\naddressType: IPv4\nendpoints: [{addresses: [\"10.0.0.5\"], nodeName: other, conditions: {ready: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let yaml = format!("{SVC}{ghost}{running}");
+    // Newest: the running copy is kept, so the Service has a ready endpoint.
+    check(&yaml, ProxyMode::Iptables, none, &["-j KUBE-SEP-"], &["has no endpoints"]);
+    // 1.35: the local terminating copy is kept; not ready, not serving: no endpoint at all.
+    check(
+        &yaml,
+        ProxyMode::Iptables,
+        |c| c.prefer_non_terminating_duplicates = false,
+        &["has no endpoints"],
+        &["-j KUBE-SEP-"],
+    );
+}
+
+/// pkg/proxy/topology.go `canUseTopology` and pkg/proxy/serviceport.go by release (the
+/// `Hints*` rows of proxy/release.rs): 1.24 to 1.26 need `topology-aware-hints: Auto`; 1.27
+/// to 1.30 any value but disabled of `topology-aware-hints`, else `topology-mode`; from 1.31
+/// (ServiceTrafficDistribution beta, KEP-4444) hints count without any annotation. With zone
+/// hints for z1 only on 10.0.0.1, a node in z1 reaches 10.0.0.1 alone when hints are used.
+#[test]
+fn topology_hints_by_release() {
+    let objects = |annotations: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: node-a, labels: {{topology.kubernetes.io/zone: z1}}}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: default, annotations: {{{annotations}}}}}\nspec: {{clusterIP: 172.30.0.41, ports: [{{name: p80, port: 80}}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: default, name: web-1, labels: {{kubernetes.io/service-name: web}}}}\naddressType: IPv4\nendpoints:\n- {{addresses: [10.0.0.1], hints: {{forZones: [{{name: z1}}]}}}}\n- {{addresses: [10.0.0.2], hints: {{forZones: [{{name: z2}}]}}}}\nports: [{{name: p80, port: 80, protocol: TCP}}]\n"
+        )
+    };
+    let zonal = |version: &str, annotations: &str| {
+        let world = release_world(version, "mode: iptables", &objects(annotations));
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        !text.contains("10.0.0.2:80")
+    };
+    let auto = "service.kubernetes.io/topology-aware-hints: Auto";
+    let mode = "service.kubernetes.io/topology-mode: Auto";
+    let other = "service.kubernetes.io/topology-aware-hints: PreferZone";
+    let disabled = "service.kubernetes.io/topology-aware-hints: Disabled";
+    let table: [(&str, &str, bool); 13] = [
+        ("1.24", "", false),
+        ("1.24", auto, true),
+        ("1.26", mode, false),
+        ("1.26", other, false),
+        ("1.27", mode, true),
+        ("1.27", other, true),
+        ("1.27", disabled, false),
+        ("1.29", "", false),
+        ("1.30", "", false),
+        ("1.30", mode, true),
+        ("1.31", "", true),
+        ("1.33", disabled, true),
+        ("1.37", "", true),
+    ];
+    for (version, annotations, want) in table {
+        assert_eq!(zonal(version, annotations), want, "{version} {{{annotations}}}");
+    }
+    // kube-proxy's own ServiceTrafficDistribution gate at 1.30 drops the annotation check.
+    let world =
+        release_world("1.30", "featureGates: {ServiceTrafficDistribution: true}", &objects(""));
+    let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!text.contains("10.0.0.2:80"), "{text}");
+}
+
+/// pkg/proxy/util/utils.go `IsVIPMode`: an ingress with `ipMode: Proxy` gets no rules only
+/// while LoadBalancerIPMode is on (beta from 1.30, locked from 1.32, gate removed in 1.35); in 1.24 to 1.29
+/// (no gate, or alpha and off) the field is ignored and the IP is a VIP like any other.
+#[test]
+fn ip_mode_proxy_by_release() {
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8, ipMode: Proxy}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
+    // 1.29 and 1.30 need kube-proxy's NFTablesProxyMode gate for the nftables mode; 1.24 has
+    // no nftables mode (nftables_mode_by_release), so only iptables is rendered there. At 1.29
+    // the apiserver's gate must be on too, or its status strategy drops `ipMode` before
+    // kube-proxy sees it (registry::drop_disabled_status_fields).
+    for (version, gates, kpc, vip) in [
+        ("1.24", "{}", "mode: iptables", true),
+        ("1.29", "{}", "featureGates: {NFTablesProxyMode: true}", true),
+        (
+            "1.29",
+            "{LoadBalancerIPMode: true}",
+            "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}",
+            false,
+        ),
+        ("1.29", "{}", "featureGates: {LoadBalancerIPMode: true, NFTablesProxyMode: true}", true),
+        ("1.30", "{}", "featureGates: {NFTablesProxyMode: true}", false),
+        ("1.31", "{}", "featureGates: {LoadBalancerIPMode: false}", true),
+        ("1.34", "{}", "mode: iptables", false),
+    ] {
+        let world = release_world_with_gates(version, gates, kpc, objects);
+        let modes: &[ProxyMode] = if version == "1.24" {
+            &[ProxyMode::Iptables]
+        } else {
+            &[ProxyMode::Iptables, ProxyMode::Nftables]
+        };
+        for &mode in modes {
+            let text = crate::world::render(&world, &RenderOptions::new(mode))
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(text.contains("5.6.7.8"), vip, "{version} {kpc} {mode:?}\n{text}");
+        }
+    }
+}
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` (the last KUBE-SERVICES rules) by release:
+/// 1.24 and 1.25 (no `iptables.localhostNodePorts`) jump to KUBE-NODEPORTS for every local
+/// address, `::1` and a written `localhostNodePorts: false` included; 1.26 to the newest keep
+/// `::1` out, and `127.0.0.0/8` when the option is off. `ContainsIPv4Loopback` (1.26 on)
+/// counts `127.0.2.0/28` as loopback although it does not hold 127.0.0.1.
+#[test]
+fn localhost_node_ports_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, clusterIPs: [172.30.0.41, 'fd00::41'], ipFamilyPolicy: RequireDualStack, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}, {type: InternalIP, address: '2001:db8::2'}]}\n";
+    let last_rule = |version: &str, kpc: &str, family: IpFamily| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\nhost: {{interfaceAddresses: [127.0.0.1/8, 127.0.2.1/28, 192.168.0.2/24, '::1/128', '2001:db8::2/64']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{svc}"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        let options =
+            RenderOptions { family: Some(family), ..RenderOptions::new(ProxyMode::Iptables) };
+        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        text.lines()
+            .filter(|l| l.starts_with("-A KUBE-SERVICES") && l.contains("-j KUBE-NODEPORTS"))
+            .map(|l| l.split("chain\" ").nth(1).unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let off = "iptables: {localhostNodePorts: false}";
+    assert_eq!(
+        last_rule("1.25", off, IpFamily::V4),
+        ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.25", "mode: iptables", IpFamily::V6),
+        ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.26", off, IpFamily::V4),
+        ["-m addrtype --dst-type LOCAL ! -d 127.0.0.0/8 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.33", "mode: iptables", IpFamily::V6),
+        ["-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS"]
+    );
+    // Explicit addresses: loopback ones stay in 1.24, leave in 1.26+ for IPv6.
+    let v6 = "nodePortAddresses: ['::/0']";
+    assert_eq!(
+        last_rule("1.24", "nodePortAddresses: ['::1/128', '2001:db8::/64']", IpFamily::V6),
+        ["-d ::1 -j KUBE-NODEPORTS", "-d 2001:db8::2 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(
+        last_rule("1.26", "nodePortAddresses: ['::1/128', '2001:db8::/64']", IpFamily::V6),
+        ["-d 2001:db8::2 -j KUBE-NODEPORTS"]
+    );
+    assert_eq!(last_rule("1.33", v6, IpFamily::V6).len(), 1);
+    // 127.0.2.0/28 keeps localhost NodePorts on, so its loopback address stays.
+    assert_eq!(
+        last_rule("1.33", "nodePortAddresses: [127.0.2.0/28, 192.168.0.0/24]", IpFamily::V4),
+        ["-d 127.0.2.1 -j KUBE-NODEPORTS", "-d 192.168.0.2 -j KUBE-NODEPORTS"]
+    );
+}
+
+/// cmd/kube-proxy/app/server.go `ProxyServer.Run` (ServiceCIDR watch behind
+/// MultiCIDRServiceAllocator) and pkg/proxy/nftables/proxier.go `OnServiceCIDRsChanged`: the
+/// "Drop traffic to unallocated ClusterIPs" rule lists every ServiceCIDR of the family, extra
+/// objects included, and is absent while the gate is off (1.29 to 1.32 by default) or turned
+/// off in kube-proxy's own `featureGates`.
+#[test]
+fn service_cidr_drop_rule_follows_the_gate() {
+    let rule = |version: &str, kpc: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {{name: extra}}\nspec: {{cidrs: [10.100.0.0/24, 'fd00::/112']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n"
+        );
+        let (world, _) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        text.lines().find(|l| l.contains("unallocated")).map(str::to_owned)
+    };
+    let drop = "add rule ip kube-proxy cluster-ips-check ip daddr { 10.100.0.0/24,172.30.0.0/16 } drop comment \"Drop traffic to unallocated ClusterIPs\"";
+    assert_eq!(rule("1.33", "").as_deref(), Some(drop));
+    assert_eq!(rule("1.37", "").as_deref(), Some(drop));
+    assert_eq!(rule("1.32", ""), None);
+    assert_eq!(rule("1.30", "featureGates: {NFTablesProxyMode: true}"), None);
+    assert_eq!(rule("1.33", "featureGates: {MultiCIDRServiceAllocator: false}"), None);
+}
+
+/// kube-proxy config/v1alpha1/types.go has `conntrack.tcpBeLiberal` from 1.29 (v0.29.0) and
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` then leaves out the KUBE-FORWARD INVALID
+/// drop; 1.24 to 1.28 have no such field and always write the drop.
+#[test]
+fn tcp_be_liberal_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n";
+    for (version, drop) in [("1.28", true), ("1.29", false), ("1.33", false)] {
+        let world = release_world(version, "conntrack: {tcpBeLiberal: true}", svc);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(text.contains("--ctstate INVALID"), drop, "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` by release: no
+/// nftables mode in 1.24 to 1.28 (1.24 and 1.25 still list `userspace`, joined with `,`); in
+/// 1.29 and 1.30 it needs kube-proxy's NFTablesProxyMode gate (alpha, off by default,
+/// CHANGELOG-1.29 for #121046); in 1.31 and 1.32 the gate is beta and on unless kube-proxy's
+/// `featureGates` turn it off (#124383); from 1.33 it is GA. A refusal is the text
+/// cmd/kube-proxy/app/server.go returns (`failed validate: ...`), and no rules.
+#[test]
+fn nftables_mode_by_release() {
+    let refused = |version: &str, modes: &str| {
+        Err(format!(
+            "kube-proxy {version} refuses to start: failed validate: KubeProxyConfiguration.Mode.ProxyMode: Invalid value: \"nftables\": must be {modes} or blank (blank means the best-available proxy [currently iptables])"
+        ))
+    };
+    let on = "featureGates: {NFTablesProxyMode: true}";
+    let off = "featureGates: {NFTablesProxyMode: false}";
+    for (version, kpc, want_rules) in [
+        ("1.24", "mode: iptables", false),
+        ("1.25", "mode: nftables", false),
+        ("1.26", "mode: nftables", false),
+        ("1.28", "mode: nftables", false),
+        ("1.29", "mode: nftables", false),
+        ("1.29", on, true),
+        ("1.30", "mode: nftables", false),
+        ("1.30", on, true),
+        ("1.31", "mode: nftables", true),
+        ("1.32", off, false),
+        ("1.32", "mode: nftables", true),
+        ("1.33", "mode: nftables", true),
+        ("1.37", "mode: nftables", true),
+    ] {
+        let got = render_at(version, kpc, ProxyMode::Nftables);
+        if want_rules {
+            let text = got.unwrap_or_else(|e| panic!("{version} {kpc}: {e}"));
+            assert!(text.contains("add table ip kube-proxy"), "{version} {kpc}\n{text}");
+        } else {
+            let modes =
+                if version <= "1.25" { "iptables,ipvs,userspace" } else { "iptables, ipvs" };
+            assert_eq!(got, refused(version, modes), "{version} {kpc}");
+        }
+    }
+    // The iptables mode starts in every release, and the trace of the nftables mode meets the
+    // same refusal.
+    assert!(render_at("1.24", "mode: nftables", ProxyMode::Iptables).is_ok());
+    let world = release_world("1.28", "mode: nftables", SVC);
+    let request = crate::trace::TraceRequest {
+        src: "10.0.0.9".into(),
+        dst: "172.30.0.41".into(),
+        dport: 80,
+        ..Default::default()
+    };
+    let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+    assert_eq!(report.warnings, [refused("1.28", "iptables, ipvs").unwrap_err()]);
+    assert!(report.outcomes.is_empty());
+}
+
+/// pkg/proxy/apis/config/validation/validation.go `validateKubeProxyNodePortAddress` by
+/// release: the keyword `primary` exists from 1.31 (kubernetes/kubernetes#123105, listed in
+/// CHANGELOG-1.31), alone; mixed with CIDRs it is "can't use both 'primary' and CIDRs" and
+/// the check stops there. Before 1.31 it is an entry that is not a CIDR, refused per index
+/// ("must be a valid CIDR", #95036) in every mode. Several errors aggregate as `[a, b]`.
+#[test]
+fn primary_keyword_by_release() {
+    let refused = |version: &str, errors: &str| {
+        Err(format!("kube-proxy {version} refuses to start: failed validate: {errors}"))
+    };
+    let invalid = |i: usize, value: &str, detail: &str| {
+        format!(
+            "KubeProxyConfiguration.NodePortAddresses[{i}]: Invalid value: \"{value}\": {detail}"
+        )
+    };
+    let cidr = "must be a valid CIDR";
+    let both = "can't use both 'primary' and CIDRs";
+    let primary = "nodePortAddresses: [primary]";
+    for version in ["1.24", "1.28", "1.30"] {
+        assert_eq!(
+            render_at(version, primary, ProxyMode::Iptables),
+            refused(version, &invalid(0, "primary", cidr))
+        );
+    }
+    let text = render_at("1.31", primary, ProxyMode::Iptables).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("-d 192.168.0.2 -j KUBE-NODEPORTS"), "{text}");
+    assert_eq!(
+        render_at("1.31", "nodePortAddresses: [primary, 10.0.0.0/8]", ProxyMode::Iptables),
+        refused("1.31", &invalid(0, "primary", both))
+    );
+    // The loop stops at `primary`: the bad entry after it goes unreported from 1.31 on.
+    let mixed = "nodePortAddresses: [10.0.0.0/8, primary, bogus]";
+    assert_eq!(
+        render_at("1.37", mixed, ProxyMode::Iptables),
+        refused("1.37", &invalid(1, "primary", both))
+    );
+    assert_eq!(
+        render_at("1.30", mixed, ProxyMode::Iptables),
+        refused(
+            "1.30",
+            &format!("[{}, {}]", invalid(1, "primary", cidr), invalid(2, "bogus", cidr))
+        )
+    );
+    // The mode comes first in `Validate`.
+    assert_eq!(
+        render_at("1.28", primary, ProxyMode::Nftables),
+        refused(
+            "1.28",
+            &format!(
+                "[KubeProxyConfiguration.Mode.ProxyMode: Invalid value: \"nftables\": must be iptables, ipvs or blank (blank means the best-available proxy [currently iptables]), {}]",
+                invalid(0, "primary", cidr)
+            )
+        )
+    );
+}
+
+/// The nftables mode's NodePort addresses by release: 1.29 matches every local address but
+/// loopback (`fib daddr type local` and `!= 127.0.0.0/8`); from 1.30 an empty
+/// `nodePortAddresses` means the node's primary IP (kubernetes/kubernetes#122724,
+/// CHANGELOG-1.30), a `nodeport-ips` set.
+#[test]
+fn nftables_default_node_ports_by_release() {
+    let on = "featureGates: {NFTablesProxyMode: true}";
+    let every_local = "add rule ip kube-proxy services fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports";
+    let primary = "add element ip kube-proxy nodeport-ips { 192.168.0.2 }";
+    let text = render_at("1.29", on, ProxyMode::Nftables).unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains(every_local) && !text.contains(primary), "{text}");
+    for version in ["1.30", "1.33"] {
+        let text = render_at(version, on, ProxyMode::Nftables).unwrap_or_else(|e| panic!("{e}"));
+        assert!(text.contains(primary) && !text.contains(every_local), "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` by release, on a host with nfacct: 1.24 to
+/// 1.26 write no KUBE-FIREWALL (kubelet owned the chain; kube-proxy writes the route_localnet
+/// mitigation itself from kubernetes/kubernetes#114470, 1.27); the nfacct counters on the
+/// INVALID drop and on localhost NodePorts start in 1.31 (#122812 and #125015, both in
+/// CHANGELOG-1.31).
+#[test]
+fn nfacct_and_kube_firewall_by_release() {
+    let render_v4 = |version: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nhost: {{nfacct: true}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: np, namespace: default}}\nspec: {{type: NodePort, clusterIP: 172.30.0.41, ports: [{{name: p80, port: 80, nodePort: 30080}}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: default, name: np-1, labels: {{kubernetes.io/service-name: np}}}}\naddressType: IPv4\nendpoints: [{{addresses: [10.0.0.1]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}]\n"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let firewall = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
+    let plain_drop = "-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP";
+    let counted_drop = "-A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP";
+    let localhost = "-m nfacct --nfacct-name localhost_nps_accepted_pkts";
+    for (version, has_firewall, counted) in [
+        ("1.24", false, false),
+        ("1.26", false, false),
+        ("1.27", true, false),
+        ("1.30", true, false),
+        ("1.31", true, true),
+        ("1.37", true, true),
+    ] {
+        let text = render_v4(version);
+        assert_eq!(text.contains(":KUBE-FIREWALL - [0:0]"), has_firewall, "{version}\n{text}");
+        assert_eq!(text.contains(firewall), has_firewall, "{version}\n{text}");
+        assert_eq!(text.contains(counted_drop), counted, "{version}\n{text}");
+        assert_eq!(text.contains(plain_drop), !counted, "{version}\n{text}");
+        assert_eq!(text.contains(localhost), counted, "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/iptables/proxier.go `syncProxyRules` for `loadBalancerSourceRanges` by release:
+/// 1.24 ends the nat KUBE-FW-* chain in `-j KUBE-MARK-DROP` (kubelet's filter KUBE-FIREWALL
+/// drops the mark) and has no KUBE-PROXY-FIREWALL; from 1.25 (kubernetes/kubernetes#110289,
+/// KEP-3178) KUBE-FW-* falls through and filter KUBE-PROXY-FIREWALL drops per VIP. A
+/// standalone 1.24 payload carries kubelet's KUBE-MARK-DROP and drop rule so that it loads.
+#[test]
+fn load_balancer_source_ranges_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let rendered = |version: &str, standalone: bool| {
+        let world = release_world(version, "mode: iptables", lb);
+        let options = RenderOptions { standalone, ..RenderOptions::new(ProxyMode::Iptables) };
+        crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let fw_lines = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("-A KUBE-FW-"))
+            .map(|l| l.split_once(' ').map_or("", |(_, rest)| rest).to_owned())
+            .map(|l| l.split_once(' ').map_or(String::new(), |(_, rest)| rest.to_owned()))
+            .collect::<Vec<_>>()
+    };
+    let allowed =
+        "-m comment --comment \"default/lb:p80 loadbalancer IP\" -s 203.0.113.0/25 -j KUBE-EXT-";
+    let old = rendered("1.24", false);
+    let lines = fw_lines(&old);
+    assert_eq!(lines.len(), 2, "{old}");
+    assert!(lines[0].starts_with(allowed), "{old}");
+    assert_eq!(
+        lines[1],
+        "-m comment --comment \"default/lb:p80 loadbalancer IP\" -j KUBE-MARK-DROP"
+    );
+    assert!(!old.contains("KUBE-PROXY-FIREWALL") && !old.contains(":KUBE-MARK-DROP"), "{old}");
+    let new = rendered("1.25", false);
+    let lines = fw_lines(&new);
+    assert!(lines[0].starts_with(allowed), "{new}");
+    assert_eq!(
+        lines[1],
+        "-m comment --comment \"other traffic to default/lb:p80 will be dropped by KUBE-PROXY-FIREWALL\""
+    );
+    assert!(new.contains(":KUBE-PROXY-FIREWALL - [0:0]"), "{new}");
+    assert!(
+        new.contains("-A KUBE-PROXY-FIREWALL -m comment --comment \"default/lb:p80 traffic not accepted by KUBE-FW-"),
+        "{new}"
+    );
+    let standalone = rendered("1.24", true);
+    for line in [
+        ":KUBE-MARK-DROP - [0:0]",
+        "-A KUBE-MARK-DROP -j MARK --or-mark 0x00008000",
+        "-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP",
+        "-A INPUT -j KUBE-FIREWALL",
+    ] {
+        assert!(standalone.lines().any(|l| l == line), "{line}\n{standalone}");
+    }
+    assert!(!standalone.contains("KUBE-PROXY-FIREWALL"), "{standalone}");
+    assert!(rendered("1.25", true).contains("-j KUBE-PROXY-FIREWALL"));
+}
+
+/// pkg/proxy/nftables/proxier.go `nftablesBaseChains`, `nftablesJumpChains`, `setupNFTables`
+/// and the internal chain's masquerade rule of `syncProxyRules` by release (the `Nftables*`
+/// rows of proxy/release.rs): 1.29 (read in a copy from before kubernetes/kubernetes#122614)
+/// runs its filter chains at dstnat - 1 and has one `endpoints-check` chain; 1.30 to 1.33.5
+/// (#122614, #122692) run filter-prerouting/input/forward/output at dstnat - 10 and
+/// filter-output-post-dnat at dstnat + 10; 1.34 (#132456, in 1.33.6 as #133969) keeps only
+/// the firewall before DNAT and runs the checks at priority 0. 1.29 to 1.33 match the
+/// service port in the masquerade rule (#131492 dropped it in 1.34). With every address
+/// accepting NodePorts, the input-only nodeport check has no `fib daddr type local` from 1.30.
+#[test]
+fn nftables_table_by_release() {
+    let on = "featureGates: {NFTablesProxyMode: true}";
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: np-1, labels: {kubernetes.io/service-name: np}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let lines = |version: &str, kpc: &str| {
+        let world = release_world(version, kpc, objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        text.lines().map(str::to_owned).collect::<Vec<_>>()
+    };
+    let base = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains(" hook ") && l.contains("filter-"))
+            .map(|l| l.trim_start_matches("add chain ip kube-proxy ").to_owned())
+            .collect::<Vec<_>>()
+    };
+    let jumps = |lines: &[String], chain: &str| {
+        let prefix = format!("add rule ip kube-proxy {chain} ");
+        lines.iter().filter_map(|l| l.strip_prefix(&prefix)).map(str::to_owned).collect::<Vec<_>>()
+    };
+    let filter =
+        |hook: &str, priority: i32| format!("{{ type filter hook {hook} priority {priority} ; }}");
+    let alpha = lines("1.29", on);
+    assert_eq!(
+        base(&alpha),
+        [
+            format!("filter-forward {}", filter("forward", -101)),
+            format!("filter-input {}", filter("input", -101)),
+            format!("filter-output {}", filter("output", -101)),
+        ]
+    );
+    assert_eq!(
+        jumps(&alpha, "filter-forward"),
+        ["ct state new jump endpoints-check", "jump forward", "ct state new jump firewall-check"]
+    );
+    assert_eq!(jumps(&alpha, "forward"), ["ct state invalid drop"]);
+    assert_eq!(
+        jumps(&alpha, "endpoints-check")[1],
+        "fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @no-endpoint-nodeports"
+    );
+    assert!(!alpha.iter().any(|l| l.contains("cluster-ips")), "{alpha:#?}");
+    let post_dnat = [
+        format!("filter-prerouting {}", filter("prerouting", -110)),
+        format!("filter-forward {}", filter("forward", -110)),
+        format!("filter-input {}", filter("input", -110)),
+        format!("filter-output {}", filter("output", -110)),
+        format!("filter-output-post-dnat {}", filter("output", -90)),
+    ];
+    let pre_dnat = [
+        format!("filter-prerouting-pre-dnat {}", filter("prerouting", -110)),
+        format!("filter-output-pre-dnat {}", filter("output", -110)),
+        format!("filter-forward {}", filter("forward", 0)),
+        format!("filter-input {}", filter("input", 0)),
+        format!("filter-output {}", filter("output", 0)),
+    ];
+    let masquerade = |port: bool| {
+        format!(
+            "ip daddr 172.30.0.41{} jump mark-for-masquerade",
+            if port { " tcp dport 80" } else { "" }
+        )
+    };
+    let cluster_ip_masquerade = |lines: &[String]| {
+        lines
+            .iter()
+            .find(|l| l.contains("daddr 172.30.0.41") && l.ends_with("jump mark-for-masquerade"))
+            .map(|l| l.split_once("tcp/p80 ").map_or("", |(_, rule)| rule).to_owned())
+    };
+    // masqueradeAll so the rule is written without a local-traffic detector.
+    let masq_all = "nftables: {masqueradeAll: true}";
+    for (version, kpc, want, port) in [
+        (
+            "1.30",
+            "featureGates: {NFTablesProxyMode: true}\nnftables: {masqueradeAll: true}",
+            &post_dnat,
+            true,
+        ),
+        ("1.33.5", masq_all, &post_dnat, true),
+        ("1.33", masq_all, &pre_dnat, true),
+        ("1.33.6", masq_all, &pre_dnat, true),
+        ("1.34", masq_all, &pre_dnat, false),
+        ("1.37", masq_all, &pre_dnat, false),
+    ] {
+        let got = lines(version, kpc);
+        assert_eq!(&base(&got), want, "{version}");
+        assert_eq!(cluster_ip_masquerade(&got), Some(masquerade(port)), "{version}");
+        let post = jumps(&got, "filter-output-post-dnat");
+        assert_eq!(post.is_empty(), *want == pre_dnat, "{version}: {post:?}");
+    }
+    for (version, kpc) in
+        [("1.31", "nodePortAddresses: [0.0.0.0/0]"), ("1.37", "nodePortAddresses: [0.0.0.0/0]")]
+    {
+        let got = lines(version, kpc);
+        assert_eq!(
+            jumps(&got, "nodeport-endpoints-check"),
+            ["ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @no-endpoint-nodeports"],
+            "{version}"
+        );
+        assert!(jumps(&got, "services")[1].starts_with("fib daddr type local"), "{version}");
+    }
+}
+
+/// 1.29's LoadBalancer source ranges (pkg/proxy/nftables/proxier.go `syncProxyRules` before
+/// kubernetes/kubernetes#122296): a `firewall` element per VIP and a `firewall-allow` element
+/// per range, plus the VIP itself as a source when a range holds the node IP; no per-service
+/// `firewall-*` chain. From 1.30 the `firewall-ips` map leads to that chain.
+#[test]
+fn nftables_source_ranges_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25, 192.168.0.0/24], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
+    let render = |version: &str| {
+        let world = release_world(version, "featureGates: {NFTablesProxyMode: true}", lb);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let alpha = render("1.29");
+    let elements: Vec<&str> =
+        alpha.lines().filter(|l| l.starts_with("add element ip kube-proxy firewall")).collect();
+    assert_eq!(
+        elements,
+        [
+            "add element ip kube-proxy firewall { 5.6.7.8 . tcp . 80 comment \"default/lb:p80\" }",
+            "add element ip kube-proxy firewall-allow { 5.6.7.8 . tcp . 80 . 203.0.113.0/25 comment \"default/lb:p80\" }",
+            "add element ip kube-proxy firewall-allow { 5.6.7.8 . tcp . 80 . 192.168.0.0/24 comment \"default/lb:p80\" }",
+            "add element ip kube-proxy firewall-allow { 5.6.7.8 . tcp . 80 . 5.6.7.8 }",
+        ],
+        "{alpha}"
+    );
+    let per_service_chain = |text: &str| {
+        text.lines()
+            .any(|l| l.starts_with("add chain ip kube-proxy firewall-") && l.contains("default/lb"))
+    };
+    assert!(!alpha.contains("firewall-ips") && !per_service_chain(&alpha), "{alpha}");
+    let later = render("1.30");
+    assert!(
+        later.contains(
+            "add element ip kube-proxy firewall-ips { 5.6.7.8 . tcp . 80 : goto firewall-"
+        ),
+        "{later}"
+    );
+    assert!(!later.contains("firewall-allow") && per_service_chain(&later), "{later}");
+}
+
+/// kubelet's half of the 1.24 to 1.26 dataplane (pkg/kubelet/kubelet_network_linux.go
+/// `syncNetworkUtil`, until IPTablesOwnershipCleanup went beta in 1.27): nat KUBE-MARK-DROP and
+/// filter KUBE-FIREWALL with the marked-packet drop and, for IPv4, the localnet rule. The
+/// standalone payload carries them, and the trace of a 1.24 payload runs through them: a
+/// LoadBalancer packet from outside the source ranges is marked in KUBE-FW-* and dropped in
+/// kubelet's chain, not sent to an unknown chain.
+#[test]
+fn kubelet_chains_before_1_27() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let localnet = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
+    let marked = "-A KUBE-FIREWALL -m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP";
+    for (version, kubelet) in [("1.24", true), ("1.25", true), ("1.26", true), ("1.27", false)] {
+        let world = release_world(version, "mode: iptables", lb);
+        let options = RenderOptions { standalone: true, ..RenderOptions::new(ProxyMode::Iptables) };
+        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let lines: Vec<&str> = text.lines().collect();
+        let at = |line: &str| lines.iter().position(|l| *l == line);
+        assert_eq!(at(marked).is_some(), kubelet, "{version}\n{text}");
+        assert_eq!(lines.contains(&":KUBE-MARK-DROP - [0:0]"), kubelet, "{version}");
+        if kubelet {
+            assert!(at(marked) < at(localnet), "{version}\n{text}");
+        }
+    }
+    let world = release_world("1.24", "mode: iptables", lb);
+    let request = crate::trace::TraceRequest {
+        src: "198.51.100.7".into(),
+        dst: "5.6.7.8".into(),
+        dport: 80,
+        ..Default::default()
+    };
+    let report = crate::world::trace(&world, &request);
+    let effects: Vec<&str> =
+        report.outcomes.iter().flat_map(|o| o.steps.iter().map(|s| s.effect.as_str())).collect();
+    assert!(!effects.iter().any(|e| e.contains("unknown chain")), "{report:#?}");
+    let marked = report.outcomes.iter().flat_map(|o| &o.steps).any(|s| s.chain == "KUBE-MARK-DROP");
+    assert!(marked, "{report:#?}");
+}
+
+/// The nftables trace over each release's table: 1.29's firewall runs on the input, forward
+/// and output hooks, after the prerouting DNAT, so a LoadBalancer packet from outside the
+/// source ranges reaches the endpoint (the bug kubernetes/kubernetes#122614 fixed in 1.30:
+/// "LoadBalancerSourceRanges not working for nftables mode"); from 1.30 the pre-DNAT
+/// firewall drops it. A source inside the ranges reaches the endpoint in every release, and
+/// 1.29 to 1.33's port match in the masquerade rule is understood (no warning).
+#[test]
+fn nftables_trace_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let verdicts = |version: &str, src: &str, dst: &str| {
+        let kpc = "featureGates: {NFTablesProxyMode: true}\nclusterCIDR: 10.0.0.0/8";
+        let world = release_world(version, kpc, lb);
+        let request = crate::trace::TraceRequest {
+            src: src.into(),
+            dst: dst.into(),
+            dport: 80,
+            ..Default::default()
+        };
+        let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+        assert!(report.warnings.is_empty(), "{version}: {:?}", report.warnings);
+        report.outcomes.iter().map(|o| o.verdict.clone()).collect::<Vec<_>>()
+    };
+    for (version, outside) in
+        [("1.29", "endpoint"), ("1.30", "DROP"), ("1.33.5", "DROP"), ("1.34", "DROP")]
+    {
+        assert_eq!(verdicts(version, "198.51.100.7", "5.6.7.8"), [outside], "{version}");
+        assert_eq!(verdicts(version, "203.0.113.5", "5.6.7.8"), ["endpoint"], "{version}");
+        assert_eq!(verdicts(version, "198.51.100.7", "172.30.0.41"), ["endpoint"], "{version}");
+    }
+}
+
+/// pkg/proxy/nftables/proxier.go by release: 1.29 to 1.31 `tx.Add` every element as met (a
+/// two-port Service's ClusterIP twice into `cluster-ips`; two Services with endpoints on one
+/// external IP and port both add the key, with their own chains, which the kernel refuses
+/// with "File exists"); from 1.32 `nftElementStorage.ensureElem` (kubernetes/kubernetes#126013)
+/// writes each key once and replaces a changed value.
+#[test]
+fn nftables_elements_by_release() {
+    let service = |name: &str, cip: &str, ep: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{namespace: ns1, name: {name}}}\nspec:\n  clusterIP: {cip}\n  externalIPs: [\"1.2.3.4\"]\n  ports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: ns1, name: {name}-1, labels: {{kubernetes.io/service-name: {name}}}}}\naddressType: IPv4\nendpoints: [{{addresses: [\"{ep}\"]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}, {{name: p81, port: 81, protocol: TCP}}]\n"
+        )
+    };
+    let objects =
+        [service("a", "172.30.0.41", "10.180.0.1"), service("b", "172.30.0.42", "10.180.0.2")]
+            .join("---\n");
+    for (version, adds, deletes) in [("1.31", 2, 0), ("1.32", 2, 1), ("1.37", 2, 1)] {
+        let world = release_world(version, "mode: nftables", &objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let count = |needle: &str| text.lines().filter(|l| l.starts_with(needle)).count();
+        let cluster_ip = "add element ip kube-proxy cluster-ips { 172.30.0.41 }";
+        assert_eq!(count(cluster_ip), if deletes == 0 { 2 } else { 1 }, "{version}\n{text}");
+        let key = "add element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 ";
+        assert_eq!(count(key), adds, "{version}\n{text}");
+        let delete = "delete element ip kube-proxy service-ips { 1.2.3.4 . tcp . 80 }";
+        assert_eq!(count(delete), deletes, "{version}\n{text}");
+    }
+}
+
+/// pkg/proxy/util/localdetector.go by release: the nftables detectors by interface wrote
+/// `iif` (an interface index nft resolves at load time, refused for a prefix such as `veth*`)
+/// until kubernetes/kubernetes#134024 (1.35), cherry-picked to 1.34.2 and 1.33.6; from there
+/// `iifname`. A release without a patch is its latest patch.
+#[test]
+fn nftables_interface_detector_by_release() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let kpc = "featureGates: {NFTablesProxyMode: true}\ndetectLocalMode: InterfaceNamePrefix\ndetectLocal: {interfaceNamePrefix: veth}";
+    for (version, word) in [
+        ("1.29", "iif"),
+        ("1.33.5", "iif"),
+        ("1.33.6", "iifname"),
+        ("1.33", "iifname"),
+        ("1.34.1", "iif"),
+        ("1.34.2", "iifname"),
+        ("1.35", "iifname"),
+    ] {
+        let world = release_world(version, kpc, objects);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let want = format!(" {word} != veth* jump mark-for-masquerade");
+        assert!(text.lines().any(|l| l.ends_with(&want)), "{version}: {want}\n{text}");
+    }
+}
+
+/// kube-proxy's own `featureGates` by release: cmd/kube-proxy/app/server.go `Options.Complete`
+/// hands them to component-base `featureGate.SetFromMap`, which refuses a gate unknown at the
+/// release (`unrecognized feature gate`) or a locked gate set to its other value. Every row of
+/// startup.rs `OWN_GATES` (stages from pkg/features/kube_features.go, 1.24 to the newest) and
+/// the Service gates kube-proxy reads from profile.rs `GATES` (LoadBalancerIPMode removed in
+/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36); KubeProxyIPVS is new in
+/// 1.37, GA and not locked (kubernetes/kubernetes#139397, CHANGELOG-1.37).
+#[test]
+fn kube_proxy_gates_by_release() {
+    let unknown = |gate: &str| format!("failed complete: unrecognized feature gate: {gate}");
+    let locked = |gate: &str, value: bool| {
+        format!(
+            "failed complete: cannot set feature gate {gate} to {value}, feature is locked to {}",
+            !value
+        )
+    };
+    /// A gate set to a value: releases that accept it, lock it the other way, don't know it.
+    type Row = (&'static str, bool, &'static [u32], &'static [u32], &'static [u32]);
+    let table: &[Row] = &[
+        ("ProxyTerminatingEndpoints", false, &[24, 25, 26, 27], &[28, 29], &[30, 37]),
+        ("ProxyTerminatingEndpoints", true, &[24, 27, 28, 29], &[], &[30]),
+        ("KubeProxyDrainingTerminatingNodes", false, &[28, 29, 30], &[31, 32], &[24, 27, 33]),
+        ("MinimizeIPTablesRestore", false, &[26, 27], &[28, 29], &[24, 25, 30]),
+        ("IPTablesOwnershipCleanup", false, &[25, 26, 27], &[28, 29], &[24, 30]),
+        ("IPTablesOwnershipCleanup", true, &[25, 29], &[], &[24, 30]),
+        ("NFTablesProxyMode", false, &[29, 32], &[33, 37], &[24, 28]),
+        ("ServiceInternalTrafficPolicy", false, &[24, 25], &[26, 27], &[28, 37]),
+        ("EndpointSliceTerminatingCondition", false, &[24, 25], &[26, 27], &[28]),
+        ("LoadBalancerIPMode", false, &[29, 30, 31], &[32, 34], &[24, 28, 35]),
+        ("TopologyAwareHints", false, &[24, 32], &[33, 35], &[36, 37]),
+        ("ServiceTrafficDistribution", false, &[30, 32], &[33, 35], &[29, 36]),
+        ("PreferSameTrafficDistribution", false, &[33, 34], &[35, 37], &[32]),
+        ("KubeProxyIPVS", false, &[37], &[], &[24, 36]),
+    ];
+    for (gate, value, accepted, refused, gone) in table {
+        let kpc = format!("featureGates: {{{gate}: {value}}}");
+        for minor in *accepted {
+            let got = render_at(&format!("1.{minor}"), &kpc, ProxyMode::Iptables);
+            assert!(got.is_ok(), "{gate}={value} at 1.{minor}: {got:?}");
+        }
+        for (minors, text) in [(*refused, locked(gate, *value)), (*gone, unknown(gate))] {
+            for minor in minors {
+                let version = format!("1.{minor}");
+                assert_eq!(
+                    render_at(&version, &kpc, ProxyMode::Iptables),
+                    Err(format!("kube-proxy {version} refuses to start: {text}")),
+                    "{gate}={value}"
+                );
+            }
+        }
+    }
+    // A name neither table lists is not judged; of two bad gates the first by name is named.
+    assert!(
+        render_at("1.30", "featureGates: {SomeKubeletGate: true}", ProxyMode::Iptables).is_ok()
+    );
+    assert_eq!(
+        render_at(
+            "1.30",
+            "featureGates: {ProxyTerminatingEndpoints: true, MinimizeIPTablesRestore: true}",
+            ProxyMode::Iptables
+        ),
+        Err(format!("kube-proxy 1.30 refuses to start: {}", unknown("MinimizeIPTablesRestore")))
+    );
+    // OWN_GATES' NFTablesProxyMode agrees with the release rows the mode check reads.
+    for minor in crate::profile::OLDEST_MINOR..=crate::profile::NEWEST_MINOR {
+        let known =
+            holds(Behaviour::NftablesModeGated, minor) || holds(Behaviour::NftablesModeGa, minor);
+        let default = holds(Behaviour::NftablesModeOnByDefault, minor) && known;
+        assert_eq!(super::own_gate_default("NFTablesProxyMode", minor), Some(default), "1.{minor}");
+    }
+}
+
+/// pkg/proxy/nftables/proxier.go masquerading by release (the `NftablesMarkForMasqueradeChain`
+/// row of proxy/release.rs): 1.29 to 1.35 jump to `mark-for-masquerade`; 1.36
+/// (kubernetes/kubernetes#135800, #136499 and the squashed endpoint chains) writes a layout
+/// svclab does not model, so from 1.36 the payload opens with a `#` line saying so and a
+/// KubeProxyConfiguration in nftables mode gets a `SvclabAdvisory` warning on `mode`. The rest
+/// of the payload is the 1.35 table, and the warning is not there in iptables mode.
+#[test]
+fn nftables_masquerading_notice_by_release() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let notice = format!("# svclab: {}", super::nftables::MASQUERADE_NOTICE);
+    let kpc = "mode: nftables\nclusterCIDR: 10.0.0.0/8";
+    let rules = |version: &str| {
+        let world = release_world(version, kpc, objects);
+        crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+            .unwrap_or_else(|e| panic!("{version}: {e}"))
+    };
+    let at_1_35 = rules("1.35");
+    assert!(!at_1_35.contains("# svclab"), "{at_1_35}");
+    assert!(at_1_35.contains(" jump mark-for-masquerade"), "{at_1_35}");
+    for version in ["1.36", "1.37"] {
+        let text = rules(version);
+        let (first, rest) = text.split_once('\n').unwrap_or_default();
+        assert_eq!(first, notice, "{version}");
+        assert_eq!(rest, at_1_35, "{version}: the rest is the 1.35 table");
+    }
+    let warnings = |version: &str, kpc: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n"
+        );
+        let report = crate::check(&[Input::new("kp.yaml", yaml)], &crate::CheckOptions::default());
+        report
+            .diagnostics
+            .iter()
+            .map(|d| {
+                let line = d.source.as_ref().map_or(0, |s| s.line);
+                format!("{:?} {} {} line {line}: {}", d.severity, d.reason, d.field, d.message)
+            })
+            .collect::<Vec<_>>()
+    };
+    for version in ["1.36", "1.37"] {
+        assert_eq!(
+            warnings(version, kpc),
+            [format!("Warning SvclabAdvisory mode line 7: {}", super::nftables::MASQUERADE_NOTICE)],
+            "{version}"
+        );
+        assert_eq!(warnings(version, "mode: iptables"), Vec::<String>::new(), "{version}");
+    }
+    assert_eq!(warnings("1.35", kpc), Vec::<String>::new());
+}
+
+/// The report's `rules` (report/build.rs `report_rules`) by release: kube-proxy has no
+/// nftables mode before 1.29 and refuses it in 1.29 and 1.30 unless its own NFTablesProxyMode
+/// gate is on (pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`), so
+/// the nftables ruleset is empty there, with no `nftables-*` figures; the iptables ruleset is
+/// always there. The nftables ruleset takes `nftables.masqueradeAll`, not the iptables block's
+/// (cmd/kube-proxy/app/server_linux.go `createProxier`).
+#[test]
+fn report_rules_by_release() {
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let rules = |version: &str, kpc: &str| {
+        let world = release_world(version, kpc, objects);
+        crate::report::report_rules(&world).unwrap_or_else(|| panic!("{version}: no rules"))
+    };
+    for (version, kpc, nftables) in [
+        ("1.24", "mode: iptables", false),
+        ("1.28", "mode: iptables", false),
+        ("1.29", "mode: iptables", false),
+        ("1.30", "mode: iptables", false),
+        ("1.29", "featureGates: {NFTablesProxyMode: true}", true),
+        ("1.31", "mode: iptables", true),
+        ("1.31", "featureGates: {NFTablesProxyMode: false}", false),
+        ("1.33", "mode: iptables", true),
+        ("1.37", "mode: iptables", true),
+    ] {
+        let got = rules(version, kpc);
+        assert!(got.iptables.contains("KUBE-SERVICES"), "{version} {kpc}");
+        assert_eq!(!got.nftables.is_empty(), nftables, "{version} {kpc}: {}", got.nftables);
+        assert_eq!(
+            got.figures.rules.contains_key("nftables-rules"),
+            nftables,
+            "{version} {kpc}: {:?}",
+            got.figures
+        );
+    }
+    let masquerade_all = |block: &str| {
+        let got = rules("1.35", &format!("{block}: {{masqueradeAll: true}}"));
+        (
+            got.iptables.contains("-d 172.30.0.41 --dport 80 -j KUBE-MARK-MASQ"),
+            got.nftables.contains("ip daddr 172.30.0.41 jump mark-for-masquerade"),
+        )
+    };
+    assert_eq!(masquerade_all("nftables"), (false, true));
+    assert_eq!(masquerade_all("iptables"), (true, false));
+}
+
+/// kube-proxy 1.24 and 1.25 with EndpointSliceTerminatingCondition off in its own
+/// `featureGates`: pkg/proxy/endpointslicecache.go `newEndpointSliceInfo` reads `serving` and
+/// `terminating` as the slice carries them (`Serving == nil || *Serving`, `Terminating != nil
+/// && *Terminating`) whatever the gate, read in a copy of the discovery/v1 cache of 1.22 to
+/// 1.25 (`newBaseEndpointInfo(..., ready, serving, terminating, zoneHints)`); the gate is read
+/// only by the apiserver's strategy (registry.rs) and the EndpointSlice controller. So a
+/// stored slice's conditions reach the terminating fallback (ProxyTerminatingEndpoints on)
+/// with the gate off as with it on.
+#[test]
+fn terminating_condition_gate_is_not_read_by_kube_proxy_before_1_26() {
+    let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1], conditions: {ready: false, serving: true, terminating: true}}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    for version in ["1.24", "1.25"] {
+        let render = |gate: bool| {
+            let kpc = format!(
+                "featureGates: {{ProxyTerminatingEndpoints: true, EndpointSliceTerminatingCondition: {gate}}}"
+            );
+            let world = release_world(version, &kpc, objects);
+            crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+                .unwrap_or_else(|e| panic!("{version}: {e}"))
+        };
+        let on = render(true);
+        assert!(on.contains("-j DNAT --to-destination 10.0.0.1:80"), "{version}\n{on}");
+        assert_eq!(render(false), on, "{version}");
+    }
+}

@@ -1,0 +1,991 @@
+//! What changes from one release to the next: apimachinery's texts, rules that start or end, gates that are off in old releases, and `--explain-release`.
+
+use super::*;
+
+#[test]
+fn composite_values_render_as_go_syntax_before_1_34_and_json_after() {
+    // kubernetes/kubernetes#132314 (1.34) renders composite bad values with json.Marshal; the
+    // duplicate-port key is a `core.ServicePort` with only Protocol and Port set.
+    let svc = "apiVersion: v1
+kind: Service
+metadata: {name: dup}
+spec:
+  ports: [{name: a, port: 80}, {name: b, port: 80, targetPort: 8080}]
+";
+    check(
+        false,
+        &format!("{}{svc}", profile("1.33")),
+        expect![[r#"
+        Error FieldValueDuplicate spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0} @9:32
+        service dup rejected
+        --- text
+        The Service "dup" is invalid: spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}
+    "#]],
+    );
+    check(
+        false,
+        &format!("{}{svc}", profile("1.34")),
+        expect![[r#"
+        Error FieldValueDuplicate spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,"TargetPort":0,"NodePort":0} @9:32
+        service dup rejected
+        --- text
+        The Service "dup" is invalid: spec.ports[1]: Duplicate value: {"Name":"","Protocol":"TCP","AppProtocol":null,"Port":80,"TargetPort":0,"NodePort":0}
+    "#]],
+    );
+}
+
+#[test]
+fn headless_session_affinity_warning_in_1_34_0_is_unconditional() {
+    // kubernetes/kubernetes#134040: 1.34.0/1.34.1 warned for every headless Service, later
+    // patches (#134133) only when sessionAffinity is not None.
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: h}\nspec: {clusterIP: None, selector: {app: h}, ports: [{port: 80}]}\n";
+    check(
+        false,
+        &format!("{}{svc}", profile("1.34.0")),
+        expect![[r#"
+        Warning Warning spec.SessionAffinity is ignored for headless services @8:1
+        service h created
+        --- text
+        Warning: spec.SessionAffinity is ignored for headless services
+    "#]],
+    );
+    check(
+        false,
+        &format!("{}{svc}", profile("1.34.2")),
+        expect![[r#"
+        service h created
+        --- text
+    "#]],
+    );
+}
+
+#[test]
+fn load_balancer_kubelet_port_until_1_32() {
+    // pkg/apis/core/validation/validation.go `ValidateService`, LoadBalancer case, before the
+    // headless check: `field.Invalid(spec.ports[i], port.Port, "may not expose port 10250
+    // externally since it is used by kubelet")` in 1.24 to 1.32; removed by
+    // kubernetes/kubernetes#129174 (1.33 release notes).
+    let lb = "apiVersion: v1
+kind: Service
+metadata: {name: s, namespace: ns}
+spec:
+  type: LoadBalancer
+  selector: {app: s}
+  ports: [{name: a, port: 80}, {name: k, port: 10250}]
+";
+    check(
+        false,
+        &format!("{}{lb}", profile("1.32")),
+        expect![[r#"
+            Error FieldValueInvalid spec.ports[1]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet @11:32
+            service s rejected
+            --- text
+            The Service "s" is invalid: spec.ports[1]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
+        "#]],
+    );
+    check(
+        false,
+        &format!("{}{lb}", profile("1.33")),
+        expect![[r#"
+            service s created
+            --- text
+        "#]],
+    );
+}
+
+#[test]
+fn apimachinery_texts_v0_24() {
+    check(
+        false,
+        &texts_scenario("1.24"),
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName') @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters @10:3
+            Error FieldValueInvalid spec.ports[0].name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?') @13:12
+            Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter or number (a-z, 0-9) @13:33
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
+            * metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters
+            * spec.ports[0].name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')
+            * spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter or number (a-z, 0-9)
+        "#]],
+    );
+}
+
+#[test]
+fn apimachinery_texts_v0_27_to_v0_34() {
+    check(
+        false,
+        &texts_scenario("1.34"),
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName') @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters @10:3
+            Error FieldValueInvalid spec.ports[0].name: Invalid value: "a.b": must not contain dots @13:12
+            Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z) @13:33
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.labels: Invalid value: "a/b/c": a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
+            * metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 characters
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 characters
+            * spec.ports[0].name: Invalid value: "a.b": must not contain dots
+            * spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z)
+        "#]],
+    );
+}
+
+#[test]
+fn apimachinery_texts_v0_35_on() {
+    check(
+        false,
+        &texts_scenario("1.35"),
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName') @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 bytes @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 bytes @10:3
+            Error FieldValueInvalid metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 bytes @10:3
+            Error FieldValueInvalid spec.ports[0].name: Invalid value: "a.b": must not contain dots @13:12
+            Error FieldValueInvalid spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z) @13:33
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.labels: Invalid value: "a/b/c": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
+            * metadata.labels: Invalid value: "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": must be no more than 63 bytes
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": prefix part must be no more than 253 bytes
+            * metadata.labels: Invalid value: "pppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppppp/vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv": name part must be no more than 63 bytes
+            * spec.ports[0].name: Invalid value: "a.b": must not contain dots
+            * spec.ports[0].targetPort: Invalid value: "1-2": must contain at least one letter (a-z)
+        "#]],
+    );
+}
+
+#[test]
+fn oversized_annotations_by_release() {
+    // apimachinery `pkg/api/validation/objectmeta.go` `ValidateAnnotations` calls
+    // `field.TooLong(fldPath, "", TotalAnnotationSizeLimitB)`, whose text changed in v0.32.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1\nkind: Service\nmetadata: {{name: s, namespace: ns, annotations: {{a: {}}}}}\nspec:\n  ports: [{{port: 80}}]\n",
+            profile(version),
+            "x".repeat(256 * 1024)
+        )
+    };
+    check(
+        false,
+        &scenario("1.31"),
+        expect![[r#"
+            Error FieldValueTooLong metadata.annotations: Too long: must have at most 262144 bytes @7:36
+            service s rejected
+            --- text
+            The Service "s" is invalid: metadata.annotations: Too long: must have at most 262144 bytes
+        "#]],
+    );
+    check(
+        false,
+        &scenario("1.32"),
+        expect![[r#"
+            Error FieldValueTooLong metadata.annotations: Too long: may not be more than 262144 bytes @7:36
+            service s rejected
+            --- text
+            The Service "s" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes
+        "#]],
+    );
+}
+
+#[test]
+fn nil_value_prints_quoted_before_1_34_and_bare_after() {
+    // apimachinery field/errors.go ErrorBody, v0.24.0 to v0.33.0: a nil pointer becomes the
+    // string "null" and takes the %q branch; v0.34.0+: json.Marshal(nil) is a bare null.
+    // ValidateServiceUpdate (validation.go) passes the nil *IPFamilyPolicy itself.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: s, namespace: ns, resourceVersion: '1'}}
+spec:
+  type: ClusterIP
+  sessionAffinity: None
+  internalTrafficPolicy: Cluster
+  clusterIP: 10.96.0.10
+  clusterIPs: [10.96.0.10, 'fd00::10']
+  ipFamilyPolicy: RequireDualStack
+  ipFamilies: [IPv4, IPv6]
+  ports: [{{name: p, protocol: TCP, port: 80, targetPort: 80}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: s, namespace: ns, resourceVersion: '1'}}
+spec:
+  type: ClusterIP
+  sessionAffinity: None
+  internalTrafficPolicy: Cluster
+  clusterIP: 10.96.0.10
+  clusterIPs: [10.96.0.10]
+  ipFamilies: [IPv4]
+  ports: [{{name: p, protocol: TCP, port: 80, targetPort: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        true,
+        &scenario("1.33"),
+        expect![[r#"
+        Error FieldValueInvalid spec.ipFamilyPolicy: Invalid value: "null": must be set to 'SingleStack' when releasing the secondary clusterIP @21:1
+        Error FieldValueInvalid spec.ipFamilyPolicy: Invalid value: "null": must be set to 'SingleStack' when releasing the secondary ipFamily @21:1
+        service s validated
+        service s rejected
+        --- text
+        The Service "s" is invalid: 
+        * spec.ipFamilyPolicy: Invalid value: "null": must be set to 'SingleStack' when releasing the secondary clusterIP
+        * spec.ipFamilyPolicy: Invalid value: "null": must be set to 'SingleStack' when releasing the secondary ipFamily
+    "#]],
+    );
+    check(
+        true,
+        &scenario("1.34"),
+        expect![[r#"
+        Error FieldValueInvalid spec.ipFamilyPolicy: Invalid value: null: must be set to 'SingleStack' when releasing the secondary clusterIP @21:1
+        Error FieldValueInvalid spec.ipFamilyPolicy: Invalid value: null: must be set to 'SingleStack' when releasing the secondary ipFamily @21:1
+        service s validated
+        service s rejected
+        --- text
+        The Service "s" is invalid: 
+        * spec.ipFamilyPolicy: Invalid value: null: must be set to 'SingleStack' when releasing the secondary clusterIP
+        * spec.ipFamilyPolicy: Invalid value: null: must be set to 'SingleStack' when releasing the secondary ipFamily
+    "#]],
+    );
+}
+
+#[test]
+fn named_string_values_are_json_escaped_from_1_34() {
+    // field/errors.go ErrorBody: only the exact type `string` keeps %q; core.ServiceType went
+    // through %#v (same text) to v0.33.0 and through json.Marshal (`&` as \u0026) from v0.34.0.
+    let scenario = |version: &str| {
+        format!("{}{}", profile(version), AS_WRITTEN.replace("type: ClusterIP", "type: 'A&B'"))
+    };
+    check(
+        true,
+        &scenario("1.33"),
+        expect![[r#"
+        Error FieldValueNotSupported spec.type: Unsupported value: "A&B": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort" @9:3
+        service s rejected
+        --- text
+        The Service "s" is invalid: spec.type: Unsupported value: "A&B": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"
+    "#]],
+    );
+    check(
+        true,
+        &scenario("1.34"),
+        expect![[r#"
+        Error FieldValueNotSupported spec.type: Unsupported value: "A\u0026B": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort" @9:3
+        service s rejected
+        --- text
+        The Service "s" is invalid: spec.type: Unsupported value: "A\u0026B": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"
+    "#]],
+    );
+}
+
+#[test]
+fn source_ranges_are_one_whole_field_error_until_1_29() {
+    // validation.go ValidateService, v1.24.0 to v1.29.0: apiservice.GetLoadBalancerSourceRanges
+    // on the whole list; the value is fmt %v of the list, the message keeps a trailing space.
+    // v1.30.0 on: one IsValidCIDR error per bad entry.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: lb}}
+spec:
+  type: LoadBalancer
+  loadBalancerSourceRanges: [10.0.0.0/8, ' foo', 1.2.3.4]
+  ports: [{{port: 80}}]
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: ann
+  annotations: {{service.beta.kubernetes.io/load-balancer-source-ranges: '10.0.0.0/8,bad'}}
+spec:
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.29"),
+        expect![[r#"
+        Error FieldValueInvalid spec.LoadBalancerSourceRanges: Invalid value: "[10.0.0.0/8  foo 1.2.3.4]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24  @10:3
+        Error FieldValueForbidden metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Forbidden: may only be used when `type` is 'LoadBalancer' @17:17
+        Error FieldValueInvalid metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "10.0.0.0/8,bad": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24  @17:17
+        service lb rejected
+        service ann rejected
+        --- text
+        The Service "lb" is invalid: spec.LoadBalancerSourceRanges: Invalid value: "[10.0.0.0/8  foo 1.2.3.4]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 
+        The Service "ann" is invalid: 
+        * metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Forbidden: may only be used when `type` is 'LoadBalancer'
+        * metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "10.0.0.0/8,bad": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.30"),
+        expect![[r#"
+        Error FieldValueInvalid spec.LoadBalancerSourceRanges[1]: Invalid value: "foo": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64) @10:42
+        Error FieldValueInvalid spec.LoadBalancerSourceRanges[2]: Invalid value: "1.2.3.4": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64) @10:50
+        Error FieldValueForbidden metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Forbidden: may only be used when `type` is 'LoadBalancer' @17:17
+        Error FieldValueInvalid metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64) @17:17
+        service lb rejected
+        service ann rejected
+        --- text
+        The Service "lb" is invalid: 
+        * spec.LoadBalancerSourceRanges[1]: Invalid value: "foo": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+        * spec.LoadBalancerSourceRanges[2]: Invalid value: "1.2.3.4": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+        The Service "ann" is invalid: 
+        * metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Forbidden: may only be used when `type` is 'LoadBalancer'
+        * metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+    "#]],
+    );
+}
+
+#[test]
+fn external_traffic_policy_with_external_ips_from_1_29() {
+    // kubernetes/kubernetes#119150 (1.29): validateServiceExternalTrafficPolicy and
+    // SetDefaults_Service count ClusterIP Services with externalIPs as externally accessible;
+    // 1.24 to 1.28 only NodePort and LoadBalancer, with the older message.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: local}}
+spec:
+  externalIPs: [192.0.2.10]
+  externalTrafficPolicy: Local
+  ports: [{{port: 80}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: defaulted}}
+spec:
+  externalIPs: [192.0.2.11]
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.28"),
+        expect![[r#"
+        Error FieldValueInvalid spec.externalTrafficPolicy: Invalid value: "Local": may only be set when `type` is 'NodePort' or 'LoadBalancer' @10:3
+        service local rejected
+        service defaulted created
+        --- text
+        The Service "local" is invalid: spec.externalTrafficPolicy: Invalid value: "Local": may only be set when `type` is 'NodePort' or 'LoadBalancer'
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.29"),
+        expect![[r#"
+        service local created
+        service defaulted created
+        --- text
+    "#]],
+    );
+}
+
+#[test]
+fn mixed_protocol_gate_off_lets_any_mixed_old_service_become_a_load_balancer() {
+    // conditional_validation.go validateMixedProtocolLBService (1.24, 1.25 with the gate off):
+    // serviceHasMixedProtocols(old) looks at the old ports only, whatever the old type.
+    let scenario = "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '1.24'
+featureGates: {MixedProtocolLBService: false}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dns}
+spec:
+  ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dns}
+spec:
+  type: LoadBalancer
+  ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: fresh}
+spec:
+  type: LoadBalancer
+  ports: [{name: u, port: 53, protocol: UDP}, {name: t, port: 53, protocol: TCP}]
+";
+    check(
+        false,
+        scenario,
+        expect![[r#"
+        Error FieldValueInvalid spec.ports: Invalid value: []core.ServicePort{core.ServicePort{Name:"u", Protocol:"UDP", AppProtocol:(*string)(nil), Port:53, TargetPort:intstr.IntOrString{Type:0, IntVal:53, StrVal:""}, NodePort:30986}, core.ServicePort{Name:"t", Protocol:"TCP", AppProtocol:(*string)(nil), Port:53, TargetPort:intstr.IntOrString{Type:0, IntVal:53, StrVal:""}, NodePort:30986}}: may not contain more than 1 protocol when type is 'LoadBalancer' @24:3
+        service dns created
+        service dns updated
+        service fresh rejected
+        --- text
+        The Service "fresh" is invalid: spec.ports: Invalid value: []core.ServicePort{core.ServicePort{Name:"u", Protocol:"UDP", AppProtocol:(*string)(nil), Port:53, TargetPort:intstr.IntOrString{Type:0, IntVal:53, StrVal:""}, NodePort:30986}, core.ServicePort{Name:"t", Protocol:"TCP", AppProtocol:(*string)(nil), Port:53, TargetPort:intstr.IntOrString{Type:0, IntVal:53, StrVal:""}, NodePort:30986}}: may not contain more than 1 protocol when type is 'LoadBalancer'
+    "#]],
+    );
+}
+
+#[test]
+fn topology_mode_check_and_warning_start_in_1_27() {
+    // validation.go ValidateService and warnings.go GetWarningsForService: the topology-mode
+    // annotation (KEP-2433's rename) and its agreement check are absent in v1.26.1 and present
+    // in v1.27.2 (the releases' own copies).
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata:
+  name: t
+  annotations:
+    service.kubernetes.io/topology-aware-hints: Auto
+    service.kubernetes.io/topology-mode: Disabled
+spec:
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.26"),
+        expect![[r#"
+        service t created
+        --- text
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.27"),
+        expect![[r#"
+        Error FieldValueInvalid metadata.annotations[service.kubernetes.io/topology-mode]: Invalid value: "Disabled": must match annotations[service.kubernetes.io/topology-aware-hints] when both are specified @11:5
+        service t rejected
+        --- text
+        The Service "t" is invalid: metadata.annotations[service.kubernetes.io/topology-mode]: Invalid value: "Disabled": must match annotations[service.kubernetes.io/topology-aware-hints] when both are specified
+    "#]],
+    );
+}
+
+#[test]
+fn ip_warnings_of_1_27_to_1_32_use_netip_texts() {
+    // pkg/api/service/warnings.go getWarningsForIP/getWarningsForCIDR (1.27 to 1.32; the file
+    // is not in v1.26.1's pkg/api/service): Go netip's error text for what it refuses (a
+    // loadBalancerIP that is no IP included), the RFC 5952 wording, and no ambiguous-CIDR
+    // warning; 1.33 has KEP-4858's texts.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: w}}
+spec:
+  type: LoadBalancer
+  externalIPs: [192.0.2.010, '2001:db8:0::10', '::ffff:192.0.2.1']
+  loadBalancerIP: lb.example.com
+  loadBalancerSourceRanges: [10.0.0.1/8, '2001:db8:0::/48', 010.0.0.0/8]
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.26"),
+        expect![[r#"
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service w created
+        --- text
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.32"),
+        expect![[r#"
+        Warning Warning spec.externalIPs[0]: IP address was accepted, but will be invalid in a future Kubernetes release: ParseAddr("192.0.2.010"): IPv4 field has octet with leading zero @10:17
+        Warning Warning spec.externalIPs[1]: IPv6 address "2001:db8:0::10" is not in RFC 5952 canonical format ("2001:db8::10"), which may cause controller apply-loops @10:30
+        Warning Warning spec.loadBalancerIP: IP address was accepted, but will be invalid in a future Kubernetes release: ParseAddr("lb.example.com"): unexpected character (at "lb.example.com") @11:3
+        Warning Warning spec.loadBalancerSourceRanges[1]: IPv6 prefix "2001:db8:0::/48" is not in RFC 5952 canonical format ("2001:db8::/48"), which may cause controller apply-loops @12:42
+        Warning Warning spec.loadBalancerSourceRanges[2]: IP prefix was accepted, but will be invalid in a future Kubernetes release: netip.ParsePrefix("010.0.0.0/8"): ParseAddr("010.0.0.0"): IPv4 field has octet with leading zero @12:61
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service w created
+        --- text
+        Warning: spec.externalIPs[0]: IP address was accepted, but will be invalid in a future Kubernetes release: ParseAddr("192.0.2.010"): IPv4 field has octet with leading zero
+        Warning: spec.externalIPs[1]: IPv6 address "2001:db8:0::10" is not in RFC 5952 canonical format ("2001:db8::10"), which may cause controller apply-loops
+        Warning: spec.loadBalancerIP: IP address was accepted, but will be invalid in a future Kubernetes release: ParseAddr("lb.example.com"): unexpected character (at "lb.example.com")
+        Warning: spec.loadBalancerSourceRanges[1]: IPv6 prefix "2001:db8:0::/48" is not in RFC 5952 canonical format ("2001:db8::/48"), which may cause controller apply-loops
+        Warning: spec.loadBalancerSourceRanges[2]: IP prefix was accepted, but will be invalid in a future Kubernetes release: netip.ParsePrefix("010.0.0.0/8"): ParseAddr("010.0.0.0"): IPv4 field has octet with leading zero
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.33"),
+        expect![[r#"
+        Warning Warning spec.externalIPs[0]: non-standard IP address "192.0.2.010" will be considered invalid in a future Kubernetes release: use "192.0.2.10" @10:17
+        Warning Warning spec.externalIPs[1]: IPv6 address "2001:db8:0::10" should be in RFC 5952 canonical format ("2001:db8::10") @10:30
+        Warning Warning spec.externalIPs[2]: non-standard IP address "::ffff:192.0.2.1" will be considered invalid in a future Kubernetes release: use "192.0.2.1" @10:48
+        Warning Warning spec.loadBalancerSourceRanges[0]: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?) @12:30
+        Warning Warning spec.loadBalancerSourceRanges[1]: IPv6 CIDR value "2001:db8:0::/48" should be in RFC 5952 canonical format ("2001:db8::/48") @12:42
+        Warning Warning spec.loadBalancerSourceRanges[2]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8" @12:61
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service w created
+        --- text
+        Warning: spec.externalIPs[0]: non-standard IP address "192.0.2.010" will be considered invalid in a future Kubernetes release: use "192.0.2.10"
+        Warning: spec.externalIPs[1]: IPv6 address "2001:db8:0::10" should be in RFC 5952 canonical format ("2001:db8::10")
+        Warning: spec.externalIPs[2]: non-standard IP address "::ffff:192.0.2.1" will be considered invalid in a future Kubernetes release: use "192.0.2.1"
+        Warning: spec.loadBalancerSourceRanges[0]: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)
+        Warning: spec.loadBalancerSourceRanges[1]: IPv6 CIDR value "2001:db8:0::/48" should be in RFC 5952 canonical format ("2001:db8::/48")
+        Warning: spec.loadBalancerSourceRanges[2]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8"
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]],
+    );
+}
+
+#[test]
+fn external_name_ignored_field_warnings_from_1_28() {
+    // pkg/api/service/warnings.go GetWarningsForService: the "is ignored when spec.type is"
+    // warnings are absent in v1.27.2 and present from v1.28.0 (the releases' own copies).
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: en}}
+spec:
+  type: ExternalName
+  externalName: db.example.com
+  externalIPs: [192.0.2.10]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: cip}}
+spec:
+  externalName: db.example.com
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.27"),
+        expect![[r#"
+        service en created
+        service cip created
+        --- text
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.28"),
+        expect![[r#"
+        Warning Warning spec.externalIPs is ignored when spec.type is "ExternalName" @11:3
+        Warning Warning spec.externalName is ignored when spec.type is not "ExternalName" @17:3
+        service en created
+        service cip created
+        --- text
+        Warning: spec.externalIPs is ignored when spec.type is "ExternalName"
+        Warning: spec.externalName is ignored when spec.type is not "ExternalName"
+    "#]],
+    );
+}
+
+#[test]
+fn endpoint_slice_family_and_special_ip_errors_together_until_1_32() {
+    // discovery validation.go validateEndpoints, 1.24 to 1.32: the family error, then core
+    // ValidateNonSpecialIP (so named through v1.32.10; later ValidateEndpointIP) on the same
+    // address; 1.33 (KEP-4858) stops at the family error.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, namespace: ns}}
+addressType: IPv4
+endpoints:
+- addresses: [foo, '::1']
+ports: [{{name: p, protocol: TCP, port: 80}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.32"),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address @10:15
+        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
+        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
+        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address
+        * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
+        * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.33"),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
+        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
+        * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
+    "#]],
+    );
+}
+
+#[test]
+fn service_update_repeats_the_object_meta_causes_until_1_33() {
+    // validation.go ValidateServiceUpdate: to v1.33.3 it ends with ValidateService(new), which
+    // opens with ValidateObjectMeta(new); from v1.34.1 validateService leaves ObjectMeta to
+    // ValidateServiceCreate, so on update a bad label has one cause fewer (validateCommonFields'
+    // two and ValidateObjectMetaUpdate's). kubectl prints the repeated line once either way.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: g}}
+spec:
+  ports: [{{port: 80}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: g, labels: {{app: 'bad value'}}}}
+spec:
+  ports: [{{port: 80}}]
+",
+            profile(version)
+        )
+    };
+    let causes = |version: &str| {
+        let input = scenario(version);
+        let report = run(&[Input::new("s.yaml", &input)], &CheckOptions::default());
+        let labels = report.diagnostics.iter().filter(|d| d.message.starts_with("metadata.labels"));
+        format!("{version}: {} causes\n", labels.count())
+    };
+    let out = [causes("1.33"), causes("1.34"), causes("1.37")].concat();
+    expect![[r#"
+        1.33: 4 causes
+        1.34: 3 causes
+        1.37: 3 causes
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn an_unchanged_source_ranges_annotation_is_not_checked_again_from_1_33() {
+    // validation.go ValidateService, v1.33.3 on: the annotation is checked only when the update
+    // changes it (`oldService.Annotations[...] != val`), each entry through
+    // IsValidCIDRForLegacyField, strict with StrictIPCIDRValidation; v1.32.10 checks it on every
+    // update. The old object is taken as stored (validated under older rules), as the
+    // validation functions receive it.
+    let service = |ranges: &str| {
+        let text = format!(
+            "apiVersion: v1
+kind: Service
+metadata:
+  name: lb
+  namespace: ns
+  resourceVersion: '1'
+  annotations: {{service.beta.kubernetes.io/load-balancer-source-ranges: '{ranges}'}}
+spec:
+  type: LoadBalancer
+  allocateLoadBalancerNodePorts: true
+  externalTrafficPolicy: Cluster
+  internalTrafficPolicy: Cluster
+  sessionAffinity: None
+  ports: [{{port: 80, protocol: TCP, targetPort: 80, nodePort: 30080}}]
+"
+        );
+        let parsed = crate::parse(&[Input::new("s.yaml", &text)]);
+        let Some(crate::Object::Service(svc)) = parsed.objects.first() else {
+            panic!("the test's Service does not decode")
+        };
+        svc.value.clone()
+    };
+    let mut out = String::new();
+    for minor in [32, 33] {
+        let mut profile = crate::Profile::for_version(crate::Version { minor, patch: None });
+        if minor == 33 {
+            assert_eq!(profile.set_gate("StrictIPCIDRValidation", true), Ok(()));
+        }
+        let old = service("10.0.0.0/8,bad");
+        for ranges in ["10.0.0.0/8,bad", "10.0.0.1/8, bad"] {
+            let errors =
+                crate::validation::validate_service_update(&service(ranges), &old, &profile);
+            out.push_str(&format!("1.{minor} {ranges:?}:\n"));
+            for e in errors.iter().filter(|e| e.path.starts_with("metadata.annotations")) {
+                out.push_str(&format!("  {}\n", e.message(false)));
+            }
+        }
+    }
+    expect![[r#"
+        1.32 "10.0.0.0/8,bad":
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+        1.32 "10.0.0.1/8, bad":
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+        1.33 "10.0.0.0/8,bad":
+        1.33 "10.0.0.1/8, bad":
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "10.0.0.1/8": must not have bits set beyond the prefix length
+          metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "bad": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn internal_traffic_policy_gate_off_in_1_24_and_1_25_neither_defaults_nor_requires_it() {
+    // ServiceInternalTrafficPolicy, beta in v1.24.0 and v1.25.0 (pkg/features/kube_features.go),
+    // locked in v1.26.1 and v1.27.2, gone in v1.28.0. With it off:
+    // - pkg/apis/core/v1/defaults.go SetDefaults_Service leaves `internalTrafficPolicy` nil;
+    // - pkg/registry/core/service/strategy.go dropServiceDisabledFields clears it unless the old
+    //   object has it (so even an unsupported value is gone before validation);
+    // - pkg/apis/core/validation/validation.go validateServiceInternalTrafficFieldsValue does
+    //   not require it (an unsupported value is still refused when kept from the old object).
+    let scenario = |version: &str, gate: &str, itp: &str| {
+        let gates = if gate.is_empty() {
+            String::new()
+        } else {
+            format!("featureGates: {{ServiceInternalTrafficPolicy: {gate}}}\n")
+        };
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\n{gates}---\napiVersion: v1\nkind: Service\nmetadata: {{name: s, namespace: ns}}\nspec:\n  type: ClusterIP\n  selector: {{app: s}}\n  ports: [{{port: 80}}]\n{itp}"
+        )
+    };
+    let mut out = String::new();
+    for (version, gate, itp) in [
+        ("1.24", "", ""),
+        ("1.24", "false", ""),
+        ("1.24", "false", "  internalTrafficPolicy: Local\n"),
+        ("1.25", "false", "  internalTrafficPolicy: Bogus\n"),
+        ("1.25", "true", "  internalTrafficPolicy: Bogus\n"),
+        ("1.26", "false", ""),
+        ("1.28", "true", ""),
+    ] {
+        let (world, report) = crate::evaluate(
+            &[Input::new("s.yaml", scenario(version, gate, itp))],
+            &CheckOptions::default(),
+        );
+        let stored =
+            world.services.values().next().map(|s| &s.service.spec.internal_traffic_policy);
+        out.push_str(&format!("{version} gate={gate:?} {:?}: stored {stored:?}\n", itp.trim()));
+        for d in &report.diagnostics {
+            out.push_str(&format!("  {} {}\n", d.reason, d.message));
+        }
+    }
+    // The in-use rule of dropServiceDisabledFields, which a scenario cannot reach with the gate
+    // off from the start: an update keeps the field when the stored object has it.
+    let mut profile = crate::Profile::for_version(crate::Version { minor: 25, patch: None });
+    assert_eq!(profile.set_gate("ServiceInternalTrafficPolicy", false), Ok(()));
+    let mut old = crate::model::Service::default();
+    old.spec.internal_traffic_policy = Some("Local".to_owned());
+    let mut new = old.clone();
+    crate::registry::prepare_service(&mut new, Some(&old), &profile);
+    out.push_str(&format!(
+        "update with the stored field: {:?}\n",
+        new.spec.internal_traffic_policy
+    ));
+    crate::registry::prepare_service(&mut new, None, &profile);
+    out.push_str(&format!("create: {:?}\n", new.spec.internal_traffic_policy));
+    expect![[r#"
+        1.24 gate="" "": stored Some(Some("Cluster"))
+        1.24 gate="false" "": stored Some(None)
+        1.24 gate="false" "internalTrafficPolicy: Local": stored Some(None)
+        1.25 gate="false" "internalTrafficPolicy: Bogus": stored Some(None)
+        1.25 gate="true" "internalTrafficPolicy: Bogus": stored None
+          FieldValueNotSupported spec.internalTrafficPolicy: Unsupported value: "Bogus": supported values: "Cluster", "Local"
+        1.26 gate="false" "": stored Some(Some("Cluster"))
+          FieldValueInvalid featureGates: cannot set feature gate ServiceInternalTrafficPolicy to false, feature is locked to true
+        1.28 gate="true" "": stored Some(Some("Cluster"))
+          FieldValueInvalid featureGates: unrecognized feature gate: ServiceInternalTrafficPolicy
+        update with the stored field: Some("Local")
+        create: None
+    "#]].assert_eq(&out);
+}
+
+#[test]
+fn terminating_condition_gate_off_in_1_24_and_1_25_drops_serving_and_terminating() {
+    // EndpointSliceTerminatingCondition, beta in v1.24.0 and v1.25.0, locked in v1.26.1 and
+    // v1.27.2, gone in v1.28.0 (pkg/features/kube_features.go). With it off,
+    // pkg/registry/discovery/endpointslice/strategy.go dropDisabledFieldsOnCreate clears
+    // `conditions.serving` and `conditions.terminating`, and dropDisabledFieldsOnUpdate does the
+    // same unless an endpoint of the stored slice sets either.
+    let scenario = |version: &str, gate: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\nfeatureGates: {{EndpointSliceTerminatingCondition: {gate}}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: s-1, namespace: ns, labels: {{kubernetes.io/service-name: s}}}}\naddressType: IPv4\nendpoints:\n- addresses: [10.0.0.1]\n  conditions: {{ready: false, serving: true, terminating: true}}\nports: [{{port: 80}}]\n"
+        )
+    };
+    let mut out = String::new();
+    for (version, gate) in
+        [("1.24", "true"), ("1.24", "false"), ("1.25", "false"), ("1.26", "true")]
+    {
+        let (world, report) = crate::evaluate(
+            &[Input::new("s.yaml", scenario(version, gate))],
+            &CheckOptions::default(),
+        );
+        let conditions: Vec<String> = world
+            .endpoint_slices
+            .iter()
+            .flat_map(|s| &s.value.endpoints)
+            .map(|e| {
+                format!(
+                    "ready={:?} serving={:?} terminating={:?}",
+                    e.ready, e.serving, e.terminating
+                )
+            })
+            .collect();
+        out.push_str(&format!("{version} gate={gate}: {}\n", conditions.join("; ")));
+        for d in &report.diagnostics {
+            out.push_str(&format!("  {} {}\n", d.reason, d.message));
+        }
+    }
+    let mut profile = crate::Profile::for_version(crate::Version { minor: 24, patch: None });
+    assert_eq!(profile.set_gate("EndpointSliceTerminatingCondition", false), Ok(()));
+    let mut old = crate::model::EndpointSlice::default();
+    old.endpoints.push(crate::model::Endpoint { serving: Some(true), ..Default::default() });
+    let mut new = old.clone();
+    new.endpoints[0].terminating = Some(true);
+    crate::registry::drop_disabled_endpoint_conditions(&mut new, Some(&old), &profile);
+    out.push_str(&format!(
+        "update, stored slice sets serving: serving={:?} terminating={:?}\n",
+        new.endpoints[0].serving, new.endpoints[0].terminating
+    ));
+    old.endpoints[0].serving = None;
+    crate::registry::drop_disabled_endpoint_conditions(&mut new, Some(&old), &profile);
+    out.push_str(&format!(
+        "update, stored slice sets neither: serving={:?} terminating={:?}\n",
+        new.endpoints[0].serving, new.endpoints[0].terminating
+    ));
+    expect![[r#"
+        1.24 gate=true: ready=Some(false) serving=Some(true) terminating=Some(true)
+        1.24 gate=false: ready=Some(false) serving=None terminating=None
+        1.25 gate=false: ready=Some(false) serving=None terminating=None
+        1.26 gate=true: ready=Some(false) serving=Some(true) terminating=Some(true)
+        update, stored slice sets serving: serving=Some(true) terminating=Some(true)
+        update, stored slice sets neither: serving=None terminating=None
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn load_balancer_ip_mode_is_dropped_from_the_status_while_its_gate_is_off() {
+    // pkg/registry/core/service/strategy.go dropServiceStatusDisabledFields (1.29 on): with
+    // LoadBalancerIPMode off (the 1.29 default; settable in 1.30 and 1.31, locked from 1.32,
+    // pkg/features/kube_features.go) a status write loses `ipMode` unless the stored status
+    // has one. kube-proxy then never sees VIP or Proxy, whatever its own gate says.
+    let scenario = |version: &str, gate: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\n{gate}---\napiVersion: v1\nkind: Service\nmetadata: {{name: lb, namespace: ns}}\nspec:\n  type: LoadBalancer\n  selector: {{app: lb}}\n  ports: [{{port: 80}}]\nstatus:\n  loadBalancer:\n    ingress: [{{ip: 192.0.2.10, ipMode: Proxy}}]\n"
+        )
+    };
+    let mut out = String::new();
+    for (version, gate) in [
+        ("1.29", ""),
+        ("1.29", "featureGates: {LoadBalancerIPMode: true}\n"),
+        ("1.30", ""),
+        ("1.31", "featureGates: {LoadBalancerIPMode: false}\n"),
+        ("1.32", ""),
+    ] {
+        let (world, report) = crate::evaluate(
+            &[Input::new("s.yaml", scenario(version, gate))],
+            &CheckOptions::default(),
+        );
+        let modes: Vec<Option<&str>> = world
+            .service_status
+            .values()
+            .flat_map(|s| &s.load_balancer_ingress)
+            .map(|i| i.ip_mode.as_deref())
+            .collect();
+        out.push_str(&format!("{version} {:?}: ipMode {modes:?}\n", gate.trim()));
+        for d in &report.diagnostics {
+            out.push_str(&format!("  {} {}\n", d.reason, d.message));
+        }
+    }
+    let mut profile = crate::Profile::for_version(crate::Version { minor: 29, patch: None });
+    let stored = crate::model::ServiceStatus {
+        load_balancer_ingress: vec![crate::model::LoadBalancerIngress {
+            ip: "192.0.2.10".to_owned(),
+            ip_mode: Some("VIP".to_owned()),
+            ..Default::default()
+        }],
+    };
+    let mut new = stored.clone();
+    crate::registry::drop_disabled_status_fields(&mut new, Some(&stored), &profile);
+    out.push_str(&format!(
+        "update, stored status has ipMode: {:?}\n",
+        new.load_balancer_ingress[0].ip_mode
+    ));
+    assert_eq!(profile.set_gate("LoadBalancerIPMode", false), Ok(()));
+    crate::registry::drop_disabled_status_fields(&mut new, None, &profile);
+    out.push_str(&format!("first write: {:?}\n", new.load_balancer_ingress[0].ip_mode));
+    expect![[r#"
+        1.29 "": ipMode [None]
+        1.29 "featureGates: {LoadBalancerIPMode: true}": ipMode [Some("Proxy")]
+        1.30 "": ipMode [Some("Proxy")]
+        1.31 "featureGates: {LoadBalancerIPMode: false}": ipMode [None]
+        1.32 "": ipMode [Some("Proxy")]
+        update, stored status has ipMode: Some("VIP")
+        first write: None
+    "#]]
+    .assert_eq(&out);
+}
+
+#[test]
+fn explain_release_gives_each_diagnostic_its_releases_and_table_rows() {
+    // `svclab check --explain-release`: the scenario again at every release; the ranges come
+    // from the same release tables the validation reads.
+    let input = format!(
+        "{}apiVersion: v1
+kind: Service
+metadata: {{name: lb}}
+spec:
+  type: LoadBalancer
+  loadBalancerSourceRanges: [foo]
+  ports: [{{port: 10250}}]
+",
+        profile("1.29")
+    );
+    let report = run(
+        &[Input::new("s.yaml", &input)],
+        &CheckOptions { explain_release: true, ..CheckOptions::default() },
+    );
+    let mut out = String::new();
+    for line in report.to_text().lines().skip_while(|l| !l.starts_with("Releases")) {
+        if line.is_empty() {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    expect![[r#"
+        Releases in which upstream gives exactly these texts:
+          1.24–1.32: spec.ports[0]: Invalid value: 10250: may not expose port 10250 externally since it is used by kubelet
+              1.24–1.32 (Service rules): a LoadBalancer may not expose port 10250; pkg/apis/core/validation/validation.go ValidateService (present in v1.24.0 to v1.31.0 as vendored by ceph/ceph-csi and in v1.32.10 as vendored by kubeedge/kubeedge; absent in v1.33.3 as vendored by openshift/openshift-apiserver); removed by kubernetes/kubernetes#129174, listed in CHANGELOG-1.33 ("Remove the limitation on exposing port 10250 externally in service")
+          1.24–1.29: spec.LoadBalancerSourceRanges: Invalid value: "[foo]": must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 
+              1.24–1.29 (Service rules): spec.LoadBalancerSourceRanges (or the annotation) checked whole: one Invalid with the list as fmt %v and "must be a list of IP ranges. For example, 10.240.0.0/24,10.250.0.0/24 "; pkg/apis/core/validation/validation.go ValidateService via pkg/api/service/util.go GetLoadBalancerSourceRanges in v1.24.0 to v1.29.0; per-entry apimachinery IsValidCIDR (space-trimmed) in v1.30.0, v1.31.0 (read as vendored by ceph/ceph-csi) and v1.32.10 (kubeedge/kubeedge)
+    "#]].assert_eq(&out);
+}

@@ -1,0 +1,181 @@
+//! Updates: ratcheting, what an update repeats or drops, and the stored object it starts from.
+
+use super::*;
+
+#[test]
+fn ip_families_flip_reports_index_zero_twice_and_kubectl_shows_it_once() {
+    // validateIPFamilyUpdate uses `ipFamilies.Index(0)` for every differing index, so two flips
+    // give two identical causes; kubectl de-duplicates the printed lines.
+    let old = AS_WRITTEN.replace(
+        "type: ClusterIP",
+        "type: ClusterIP\n  clusterIP: 10.0.0.1\n  clusterIPs: [10.0.0.1, 'fd00::1']\n  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]",
+    );
+    let new = AS_WRITTEN.replace(
+        "type: ClusterIP",
+        "type: ClusterIP\n  clusterIP: 'fd00::1'\n  clusterIPs: ['fd00::1', 10.0.0.1]\n  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv6, IPv4]",
+    );
+    check(
+        true,
+        &format!("{}{old}---\n{new}", profile("1.33")),
+        expect![[r#"
+        Error FieldValueInvalid spec.clusterIPs[0]: Invalid value: []string{"fd00::1", "10.0.0.1"}: may not change once set @25:16
+        Error FieldValueInvalid spec.clusterIPs[1]: Invalid value: []string{"fd00::1", "10.0.0.1"}: may not change once set @25:27
+        Error FieldValueInvalid spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6", "IPv4"}: may not change once set @27:16
+        Error FieldValueInvalid spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6", "IPv4"}: may not change once set @27:16
+        service s validated
+        service s rejected
+        --- text
+        The Service "s" is invalid: 
+        * spec.clusterIPs[0]: Invalid value: []string{"fd00::1", "10.0.0.1"}: may not change once set
+        * spec.clusterIPs[1]: Invalid value: []string{"fd00::1", "10.0.0.1"}: may not change once set
+        * spec.ipFamilies[0]: Invalid value: []core.IPFamily{"IPv6", "IPv4"}: may not change once set
+    "#]],
+    );
+}
+
+#[test]
+fn strict_ip_validation_and_ratcheting_on_update() {
+    // StrictIPCIDRValidation (beta in 1.36): leading zeros become errors, but a value the old
+    // object already held is accepted again (ratcheting), so upgrading a cluster does not make
+    // stored Services unwritable.
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {externalIPs: [010.1.2.3], ports: [{port: 80}]}\n";
+    check(
+        false,
+        &format!("{}{svc}", profile("1.36")),
+        expect![[r#"
+        Error FieldValueInvalid spec.externalIPs[0]: Invalid value: "010.1.2.3": must not have leading 0s @8:22
+        service s rejected
+        --- text
+        The Service "s" is invalid: spec.externalIPs[0]: Invalid value: "010.1.2.3": must not have leading 0s
+    "#]],
+    );
+    let parsed = crate::parse(&[Input::new("s.yaml", svc)]);
+    let Some(crate::Object::Service(old)) = parsed.objects.first() else { panic!("no service") };
+    let mut new = old.value.clone();
+    new.spec.external_ips.push("011.1.2.3".into());
+    let profile = crate::Profile::for_version(crate::Version { minor: 36, patch: None });
+    let errors: Vec<String> =
+        crate::validation::validate_service_update(&new, &old.value, &profile)
+            .iter()
+            .map(|e| e.message(false))
+            .filter(|m| m.starts_with("spec.externalIPs"))
+            .collect();
+    assert_eq!(
+        errors,
+        ["spec.externalIPs[1]: Invalid value: \"011.1.2.3\": must not have leading 0s"]
+    );
+}
+
+#[test]
+fn load_balancer_class_format_errors_repeat_on_update() {
+    // ValidateServiceUpdate calls validateLoadBalancerClassField(old, new) and ValidateService(new)
+    // calls it again with no old object: a bad class is a cause twice, kubectl prints it once.
+    let lb = |class: &str| {
+        AS_WRITTEN.replace(
+            "type: ClusterIP",
+            &format!("type: LoadBalancer\n  externalTrafficPolicy: Cluster\n  allocateLoadBalancerNodePorts: true\n  loadBalancerClass: {class}"),
+        )
+    };
+    check(
+        true,
+        &format!("{}{}---\n{}", profile("1.33"), lb("example.com/a"), lb("Bad/Class")),
+        expect![[r#"
+        Error FieldValueInvalid spec.loadBalancerClass: Invalid value: "Bad/Class": may not change once set @25:3
+        Error FieldValueInvalid spec.loadBalancerClass: Invalid value: "Bad/Class": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') @25:3
+        Error FieldValueInvalid spec.loadBalancerClass: Invalid value: "Bad/Class": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*') @25:3
+        service s validated
+        service s rejected
+        --- text
+        The Service "s" is invalid: 
+        * spec.loadBalancerClass: Invalid value: "Bad/Class": may not change once set
+        * spec.loadBalancerClass: Invalid value: "Bad/Class": prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+    "#]],
+    );
+}
+
+#[test]
+fn updates_keep_the_stored_generation_and_add_the_common_metadata_causes() {
+    // apiserver pkg/registry/rest/update.go BeforeUpdate (v0.24.0 to v0.36.0): the stored
+    // generation is copied over before validation, and validateCommonFields' object-meta causes
+    // come before ValidateServiceUpdate's (kubectl prints the repeated line once). At the
+    // newest release ValidateServiceUpdate adds one (ValidateObjectMetaUpdate); to 1.33 two.
+    let scenario = "apiVersion: v1
+kind: Service
+metadata: {name: g, generation: 5}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: g, generation: 1}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: g, labels: {app: 'bad value'}}
+spec:
+  ports: [{port: 80}]
+";
+    check(
+        false,
+        scenario,
+        expect![[r#"
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            service g created
+            service g updated
+            service g rejected
+            --- text
+            The Service "g" is invalid: metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')
+        "#]],
+    );
+}
+
+#[test]
+fn node_ports_dropped_on_a_type_change_when_they_are_a_subset() {
+    // pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts: every new
+    // node port among the old ones, in any order, means the user did not change them.
+    let scenario = "apiVersion: v1
+kind: Service
+metadata: {name: np}
+spec:
+  type: NodePort
+  ports: [{name: a, port: 80, nodePort: 30080}, {name: b, port: 81, nodePort: 30081}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: np}
+spec:
+  type: ClusterIP
+  ports: [{name: b, port: 81, nodePort: 30081}, {name: a, port: 80, nodePort: 30080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: np}
+spec:
+  type: NodePort
+  ports: [{name: a, port: 80, nodePort: 30080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: np}
+spec:
+  type: ClusterIP
+  ports: [{name: a, port: 80, nodePort: 30090}]
+";
+    check(
+        false,
+        scenario,
+        expect![[r#"
+        Error FieldValueForbidden spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP' @27:31
+        service np created
+        service np updated
+        service np updated
+        service np rejected
+        --- text
+        The Service "np" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'
+    "#]],
+    );
+}
