@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::manifest::Input;
+use crate::model::well_known::SKIPPED_AUDIT_ANNOTATION;
 use crate::pipeline::CheckOptions;
 
 /// `apiVersion` of the reviews we answer.
@@ -548,7 +549,7 @@ fn decide(
             Severity::Warning => decision.warnings.push(d.message.clone()),
             Severity::Info if is_policy(d) => {
                 let key = match d.reason.as_str() {
-                    "policy:skipped" => "svclab.dev/skipped".to_owned(),
+                    "policy:skipped" => SKIPPED_AUDIT_ANNOTATION.to_owned(),
                     rule => format!("svclab.dev/{}", rule.trim_start_matches("policy:")),
                 };
                 decision

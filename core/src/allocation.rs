@@ -21,7 +21,9 @@ pub use ip_address::IpAddressAllocator;
 pub use ip_range::{IpRange, RangeSnapshot};
 pub use meta::MetaAllocator;
 pub use port_range::PortAllocator;
-pub(crate) use service::{AllocFailure, Cluster, FamilyAllocator, ServiceAllocation};
+pub(crate) use service::{
+    AllocFailure, Allocators, FamilyAllocator, ServiceAllocation, Transaction,
+};
 
 use crate::net::PortRange;
 use crate::profile::{Profile, SmallRangeRule};

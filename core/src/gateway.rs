@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::admission::{AdmissionRequest, admit};
 use crate::manifest::{Input, parse};
+use crate::model::well_known::SKIPPED_AUDIT_ANNOTATION;
 use crate::net::IpFamily;
 use crate::pipeline::{CheckOptions, check, evaluate};
 use crate::proxy::{ProxyMode, RenderOptions};
@@ -206,7 +207,7 @@ fn admission(
     // A gateway has no audit log to carry `svclab.dev/skipped`, and never knows the requester:
     // a rule that needed an input it lacks (user and group exemptions, `externalIPs` users)
     // tells the client so instead of passing silently.
-    if let Some(skipped) = verdict.audit_annotations.get("svclab.dev/skipped") {
+    if let Some(skipped) = verdict.audit_annotations.get(SKIPPED_AUDIT_ANNOTATION) {
         warnings.push(warning_header(&format!("svclab: {skipped}")));
     }
     match verdict.status {

@@ -1,8 +1,23 @@
 //! svclab's sans-I/O core: what a real cluster does to a Kubernetes Service.
 //!
-//! The pipeline is manifest → defaulting → allocation → report (validation and kube-proxy rules
-//! hang off the same [`World`]). Everything is deterministic: no clock, no global RNG, no hash
-//! iteration into outputs; the random seed is part of the scenario.
+//! # Core concepts
+//!
+//! - [`Input`]: one named text (a file, stdin, a request body): YAML or JSON, several documents.
+//! - [`Object`]: a typed Kubernetes object read from an input ([`parse`] gives a [`Scenario`]),
+//!   [`Located`]: with the [`Positions`] of its fields, so every diagnostic names a line.
+//! - [`Profile`]: what no object says: the Kubernetes release, feature gates, service ranges,
+//!   seed and host facts (from the scenario's `ClusterProfile`); every release-dependent
+//!   behaviour asks it.
+//! - [`World`]: the cluster state after the scenario: the stored Services (by [`ServiceKey`])
+//!   with what the allocators gave them, EndpointSlices, Nodes, the KubeProxyConfiguration.
+//!   [`render`] and [`trace`] read it whole.
+//! - [`Report`]: what a user sees: each Service's outcome, addresses, ports and bands, the ranges,
+//!   every [`Diagnostic`] (errors and warnings in kube-apiserver's words), the rulesets.
+//!
+//! The pipeline ([`evaluate`], [`check`]) takes the objects in stream order, as a cluster takes
+//! them: defaulting, the registry's preparation, allocation, validation, the operator's policy,
+//! then commit or rollback; the report is built from the world. Everything is deterministic: no
+//! clock, no global RNG, no hash iteration into outputs; the random seed is part of the profile.
 //!
 //! ```
 //! use svclab_core::{check, CheckOptions, Input};
@@ -48,15 +63,14 @@ pub use admission::{
 };
 pub use diagnostic::{Diagnostic, ObjectRef, ReleaseChange, ReleaseExplanation, Severity};
 pub use manifest::{Input, Object, Scenario, parse};
+pub use model::well_known::OPERATION_ANNOTATION;
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
-    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServicePolicy,
-    ServicePort, ServiceSpec, StringMap,
+    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServiceKey,
+    ServicePolicy, ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
-pub use pipeline::{
-    CheckOptions, OPERATION_ANNOTATION, check, evaluate, render_ruleset, render_to,
-};
+pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
     HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule, Version,

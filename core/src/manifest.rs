@@ -3,13 +3,15 @@
 
 mod decode;
 
+use decode::{Decoded, Typed};
+
 use std::sync::Arc;
 
-use crate::diagnostic::{Diagnostic, ObjectRef};
+use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::limits::{MAX_INPUT_BYTES, MAX_LIST_DEPTH, MAX_OBJECTS};
 use crate::model::{
     ClusterProfile, DocumentText, EndpointSlice, Endpoints, KubeProxyConfiguration, Located,
-    Node as KubeNode, Positions, Service, ServiceCidr, ServicePolicy,
+    Node as KubeNode, Origin, Positions, Service, ServiceCidr, ServicePolicy,
 };
 use crate::source::{Pos, Source};
 use crate::yaml::{self, Node, Value};
@@ -255,10 +257,7 @@ fn read_object(
         }
         return;
     }
-    // The tree joins the positions once the object is decoded (see below).
-    let positions =
-        Positions { object: root.pos, document, file: Arc::clone(file), root: None, text: None };
-    let Some(decoded) = decode::object(&root, &api_version, &kind, positions) else {
+    let Some(decoded) = decode::object(&root, &api_version, &kind) else {
         let meta = |field: &str| {
             root.get("metadata").and_then(|m| m.get(field)).and_then(Node::as_str).unwrap_or("")
         };
@@ -269,59 +268,57 @@ fn read_object(
         );
         return;
     };
-    for unknown in decoded.unknown_fields {
-        let message = format!("unknown field \"{}\"", unknown.path);
-        let object = Some(decoded.object_ref.clone());
-        scenario.diagnostics.push(
-            Diagnostic::warning(object, unknown.path, "UnknownField", message)
-                .at(source(unknown.pos)),
-        );
-    }
-    match decoded.object {
-        Ok(mut object) => {
-            // A ServicePolicy's rules read values from its tree. For the other kinds positions
-            // only walk keys and containers and the decoded object holds the values: a whole
-            // document keeps its text (parsed again when a diagnostic asks), a List item its
-            // tree without strings.
-            let keeps_values = matches!(object, Object::ServicePolicy(_));
-            if let Some(positions) = object.positions_mut() {
-                match text {
-                    Some(text) if !keeps_values => positions.text = Some(text),
-                    _ => {
-                        let mut tree = root;
-                        if !keeps_values {
-                            yaml::drop_scalars(&mut tree);
-                        }
-                        positions.root = Some(Arc::new(tree));
-                    }
-                }
+    // Unknown fields of a scenario's objects are warnings, as kubectl's field validation
+    // (`Warn`) gives them.
+    let (typed, findings) = decoded.into_parts(Severity::Warning, source);
+    scenario.diagnostics.extend(findings);
+    let Some(typed) = typed else { return };
+    // For most kinds positions only walk keys and containers and the decoded object holds the
+    // values: a whole document keeps its text (parsed again when a diagnostic asks), a List item
+    // its tree without strings. A ServicePolicy's rules read values from its tree.
+    let object = root.pos;
+    let origin = match text {
+        Some(text) if !typed.reads_values() => Origin::Text(text),
+        _ => {
+            let mut tree = root;
+            if !typed.reads_values() {
+                yaml::drop_scalars(&mut tree);
             }
-            scenario.objects.push(object);
+            Origin::Tree(Arc::new(tree))
         }
-        Err(error) => scenario.diagnostics.push(
-            Diagnostic::error(
-                Some(decoded.object_ref),
-                error.path,
-                "FieldValueTypeInvalid",
-                error.message,
-            )
-            .at(source(error.pos)),
-        ),
-    }
+    };
+    let positions = Positions { object, document, file: Arc::clone(file), origin };
+    scenario.objects.push(typed.located(api_version, positions));
 }
 
-impl Object {
-    fn positions_mut(&mut self) -> Option<&mut Positions> {
-        match self {
-            Object::Service(l) => Some(&mut l.positions),
-            Object::EndpointSlice(l) => Some(&mut l.positions),
-            Object::Endpoints(l) => Some(&mut l.positions),
-            Object::Node(l) => Some(&mut l.positions),
-            Object::ServiceCidr(l) => Some(&mut l.positions),
-            Object::KubeProxyConfiguration(l) => Some(&mut l.positions),
-            Object::ClusterProfile(l) => Some(&mut l.positions),
-            Object::ServicePolicy(l) => Some(&mut l.positions),
-            Object::IptablesSave { .. } => None,
+impl Decoded {
+    /// The typed object (`None` when a type error rejected it) and the decoder's findings as
+    /// diagnostics: unknown fields at `unknown` severity, then the type error.
+    fn into_parts(
+        self,
+        unknown: Severity,
+        source: impl Fn(Pos) -> Source,
+    ) -> (Option<Typed>, Vec<Diagnostic>) {
+        let object = Some(self.object_ref);
+        let mut findings: Vec<Diagnostic> = self
+            .unknown_fields
+            .into_iter()
+            .map(|field| {
+                let message = format!("unknown field \"{}\"", field.path);
+                let finding =
+                    Diagnostic::error(object.clone(), field.path, "UnknownField", message);
+                Diagnostic { severity: unknown, ..finding }.at(source(field.pos))
+            })
+            .collect();
+        match self.object {
+            Ok(typed) => (Some(typed), findings),
+            Err(error) => {
+                findings.push(
+                    Diagnostic::error(object, error.path, "FieldValueTypeInvalid", error.message)
+                        .at(source(error.pos)),
+                );
+                (None, findings)
+            }
         }
     }
 }
@@ -335,36 +332,17 @@ pub(crate) fn cluster_profile_from(
     document: usize,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Located<ClusterProfile>> {
-    let positions = Positions {
-        object: root.pos,
-        document,
-        file: Arc::from(file),
-        root: Some(Arc::new(root.clone())),
-        text: None,
-    };
     let source =
         |pos: Pos| Source { file: file.to_owned(), document, line: pos.line, column: pos.column };
-    let decoded = decode::object(&root, "svclab.dev/v1alpha1", "ClusterProfile", positions)?;
-    for unknown in &decoded.unknown_fields {
-        let message = format!("unknown field \"{}\"", unknown.path);
-        let object = Some(decoded.object_ref.clone());
-        diags.push(
-            Diagnostic::error(object, unknown.path.clone(), "UnknownField", message)
-                .at(source(unknown.pos)),
-        );
-    }
-    match decoded.object {
-        Ok(Object::ClusterProfile(located)) => Some(*located),
-        Ok(_) => None,
-        Err(first) => {
-            let object = Some(decoded.object_ref.clone());
-            diags.push(
-                Diagnostic::error(object, first.path, "FieldValueTypeInvalid", first.message)
-                    .at(source(first.pos)),
-            );
-            None
-        }
-    }
+    let api_version = "svclab.dev/v1alpha1";
+    let decoded = decode::object(&root, api_version, "ClusterProfile")?;
+    let (typed, findings) = decoded.into_parts(Severity::Error, source);
+    diags.extend(findings);
+    let Some(Typed::ClusterProfile(value)) = typed else { return None };
+    let object = root.pos;
+    let origin = Origin::Tree(Arc::new(root));
+    let positions = Positions { object, document, file: Arc::from(file), origin };
+    Some(Located { value, api_version: api_version.to_owned(), positions })
 }
 
 #[cfg(test)]

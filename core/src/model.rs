@@ -10,6 +10,8 @@ use std::sync::Arc;
 use crate::source::{Pos, Source};
 use crate::yaml::{Node as YamlNode, Value as YamlValue};
 
+pub(crate) mod well_known;
+
 /// A string-to-string map (`labels`, `annotations`, `selector`): entries kept sorted by key in
 /// a vector sized to them, so it iterates in key order like a `BTreeMap`. A B-tree's first node
 /// has room for eleven entries (half a kilobyte), and a cluster holds three such maps of one or
@@ -152,9 +154,20 @@ pub struct Positions {
     pub(crate) document: usize,
     /// The input's name, shared by all the objects read from it.
     pub(crate) file: Arc<str>,
-    pub(crate) root: Option<Arc<YamlNode>>,
-    /// The document's text, when `root` is not kept.
-    pub(crate) text: Option<DocumentText>,
+    /// Where field positions are looked up.
+    pub(crate) origin: Origin,
+}
+
+/// Where an object's field positions come from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Origin {
+    /// Its positioned tree (a `List` item, or an object whose rules read values from it).
+    Tree(Arc<YamlNode>),
+    /// The text of its document, parsed again when a field is looked up.
+    Text(DocumentText),
+    /// Forgotten (a render writes no diagnostics): only the object's own position is left.
+    #[default]
+    Forgotten,
 }
 
 /// A whole document, as a range of its input's text.
@@ -245,12 +258,12 @@ impl Positions {
     /// The deepest position found along the path, and whether the whole path was found.
     fn find(&self, path: &str) -> (Pos, bool) {
         if path.is_empty() {
-            return (self.object, self.root.is_some() || self.text.is_some());
+            return (self.object, self.origin != Origin::Forgotten);
         }
         let parsed;
-        let root: &YamlNode = match (&self.root, &self.text) {
-            (Some(root), _) => root,
-            (None, Some(doc)) => {
+        let root: &YamlNode = match &self.origin {
+            Origin::Tree(root) => root,
+            Origin::Text(doc) => {
                 let text = doc.text.get(doc.range.clone()).unwrap_or("");
                 parsed = crate::yaml::parse_one(text, doc.first_line);
                 match &parsed {
@@ -258,7 +271,7 @@ impl Positions {
                     None => return (self.object, false),
                 }
             }
-            (None, None) => return (self.object, false),
+            Origin::Forgotten => return (self.object, false),
         };
         let mut node: &YamlNode = root;
         let mut pos = self.object;
@@ -327,6 +340,37 @@ pub struct ObjectMeta {
     pub uid: String,
     /// `metadata.finalizers`.
     pub finalizers: Vec<String>,
+}
+
+/// What a Service is stored under: its namespace and its name. The map key of the cluster's
+/// Services (`World::services`), ordered by namespace, then name, as `kubectl get -A` lists them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ServiceKey {
+    /// `metadata.namespace` as stored.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+impl ServiceKey {
+    /// The key of an object's metadata as it stands (after defaulting, the namespace is set; with
+    /// `--no-defaults` it may be empty).
+    pub fn of(metadata: &ObjectMeta) -> ServiceKey {
+        ServiceKey { namespace: metadata.namespace.clone(), name: metadata.name.clone() }
+    }
+
+    /// The key the apiserver would store the object under: an empty namespace is `default`.
+    pub fn defaulted(metadata: &ObjectMeta) -> ServiceKey {
+        let namespace = if metadata.namespace.is_empty() { "default" } else { &metadata.namespace };
+        ServiceKey { namespace: namespace.to_owned(), name: metadata.name.clone() }
+    }
+}
+
+impl std::fmt::Display for ServiceKey {
+    /// `namespace/name`, as kubectl and kube-proxy name a Service.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
 }
 
 /// `svclab.dev/v1alpha1 ServicePolicy`: the operator's Service policy as a scenario object. Its

@@ -9,22 +9,23 @@
 
 use std::collections::BTreeMap;
 
-use crate::allocation::{AllocFailure, Cluster, ServiceAllocation};
+use crate::allocation::{AllocFailure, Allocators, ServiceAllocation, Transaction};
 use crate::defaulting::default_service;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::FieldError;
 use crate::manifest::{self, Input, Object};
-use crate::model::{ClusterProfile, EndpointSlice, Located, Positions, Service};
+use crate::model::well_known::OPERATION_ANNOTATION;
+use crate::model::{
+    ClusterProfile, EndpointSlice, Located, Positions, Service, ServiceKey, ServiceStatus,
+};
 use crate::policy::{self, UserInfo};
 use crate::profile::Profile;
 use crate::proxy::{self, RenderError, RenderOptions, RulesetWriter};
 use crate::registry;
 use crate::report::{Report, ServiceReport};
+use crate::source::Source;
 use crate::validation;
 use crate::world::{StoredService, World};
-
-/// Annotation that turns a Service document into a delete of that Service.
-pub const OPERATION_ANNOTATION: &str = "svclab.dev/operation";
 
 /// How `check` treats the objects.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,7 +87,7 @@ impl PolicyScope<'_> {
     /// Starts indexing selectors once a policy is in effect, from the Services stored so far
     /// (the index is only ever read through the stored Services, so what it would have
     /// recorded for Services since changed or deleted never matters).
-    fn index_if_judging(&mut self, services: &BTreeMap<(String, String), StoredService>) {
+    fn index_if_judging(&mut self, services: &BTreeMap<ServiceKey, StoredService>) {
         if !self.indexing && !self.policies.is_empty() {
             self.indexing = true;
             for (key, stored) in services {
@@ -96,7 +97,7 @@ impl PolicyScope<'_> {
     }
 
     /// A Service was stored under `key`.
-    fn stored(&self, key: &(String, String), service: &Service) {
+    fn stored(&self, key: &ServiceKey, service: &Service) {
         if self.indexing {
             self.selectors.stored(key, service);
         }
@@ -110,11 +111,11 @@ impl PolicyScope<'_> {
     /// The environment of one judgement over the stored Services.
     fn env<'w>(
         &'w self,
-        services: &'w BTreeMap<(String, String), StoredService>,
-        cluster: Option<&'w Cluster>,
+        services: &'w BTreeMap<ServiceKey, StoredService>,
+        allocators: Option<&'w Allocators>,
     ) -> policy::Env<'w> {
         policy::Env {
-            cluster,
+            allocators,
             user_info: self.user_info,
             inventory: policy::inventory(self.context, services),
             selectors: &self.selectors,
@@ -130,11 +131,50 @@ pub(crate) fn evaluate_with(
     options: &CheckOptions,
     context: &policy::Context,
 ) -> (World, Report) {
-    let (world, mut report) = evaluate_at(inputs, options, context, None, true);
+    let scenario = manifest::parse(inputs);
+    let mut diags = scenario.diagnostics;
+    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
+    // Decoded by the host against this profile, if it did.
+    let decoded = context.decoded.as_ref();
+    let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, decoded);
+    run.keep_service_reports(&scenario.objects);
+    run.apply_all(scenario.objects);
+    let (world, mut report) = run.finish();
     if options.explain_release {
         explain_releases(inputs, options, context, &mut report);
     }
     (world, report)
+}
+
+/// The report of the scenario evaluated at another release (a minor) than its own, for
+/// `--explain-release`: the profile moved there ([`profile_at`]), the policies decoded anew.
+fn evaluate_at_release(
+    inputs: &[Input],
+    options: &CheckOptions,
+    context: &policy::Context,
+    minor: u32,
+) -> Report {
+    let scenario = manifest::parse(inputs);
+    let diags = scenario.diagnostics;
+    let profile = profile_at(last_cluster_profile(&scenario.objects), minor);
+    let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, None);
+    run.keep_service_reports(&scenario.objects);
+    run.apply_all(scenario.objects);
+    run.finish().1
+}
+
+/// The cluster state alone, for a render: no Service reports, no policy (a render judges
+/// nothing), the inputs dropped as soon as they are read.
+fn evaluate_world(inputs: Vec<Input>) -> World {
+    let scenario = manifest::parse(&inputs);
+    drop(inputs);
+    let mut diags = scenario.diagnostics;
+    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
+    let context = policy::Context::default();
+    let options = &CheckOptions::WORLD_ONLY;
+    let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, &context, None);
+    run.apply_all(scenario.objects);
+    run.world
 }
 
 /// Renders the scenario's ruleset for a host that writes it straight to its output: the cluster
@@ -157,69 +197,89 @@ pub fn render_ruleset(
     inputs: Vec<Input>,
     options: &RenderOptions,
 ) -> Result<RulesetWriter, RenderError> {
-    let context = policy::Context::default();
-    let (world, _) = evaluate_at(&inputs, &CheckOptions::WORLD_ONLY, &context, None, false);
-    drop(inputs);
-    crate::world::ruleset(world, options)
+    crate::world::ruleset(evaluate_world(inputs), options)
 }
 
-/// Evaluates the scenario, at `release` (a minor) instead of the scenario's own when given;
-/// the report lists the Service documents' outcomes only `with_services`.
-fn evaluate_at(
-    inputs: &[Input],
-    options: &CheckOptions,
-    context: &policy::Context,
-    release: Option<u32>,
-    with_services: bool,
-) -> (World, Report) {
-    let scenario = manifest::parse(inputs);
-    let mut diags = scenario.diagnostics;
-    let chosen = last_cluster_profile(&scenario.objects);
-    let profile = match release {
-        None => Profile::from_scenario(chosen, &mut diags),
-        Some(minor) => profile_at(chosen, minor),
-    };
-    let cluster = new_cluster(&profile, &scenario.objects, &mut diags);
-    let mut world = World::new(profile, cluster);
-    let policies = match (&context.decoded, release) {
-        // Decoded by the host against this profile (another release decodes anew).
-        (Some(decoded), None) => decoded.clone(),
-        _ => policy::Policies::from_input(
-            options.policy.as_ref(),
-            &world.profile,
-            context.decoding,
-            &mut diags,
-        ),
-    };
-    let mut scope = PolicyScope {
-        policies,
-        context,
-        user_info: options.user_info.as_ref(),
-        selectors: policy::SelectorIndex::default(),
-        indexing: false,
-    };
-    scope.index_if_judging(&world.services);
-    // Exact sizes: at cluster scale these vectors of large values would otherwise double
-    // their way up and keep the unused part.
-    let count = |f: fn(&Object) -> bool| scenario.objects.iter().filter(|o| f(o)).count();
-    let mut services = Vec::new();
-    if with_services {
-        services.reserve_exact(count(|o| matches!(o, Object::Service(_))));
+/// One evaluation under way: the cluster state, the policies in effect and what the report
+/// collects, fed the scenario's objects one at a time in stream order.
+struct Evaluation<'a> {
+    world: World,
+    scope: PolicyScope<'a>,
+    options: &'a CheckOptions,
+    diags: Vec<Diagnostic>,
+    /// The Service documents' reports, when the caller reads them (a render does not).
+    services: Option<Vec<ServiceReport>>,
+}
+
+impl<'a> Evaluation<'a> {
+    /// An empty cluster under `profile`, with the allocators of its ranges and the scenario's
+    /// ServiceCIDRs, and the policies of `--policy` in effect: `decoded` when the host decoded
+    /// them against this profile, else decoded here.
+    fn begin(
+        objects: &[Object],
+        profile: Profile,
+        mut diags: Vec<Diagnostic>,
+        options: &'a CheckOptions,
+        context: &'a policy::Context,
+        decoded: Option<&policy::Policies>,
+    ) -> Evaluation<'a> {
+        let allocators = new_allocators(&profile, objects, &mut diags);
+        let policies = match decoded {
+            Some(policies) => policies.clone(),
+            None => policy::Policies::from_input(
+                options.policy.as_ref(),
+                &profile,
+                context.decoding,
+                &mut diags,
+            ),
+        };
+        let mut world = World::new(profile, allocators);
+        // An exact size: at cluster scale this vector of large values would otherwise double
+        // its way up and keep the unused part.
+        world.endpoint_slices.reserve(count(objects, |o| matches!(o, Object::EndpointSlice(_))));
+        let mut scope = PolicyScope {
+            policies,
+            context,
+            user_info: options.user_info.as_ref(),
+            selectors: policy::SelectorIndex::default(),
+            indexing: false,
+        };
+        scope.index_if_judging(&world.services);
+        Evaluation { world, scope, options, diags, services: None }
     }
-    world.endpoint_slices.reserve(count(|o| matches!(o, Object::EndpointSlice(_))));
-    for object in scenario.objects {
+
+    /// Collect a report per Service document from now on.
+    fn keep_service_reports(&mut self, objects: &[Object]) {
+        let documents = count(objects, |o| matches!(o, Object::Service(_)));
+        self.services = Some(Vec::with_capacity(documents));
+    }
+
+    fn apply_all(&mut self, objects: Vec<Object>) {
+        for object in objects {
+            self.apply(object);
+        }
+    }
+
+    /// One object of the stream, as the cluster takes it.
+    fn apply(&mut self, object: Object) {
+        let world = &mut self.world;
+        let diags = &mut self.diags;
         match object {
             Object::Service(located) => {
+                let with_report = self.services.is_some();
                 let report =
-                    store_service(&mut world, *located, options, &scope, with_services, &mut diags);
-                services.extend(report);
+                    store_service(world, *located, self.options, &self.scope, with_report, diags);
+                if let (Some(services), Some(report)) = (&mut self.services, report) {
+                    services.push(report);
+                }
             }
             Object::EndpointSlice(slice) => {
-                store_endpoint_slice(&mut world, *slice, options, &scope, &mut diags);
+                store_endpoint_slice(world, *slice, self.options, &self.scope, diags);
             }
             Object::ServicePolicy(policy) => {
-                scope.policies.apply(&policy, &world.profile, context.decoding, &mut diags);
-                scope.index_if_judging(&world.services);
+                let decoding = self.scope.context.decoding;
+                self.scope.policies.apply(&policy, &world.profile, decoding, diags);
+                self.scope.index_if_judging(&world.services);
             }
             Object::Endpoints(e) => world.endpoints.push(*e),
             Object::Node(n) => world.nodes.push(*n),
@@ -232,8 +292,18 @@ fn evaluate_at(
             Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}
         }
     }
-    let report = Report::new(&world, services, diags, !options.omit_rules);
-    (world, report)
+
+    /// The cluster state and its report (with its rulesets unless `omit_rules`).
+    fn finish(self) -> (World, Report) {
+        let services = self.services.unwrap_or_default();
+        let report = Report::new(&self.world, services, self.diags, !self.options.omit_rules);
+        (self.world, report)
+    }
+}
+
+/// How many of the objects are of a kind.
+fn count(objects: &[Object], kind: fn(&Object) -> bool) -> usize {
+    objects.iter().filter(|o| kind(o)).count()
 }
 
 /// The scenario's profile moved to another release: the same gates and ranges where that release
@@ -267,9 +337,8 @@ fn explain_releases(
     report: &mut Report,
 ) {
     let minors = crate::profile::OLDEST_MINOR..=crate::profile::NEWEST_MINOR;
-    let runs: Vec<(u32, Report)> = minors
-        .map(|minor| (minor, evaluate_at(inputs, options, context, Some(minor), true).1))
-        .collect();
+    let runs: Vec<(u32, Report)> =
+        minors.map(|minor| (minor, evaluate_at_release(inputs, options, context, minor))).collect();
     for diagnostic in &mut report.diagnostics {
         let key = diagnostic_key(diagnostic);
         let matching: Vec<u32> = runs
@@ -311,14 +380,14 @@ fn last_cluster_profile(objects: &[Object]) -> Option<&Located<ClusterProfile>> 
 
 /// The allocators of the profile's ranges and the scenario's ServiceCIDRs; `None` (with a
 /// diagnostic) when they cannot be built, which rejects every Service.
-fn new_cluster(
+fn new_allocators(
     profile: &Profile,
     objects: &[Object],
     diags: &mut Vec<Diagnostic>,
-) -> Option<Cluster> {
+) -> Option<Allocators> {
     let service_cidrs = registry::service_cidrs(objects, profile, diags);
-    match Cluster::new(profile, &service_cidrs) {
-        Ok(cluster) => Some(cluster),
+    match Allocators::new(profile, &service_cidrs) {
+        Ok(allocators) => Some(allocators),
         Err(err) => {
             let object = Some(ObjectRef::kind("ServiceCIDR"));
             diags.push(Diagnostic::error(
@@ -348,11 +417,8 @@ fn store_service(
     // and then, unless an earlier document left some, the key is not even built.
     let status = located.value.status.clone();
     let has_ingress = !status.load_balancer_ingress.is_empty();
-    let key = (has_ingress || !world.service_status.is_empty()).then(|| {
-        let meta = &located.value.metadata;
-        let namespace = if meta.namespace.is_empty() { "default" } else { meta.namespace.as_str() };
-        (namespace.to_owned(), meta.name.clone())
-    });
+    let key = (has_ingress || !world.service_status.is_empty())
+        .then(|| ServiceKey::defaulted(&located.value.metadata));
     let report = if options.no_defaults {
         Some(validate_as_written(world, located, scope, diags))
     } else {
@@ -389,115 +455,181 @@ fn write_service(
     );
     registry::generate_name(&mut service.metadata, &positions, world.profile.seed);
     let document = positions.source_of("");
-    let Some(cluster) = world.cluster.as_mut() else {
+    let Some(allocators) = world.allocators.as_mut() else {
         return Some(ServiceReport::rejected(None, &service, document));
     };
-    let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
+    let key = ServiceKey::of(&service.metadata);
     if service.metadata.annotations.get(OPERATION_ANNOTATION).is_some_and(|v| v == "delete") {
-        return Some(match world.services.remove(&key) {
-            Some(stored) => {
-                cluster.release(&stored.allocation);
-                let none = ServiceAllocation::default();
-                ServiceReport::new(Some(cluster), &stored.service, "deleted", &none, document)
-            }
-            None => {
-                let message = format!("services {:?} not found", service.metadata.name);
-                let object = Some(service_ref(&service));
-                diags.push(Diagnostic::error(object, "", "NotFound", message).at(document.clone()));
-                ServiceReport::rejected(Some(cluster), &service, document)
-            }
-        });
+        let stored = world.services.remove(&key);
+        return Some(delete_service(allocators, stored, &service, document, diags));
     }
     let previous = world.services.remove(&key);
-    if let Some(old) = &previous {
-        registry::begin_update(&old.service, &mut service);
-    }
-    registry::prepare_service(&mut service, previous.as_ref().map(|o| &*o.service), &world.profile);
-    let allocated = match &previous {
-        Some(old) => cluster.update(&mut service, &old.service),
-        None => cluster.create(&mut service),
+    let request = ServiceWrite {
+        old: previous.as_ref(),
+        written_status: &written_status,
+        positions: &positions,
+        profile: &world.profile,
     };
-    let txn = match allocated {
-        Ok(txn) => txn,
-        Err(failure) => {
-            diags.extend(allocation_diagnostics(failure, &service, &positions, &world.profile));
+    match request.admit(&mut service, allocators, scope, &world.services) {
+        Err(refusal) => {
+            // Nothing stored: the old object, if any, stays as it was.
+            diags.extend(refusal);
             if let Some(old) = previous {
                 world.services.insert(key, old);
             }
-            return Some(ServiceReport::rejected(Some(cluster), &service, document));
+            Some(ServiceReport::rejected(Some(allocators), &service, document))
         }
-    };
-    // Validation runs on the defaulted, allocated object, after the strategy's PrepareFor*.
-    let errors = match &previous {
-        Some(old) => {
-            registry::drop_type_dependent_fields(&mut service, &old.service, &world.profile);
-            registry::carry_resource_version(&old.service, &mut service);
-            let mut errors = validation::validate_common_update_fields(
-                &service.metadata,
-                &old.service.metadata,
-                &world.profile,
-            );
-            errors.extend(validation::validate_service_update(
-                &service,
-                &old.service,
-                &world.profile,
-            ));
-            errors
+        Ok((txn, judged)) => {
+            diags.extend(service_warnings(&world.profile, &service, &positions));
+            diags.extend(judged);
+            // finishUpdate(true): release what the old object gave up.
+            let outcome = if previous.is_some() { "updated" } else { "created" };
+            let held = previous.map(|old| old.allocation).unwrap_or_default();
+            let allocation = allocators.commit(txn, &held);
+            let report = with_report.then(|| {
+                ServiceReport::new(Some(allocators), &service, outcome, &allocation, document)
+            });
+            scope.stored(&key, &service);
+            let stored = StoredService { service: Box::new(service), positions, allocation };
+            world.services.insert(key, stored);
+            report
         }
-        None => validation::validate_service_create(&service, &world.profile),
-    };
-    if !errors.is_empty() {
-        // finishUpdate(false): undo what this request took; the old object keeps all.
-        cluster.revert(txn);
-        diags.extend(field_diagnostics(
-            &errors,
-            &service_ref(&service),
-            &positions,
-            &world.profile,
-        ));
-        if let Some(old) = previous {
-            world.services.insert(key, old);
-        }
-        return Some(ServiceReport::rejected(Some(cluster), &service, document));
     }
-    // The operator's policy judges what the apiserver accepted; a deny is a refusal like any
-    // other: nothing stored, the allocations of this request undone.
-    let judgement = scope.judges(&positions).then(|| {
-        let subject = policy::ServiceSubject {
-            service: &service,
-            old: previous.as_ref().map(|old| &*old.service),
-            requested: Some(txn.requested()),
-            status: &written_status,
+}
+
+/// A delete of the stored Service (`stored`, taken out of the cluster), or `NotFound`.
+fn delete_service(
+    allocators: &mut Allocators,
+    stored: Option<StoredService>,
+    service: &Service,
+    document: Source,
+    diags: &mut Vec<Diagnostic>,
+) -> ServiceReport {
+    match stored {
+        Some(stored) => {
+            allocators.release(&stored.allocation);
+            let none = ServiceAllocation::default();
+            ServiceReport::new(Some(allocators), &stored.service, "deleted", &none, document)
+        }
+        None => {
+            let message = format!("services {:?} not found", service.metadata.name);
+            let object = Some(service_ref(service));
+            diags.push(Diagnostic::error(object, "", "NotFound", message).at(document.clone()));
+            ServiceReport::rejected(Some(allocators), service, document)
+        }
+    }
+}
+
+/// A create or update of a Service on its way through kube-apiserver.
+struct ServiceWrite<'r> {
+    /// The stored object an update replaces.
+    old: Option<&'r StoredService>,
+    /// The `status` the document carried (the policy reads it; the apiserver drops it).
+    written_status: &'r ServiceStatus,
+    positions: &'r Positions,
+    profile: &'r Profile,
+}
+
+impl ServiceWrite<'_> {
+    /// The registry's steps in kube-apiserver's order: the update's preparation, allocation
+    /// (which wins over validation, as in the generic registry `Store.Create`/`Update`),
+    /// validation of the allocated object, then the operator's policy. Accepted: the allocation
+    /// to commit and the policy's diagnostics; refused: the refusal's diagnostics, with this
+    /// request's allocations undone (`finishUpdate(false)`).
+    fn admit(
+        &self,
+        service: &mut Service,
+        allocators: &mut Allocators,
+        scope: &PolicyScope<'_>,
+        stored: &BTreeMap<ServiceKey, StoredService>,
+    ) -> Result<(Transaction, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let old = self.old.map(|o| &*o.service);
+        if let Some(old) = old {
+            registry::begin_update(old, service);
+        }
+        registry::prepare_service(service, old, self.profile);
+        let allocated = match old {
+            Some(old) => allocators.update(service, old),
+            None => allocators.create(service),
         };
-        let json = world.profile.json_field_values();
-        scope.policies.judge_service(
-            &subject,
-            &scope.env(&world.services, Some(&*cluster)),
-            &positions,
-            json,
-        )
-    });
-    if let Some(judgement) = &judgement
-        && judgement.denied
-    {
-        cluster.revert(txn);
-        diags.extend(judgement.diagnostics.iter().cloned());
-        if let Some(old) = previous {
-            world.services.insert(key, old);
+        let txn = allocated.map_err(|failure| {
+            allocation_diagnostics(failure, service, self.positions, self.profile)
+        })?;
+        let errors = self.validate(service);
+        if !errors.is_empty() {
+            allocators.revert(txn);
+            let object = service_ref(service);
+            return Err(field_diagnostics(&errors, &object, self.positions, self.profile).collect());
         }
-        return Some(ServiceReport::rejected(Some(cluster), &service, document));
+        // The operator's policy judges what the apiserver accepted; a deny is a refusal like
+        // any other.
+        let subject = policy::ServiceSubject {
+            service,
+            old,
+            requested: Some(txn.requested()),
+            status: self.written_status,
+        };
+        match judge_service(
+            scope,
+            &subject,
+            stored,
+            Some(&*allocators),
+            self.positions,
+            self.profile,
+        ) {
+            Judged::Denied(diagnostics) => {
+                allocators.revert(txn);
+                Err(diagnostics)
+            }
+            Judged::Allowed(diagnostics) => Ok((txn, diagnostics)),
+        }
     }
-    diags.extend(service_warnings(&world.profile, &service, &positions));
-    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
-    // finishUpdate(true): release what the old object gave up.
-    let outcome = if previous.is_some() { "updated" } else { "created" };
-    let held = previous.map(|old| old.allocation).unwrap_or_default();
-    let allocation = cluster.commit(txn, &held);
-    let report = with_report
-        .then(|| ServiceReport::new(Some(cluster), &service, outcome, &allocation, document));
-    scope.stored(&key, &service);
-    world.services.insert(key, StoredService { service: Box::new(service), positions, allocation });
-    report
+
+    /// Validation of the defaulted, allocated object, after the strategy's PrepareFor*.
+    fn validate(&self, service: &mut Service) -> Vec<FieldError> {
+        let Some(old) = self.old.map(|o| &*o.service) else {
+            return validation::validate_service_create(service, self.profile);
+        };
+        registry::drop_type_dependent_fields(service, old, self.profile);
+        registry::carry_resource_version(old, service);
+        let mut errors = validation::validate_common_update_fields(
+            &service.metadata,
+            &old.metadata,
+            self.profile,
+        );
+        errors.extend(validation::validate_service_update(service, old, self.profile));
+        errors
+    }
+}
+
+/// What the operator's policy made of an object.
+enum Judged {
+    /// Stored, with the policy's warnings and audit notes (none when no policy judges it).
+    Allowed(Vec<Diagnostic>),
+    /// Refused, with the denials (and the rest of the judgement).
+    Denied(Vec<Diagnostic>),
+}
+
+/// The operator's policy on a Service the apiserver accepted, when a policy judges its document.
+fn judge_service(
+    scope: &PolicyScope<'_>,
+    subject: &policy::ServiceSubject<'_>,
+    stored: &BTreeMap<ServiceKey, StoredService>,
+    allocators: Option<&Allocators>,
+    positions: &Positions,
+    profile: &Profile,
+) -> Judged {
+    if !scope.judges(positions) {
+        return Judged::Allowed(Vec::new());
+    }
+    let env = scope.env(stored, allocators);
+    let judgement =
+        scope.policies.judge_service(subject, &env, positions, profile.json_field_values());
+    if judgement.denied {
+        Judged::Denied(judgement.diagnostics)
+    } else {
+        Judged::Allowed(judgement.diagnostics)
+    }
 }
 
 /// `--no-defaults`: the object as written (the vectors' `validate` mode), nothing allocated. A
@@ -510,7 +642,7 @@ fn validate_as_written(
 ) -> ServiceReport {
     let Located { value: service, positions, .. } = located;
     let document = positions.source_of("");
-    let key = (service.metadata.namespace.clone(), service.metadata.name.clone());
+    let key = ServiceKey::of(&service.metadata);
     let previous = world.services.get(&key);
     let errors = match previous {
         Some(old) => validation::validate_service_update(&service, &old.service, &world.profile),
@@ -526,24 +658,22 @@ fn validate_as_written(
         ));
         return ServiceReport::rejected(None, &service, document);
     }
-    let judgement = scope.judges(&positions).then(|| {
-        let subject = policy::ServiceSubject {
-            service: &service,
-            old: previous.map(|old| &*old.service),
-            requested: None,
-            status: &service.status,
-        };
-        let json = world.profile.json_field_values();
-        scope.policies.judge_service(&subject, &scope.env(&world.services, None), &positions, json)
-    });
-    if let Some(judgement) = &judgement
-        && judgement.denied
-    {
-        diags.extend(judgement.diagnostics.iter().cloned());
-        return ServiceReport::rejected(None, &service, document);
-    }
+    let subject = policy::ServiceSubject {
+        service: &service,
+        old: previous.map(|old| &*old.service),
+        requested: None,
+        status: &service.status,
+    };
+    let judged = judge_service(scope, &subject, &world.services, None, &positions, &world.profile);
+    let judged = match judged {
+        Judged::Denied(diagnostics) => {
+            diags.extend(diagnostics);
+            return ServiceReport::rejected(None, &service, document);
+        }
+        Judged::Allowed(diagnostics) => diagnostics,
+    };
     diags.extend(service_warnings(&world.profile, &service, &positions));
-    diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
+    diags.extend(judged);
     let none = ServiceAllocation::default();
     let report = ServiceReport::new(None, &service, outcome, &none, document);
     scope.stored(&key, &service);

@@ -115,10 +115,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::field::{ErrorType, FieldError};
 use crate::manifest::Input;
-use crate::model::{EndpointSlice, Located, Positions, ServicePolicy};
+use crate::model::well_known::OPERATION_ANNOTATION;
+use crate::model::{EndpointSlice, Located, Origin, Positions, ServiceKey, ServicePolicy};
 use crate::world::StoredService;
 // The crate root's re-export: the pipeline, which owns it, sits above this layer.
-use crate::OPERATION_ANNOTATION;
 use crate::profile::Profile;
 use crate::source::Source;
 use crate::yaml::{Node, Value};
@@ -499,9 +499,9 @@ impl Policies {
             });
             return;
         }
-        let Some(root) = positions.root.as_deref() else { return };
+        let Origin::Tree(root) = &positions.origin else { return };
         let doc = Document {
-            root: root.clone(),
+            root: Node::clone(root),
             index: positions.document(),
             object: true,
             name: meta.name.clone(),
@@ -646,8 +646,6 @@ pub(crate) fn cause_reason(diagnostic: &Diagnostic) -> &'static str {
         .map_or(ErrorType::Forbidden.reason(), |t| t.reason())
 }
 
-/// The map key of a stored Service: (namespace as stored, name).
-type ServiceKey = (String, String);
 /// (namespace, selector) of a Service that selects Pods, the selector as `k=v` pairs joined by
 /// NUL (which no label key or value holds), so a key costs two allocations.
 type SelectorKey = (String, String);
@@ -700,7 +698,7 @@ impl SelectorIndex {
         let index = self.0.borrow();
         let Some(keys) = index.get(&wanted) else { return Vec::new() };
         keys.iter()
-            .filter(|key| key.1 != service.metadata.name)
+            .filter(|key| key.name != service.metadata.name)
             .filter(|key| {
                 inventory.get(*key).is_some_and(|other| {
                     let o = &other.service;
@@ -717,8 +715,8 @@ impl SelectorIndex {
 /// The stored Services a judgement may look at, or `None` when the host has none.
 pub(crate) fn inventory<'a>(
     context: &Context,
-    services: &'a BTreeMap<(String, String), StoredService>,
-) -> Option<&'a BTreeMap<(String, String), StoredService>> {
+    services: &'a BTreeMap<ServiceKey, StoredService>,
+) -> Option<&'a BTreeMap<ServiceKey, StoredService>> {
     (!context.no_inventory).then_some(services)
 }
 

@@ -46,7 +46,7 @@ use crate::net::IpFamily;
 pub use config::{DetectLocal, NftablesTable, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
-pub(crate) use release::{Behaviour, holds, holds_at, past};
+pub(crate) use release::configure_release;
 pub(crate) use startup::{
     diagnostics as configuration_diagnostics, own_gate_default, validate as validate_configuration,
 };

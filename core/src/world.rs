@@ -4,18 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::allocation::{Cluster, FamilyAllocator, ServiceAllocation};
+use crate::allocation::{Allocators, FamilyAllocator, ServiceAllocation};
 use crate::limits::MAX_RENDER_ENTRIES;
 use crate::model::{
-    EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node, Positions, Service,
-    ServiceStatus,
+    EndpointSlice, Endpoints, KubeProxyConfiguration, Located, Node, Origin, Positions, Service,
+    ServiceKey, ServiceStatus,
 };
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
-    Behaviour, NftablesTable, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered,
-    RulesetWriter, ServicePorts, TopologyHints, holds, holds_at, own_gate_default, past,
-    validate_configuration,
+    ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, RulesetWriter, ServicePorts,
+    own_gate_default, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -36,9 +35,9 @@ pub struct StoredService {
 pub struct World {
     /// The profile in force.
     pub profile: Profile,
-    pub(crate) cluster: Option<Cluster>,
-    /// Live Services by (namespace, name).
-    pub services: BTreeMap<(String, String), StoredService>,
+    pub(crate) allocators: Option<Allocators>,
+    /// Live Services by namespace and name.
+    pub services: BTreeMap<ServiceKey, StoredService>,
     /// EndpointSlices in stream order.
     pub endpoint_slices: Vec<Located<EndpointSlice>>,
     /// v1 Endpoints in stream order.
@@ -52,18 +51,18 @@ pub struct World {
     /// `status` of live Services as the manifests wrote it: the apiserver drops status on
     /// create, but a scenario uses it to play the load-balancer controller (kube-proxy reads
     /// `status.loadBalancer.ingress`).
-    pub service_status: BTreeMap<(String, String), ServiceStatus>,
+    pub service_status: BTreeMap<ServiceKey, ServiceStatus>,
     /// Index of named EndpointSlices in `endpoint_slices` by namespace, then name: two levels
-    /// so a lookup borrows its key instead of building a `(String, String)`.
+    /// so a lookup borrows its key instead of building a [`ServiceKey`].
     endpoint_slice_index: BTreeMap<String, BTreeMap<String, usize>>,
 }
 
 impl World {
-    /// An empty cluster under a profile; `cluster` is `None` when its ranges could not be built.
-    pub(crate) fn new(profile: Profile, cluster: Option<Cluster>) -> World {
+    /// An empty cluster under a profile; `allocators` is `None` when its ranges could not be built.
+    pub(crate) fn new(profile: Profile, allocators: Option<Allocators>) -> World {
         World {
             profile,
-            cluster,
+            allocators,
             services: BTreeMap::new(),
             endpoint_slices: Vec::new(),
             endpoints: Vec::new(),
@@ -112,10 +111,7 @@ impl World {
     /// field positions of diagnostics, which a render never writes): the input text goes as
     /// soon as the host drops its own handle on it.
     fn forget_documents(&mut self) {
-        let forget = |positions: &mut Positions| {
-            positions.root = None;
-            positions.text = None;
-        };
+        let forget = |positions: &mut Positions| positions.origin = Origin::Forgotten;
         self.services.values_mut().for_each(|s| forget(&mut s.positions));
         self.endpoint_slices.iter_mut().for_each(|s| forget(&mut s.positions));
         self.endpoints.iter_mut().for_each(|e| forget(&mut e.positions));
@@ -165,8 +161,6 @@ impl ProxyConfig {
             &world.profile.host,
             &world.profile.service_cluster_ip_ranges,
         )?;
-        config.prefer_non_terminating_duplicates =
-            holds(Behaviour::DuplicateEndpointsPreferNonTerminating, world.profile.version.minor);
         // A gate kube-proxy's own `featureGates` names wins over the profile, either way; a
         // gate only kube-proxy acts on takes its release default from kube-proxy's table.
         let own = world.kube_proxy.as_ref().map(|k| &k.value.feature_gates);
@@ -176,24 +170,7 @@ impl ProxyConfig {
                 .or_else(|| own_gate_default(name, minor))
                 .unwrap_or_else(|| world.profile.gate_named(name))
         };
-        config.prefer_same_node = gate("PreferSameTrafficDistribution");
-        config.terminating_fallback = gate("ProxyTerminatingEndpoints");
-        config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
-        config.topology_hints = if !gate("TopologyAwareHints") {
-            TopologyHints::Off
-        } else if holds(Behaviour::HintsWithoutAnnotation, minor)
-            && gate("ServiceTrafficDistribution")
-        {
-            TopologyHints::Always
-        } else if holds(Behaviour::HintsAnnotationAnyValue, minor) {
-            TopologyHints::AnnotationEnabled
-        } else if holds(Behaviour::HintsAnnotationAuto, minor) {
-            TopologyHints::AnnotationAuto
-        } else {
-            TopologyHints::Off
-        };
-        config.ip_mode_proxy_skipped =
-            holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
+        crate::proxy::configure_release(&mut config, world.profile.version, &gate);
         // cmd/kube-proxy/app/server.go `ProxyServer.Run` watches ServiceCIDR objects only with
         // MultiCIDRServiceAllocator on (kube-proxy's own gate; v1alpha1 objects in 1.29 and
         // 1.30, v1beta1 from 1.31, v1 from 1.33), and the nftables proxier's
@@ -204,7 +181,7 @@ impl ProxyConfig {
         // in set order (`UnsortedList`), svclab in sorted order.
         config.service_cidrs = if gate("MultiCIDRServiceAllocator") && world.profile.multi_cidr() {
             let mut cidrs: Vec<ipnet::IpNet> = world
-                .cluster
+                .allocators
                 .as_ref()
                 .and_then(|c| c.families().get(&config.family))
                 .map(|f| match f {
@@ -218,33 +195,6 @@ impl ProxyConfig {
         } else {
             Vec::new()
         };
-        config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
-        config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
-        config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
-        config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
-        config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
-        config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
-        config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
-        config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
-        // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
-        config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
-        config.nftables_table = if holds_at(Behaviour::NftablesPreDnatChains, world.profile.version)
-        {
-            NftablesTable::PreDnat
-        } else if holds(Behaviour::NftablesPostDnatOutputChain, minor) {
-            NftablesTable::PostDnatOutput
-        } else {
-            NftablesTable::Alpha
-        };
-        config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
-        config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
-        config.nftables_iifname = holds_at(Behaviour::NftablesIifname, world.profile.version);
-        config.nftables_masquerade_unmodelled =
-            past(Behaviour::NftablesMarkForMasqueradeChain, minor);
-        if !config.localhost_exclusions {
-            // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
-            config.localhost_node_ports = true;
-        }
         Ok(config)
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 
-use svclab_core::{EndpointSlice, Service};
+use svclab_core::{EndpointSlice, Service, ServiceKey};
 
 use crate::topology::PodSpec;
 
@@ -79,8 +79,8 @@ impl Role {
 pub(crate) struct SvcPort {
     /// `namespace/name:port` (kube-proxy's service-port name).
     pub(crate) name: String,
-    /// The Service's (namespace, name), namespace defaulted.
-    pub(crate) service: (String, String),
+    /// The Service's key, namespace defaulted.
+    pub(crate) service: ServiceKey,
     pub(crate) cluster_ip: Option<IpAddr>,
     pub(crate) port: u16,
     pub(crate) node_port: u16,
@@ -305,7 +305,10 @@ impl Model {
                 let namespace = if meta.namespace.is_empty() { "default" } else { &meta.namespace };
                 model.ports.push(SvcPort {
                     name,
-                    service: (namespace.to_owned(), meta.name.clone()),
+                    service: ServiceKey {
+                        namespace: namespace.to_owned(),
+                        name: meta.name.clone(),
+                    },
                     cluster_ip,
                     port: u16::try_from(port.port).unwrap_or(0),
                     node_port: u16::try_from(port.node_port).unwrap_or(0),
@@ -356,8 +359,8 @@ impl Model {
                     let Some(ip) = parse(address) else { continue };
                     if !tcp.is_empty() || !udp.is_empty() {
                         for sp in &mut model.ports {
-                            if sp.service.0 == namespace
-                                && owner.is_some_and(|o| *o == sp.service.1)
+                            if sp.service.namespace == namespace
+                                && owner.is_some_and(|o| *o == sp.service.name)
                                 && !sp.endpoint_ips.contains(&ip)
                             {
                                 sp.endpoint_ips.push(ip);

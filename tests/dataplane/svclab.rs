@@ -9,8 +9,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 use svclab_core::testing::{DetectLocal, ProxyConfig};
 use svclab_core::{
-    CheckOptions, Input, IpFamily, Object, ProxyMode, RenderOptions, TraceReport, TraceRequest,
-    World,
+    CheckOptions, Input, IpFamily, Object, ProxyMode, RenderOptions, ServiceKey, TraceReport,
+    TraceRequest, World,
 };
 
 use crate::case::{Ep, Expect, Family, Mode};
@@ -99,7 +99,7 @@ pub(crate) struct Evaluated {
     pub(crate) world: World,
     /// `status.loadBalancer.ingress` IPs as written, by (namespace, name): creating a Service
     /// ignores its status, but kube-proxy programs the load-balancer IPs a controller sets.
-    pub(crate) ingress: BTreeMap<(String, String), Vec<IpAddr>>,
+    pub(crate) ingress: BTreeMap<ServiceKey, Vec<IpAddr>>,
     /// Services of the files that the cluster did not accept, with the reasons.
     pub(crate) rejected: Vec<String>,
 }
@@ -120,10 +120,7 @@ pub(crate) fn evaluate(inputs: &[(String, String)]) -> Result<Evaluated, String>
     for object in svclab_core::parse(&inputs).objects {
         let Object::Service(svc) = object else { continue };
         let meta = &svc.value.metadata;
-        let key = (
-            if meta.namespace.is_empty() { "default".to_owned() } else { meta.namespace.clone() },
-            meta.name.clone(),
-        );
+        let key = ServiceKey::defaulted(meta);
         let ips: Vec<IpAddr> = svc
             .value
             .status
@@ -140,12 +137,13 @@ pub(crate) fn evaluate(inputs: &[(String, String)]) -> Result<Evaluated, String>
                 .iter()
                 .filter(|d| {
                     d.object.as_ref().is_some_and(|o| {
-                        o.name == key.1 && (o.namespace == key.0 || o.namespace.is_empty())
+                        o.name == key.name
+                            && (o.namespace == key.namespace || o.namespace.is_empty())
                     })
                 })
                 .map(|d| d.message.clone())
                 .collect();
-            rejected.push(format!("{}/{}: {}", key.0, key.1, reasons.join("; ")));
+            rejected.push(format!("{key}: {}", reasons.join("; ")));
         }
     }
     Ok(Evaluated { world, ingress, rejected })

@@ -116,7 +116,7 @@ impl Transaction {
 
 /// The cluster's allocators.
 #[derive(Debug, Clone)]
-pub(crate) struct Cluster {
+pub(crate) struct Allocators {
     primary: IpFamily,
     families: BTreeMap<IpFamily, FamilyAllocator>,
     pub(crate) ports: PortAllocator,
@@ -124,13 +124,13 @@ pub(crate) struct Cluster {
     strict_ip: bool,
 }
 
-impl Cluster {
+impl Allocators {
     /// Allocators for a profile; `service_cidrs` are the ranges of ServiceCIDR objects in order
     /// (used only when MultiCIDRServiceAllocator is on).
     pub(crate) fn new(
         profile: &Profile,
         service_cidrs: &[IpNet],
-    ) -> Result<Cluster, AllocationError> {
+    ) -> Result<Allocators, AllocationError> {
         let primary =
             profile.service_cluster_ip_ranges.first().map_or(IpFamily::V4, IpFamily::of_net);
         let mut families = BTreeMap::new();
@@ -171,7 +171,7 @@ impl Cluster {
             profile.node_port_static_subrange(),
             profile.seed,
         );
-        Ok(Cluster {
+        Ok(Allocators {
             primary,
             families,
             ports,
@@ -229,8 +229,8 @@ impl Cluster {
 
     /// `allocateCreate`: family defaulting, ClusterIPs, NodePorts and the health-check port of
     /// a new Service, written into it. On failure everything taken is given back; on success
-    /// the caller [`commit`](Cluster::commit)s or, when validation rejects the object,
-    /// [`revert`](Cluster::revert)s.
+    /// the caller [`commit`](Allocators::commit)s or, when validation rejects the object,
+    /// [`revert`](Allocators::revert)s.
     pub(crate) fn create(&mut self, svc: &mut Service) -> Result<Transaction, AllocFailure> {
         // normalizeClusterIPs (create branch).
         if !svc.spec.cluster_ip.is_empty() && svc.spec.cluster_ips.is_empty() {
@@ -269,7 +269,7 @@ impl Cluster {
     /// `beginUpdate` after the on-read defaulting: `allocateUpdate` of `new` against the stored
     /// `old`. Only what changes is allocated (a secondary family on upgrade, all IPs when
     /// leaving ExternalName, node ports not held before, a health-check port when one becomes
-    /// needed); what the old object gives up is released on [`commit`](Cluster::commit).
+    /// needed); what the old object gives up is released on [`commit`](Allocators::commit).
     pub(crate) fn update(
         &mut self,
         new: &mut Service,

@@ -342,66 +342,96 @@ fn metadata(ctx: &mut Ctx, root: &Node, top: &At) -> ObjectMeta {
 /// A decoded object of a kind svclab models, with what the decoder noticed on the way.
 pub(crate) struct Decoded {
     /// The typed object, unless a type error rejected it.
-    pub(crate) object: Result<Object, TypeError>,
+    pub(crate) object: Result<Typed, TypeError>,
     /// Who it is, for diagnostics.
     pub(crate) object_ref: ObjectRef,
     /// Fields the API type does not have (warnings; the object is kept).
     pub(crate) unknown_fields: Vec<UnknownField>,
 }
 
+/// A typed object as decoding hands it on: complete, but not yet placed in its input;
+/// [`Typed::located`] joins it to the positions of its fields.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "a value in passing: `located` moves it into its boxed object straight away"
+)]
+pub(crate) enum Typed {
+    Service(Service),
+    EndpointSlice(EndpointSlice),
+    Endpoints(Endpoints),
+    Node(KubeNode),
+    ServiceCidr(ServiceCidr),
+    KubeProxyConfiguration(KubeProxyConfiguration),
+    ClusterProfile(ClusterProfile),
+    ServicePolicy(ServicePolicy),
+}
+
+impl Typed {
+    /// Whether the object's positions must keep the values of its tree, not only its keys: a
+    /// ServicePolicy's rules read their settings from the positioned tree.
+    pub(crate) fn reads_values(&self) -> bool {
+        matches!(self, Typed::ServicePolicy(_))
+    }
+
+    /// The scenario object: this value, `apiVersion` as written, where its fields are.
+    pub(crate) fn located(self, api_version: String, positions: Positions) -> Object {
+        fn at<T>(value: T, api_version: String, positions: Positions) -> Box<Located<T>> {
+            Box::new(Located { value, api_version, positions })
+        }
+        match self {
+            Typed::Service(v) => Object::Service(at(v, api_version, positions)),
+            Typed::EndpointSlice(v) => Object::EndpointSlice(at(v, api_version, positions)),
+            Typed::Endpoints(v) => Object::Endpoints(at(v, api_version, positions)),
+            Typed::Node(v) => Object::Node(at(v, api_version, positions)),
+            Typed::ServiceCidr(v) => Object::ServiceCidr(at(v, api_version, positions)),
+            Typed::KubeProxyConfiguration(v) => {
+                Object::KubeProxyConfiguration(at(v, api_version, positions))
+            }
+            Typed::ClusterProfile(v) => Object::ClusterProfile(at(v, api_version, positions)),
+            Typed::ServicePolicy(v) => Object::ServicePolicy(at(v, api_version, positions)),
+        }
+    }
+}
+
 /// The one entrance of decoding: the typed object of `kind` in `api_version`, or `None` when
 /// svclab does not model that kind. Go's decoder stops at the first type error and rejects the
 /// whole object with it (`Service in version "v1" cannot be handled as a Service: json: ...`).
-pub(crate) fn object(
-    root: &Node,
-    api_version: &str,
-    kind: &str,
-    positions: Positions,
-) -> Option<Decoded> {
+pub(crate) fn object(root: &Node, api_version: &str, kind: &str) -> Option<Decoded> {
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
     let mut ctx = Ctx::default();
     let meta_ref = |meta: &ObjectMeta| ObjectRef::new(kind, &meta.namespace, &meta.name);
-    let written = api_version;
-    let api_version = written.to_owned();
     let (object, object_ref) = match (group, kind) {
         ("", "Service") => {
             let value = service(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::Service(Box::new(Located { value, api_version, positions })), r)
+            (Typed::Service(value), r)
         }
         ("discovery.k8s.io", "EndpointSlice") => {
             let value = endpoint_slice(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::EndpointSlice(Box::new(Located { value, api_version, positions })), r)
+            (Typed::EndpointSlice(value), r)
         }
         ("", "Endpoints") => {
             let value = endpoints(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::Endpoints(Box::new(Located { value, api_version, positions })), r)
+            (Typed::Endpoints(value), r)
         }
         ("", "Node") => {
             let value = node(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::Node(Box::new(Located { value, api_version, positions })), r)
+            (Typed::Node(value), r)
         }
         ("networking.k8s.io", "ServiceCIDR") => {
             let value = service_cidr(&mut ctx, root);
             let r = meta_ref(&value.metadata);
-            (Object::ServiceCidr(Box::new(Located { value, api_version, positions })), r)
+            (Typed::ServiceCidr(value), r)
         }
-        ("kubeproxy.config.k8s.io", "KubeProxyConfiguration") => {
-            let value = kube_proxy_configuration(&mut ctx, root);
-            (
-                Object::KubeProxyConfiguration(Box::new(Located { value, api_version, positions })),
-                ObjectRef::kind(kind),
-            )
-        }
+        ("kubeproxy.config.k8s.io", "KubeProxyConfiguration") => (
+            Typed::KubeProxyConfiguration(kube_proxy_configuration(&mut ctx, root)),
+            ObjectRef::kind(kind),
+        ),
         ("svclab.dev", "ClusterProfile") => {
-            let value = cluster_profile(&mut ctx, root);
-            (
-                Object::ClusterProfile(Box::new(Located { value, api_version, positions })),
-                ObjectRef::kind(kind),
-            )
+            (Typed::ClusterProfile(cluster_profile(&mut ctx, root)), ObjectRef::kind(kind))
         }
         // Only `metadata` is decoded here: the policy layer decodes `spec` strictly from the
         // positioned tree (unknown keys there are errors, not warnings).
@@ -409,7 +439,7 @@ pub(crate) fn object(
             let value =
                 ServicePolicy { metadata: metadata(&mut ctx, root, &At::root("ServicePolicy")) };
             let r = meta_ref(&value.metadata);
-            (Object::ServicePolicy(Box::new(Located { value, api_version, positions })), r)
+            (Typed::ServicePolicy(value), r)
         }
         _ => return None,
     };
@@ -419,7 +449,7 @@ pub(crate) fn object(
         Some(first) => {
             // The core group is served as "v1"; other groups by the version they were sent in.
             let version =
-                if group.is_empty() { "v1" } else { written.rsplit('/').next().unwrap_or("") };
+                if group.is_empty() { "v1" } else { api_version.rsplit('/').next().unwrap_or("") };
             let message = format!(
                 "{kind} in version \"{version}\" cannot be handled as a {kind}: {}",
                 first.message
@@ -640,9 +670,10 @@ fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
         let hm =
             ctx.map(hints_node, &at.field("hints"), "v1.EndpointHints", &["forZones", "forNodes"]);
         let hints = hints_node.filter(|n| n.value != Value::Null).map(|_| {
-            let mut names = |key: &'static str, strukt: &'static str| -> Vec<String> {
+            // `[]v1.ForZone`, `[]v1.ForNode`: the Go type a wrong value is reported against.
+            let mut names = |key: &'static str, strukt: &'static str, go_type| -> Vec<String> {
                 let mut out = Vec::new();
-                let items = ctx.seq(get(hm, key), &hat.field(key), "[]v1.ForZone");
+                let items = ctx.seq(get(hm, key), &hat.field(key), go_type);
                 for (k, z) in items.iter().enumerate() {
                     let zat = hat.field(key).index(k).within(strukt);
                     let zm = ctx.map(Some(z), &zat, strukt, &["name"]);
@@ -651,8 +682,8 @@ fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
                 out
             };
             EndpointHints {
-                for_zones: names("forZones", "ForZone"),
-                for_nodes: names("forNodes", "ForNode"),
+                for_zones: names("forZones", "ForZone", "[]v1.ForZone"),
+                for_nodes: names("forNodes", "ForNode", "[]v1.ForNode"),
             }
         });
         endpoints.push(Endpoint {

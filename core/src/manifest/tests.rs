@@ -86,6 +86,29 @@ metadata: {name: ok}
 }
 
 #[test]
+fn a_wrong_hints_type_names_the_go_type_of_its_field() {
+    // endpoints.hints.forNodes is a []v1.ForNode (k8s.io/api/discovery/v1 EndpointHints);
+    // forZones a []v1.ForZone.
+    let slice = |hints: &str| {
+        format!(
+            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: s}}\naddressType: IPv4\nendpoints:\n- addresses: [10.0.0.1]\n  hints: {hints}\n"
+        )
+    };
+    check(
+        &slice("{forNodes: node-a}"),
+        expect![[r#"
+            Error 7:21 FieldValueTypeInvalid [endpoints[0].hints.forNodes] EndpointSlice in version "v1" cannot be handled as a EndpointSlice: json: cannot unmarshal string into Go struct field EndpointHints.endpoints.hints.forNodes of type []v1.ForNode
+        "#]],
+    );
+    check(
+        &slice("{forZones: zone-a}"),
+        expect![[r#"
+            Error 7:21 FieldValueTypeInvalid [endpoints[0].hints.forZones] EndpointSlice in version "v1" cannot be handled as a EndpointSlice: json: cannot unmarshal string into Go struct field EndpointHints.endpoints.hints.forZones of type []v1.ForZone
+        "#]],
+    );
+}
+
+#[test]
 fn malformed_documents_and_missing_kinds_are_diagnosed() {
     check(
         "kind: Service\n---\n[1, 2\n---\nplain text\n",

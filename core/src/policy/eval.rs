@@ -4,14 +4,18 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-use crate::allocation::{Cluster, FamilyAllocator};
+use crate::allocation::{Allocators, FamilyAllocator};
 use crate::field::{FieldError, GoValue};
-use crate::model::{EndpointSlice, Service};
+use crate::model::well_known::{
+    ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY, DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS,
+    LABEL_MANAGED_BY, TOLERATE_UNREADY_ENDPOINTS_ANNOTATION,
+};
+use crate::model::{EndpointSlice, Service, ServiceKey};
 use crate::net::{IpFamily, parse_ip_sloppy, unmap};
 use crate::policy::UserInfo;
 use crate::policy::settings::{
-    Action, Cidr, Explicit, ExternalIpMode, LoadBalancerIpMode, Manual, NamespacePattern, Ports,
-    Settings,
+    Action, Cidr, Explicit, ExternalIpMode, LoadBalancer, LoadBalancerIpMode, Manual,
+    NamespacePattern, Ports, Settings,
 };
 use crate::world::StoredService;
 
@@ -40,11 +44,11 @@ pub(crate) struct ServiceSubject<'a> {
 
 /// What the host knows besides the object.
 pub(crate) struct Env<'a> {
-    pub(crate) cluster: Option<&'a Cluster>,
+    pub(crate) allocators: Option<&'a Allocators>,
     pub(crate) user_info: Option<&'a UserInfo>,
     /// The other Services in effect (the object's own stored version excluded); `None` when
     /// the host has no inventory.
-    pub(crate) inventory: Option<&'a BTreeMap<(String, String), StoredService>>,
+    pub(crate) inventory: Option<&'a BTreeMap<ServiceKey, StoredService>>,
     /// The inventory by selector.
     pub(crate) selectors: &'a crate::policy::SelectorIndex,
     /// An update whose old object the host did not send.
@@ -397,11 +401,11 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                 ),
             ),
             Explicit::StaticBandOnly => {
-                let Some(cluster) = env.cluster else {
+                let Some(allocators) = env.allocators else {
                     judge.skipped("nodePorts.explicit", "allocation");
                     continue;
                 };
-                match cluster.ports.static_band() {
+                match allocators.ports.static_band() {
                     Some((first, last)) if (first..=last).contains(port) => {}
                     band => judge.violation(
                         "nodePorts.explicit",
@@ -487,108 +491,109 @@ fn node_ports(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
     }
 }
 
-/// The annotation the legacy cloud providers read source ranges from.
-const SOURCE_RANGES_ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
-
 fn load_balancer(judge: &mut Judge<'_>, service: &Service) {
-    let lb = &judge.settings.load_balancer;
     if service.spec.type_ != "LoadBalancer" {
         return;
     }
-    let action = lb.action;
+    let lb = &judge.settings.load_balancer;
     if lb.forbid {
         judge.violation(
             "loadBalancer.forbid",
-            action,
+            lb.action,
             FieldError::forbidden("spec.type", "LoadBalancer Services are not allowed"),
         );
     }
-    if lb.require_internal
-        && !lb.internal_annotations.iter().any(|a| {
-            service
-                .metadata
-                .annotations
-                .get(&a.key)
-                .is_some_and(|v| a.value.is_empty() || *v == a.value)
-        })
-    {
-        let wanted: Vec<String> =
-            lb.internal_annotations
-                .iter()
-                .map(|a| {
-                    if a.value.is_empty() {
-                        a.key.clone()
-                    } else {
-                        format!("{}: {}", a.key, a.value)
-                    }
-                })
-                .collect();
-        judge.violation(
-            "loadBalancer.requireInternal",
-            action,
-            FieldError::required(
-                "metadata.annotations",
-                format!("a LoadBalancer Service must be internal: set {}", wanted.join(" or ")),
-            ),
-        );
+    if lb.require_internal {
+        require_internal(judge, lb, service);
     }
     if !lb.allowed_classes.is_empty() {
-        let allowed: Vec<&str> = lb.allowed_classes.iter().map(String::as_str).collect();
-        match &service.spec.load_balancer_class {
-            Some(class) if allowed.contains(&class.as_str()) => {}
-            Some(class) => judge.violation(
-                "loadBalancer.allowedClasses",
-                action,
-                FieldError::not_supported_sorted(
-                    "spec.loadBalancerClass",
-                    GoValue::Str(class.clone()),
-                    &allowed,
-                ),
-            ),
-            None => {
-                let mut sorted = allowed.clone();
-                sorted.sort_unstable();
-                let quoted: Vec<String> =
-                    sorted.iter().map(|c| crate::field::go_quote(c)).collect();
-                judge.violation(
-                    "loadBalancer.allowedClasses",
-                    action,
-                    FieldError::required(
-                        "spec.loadBalancerClass",
-                        format!("supported values: {}", quoted.join(", ")),
-                    ),
-                );
-            }
-        }
+        allowed_classes(judge, lb, service.spec.load_balancer_class.as_deref());
     }
-    let ranges: Vec<(String, String)> = if service.spec.load_balancer_source_ranges.is_empty() {
-        service
-            .metadata
-            .annotations
-            .get(SOURCE_RANGES_ANNOTATION)
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| {
-                        (format!("metadata.annotations[{SOURCE_RANGES_ANNOTATION}]"), s.to_owned())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    } else {
-        service
-            .spec
-            .load_balancer_source_ranges
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (format!("spec.loadBalancerSourceRanges[{i}]"), r.trim().to_owned()))
-            .collect()
+    source_ranges(judge, lb, service);
+    if !service.spec.load_balancer_ip.is_empty() {
+        load_balancer_ip(judge, lb, &service.spec.load_balancer_ip);
+    }
+}
+
+/// `loadBalancer.requireInternal`: one of the internal annotations (any value when the setting
+/// gives none).
+fn require_internal(judge: &mut Judge<'_>, lb: &LoadBalancer, service: &Service) {
+    let annotations = &service.metadata.annotations;
+    let internal = lb
+        .internal_annotations
+        .iter()
+        .any(|a| annotations.get(&a.key).is_some_and(|v| a.value.is_empty() || *v == a.value));
+    if internal {
+        return;
+    }
+    let wanted: Vec<String> = lb
+        .internal_annotations
+        .iter()
+        .map(|a| if a.value.is_empty() { a.key.clone() } else { format!("{}: {}", a.key, a.value) })
+        .collect();
+    judge.violation(
+        "loadBalancer.requireInternal",
+        lb.action,
+        FieldError::required(
+            "metadata.annotations",
+            format!("a LoadBalancer Service must be internal: set {}", wanted.join(" or ")),
+        ),
+    );
+}
+
+/// `loadBalancer.allowedClasses`: `spec.loadBalancerClass` is set and one of them.
+fn allowed_classes(judge: &mut Judge<'_>, lb: &LoadBalancer, class: Option<&str>) {
+    let allowed: Vec<&str> = lb.allowed_classes.iter().map(String::as_str).collect();
+    let error = match class {
+        Some(class) if allowed.contains(&class) => return,
+        Some(class) => FieldError::not_supported_sorted(
+            "spec.loadBalancerClass",
+            GoValue::Str(class.to_owned()),
+            &allowed,
+        ),
+        None => {
+            let mut sorted = allowed;
+            sorted.sort_unstable();
+            let quoted: Vec<String> = sorted.iter().map(|c| crate::field::go_quote(c)).collect();
+            FieldError::required(
+                "spec.loadBalancerClass",
+                format!("supported values: {}", quoted.join(", ")),
+            )
+        }
     };
+    judge.violation("loadBalancer.allowedClasses", lb.action, error);
+}
+
+/// The client ranges of a LoadBalancer Service with the path each was written at:
+/// `spec.loadBalancerSourceRanges`, else the legacy annotation (comma-separated), as the cloud
+/// providers read them.
+fn written_source_ranges(service: &Service) -> Vec<(String, String)> {
+    if !service.spec.load_balancer_source_ranges.is_empty() {
+        let ranges = service.spec.load_balancer_source_ranges.iter().enumerate();
+        return ranges
+            .map(|(i, r)| (format!("spec.loadBalancerSourceRanges[{i}]"), r.trim().to_owned()))
+            .collect();
+    }
+    let Some(value) = service.metadata.annotations.get(ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY)
+    else {
+        return Vec::new();
+    };
+    let path = format!("metadata.annotations[{ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY}]");
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| (path.clone(), s.to_owned()))
+        .collect()
+}
+
+/// `loadBalancer.requireSourceRanges`, `forbidOpenSourceRanges` and `allowedSourceRangeCIDRs`.
+fn source_ranges(judge: &mut Judge<'_>, lb: &LoadBalancer, service: &Service) {
+    let ranges = written_source_ranges(service);
     if lb.require_source_ranges && ranges.is_empty() {
         judge.violation(
             "loadBalancer.requireSourceRanges",
-            action,
+            lb.action,
             FieldError::required(
                 "spec.loadBalancerSourceRanges",
                 "a LoadBalancer Service must restrict its clients",
@@ -597,62 +602,55 @@ fn load_balancer(judge: &mut Judge<'_>, service: &Service) {
     }
     for (path, text) in &ranges {
         let net = crate::policy::settings::parse_cidr_or_ip(text);
+        let quoted = crate::field::go_quote(text);
         if lb.forbid_open_source_ranges && net.is_some_and(|n| n.prefix_len() == 0) {
             judge.violation(
                 "loadBalancer.forbidOpenSourceRanges",
-                action,
+                lb.action,
                 FieldError::forbidden(
                     path.as_str(),
-                    format!(
-                        "{} opens the load balancer to every address",
-                        crate::field::go_quote(text)
-                    ),
+                    format!("{quoted} opens the load balancer to every address"),
                 ),
             );
         }
-        if !lb.allowed_source_range_cidrs.is_empty() {
-            let inside = net
-                .is_some_and(|n| lb.allowed_source_range_cidrs.iter().any(|c| c.net.contains(&n)));
-            if !inside {
+        let allowed = &lb.allowed_source_range_cidrs;
+        if !allowed.is_empty() && !net.is_some_and(|n| allowed.iter().any(|c| c.net.contains(&n))) {
+            judge.violation(
+                "loadBalancer.allowedSourceRangeCIDRs",
+                lb.action,
+                FieldError::forbidden(
+                    path.as_str(),
+                    format!("{quoted} is outside the allowed ranges {}", cidr_list(allowed)),
+                ),
+            );
+        }
+    }
+}
+
+/// `loadBalancer.loadBalancerIP` (and its allowlist) on a written `spec.loadBalancerIP`.
+fn load_balancer_ip(judge: &mut Judge<'_>, lb: &LoadBalancer, ip: &str) {
+    match lb.load_balancer_ip {
+        LoadBalancerIpMode::Allow => {}
+        LoadBalancerIpMode::Forbid => judge.violation(
+            "loadBalancer.loadBalancerIP",
+            lb.action,
+            FieldError::forbidden("spec.loadBalancerIP", "spec.loadBalancerIP is not allowed"),
+        ),
+        LoadBalancerIpMode::Allowlist => {
+            let allowed = &lb.allowed_load_balancer_ip_cidrs;
+            if !address(ip).is_some_and(|a| in_any(a, allowed)) {
                 judge.violation(
-                    "loadBalancer.allowedSourceRangeCIDRs",
-                    action,
+                    "loadBalancer.allowedLoadBalancerIPCIDRs",
+                    lb.action,
                     FieldError::forbidden(
-                        path.as_str(),
+                        "spec.loadBalancerIP",
                         format!(
                             "{} is outside the allowed ranges {}",
-                            crate::field::go_quote(text),
-                            cidr_list(&lb.allowed_source_range_cidrs)
+                            crate::field::go_quote(ip),
+                            cidr_list(allowed)
                         ),
                     ),
                 );
-            }
-        }
-    }
-    let ip = &service.spec.load_balancer_ip;
-    if !ip.is_empty() {
-        match lb.load_balancer_ip {
-            LoadBalancerIpMode::Allow => {}
-            LoadBalancerIpMode::Forbid => judge.violation(
-                "loadBalancer.loadBalancerIP",
-                action,
-                FieldError::forbidden("spec.loadBalancerIP", "spec.loadBalancerIP is not allowed"),
-            ),
-            LoadBalancerIpMode::Allowlist => {
-                if !address(ip).is_some_and(|a| in_any(a, &lb.allowed_load_balancer_ip_cidrs)) {
-                    judge.violation(
-                        "loadBalancer.allowedLoadBalancerIPCIDRs",
-                        action,
-                        FieldError::forbidden(
-                            "spec.loadBalancerIP",
-                            format!(
-                                "{} is outside the allowed ranges {}",
-                                crate::field::go_quote(ip),
-                                cidr_list(&lb.allowed_load_balancer_ip_cidrs)
-                            ),
-                        ),
-                    );
-                }
             }
         }
     }
@@ -687,8 +685,8 @@ fn status_ingress(judge: &mut Judge<'_>, status: &crate::model::ServiceStatus) {
 }
 
 /// The static band of the range holding `ip`, from the allocator itself.
-fn static_band(cluster: &Cluster, ip: IpAddr) -> Option<(IpAddr, IpAddr)> {
-    match cluster.families().get(&IpFamily::of(ip))? {
+fn static_band(allocators: &Allocators, ip: IpAddr) -> Option<(IpAddr, IpAddr)> {
+    match allocators.families().get(&IpFamily::of(ip))? {
         FamilyAllocator::Bitmap(range) => range.static_band(),
         FamilyAllocator::Objects(meta) => {
             let net = meta.cidr_of(ip)?;
@@ -747,11 +745,11 @@ fn cluster_ip(judge: &mut Judge<'_>, subject: &ServiceSubject<'_>, env: &Env<'_>
                 ),
             ),
             Explicit::StaticBandOnly => {
-                let Some(cluster) = env.cluster else {
+                let Some(allocators) = env.allocators else {
                     judge.skipped("clusterIP.explicit", "allocation");
                     continue;
                 };
-                match static_band(cluster, *ip) {
+                match static_band(allocators, *ip) {
                     Some((first, last)) if (first..=last).contains(ip) => {}
                     band => judge.violation(
                         "clusterIP.explicit",
@@ -937,7 +935,7 @@ fn selector(judge: &mut Judge<'_>, service: &Service, env: &Env<'_>) {
         judge.skipped("selector.uniqueInNamespace", "inventory");
         return;
     };
-    for (ns, name) in env.selectors.same_selector(inventory, service) {
+    for ServiceKey { namespace: ns, name } in env.selectors.same_selector(inventory, service) {
         judge.violation(
             "selector.uniqueInNamespace",
             s.action,
@@ -1009,9 +1007,6 @@ fn ports(judge: &mut Judge<'_>, service: &Service) {
     }
 }
 
-const TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
-const TOLERATE_UNREADY: &str = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
-
 fn deprecations(judge: &mut Judge<'_>, service: &Service) {
     let d = judge.settings.deprecations.clone();
     if let Some(action) = d.external_ips.action()
@@ -1039,25 +1034,25 @@ fn deprecations(judge: &mut Judge<'_>, service: &Service) {
         );
     }
     if let Some(action) = d.topology_aware_hints_annotation.action()
-        && service.metadata.annotations.contains_key(TOPOLOGY_AWARE_HINTS)
+        && service.metadata.annotations.contains_key(DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS)
     {
         judge.with(
             "deprecations.topologyAwareHintsAnnotation",
             action,
             FieldError::forbidden(
-                format!("metadata.annotations[{TOPOLOGY_AWARE_HINTS}]"),
+                format!("metadata.annotations[{DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS}]"),
                 "deprecated since Kubernetes 1.27: use service.kubernetes.io/topology-mode or spec.trafficDistribution",
             ),
         );
     }
     if let Some(action) = d.tolerate_unready_endpoints_annotation.action()
-        && service.metadata.annotations.contains_key(TOLERATE_UNREADY)
+        && service.metadata.annotations.contains_key(TOLERATE_UNREADY_ENDPOINTS_ANNOTATION)
     {
         judge.with(
             "deprecations.tolerateUnreadyEndpointsAnnotation",
             action,
             FieldError::forbidden(
-                format!("metadata.annotations[{TOLERATE_UNREADY}]"),
+                format!("metadata.annotations[{TOLERATE_UNREADY_ENDPOINTS_ANNOTATION}]"),
                 "ignored since Kubernetes 1.21: use spec.publishNotReadyAddresses",
             ),
         );
@@ -1126,14 +1121,12 @@ fn report_non_canonical(
     }
 }
 
-/// The label that names an EndpointSlice's writer.
-const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
-
 /// The rules over a hand-written or controller-written EndpointSlice (CVE-2021-25740).
 pub(crate) fn endpoint_slice(settings: &Settings, slice: &EndpointSlice, out: &mut Vec<Finding>) {
     let mut judge = Judge { settings, out };
     let e = &settings.endpoint_slices;
-    let managed = slice.metadata.labels.get(MANAGED_BY).is_some_and(|m| e.managed_by.contains(m));
+    let managed =
+        slice.metadata.labels.get(LABEL_MANAGED_BY).is_some_and(|m| e.managed_by.contains(m));
     if !managed {
         match e.manual {
             Manual::Allow => {}
@@ -1141,7 +1134,7 @@ pub(crate) fn endpoint_slice(settings: &Settings, slice: &EndpointSlice, out: &m
                 "endpointSlices.manual",
                 e.action,
                 FieldError::forbidden(
-                    format!("metadata.labels[{MANAGED_BY}]"),
+                    format!("metadata.labels[{LABEL_MANAGED_BY}]"),
                     format!(
                         "EndpointSlices not managed by {} are not allowed",
                         e.managed_by.join(" or ")

@@ -473,9 +473,9 @@ fn declaration_len(name: &str) -> usize {
     1 + name.len() + if is_builtin(name) { " ACCEPT [0:0]\n".len() } else { " - [0:0]\n".len() }
 }
 
-/// Builds the payload for one family.
+/// Builds the payload for one family: the fixed rules, each service port's, then the chains in
+/// the canonical order (and, `standalone`, the jumps from the built-in chains).
 pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Payload {
-    let mark = &config.masquerade_mark;
     let v4 = config.family == IpFamily::V4;
     let localhost_nps = config.localhost_node_ports_effective();
     let kube_firewall = v4 && localhost_nps && config.kube_firewall_rule;
@@ -496,6 +496,26 @@ pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool)
     let endpoint_count: usize = ports.iter().map(|p| p.endpoints.len()).sum();
     t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 30);
     t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
+    fixed_rules(&mut t, config);
+    let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
+    let large = total_endpoints > config.large_cluster_threshold;
+    let mut stats = RuleStats {
+        service_ports: ports.len() as u64,
+        endpoints: total_endpoints as u64,
+        ..RuleStats::default()
+    };
+    for sp in ports {
+        service_rules(sp, config, large, localhost_nps, &mut t, &mut stats);
+    }
+    forward_rules(&mut t.f_forward, config);
+    nodeports_last(&mut t.n_services, config, localhost_nps);
+    t.into_payload(stats, config, standalone)
+}
+
+/// The rules that do not depend on any Service: the localnet block, KUBE-POSTROUTING and
+/// KUBE-MARK-MASQ.
+fn fixed_rules(t: &mut Tables, config: &ProxyConfig) {
+    let mark = &config.masquerade_mark;
     if let Some(fw) = &mut t.f_firewall {
         fw.rule(format_args!(
             "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
@@ -508,35 +528,30 @@ pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool)
         if config.random_fully { " --random-fully" } else { "" }
     ));
     t.n_mark_masq.rule(format_args!("-j MARK --or-mark {mark}"));
+}
 
-    let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    let large = total_endpoints > config.large_cluster_threshold;
-    let mut stats = RuleStats {
-        service_ports: ports.len() as u64,
-        endpoints: total_endpoints as u64,
-        ..RuleStats::default()
-    };
-    for sp in ports {
-        service_rules(sp, config, large, localhost_nps, &mut t, &mut stats);
-    }
-
-    // filter KUBE-FORWARD comes last among the filter rules.
+/// filter KUBE-FORWARD, which comes last among the filter rules.
+fn forward_rules(forward: &mut Chain, config: &ProxyConfig) {
+    let mark = &config.masquerade_mark;
     if !config.tcp_be_liberal {
         let nfacct = if config.nfacct_invalid {
             " -m nfacct --nfacct-name ct_state_invalid_dropped_pkts"
         } else {
             ""
         };
-        t.f_forward.rule(format_args!("-m conntrack --ctstate INVALID{nfacct} -j DROP"));
+        forward.rule(format_args!("-m conntrack --ctstate INVALID{nfacct} -j DROP"));
     }
-    t.f_forward.rule(format_args!(
+    forward.rule(format_args!(
         "-m comment --comment \"kubernetes forwarding rules\" -m mark --mark {mark}/{mark} -j ACCEPT"
     ));
-    t.f_forward.rule(format_args!(
+    forward.rule(format_args!(
         "-m comment --comment \"kubernetes forwarding conntrack rule\" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT"
     ));
+}
 
-    // The last rule(s) of nat KUBE-SERVICES.
+/// The last rule(s) of nat KUBE-SERVICES: NodePort traffic on to KUBE-NODEPORTS.
+fn nodeports_last(services: &mut Chain, config: &ProxyConfig, localhost_nps: bool) {
+    let v4 = config.family == IpFamily::V4;
     match config.node_port_cidrs(ProxyMode::Iptables) {
         None => {
             let exclude = if !config.localhost_exclusions {
@@ -548,98 +563,122 @@ pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool)
             } else {
                 ""
             };
-            t.n_services.rule(format_args!(
+            services.rule(format_args!(
                 "-m comment --comment {NODEPORTS_LAST} -m addrtype --dst-type LOCAL{exclude} -j KUBE-NODEPORTS"
             ));
         }
         Some(cidrs) => {
             let skip_loopback = config.localhost_exclusions && (!v4 || !localhost_nps);
             for ip in config.node_port_ips(&cidrs, skip_loopback) {
-                t.n_services.rule(format_args!(
+                services.rule(format_args!(
                     "-m comment --comment {NODEPORTS_LAST} -d {ip} -j KUBE-NODEPORTS"
                 ));
             }
         }
     }
+}
 
-    // Canonical order (that of `sortIPTablesRules` in kube-proxy's tests): KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by
-    // name, then the built-in chains. Service ports are iterated in the tests' sort order, so
-    // KUBE-SERVICES and KUBE-NODEPORTS need no re-sorting.
-    let mut arena = t.arena;
-    arena.end();
-    for fixed in [&t.n_mark_masq, &t.n_postrouting] {
-        arena.begin(fixed.name());
-        arena.body(&fixed.body, fixed.rules);
+impl Tables {
+    /// The chains in their order: canonical (that of `sortIPTablesRules` in kube-proxy's
+    /// tests), with the built-in chains' jumps when `standalone`.
+    fn into_payload(self, mut stats: RuleStats, config: &ProxyConfig, standalone: bool) -> Payload {
+        let t = self;
+        let kube_firewall = t.f_firewall.is_some();
+        // KUBE-NODEPORTS, KUBE-SERVICES, other KUBE-* by name, then the built-in chains.
+        // Service ports are iterated in the tests' sort order, so KUBE-SERVICES and
+        // KUBE-NODEPORTS need no re-sorting.
+        let mut arena = t.arena;
+        arena.end();
+        for fixed in [&t.n_mark_masq, &t.n_postrouting] {
+            arena.begin(fixed.name());
+            arena.body(&fixed.body, fixed.rules);
+        }
+        arena.end();
+        let mut order: Vec<ArenaChain> = std::mem::take(&mut arena.chains);
+        order.sort_unstable_by(|a, b| {
+            a.key.cmp(&b.key).then_with(|| arena.name(a).cmp(arena.name(b)))
+        });
+        let mut filter: Vec<Chain> = vec![t.f_nodeports, t.f_services, t.f_external];
+        filter.extend(t.f_firewall);
+        filter.push(t.f_forward);
+        filter.extend(t.f_proxy_firewall);
+        let nat_head = [t.n_nodeports, t.n_services];
+        stats.chains.insert("filter".to_owned(), filter.len() as u64);
+        stats.rules.insert("filter".to_owned(), filter.iter().map(|c| c.rules).sum());
+        stats.chains.insert("nat".to_owned(), (nat_head.len() + order.len()) as u64);
+        stats.rules.insert(
+            "nat".to_owned(),
+            nat_head.iter().map(|c| c.rules).sum::<u64>()
+                + order.iter().map(|c| c.rules).sum::<u64>(),
+        );
+        let builtins = if standalone {
+            standalone_chains(&mut filter, kube_firewall, config)
+        } else {
+            [Vec::new(), Vec::new()]
+        };
+        let [filter_builtins, nat_builtins] = builtins;
+        filter.extend(filter_builtins);
+        Payload { filter, nat_head, order, arena, nat_builtins, stats }
     }
-    arena.end();
-    let mut order: Vec<ArenaChain> = std::mem::take(&mut arena.chains);
-    order.sort_unstable_by(|a, b| a.key.cmp(&b.key).then_with(|| arena.name(a).cmp(arena.name(b))));
-    let mut filter: Vec<Chain> = vec![t.f_nodeports, t.f_services, t.f_external];
-    filter.extend(t.f_firewall);
-    filter.push(t.f_forward);
-    filter.extend(t.f_proxy_firewall);
-    let nat_head = [t.n_nodeports, t.n_services];
-    stats.chains.insert("filter".to_owned(), filter.len() as u64);
-    stats.rules.insert("filter".to_owned(), filter.iter().map(|c| c.rules).sum());
-    stats.chains.insert("nat".to_owned(), (nat_head.len() + order.len()) as u64);
-    stats.rules.insert(
-        "nat".to_owned(),
-        nat_head.iter().map(|c| c.rules).sum::<u64>() + order.iter().map(|c| c.rules).sum::<u64>(),
-    );
+}
+
+/// What a standalone payload adds: KUBE-FIREWALL where no rule of the payload made it, and the
+/// built-in chains of filter and nat with their jumps into kube-proxy's chains.
+fn standalone_chains(
+    filter: &mut Vec<Chain>,
+    kube_firewall: bool,
+    config: &ProxyConfig,
+) -> [Vec<Chain>; 2] {
+    let v4 = config.family == IpFamily::V4;
     let mut builtins: [Vec<Chain>; 2] = [Vec::new(), Vec::new()];
-    if standalone {
-        // pkg/proxy/iptables/proxier.go `syncProxyRules` ensures the chains and jumps of
-        // `iptablesJumpChains` and `iptablesKubeletJumpChains` (KUBE-FIREWALL from INPUT and
-        // OUTPUT) on every full sync, whatever the family and localhost NodePorts, and
-        // kubelet's `syncIPTablesRules` creates the same jumps on nodes of every release; only
-        // the "block incoming localnet connections" rule depends on IPv4 with localhost
-        // NodePorts. So a standalone payload always has the jumps, into an empty chain when
-        // the payload writes no rule into it.
-        if !kube_firewall {
-            // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
-            let at = filter.iter().position(|c| c.name() == "KUBE-FORWARD").unwrap_or(filter.len());
-            let mut chain = Chain::new("KUBE-FIREWALL");
-            if !config.kube_firewall_rule {
-                // 1.24 to 1.26: kubelet owns KUBE-FIREWALL and KUBE-MARK-DROP
-                // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15, until
-                // IPTablesOwnershipCleanup went beta in 1.27): the marked-packet drop (1.24's
-                // KUBE-FW-* ends in KUBE-MARK-DROP) and, for IPv4, the localnet rule, appended
-                // in that order (kubelet's `--dst` / `! --src` written as `-d` / `! -s`).
-                chain.rule(format_args!(
-                    "-m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP"
-                ));
-                if v4 {
-                    chain.rule(format_args!(
-                        "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
-                    ));
-                }
-            }
-            filter.insert(at, chain);
-        }
-        for (slot, table) in builtins.iter_mut().zip(["filter", "nat"]) {
-            let mut map: BTreeMap<&str, Chain> = BTreeMap::new();
-            for (t, chain, args) in builtin_jumps(true) {
-                // No KUBE-PROXY-FIREWALL (and no jump to it) before 1.25.
-                if !config.lb_firewall_in_filter && args.ends_with("-j KUBE-PROXY-FIREWALL") {
-                    continue;
-                }
-                if t == table {
-                    map.entry(chain)
-                        .or_insert_with(|| Chain::new(chain))
-                        .rule(format_args!("{args}"));
-                }
-            }
-            *slot = map.into_values().collect();
-        }
+    // pkg/proxy/iptables/proxier.go `syncProxyRules` ensures the chains and jumps of
+    // `iptablesJumpChains` and `iptablesKubeletJumpChains` (KUBE-FIREWALL from INPUT and
+    // OUTPUT) on every full sync, whatever the family and localhost NodePorts, and
+    // kubelet's `syncIPTablesRules` creates the same jumps on nodes of every release; only
+    // the "block incoming localnet connections" rule depends on IPv4 with localhost
+    // NodePorts. So a standalone payload always has the jumps, into an empty chain when
+    // the payload writes no rule into it.
+    if !kube_firewall {
+        // Where the written chain goes: after KUBE-EXTERNAL-SERVICES, before KUBE-FORWARD.
+        let at = filter.iter().position(|c| c.name() == "KUBE-FORWARD").unwrap_or(filter.len());
+        let mut chain = Chain::new("KUBE-FIREWALL");
         if !config.kube_firewall_rule {
-            let mut mark_drop = Chain::new("KUBE-MARK-DROP");
-            mark_drop.rule(format_args!("-j MARK --or-mark 0x00008000"));
-            builtins[1].insert(0, mark_drop);
+            // 1.24 to 1.26: kubelet owns KUBE-FIREWALL and KUBE-MARK-DROP
+            // (pkg/kubelet/kubelet_network_linux.go `syncNetworkUtil`, dropBit 15, until
+            // IPTablesOwnershipCleanup went beta in 1.27): the marked-packet drop (1.24's
+            // KUBE-FW-* ends in KUBE-MARK-DROP) and, for IPv4, the localnet rule, appended
+            // in that order (kubelet's `--dst` / `! --src` written as `-d` / `! -s`).
+            chain.rule(format_args!(
+                "-m comment --comment \"kubernetes firewall for dropping marked packets\" -m mark --mark 0x00008000/0x00008000 -j DROP"
+            ));
+            if v4 {
+                chain.rule(format_args!(
+                    "-m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP"
+                ));
+            }
         }
+        filter.insert(at, chain);
     }
-    let [filter_builtins, nat_builtins] = builtins;
-    filter.extend(filter_builtins);
-    Payload { filter, nat_head, order, arena, nat_builtins, stats }
+    for (slot, table) in builtins.iter_mut().zip(["filter", "nat"]) {
+        let mut map: BTreeMap<&str, Chain> = BTreeMap::new();
+        for (t, chain, args) in builtin_jumps(true) {
+            // No KUBE-PROXY-FIREWALL (and no jump to it) before 1.25.
+            if !config.lb_firewall_in_filter && args.ends_with("-j KUBE-PROXY-FIREWALL") {
+                continue;
+            }
+            if t == table {
+                map.entry(chain).or_insert_with(|| Chain::new(chain)).rule(format_args!("{args}"));
+            }
+        }
+        *slot = map.into_values().collect();
+    }
+    if !config.kube_firewall_rule {
+        let mut mark_drop = Chain::new("KUBE-MARK-DROP");
+        mark_drop.rule(format_args!("-j MARK --or-mark 0x00008000"));
+        builtins[1].insert(0, mark_drop);
+    }
+
+    builtins
 }
 
 fn is_builtin(name: &str) -> bool {

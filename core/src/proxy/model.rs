@@ -9,6 +9,10 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use super::config::{ProxyConfig, TopologyHints};
+use crate::model::well_known::{
+    ANNOTATION_TOPOLOGY_MODE, DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS, IS_HEADLESS_SERVICE,
+    LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, LABEL_TOPOLOGY_ZONE,
+};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::unmap;
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, push_ip, push_signed};
@@ -368,7 +372,29 @@ pub(crate) fn build<'a>(
     legacy: &[&'a Endpoints],
     config: &ProxyConfig,
 ) -> Vec<SvcPort> {
-    let family = config.family;
+    let mut by_service = group_slices(slices, config);
+    mirror_endpoints(&mut by_service, legacy, config);
+    // At most one entry per Service port: sized up front, the vector of 10,000 Services'
+    // ports never holds two copies of itself while doubling.
+    let mut out = Vec::with_capacity(services.iter().map(|(s, _)| s.spec.ports.len()).sum());
+    for &(service, status) in services {
+        service_ports(service, status, &mut by_service, config, &mut out);
+    }
+    // Sorted by "namespace/name" (the Go tests' sort key for KUBE-SERVICES and KUBE-NODEPORTS
+    // rules), then port name and protocol, so emission order is already canonical.
+    // Stable, like the cached-key sort it replaces (whose keys carried the index); the stored
+    // Services come in (namespace, name) order, which is almost always this order already, so
+    // the sort finds one run and compares each neighbour pair once, allocating nothing.
+    out.sort_by(|a, b| {
+        cmp_service_key(a, b)
+            .then_with(|| a.port_name.cmp(&b.port_name))
+            .then_with(|| a.protocol.cmp(&b.protocol))
+    });
+    out
+}
+
+/// The endpoints of the EndpointSlices kube-proxy reads, grouped by Service.
+fn group_slices<'a>(slices: &[&'a EndpointSlice], config: &ProxyConfig) -> ServiceEndpoints<'a> {
     // Each slice's endpoints are read in stream order, the order the objects sit in memory
     // (read in key order instead, each slice was read cold: at 100,000 Services a generated
     // scenario in Service-number order rendered 13 % slower than the same one sorted by
@@ -381,7 +407,7 @@ pub(crate) fn build<'a>(
         .copied()
         .filter(|s| !ignored_by_kube_proxy(&s.metadata.labels))
         .filter_map(|slice| {
-            let service = slice.metadata.labels.get("kubernetes.io/service-name")?;
+            let service = slice.metadata.labels.get(LABEL_SERVICE_NAME)?;
             let key = (slice.metadata.namespace.as_str(), service.as_str());
             Some((key, slice.metadata.name.as_str(), slice_endpoints(slice, config)))
         })
@@ -401,9 +427,18 @@ pub(crate) fn build<'a>(
             _ => by_service.sliced.push((key, ports)),
         }
     }
-    // v1 Endpoints are mirrored into slices by the EndpointSliceMirroring controller; mirror
-    // those of services that have no EndpointSlice in the scenario (a selector-less Service).
-    // Later objects of the same name replace earlier ones: walk backwards, first one wins.
+    by_service
+}
+
+/// v1 Endpoints are mirrored into slices by the EndpointSliceMirroring controller; mirror
+/// those of services that have no EndpointSlice in the scenario (a selector-less Service).
+/// Later objects of the same name replace earlier ones: walk backwards, first one wins.
+fn mirror_endpoints<'a>(
+    by_service: &mut ServiceEndpoints<'a>,
+    legacy: &[&'a Endpoints],
+    config: &ProxyConfig,
+) {
+    let family = config.family;
     for e in legacy.iter().rev() {
         let key = (e.metadata.namespace.as_str(), e.metadata.name.as_str());
         if by_service.contains(key) {
@@ -442,109 +477,105 @@ pub(crate) fn build<'a>(
             }
         }
     }
-    // At most one entry per Service port: sized up front, the vector of 10,000 Services'
-    // ports never holds two copies of itself while doubling.
-    let mut out = Vec::with_capacity(services.iter().map(|(s, _)| s.spec.ports.len()).sum());
-    for &(service, status) in services {
-        if ignored_by_kube_proxy(&service.metadata.labels) {
-            continue;
-        }
-        let spec = &service.spec;
-        if spec.type_ == "ExternalName" {
-            continue;
-        }
-        let cluster_ip = spec
-            .cluster_ips
-            .iter()
-            .chain(std::iter::once(&spec.cluster_ip))
-            .filter(|t| !t.is_empty() && t.as_str() != "None")
-            .find_map(|t| parse_family_ip(t, family));
-        let Some(cluster_ip) = cluster_ip else { continue };
-        let external_ips: Vec<IpAddr> =
-            spec.external_ips.iter().filter_map(|t| parse_family_ip(t, family)).collect();
-        let source_ranges: Vec<IpNet> = spec
-            .load_balancer_source_ranges
-            .iter()
-            .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
-            .filter(|n| IpFamily::of_net(n) == family)
-            .collect();
-        // pkg/proxy/util/utils.go `IsVIPMode`: `ipMode: Proxy` counts only while the
-        // LoadBalancerIPMode gate is on (kube-proxy's own gates).
-        let lb_vips: Vec<IpAddr> = status
-            .load_balancer_ingress
-            .iter()
-            .filter(|i| !(config.ip_mode_proxy_skipped && i.ip_mode.as_deref() == Some("Proxy")))
-            .filter_map(|i| parse_family_ip(&i.ip, family))
-            .collect();
-        // apihelpers ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
-        let etp_local =
-            service.is_externally_accessible() && spec.external_traffic_policy == "Local";
-        let needs_hc = service.needs_health_check();
-        // kube-proxy honours the policy only while ServiceInternalTrafficPolicy is on (its own
-        // gate; off-able in 1.24 and 1.25): pkg/proxy/service.go `newBaseServiceInfo` gates
-        // it in the copies read from before 1.24, and the 1.24 iptables `syncProxyRules`
-        // counts its no-local-endpoints metric only with the gate.
-        let itp_local = config.internal_traffic_policy
-            && spec.internal_traffic_policy.as_deref() == Some("Local");
-        let affinity = (spec.session_affinity == "ClientIP").then(|| {
-            spec.session_affinity_config
-                .as_ref()
-                .and_then(|c| c.client_ip.as_ref())
-                .and_then(|c| c.timeout_seconds)
-                .unwrap_or(DEFAULT_AFFINITY_SECONDS)
-        });
-        let hints_allowed = hints_allowed(&service.metadata.annotations, config.topology_hints);
-        let ns = service.metadata.namespace.clone();
-        let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
-        for port in &spec.ports {
-            let protocol = protocol_key(Some(&port.protocol));
-            // `namespace/name[:portName]`, pieced together (one per Service port).
-            let name = &service.metadata.name;
-            let mut svc_name = String::with_capacity(ns.len() + name.len() + port.name.len() + 2);
-            svc_name.push_str(&ns);
-            svc_name.push('/');
-            svc_name.push_str(name);
-            if !port.name.is_empty() {
-                svc_name.push(':');
-                svc_name.push_str(&port.name);
-            }
-            let mut endpoints = by_service.take(key, &port.name, &protocol);
-            endpoints = dedup(endpoints, config.prefer_non_terminating_duplicates);
-            let mut sp = SvcPort {
-                namespace: ns.clone(),
-                name: service.metadata.name.clone(),
-                port_name: port.name.clone(),
-                protocol: protocol.into_owned(),
-                svc_name,
-                cluster_ip,
-                port: port.port,
-                node_port: port.node_port,
-                external_ips: external_ips.clone(),
-                lb_vips: lb_vips.clone(),
-                source_ranges: source_ranges.clone(),
-                etp_local,
-                itp_local,
-                affinity,
-                health_check_node_port: if needs_hc { spec.health_check_node_port } else { 0 },
-                hints_allowed,
-                endpoints,
-                cat: Categorized::default(),
-            };
-            sp.cat = categorize(&sp, config);
-            out.push(sp);
-        }
+}
+
+/// The service ports of one Service that kube-proxy programs (none for an ExternalName, a
+/// headless or another proxy's Service, or one without an address of the family), each with
+/// its endpoints taken out of `by_service` and categorized.
+fn service_ports<'a>(
+    service: &'a Service,
+    status: &'a ServiceStatus,
+    by_service: &mut ServiceEndpoints<'a>,
+    config: &ProxyConfig,
+    out: &mut Vec<SvcPort>,
+) {
+    let family = config.family;
+    if ignored_by_kube_proxy(&service.metadata.labels) {
+        return;
     }
-    // Sorted by "namespace/name" (the Go tests' sort key for KUBE-SERVICES and KUBE-NODEPORTS
-    // rules), then port name and protocol, so emission order is already canonical.
-    // Stable, like the cached-key sort it replaces (whose keys carried the index); the stored
-    // Services come in (namespace, name) order, which is almost always this order already, so
-    // the sort finds one run and compares each neighbour pair once, allocating nothing.
-    out.sort_by(|a, b| {
-        cmp_service_key(a, b)
-            .then_with(|| a.port_name.cmp(&b.port_name))
-            .then_with(|| a.protocol.cmp(&b.protocol))
+    let spec = &service.spec;
+    if spec.type_ == "ExternalName" {
+        return;
+    }
+    let cluster_ip = spec
+        .cluster_ips
+        .iter()
+        .chain(std::iter::once(&spec.cluster_ip))
+        .filter(|t| !t.is_empty() && t.as_str() != "None")
+        .find_map(|t| parse_family_ip(t, family));
+    let Some(cluster_ip) = cluster_ip else { return };
+    let external_ips: Vec<IpAddr> =
+        spec.external_ips.iter().filter_map(|t| parse_family_ip(t, family)).collect();
+    let source_ranges: Vec<IpNet> = spec
+        .load_balancer_source_ranges
+        .iter()
+        .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
+        .filter(|n| IpFamily::of_net(n) == family)
+        .collect();
+    // pkg/proxy/util/utils.go `IsVIPMode`: `ipMode: Proxy` counts only while the
+    // LoadBalancerIPMode gate is on (kube-proxy's own gates).
+    let lb_vips: Vec<IpAddr> = status
+        .load_balancer_ingress
+        .iter()
+        .filter(|i| !(config.ip_mode_proxy_skipped && i.ip_mode.as_deref() == Some("Proxy")))
+        .filter_map(|i| parse_family_ip(&i.ip, family))
+        .collect();
+    // apihelpers ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
+    let etp_local = service.is_externally_accessible() && spec.external_traffic_policy == "Local";
+    let needs_hc = service.needs_health_check();
+    // kube-proxy honours the policy only while ServiceInternalTrafficPolicy is on (its own
+    // gate; off-able in 1.24 and 1.25): pkg/proxy/service.go `newBaseServiceInfo` gates
+    // it in the copies read from before 1.24, and the 1.24 iptables `syncProxyRules`
+    // counts its no-local-endpoints metric only with the gate.
+    let itp_local =
+        config.internal_traffic_policy && spec.internal_traffic_policy.as_deref() == Some("Local");
+    let affinity = (spec.session_affinity == "ClientIP").then(|| {
+        spec.session_affinity_config
+            .as_ref()
+            .and_then(|c| c.client_ip.as_ref())
+            .and_then(|c| c.timeout_seconds)
+            .unwrap_or(DEFAULT_AFFINITY_SECONDS)
     });
-    out
+    let hints_allowed = hints_allowed(&service.metadata.annotations, config.topology_hints);
+    let ns = service.metadata.namespace.clone();
+    let key = (service.metadata.namespace.as_str(), service.metadata.name.as_str());
+    for port in &spec.ports {
+        let protocol = protocol_key(Some(&port.protocol));
+        // `namespace/name[:portName]`, pieced together (one per Service port).
+        let name = &service.metadata.name;
+        let mut svc_name = String::with_capacity(ns.len() + name.len() + port.name.len() + 2);
+        svc_name.push_str(&ns);
+        svc_name.push('/');
+        svc_name.push_str(name);
+        if !port.name.is_empty() {
+            svc_name.push(':');
+            svc_name.push_str(&port.name);
+        }
+        let mut endpoints = by_service.take(key, &port.name, &protocol);
+        endpoints = dedup(endpoints, config.prefer_non_terminating_duplicates);
+        let mut sp = SvcPort {
+            namespace: ns.clone(),
+            name: service.metadata.name.clone(),
+            port_name: port.name.clone(),
+            protocol: protocol.into_owned(),
+            svc_name,
+            cluster_ip,
+            port: port.port,
+            node_port: port.node_port,
+            external_ips: external_ips.clone(),
+            lb_vips: lb_vips.clone(),
+            source_ranges: source_ranges.clone(),
+            etp_local,
+            itp_local,
+            affinity,
+            health_check_node_port: if needs_hc { spec.health_check_node_port } else { 0 },
+            hints_allowed,
+            endpoints,
+            cat: Categorized::default(),
+        };
+        sp.cat = categorize(&sp, config);
+        out.push(sp);
+    }
 }
 
 /// Compares `namespace/name`, the key the Go tests sort KUBE-SERVICES rules by, without
@@ -566,16 +597,19 @@ fn cmp_service_key(a: &SvcPort, b: &SvcPort) -> std::cmp::Ordering {
 /// but empty, `disabled` and `Disabled` (1.27 on); with ServiceTrafficDistribution on the
 /// annotation no longer matters.
 fn hints_allowed(annotations: &crate::model::StringMap, rule: TopologyHints) -> bool {
-    const DEPRECATED: &str = "service.kubernetes.io/topology-aware-hints";
-    const MODE: &str = "service.kubernetes.io/topology-mode";
     match rule {
         TopologyHints::Off => false,
         TopologyHints::Always => true,
         TopologyHints::AnnotationAuto => {
-            matches!(annotations.get(DEPRECATED).map(String::as_str), Some("Auto" | "auto"))
+            matches!(
+                annotations.get(DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS).map(String::as_str),
+                Some("Auto" | "auto")
+            )
         }
         TopologyHints::AnnotationEnabled => {
-            let value = annotations.get(DEPRECATED).or_else(|| annotations.get(MODE));
+            let value = annotations
+                .get(DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS)
+                .or_else(|| annotations.get(ANNOTATION_TOPOLOGY_MODE));
             !matches!(value.map(String::as_str), None | Some("" | "disabled" | "Disabled"))
         }
     }
@@ -586,8 +620,7 @@ fn hints_allowed(annotations: &crate::model::StringMap, rule: TopologyHints) -> 
 /// and `service.kubernetes.io/headless` to be absent (any value, even empty, excludes the
 /// object), in every release svclab offers (1.24 to the newest).
 fn ignored_by_kube_proxy(labels: &crate::model::StringMap) -> bool {
-    labels.contains_key("service.kubernetes.io/service-proxy-name")
-        || labels.contains_key("service.kubernetes.io/headless")
+    labels.contains_key(LABEL_SERVICE_PROXY_NAME) || labels.contains_key(IS_HEADLESS_SERVICE)
 }
 
 /// Collapses duplicates (same `ip:port` in several slices or twice in one) as
@@ -657,7 +690,7 @@ fn categorize(sp: &SvcPort, config: &ProxyConfig) -> Categorized {
     let mut out = Categorized::default();
     let mut topology = Topology::None;
     if sp.uses_cluster() {
-        let zone = config.node_labels.get("topology.kubernetes.io/zone").map_or("", String::as_str);
+        let zone = config.node_labels.get(LABEL_TOPOLOGY_ZONE).map_or("", String::as_str);
         if sp.hints_allowed {
             topology = topology_mode(eps, &config.node_name, zone, config.prefer_same_node);
         }

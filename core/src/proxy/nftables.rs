@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+mod fixed;
+
 use super::chain_hash;
 use super::config::{NftablesTable, ProxyConfig, nft_ip};
 use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats};
 use crate::net::IpFamily;
-use ipnet::IpNet;
+use fixed::Fixed;
 
 /// `H8(name) + "-" + name`, truncated like kube-proxy for very long names.
 #[cfg(test)]
@@ -205,7 +207,7 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
     let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
 
-    fixed_objects(&mut tx, config, node_port_cidrs.as_deref());
+    Fixed::new(config, node_port_cidrs.as_deref()).write(&mut tx);
 
     let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
     let mut stats = RuleStats {
@@ -220,234 +222,6 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
     stats.rules.insert("rules".to_owned(), rules);
     stats.chains.insert("chains".to_owned(), chains);
     Rendered { text, stats }
-}
-
-/// The table's fixed sets, maps, chains and rules (pkg/proxy/nftables/proxier.go
-/// `setupNFTables` with its `nftablesBaseChains` and `nftablesJumpChains`), in the layout of
-/// the release: every set and map, then every chain, then the rules.
-fn fixed_objects(tx: &mut Tx, config: &ProxyConfig, node_port_cidrs: Option<&[IpNet]>) {
-    let family = config.family;
-    let ipx = nft_ip(family);
-    let addr_type = match family {
-        IpFamily::V4 => "ipv4_addr",
-        IpFamily::V6 => "ipv6_addr",
-    };
-    let layout = config.nftables_table;
-    let alpha = layout == NftablesTable::Alpha;
-    let lb_type = format!("{addr_type} . inet_proto . inet_service");
-    if !alpha {
-        tx.line(
-            "set",
-            &format!("cluster-ips {{ type {addr_type} ; comment \"Active ClusterIPs\" ; }}"),
-        );
-    }
-    if node_port_cidrs.is_some() {
-        tx.line("set", &format!("nodeport-ips {{ type {addr_type} ; comment \"IPs that accept NodePort traffic\" ; }}"));
-    }
-    if alpha {
-        // 1.29: the destinations under source ranges and the allowed destination+source pairs.
-        tx.line("set", &format!("firewall {{ type {lb_type} ; comment \"destinations that are subject to LoadBalancerSourceRanges\" ; }}"));
-        tx.line("set", &format!("firewall-allow {{ type {lb_type} . {addr_type} ; flags interval ; comment \"destinations+sources that are allowed by LoadBalancerSourceRanges\" ; }}"));
-    } else {
-        tx.line(
-            "map",
-            &format!("firewall-ips {{ type {lb_type} : verdict ; comment \"destinations that are subject to LoadBalancerSourceRanges\" ; }}"),
-        );
-    }
-    tx.line(
-        "map",
-        "no-endpoint-nodeports { type inet_proto . inet_service : verdict ; comment \"vmap to drop or reject packets to service nodeports with no endpoints\" ; }",
-    );
-    tx.line(
-        "map",
-        &format!("no-endpoint-services {{ type {lb_type} : verdict ; comment \"vmap to drop or reject packets to services with no endpoints\" ; }}"),
-    );
-    tx.line(
-        "map",
-        &format!("service-ips {{ type {lb_type} : verdict ; comment \"ClusterIP, ExternalIP and LoadBalancer IP traffic\" ; }}"),
-    );
-    tx.line("map", "service-nodeports { type inet_proto . inet_service : verdict ; comment \"NodePort traffic\" ; }");
-
-    // The filter base chains by release: 1.29 runs them at dstnat - 1 on input, forward and
-    // output; kubernetes/kubernetes#122614 (1.30) moved them to dstnat - 10 and added
-    // prerouting, #122692 (1.30) the post-DNAT output chain at dstnat + 10; #132456 (1.34,
-    // 1.33.6) keeps only the firewall before DNAT and runs the rest at the filter priority.
-    let (base, regular): (&[&str], &[&str]) = match layout {
-        NftablesTable::Alpha => (
-            &[
-                "filter-forward { type filter hook forward priority -101 ; }",
-                "filter-input { type filter hook input priority -101 ; }",
-                "filter-output { type filter hook output priority -101 ; }",
-            ],
-            &["endpoints-check", "firewall-allow-check", "firewall-check", "forward"],
-        ),
-        NftablesTable::PostDnatOutput => (
-            &[
-                "cluster-ips-check",
-                "filter-prerouting { type filter hook prerouting priority -110 ; }",
-                "filter-forward { type filter hook forward priority -110 ; }",
-                "filter-input { type filter hook input priority -110 ; }",
-                "filter-output { type filter hook output priority -110 ; }",
-                "filter-output-post-dnat { type filter hook output priority -90 ; }",
-            ],
-            &["firewall-check"],
-        ),
-        NftablesTable::PreDnat => (
-            &[
-                "cluster-ips-check",
-                "filter-prerouting-pre-dnat { type filter hook prerouting priority -110 ; }",
-                "filter-output-pre-dnat { type filter hook output priority -110 ; }",
-                "filter-forward { type filter hook forward priority 0 ; }",
-                "filter-input { type filter hook input priority 0 ; }",
-                "filter-output { type filter hook output priority 0 ; }",
-            ],
-            &["firewall-check"],
-        ),
-    };
-    let rest: &[&str] = if alpha {
-        &[
-            "mark-for-masquerade",
-            "masquerading",
-            "nat-output { type nat hook output priority -100 ; }",
-            "nat-postrouting { type nat hook postrouting priority 100 ; }",
-            "nat-prerouting { type nat hook prerouting priority -100 ; }",
-            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
-            "services",
-        ]
-    } else {
-        &[
-            "mark-for-masquerade",
-            "masquerading",
-            "nat-output { type nat hook output priority -100 ; }",
-            "nat-postrouting { type nat hook postrouting priority 100 ; }",
-            "nat-prerouting { type nat hook prerouting priority -100 ; }",
-            "nodeport-endpoints-check",
-            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
-            "services",
-            "service-endpoints-check",
-        ]
-    };
-    for chain in base.iter().chain(regular).chain(rest) {
-        tx.chain(chain);
-    }
-
-    // The jumps of `nftablesJumpChains`. Each goes to the end of its base chain, so within a
-    // base chain they keep that list's order; across chains any order loads the same table.
-    let jumps: &[(&str, &str)] = match layout {
-        NftablesTable::Alpha => &[
-            ("filter-input", "ct state new jump endpoints-check"),
-            ("filter-forward", "ct state new jump endpoints-check"),
-            ("filter-output", "ct state new jump endpoints-check"),
-            ("filter-forward", "jump forward"),
-            ("filter-input", "ct state new jump firewall-check"),
-            ("filter-output", "ct state new jump firewall-check"),
-            ("filter-forward", "ct state new jump firewall-check"),
-        ],
-        NftablesTable::PostDnatOutput => &[
-            ("filter-input", "ct state new jump nodeport-endpoints-check"),
-            ("filter-input", "ct state new jump service-endpoints-check"),
-            ("filter-forward", "ct state new jump service-endpoints-check"),
-            ("filter-output", "ct state new jump service-endpoints-check"),
-            ("filter-prerouting", "ct state new jump firewall-check"),
-            ("filter-output", "ct state new jump firewall-check"),
-            ("filter-forward", "ct state new jump cluster-ips-check"),
-            ("filter-output-post-dnat", "ct state new jump cluster-ips-check"),
-        ],
-        NftablesTable::PreDnat => &[
-            ("filter-prerouting-pre-dnat", "ct state new jump firewall-check"),
-            ("filter-forward", "ct state new jump service-endpoints-check"),
-            ("filter-forward", "ct state new jump cluster-ips-check"),
-            ("filter-input", "ct state new jump nodeport-endpoints-check"),
-            ("filter-input", "ct state new jump service-endpoints-check"),
-            ("filter-output", "ct state new jump service-endpoints-check"),
-            ("filter-output-pre-dnat", "ct state new jump firewall-check"),
-            ("filter-output", "ct state new jump cluster-ips-check"),
-        ],
-    };
-
-    if !alpha {
-        tx.rule("cluster-ips-check", &format!("{ipx} daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\""));
-        // kube-proxy keeps the CIDRs as one comma-separated string (`{ a,b }`).
-        if !config.service_cidrs.is_empty() {
-            let cidrs: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
-            tx.rule(
-                "cluster-ips-check",
-                &format!(
-                    "{ipx} daddr {{ {} }} drop comment \"Drop traffic to unallocated ClusterIPs\"",
-                    cidrs.join(",")
-                ),
-            );
-        }
-    }
-    let loopback = match family {
-        IpFamily::V4 => "127.0.0.0/8",
-        IpFamily::V6 => "::1",
-    };
-    let no_localhost = format!("{ipx} daddr != {loopback}");
-    let nodeport_match = match node_port_cidrs {
-        None => format!("fib daddr type local {no_localhost}"),
-        Some(_) => format!("{ipx} daddr @nodeport-ips"),
-    };
-    let services_lookup =
-        format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services");
-    let nodeports_lookup =
-        |m: &str| format!("{m} meta l4proto . th dport vmap @no-endpoint-nodeports");
-    if alpha {
-        tx.rule("endpoints-check", &services_lookup);
-        tx.rule("endpoints-check", &nodeports_lookup(&nodeport_match));
-    }
-    for (chain, rule) in jumps {
-        tx.rule(chain, rule);
-    }
-    if alpha {
-        tx.rule(
-            "firewall-allow-check",
-            &format!("{ipx} daddr . meta l4proto . th dport . {ipx} saddr @firewall-allow return"),
-        );
-        tx.rule("firewall-allow-check", "drop");
-        tx.rule(
-            "firewall-check",
-            &format!("{ipx} daddr . meta l4proto . th dport @firewall jump firewall-allow-check"),
-        );
-        // The proxier's own INVALID drop (the nftables twin of KUBE-FORWARD's), 1.29 only.
-        if !config.tcp_be_liberal {
-            tx.rule("forward", "ct state invalid drop");
-        }
-    } else {
-        tx.rule(
-            "firewall-check",
-            &format!("{ipx} daddr . meta l4proto . th dport vmap @firewall-ips"),
-        );
-    }
-    let mark = &config.masquerade_mark;
-    tx.rule("mark-for-masquerade", &format!("mark set mark or {mark}"));
-    tx.rule("masquerading", &format!("mark and {mark} == 0 return"));
-    tx.rule("masquerading", &format!("mark set mark xor {mark}"));
-    tx.rule("masquerading", "masquerade fully-random");
-    tx.rule("nat-output", "jump services");
-    tx.rule("nat-postrouting", "jump masquerading");
-    tx.rule("nat-prerouting", "jump services");
-    if !alpha {
-        // The split check runs on the input hook only, where the destination is local
-        // already: with every address accepting NodePorts it leaves out `fib daddr type
-        // local` (kubernetes/kubernetes#122692, 1.30 to the newest).
-        let m = if node_port_cidrs.is_some() { nodeport_match.as_str() } else { &no_localhost };
-        tx.rule("nodeport-endpoints-check", &nodeports_lookup(m));
-    }
-    tx.rule("reject-chain", "reject");
-    tx.rule("services", &format!("{ipx} daddr . meta l4proto . th dport vmap @service-ips"));
-    tx.rule(
-        "services",
-        &format!("{nodeport_match} meta l4proto . th dport vmap @service-nodeports"),
-    );
-    if let Some(cidrs) = node_port_cidrs {
-        for ip in config.node_port_ips(cidrs, true) {
-            tx.element("nodeport-ips", &ip.to_string(), None, "");
-        }
-    }
-    if !alpha {
-        tx.rule("service-endpoints-check", &services_lookup);
-    }
 }
 
 /// The chain names of one service port and the decisions the nftables proxier's

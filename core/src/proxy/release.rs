@@ -1,7 +1,10 @@
 //! What kube-proxy does differently from one release to the next: one table, [`BEHAVIOURS`],
 //! with the releases each behaviour holds in and the upstream code it follows. The config
-//! resolution and the endpoint model read it through [`holds`]; a gate-driven behaviour is
-//! listed with the releases of its gate and read through the profile's gates as well.
+//! resolution ([`configure_release`]) and the endpoint model read it through [`holds`]; a
+//! gate-driven behaviour is listed with the releases of its gate and read through the profile's
+//! gates as well.
+
+use super::config::{NftablesTable, ProxyConfig, TopologyHints};
 
 /// A release-dependent kube-proxy behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -425,4 +428,59 @@ pub(crate) fn upstream_in(behaviour: Behaviour, minor: u32) -> Option<&'static s
             r.behaviour == behaviour && minor >= r.first && r.last.is_none_or(|last| minor <= last)
         })
         .map(|r| r.upstream)
+}
+
+/// The proxier settings that follow kube-proxy's release (`version`, its patch included where a
+/// row is backported) and its feature gates (`gate`, as the KubeProxyConfiguration and the
+/// profile set them): the rows of [`BEHAVIOURS`] applied to a configuration.
+pub(crate) fn configure_release(
+    config: &mut ProxyConfig,
+    version: crate::profile::Version,
+    gate: &dyn Fn(&str) -> bool,
+) {
+    let minor = version.minor;
+    config.prefer_non_terminating_duplicates =
+        holds(Behaviour::DuplicateEndpointsPreferNonTerminating, minor);
+    config.prefer_same_node = gate("PreferSameTrafficDistribution");
+    config.terminating_fallback = gate("ProxyTerminatingEndpoints");
+    config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
+    config.topology_hints = if !gate("TopologyAwareHints") {
+        TopologyHints::Off
+    } else if holds(Behaviour::HintsWithoutAnnotation, minor) && gate("ServiceTrafficDistribution")
+    {
+        TopologyHints::Always
+    } else if holds(Behaviour::HintsAnnotationAnyValue, minor) {
+        TopologyHints::AnnotationEnabled
+    } else if holds(Behaviour::HintsAnnotationAuto, minor) {
+        TopologyHints::AnnotationAuto
+    } else {
+        TopologyHints::Off
+    };
+    config.ip_mode_proxy_skipped =
+        holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
+    config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
+    config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
+    config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
+    config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
+    config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
+    config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
+    config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
+    config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
+    // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
+    config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
+    config.nftables_table = if holds_at(Behaviour::NftablesPreDnatChains, version) {
+        NftablesTable::PreDnat
+    } else if holds(Behaviour::NftablesPostDnatOutputChain, minor) {
+        NftablesTable::PostDnatOutput
+    } else {
+        NftablesTable::Alpha
+    };
+    config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
+    config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
+    config.nftables_iifname = holds_at(Behaviour::NftablesIifname, version);
+    config.nftables_masquerade_unmodelled = past(Behaviour::NftablesMarkForMasqueradeChain, minor);
+    if !config.localhost_exclusions {
+        // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
+        config.localhost_node_ports = true;
+    }
 }

@@ -5,7 +5,7 @@ use super::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
     ServiceReport,
 };
-use crate::allocation::{Cluster, FamilyAllocator, ServiceAllocation};
+use crate::allocation::{Allocators, FamilyAllocator, ServiceAllocation};
 use crate::diagnostic::Diagnostic;
 use crate::model::{IntOrString, Service};
 use crate::proxy::{ProxyConfig, ProxyMode};
@@ -40,7 +40,7 @@ impl ServiceReport {
     /// One Service document's outcome (`created`, `updated`, `deleted`, `validated`) with what
     /// it holds, each address and NodePort with the band it came from.
     pub(crate) fn new(
-        cluster: Option<&Cluster>,
+        allocators: Option<&Allocators>,
         service: &Service,
         outcome: &str,
         allocation: &ServiceAllocation,
@@ -51,7 +51,7 @@ impl ServiceReport {
             .iter()
             .map(|(_, ip, requested)| AllocationReport {
                 ip: crate::net::ip_string(*ip),
-                band: cluster.map_or("none", |c| c.ip_band(*ip).as_str()).to_owned(),
+                band: allocators.map_or("none", |c| c.ip_band(*ip).as_str()).to_owned(),
                 requested: *requested,
             })
             .collect();
@@ -73,7 +73,7 @@ impl ServiceReport {
                     node_port_band: if node_port == 0 {
                         String::new()
                     } else {
-                        cluster.map_or("none", |c| c.port_band(node_port).as_str()).to_owned()
+                        allocators.map_or("none", |c| c.port_band(node_port).as_str()).to_owned()
                     },
                 }
             })
@@ -95,11 +95,11 @@ impl ServiceReport {
 
     /// The report of a Service the cluster refused: it holds nothing.
     pub(crate) fn rejected(
-        cluster: Option<&Cluster>,
+        allocators: Option<&Allocators>,
         service: &Service,
         source: Source,
     ) -> ServiceReport {
-        ServiceReport::new(cluster, service, "rejected", &ServiceAllocation::default(), source)
+        ServiceReport::new(allocators, service, "rejected", &ServiceAllocation::default(), source)
     }
 }
 
@@ -116,10 +116,10 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
         static_band: None,
         dynamic_band: None,
     };
-    let Some(cluster) = &world.cluster else { return (ranges, empty_ports) };
+    let Some(allocators) = &world.allocators else { return (ranges, empty_ports) };
     // Primary family first.
-    let mut families: Vec<_> = cluster.families().iter().collect();
-    families.sort_by_key(|(f, _)| **f != cluster.primary());
+    let mut families: Vec<_> = allocators.families().iter().collect();
+    families.sort_by_key(|(f, _)| **f != allocators.primary());
     for (family, allocator) in families {
         match allocator {
             FamilyAllocator::Bitmap(r) => ranges.push(RangeReport {
@@ -155,7 +155,7 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
             }
         }
     }
-    let ports = &cluster.ports;
+    let ports = &allocators.ports;
     let port_band = |b: Option<(u32, u32)>| band(b.map(|(a, z)| (a.to_string(), z.to_string())));
     let node_port_range = PortRangeReport {
         range: ports.range().to_string(),

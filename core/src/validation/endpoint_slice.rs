@@ -2,8 +2,8 @@
 //! because an EndpointSlice has no spec.
 
 use crate::field::{ErrorType, FieldError, GoValue};
-use crate::model::EndpointSlice;
-use crate::net::{parse_ip_sloppy, push_decimal};
+use crate::model::{Endpoint, EndpointPort, EndpointSlice};
+use crate::net::{IpFamily, parse_ip_sloppy, push_decimal};
 use crate::profile::{Feature, Profile};
 use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
@@ -31,6 +31,8 @@ fn max_ports(profile: &Profile) -> usize {
     if in_force(Rule::EndpointSlicePorts20000, profile.version.minor) { 20000 } else { 100 }
 }
 
+/// `ValidateEndpointSlice` (and, given `old`, `ValidateEndpointSliceUpdate`'s own check), field
+/// by field in upstream's order.
 pub(super) fn validate(
     slice: &EndpointSlice,
     old: Option<&EndpointSlice>,
@@ -39,155 +41,20 @@ pub(super) fn validate(
     let mut errors = Vec::new();
     let t = Texts::of(profile);
     validate_object_meta(&mut errors, t, &slice.metadata, NameRule::Dns1123Subdomain);
-    let address_type = slice.address_type.as_str();
-    match address_type {
-        "" => errors.push(FieldError::required("addressType", "")),
-        // The deprecated `IP` type is rejected on create and update alike.
-        "IPv4" | "IPv6" | "FQDN" => {}
-        other => errors.push(FieldError::not_supported(
-            "addressType",
-            GoValue::Named(other.to_owned()),
-            // `supportedAddressTypes.List()`: sorted.
-            &["FQDN", "IPv4", "IPv6"],
-        )),
-    }
-    let strict = profile.gate(Feature::StrictIPCIDRValidation);
+    address_type(&mut errors, &slice.address_type);
     // Ratcheting: an unchanged `endpoints` list is not re-checked strictly.
     let endpoints_unchanged = old.is_some_and(|o| o.endpoints == slice.endpoints);
-    if slice.endpoints.len() > MAX_ENDPOINTS {
-        errors.push(too_many("endpoints", slice.endpoints.len(), MAX_ENDPOINTS));
-    } else {
-        // The paths are built in place, once per endpoint and address, without `format!`:
-        // every endpoint of every slice passes here.
-        let (mut path, mut addresses_path, mut apath) =
-            (String::new(), String::new(), String::new());
-        for (i, endpoint) in slice.endpoints.iter().enumerate() {
-            indexed(&mut path, "endpoints", i);
-            addresses_path.clear();
-            addresses_path.push_str(&path);
-            addresses_path.push_str(".addresses");
-            if endpoint.addresses.is_empty() {
-                errors.push(FieldError::required(
-                    addresses_path.clone(),
-                    "must contain at least 1 address",
-                ));
-            } else if endpoint.addresses.len() > MAX_ADDRESSES {
-                errors.push(too_many(&addresses_path, endpoint.addresses.len(), MAX_ADDRESSES));
-            }
-            for (j, address) in endpoint.addresses.iter().enumerate() {
-                indexed(&mut apath, &addresses_path, j);
-                match address_type {
-                    "IPv4" | "IPv6" => {
-                        let want_v4 = address_type == "IPv4";
-                        // Go's `ip.To4() != nil`: IPv4-mapped IPv6 counts as IPv4.
-                        let ok = parse_ip_sloppy(address).is_some_and(|ip| {
-                            crate::net::IpFamily::of(ip) == crate::net::IpFamily::V4
-                        } == want_v4);
-                        // 1.24 to 1.32 follow the family error with `ValidateNonSpecialIP`
-                        // (later renamed `ValidateEndpointIP`, same texts), so "foo" also gets
-                        // "must be a valid IP address"; 1.33 stops there.
-                        let both =
-                            in_force(Rule::EndpointSliceFamilyAndSpecial, profile.version.minor);
-                        if !ok {
-                            let msg = format!("must be a valid {address_type} address");
-                            errors.push(FieldError::invalid(
-                                apath.clone(),
-                                GoValue::Str(address.clone()),
-                                msg,
-                            ));
-                            if both {
-                                errors.extend(non_special_ip_errors(&apath, address));
-                            }
-                            continue;
-                        }
-                        let strict_msgs = ip_messages(address, strict && !endpoints_unchanged);
-                        for msg in &strict_msgs {
-                            errors.push(FieldError::invalid(
-                                apath.clone(),
-                                GoValue::Str(address.clone()),
-                                *msg,
-                            ));
-                        }
-                        errors.extend(non_special_ip_errors(&apath, address));
-                    }
-                    "FQDN" => errors.extend(fully_qualified_domain_name(t, &apath, address)),
-                    _ => {}
-                }
-            }
-            if let Some(node_name) = &endpoint.node_name {
-                let msgs = dns1123_subdomain(node_name);
-                if !msgs.is_empty() {
-                    push_invalid(&mut errors, &format!("{path}.nodeName"), node_name, msgs);
-                }
-            }
-            if let Some(hostname) = &endpoint.hostname {
-                let msgs = dns1123_label(t, hostname);
-                if !msgs.is_empty() {
-                    push_invalid(&mut errors, &format!("{path}.hostname"), hostname, msgs);
-                }
-            }
-            if let Some(hints) = &endpoint.hints {
-                hint_names(
-                    &mut errors,
-                    &format!("{path}.hints.forZones"),
-                    &hints.for_zones,
-                    &|name| label_value(t, name),
-                );
-                // forNodes rules (KEP-3015, PreferSameNode) are unconfirmed; modelled on forZones with
-                // node-name checks.
-                hint_names(
-                    &mut errors,
-                    &format!("{path}.hints.forNodes"),
-                    &hints.for_nodes,
-                    &dns1123_subdomain,
-                );
-            }
-        }
-    }
-    let max = max_ports(profile);
-    if slice.ports.len() > max {
-        errors.push(too_many("ports", slice.ports.len(), max));
-    } else {
-        let mut names: Vec<&str> = Vec::new();
-        let mut path = String::new();
-        for (i, port) in slice.ports.iter().enumerate() {
-            indexed(&mut path, "ports", i);
-            let name = port.name.as_deref().unwrap_or("");
-            if !name.is_empty() {
-                let msgs = dns1123_label(t, name);
-                if !msgs.is_empty() {
-                    push_invalid(&mut errors, &format!("{path}.name"), name, msgs);
-                }
-            }
-            // Names must be unique, the empty name included.
-            if names.contains(&name) {
-                errors.push(FieldError::duplicate(
-                    format!("{path}.name"),
-                    GoValue::Str(name.to_owned()),
-                ));
-            } else {
-                names.push(name);
-            }
-            match port.protocol.as_deref() {
-                None => errors.push(FieldError::required(format!("{path}.protocol"), "")),
-                Some("TCP" | "UDP" | "SCTP") => {}
-                Some(other) => errors.push(FieldError::not_supported(
-                    format!("{path}.protocol"),
-                    GoValue::Named(other.to_owned()),
-                    // `supportedPortProtocols.List()`: sorted.
-                    &["SCTP", "TCP", "UDP"],
-                )),
-            }
-            if let Some(app) = &port.app_protocol {
-                push_invalid(
-                    &mut errors,
-                    &format!("{path}.appProtocol"),
-                    app,
-                    qualified_name(t, app),
-                );
-            }
-        }
-    }
+    let addresses = Addresses {
+        address_type: &slice.address_type,
+        strict: profile.gate(Feature::StrictIPCIDRValidation) && !endpoints_unchanged,
+        // 1.24 to 1.32 follow the family error with `ValidateNonSpecialIP` (later renamed
+        // `ValidateEndpointIP`, same texts), so "foo" also gets "must be a valid IP address";
+        // 1.33 stops there.
+        special_after_family: in_force(Rule::EndpointSliceFamilyAndSpecial, profile.version.minor),
+        texts: t,
+    };
+    endpoints(&mut errors, &slice.endpoints, &addresses);
+    ports(&mut errors, &slice.ports, t, max_ports(profile));
     if let Some(old) = old
         && old.address_type != slice.address_type
     {
@@ -198,6 +65,156 @@ pub(super) fn validate(
         ));
     }
     errors
+}
+
+/// `addressType`: required, one of the supported types. The deprecated `IP` type is rejected on
+/// create and update alike.
+fn address_type(errors: &mut Vec<FieldError>, address_type: &str) {
+    match address_type {
+        "" => errors.push(FieldError::required("addressType", "")),
+        "IPv4" | "IPv6" | "FQDN" => {}
+        other => errors.push(FieldError::not_supported(
+            "addressType",
+            GoValue::Named(other.to_owned()),
+            // `supportedAddressTypes.List()`: sorted.
+            &["FQDN", "IPv4", "IPv6"],
+        )),
+    }
+}
+
+/// How the addresses of a slice are checked.
+struct Addresses<'a> {
+    address_type: &'a str,
+    /// StrictIPCIDRValidation on, and the endpoints changed.
+    strict: bool,
+    /// A family error is followed by the special-address checks (1.24 to 1.32).
+    special_after_family: bool,
+    texts: Texts,
+}
+
+/// `endpoints`: at most 1000, each endpoint checked. The paths are built in place, once per
+/// endpoint and address, without `format!`: every endpoint of every slice passes here.
+fn endpoints(errors: &mut Vec<FieldError>, endpoints: &[Endpoint], addresses: &Addresses<'_>) {
+    if endpoints.len() > MAX_ENDPOINTS {
+        errors.push(too_many("endpoints", endpoints.len(), MAX_ENDPOINTS));
+        return;
+    }
+    let (mut path, mut addresses_path, mut address_path) =
+        (String::new(), String::new(), String::new());
+    for (i, endpoint) in endpoints.iter().enumerate() {
+        indexed(&mut path, "endpoints", i);
+        addresses_path.clear();
+        addresses_path.push_str(&path);
+        addresses_path.push_str(".addresses");
+        if endpoint.addresses.is_empty() {
+            errors.push(FieldError::required(
+                addresses_path.clone(),
+                "must contain at least 1 address",
+            ));
+        } else if endpoint.addresses.len() > MAX_ADDRESSES {
+            errors.push(too_many(&addresses_path, endpoint.addresses.len(), MAX_ADDRESSES));
+        }
+        for (j, address) in endpoint.addresses.iter().enumerate() {
+            indexed(&mut address_path, &addresses_path, j);
+            addresses.check(errors, &address_path, address);
+        }
+        endpoint_names(errors, &path, endpoint, addresses.texts);
+    }
+}
+
+impl Addresses<'_> {
+    /// One address of an endpoint, by the slice's address type.
+    fn check(&self, errors: &mut Vec<FieldError>, path: &str, address: &str) {
+        match self.address_type {
+            "IPv4" | "IPv6" => self.ip(errors, path, address),
+            "FQDN" => errors.extend(fully_qualified_domain_name(self.texts, path, address)),
+            _ => {}
+        }
+    }
+
+    /// An IP address of the slice's family (Go's `ip.To4() != nil`: IPv4-mapped IPv6 counts as
+    /// IPv4), then the strict form and the special addresses.
+    fn ip(&self, errors: &mut Vec<FieldError>, path: &str, address: &str) {
+        let want_v4 = self.address_type == "IPv4";
+        let of_family = parse_ip_sloppy(address)
+            .is_some_and(|ip| (IpFamily::of(ip) == IpFamily::V4) == want_v4);
+        if !of_family {
+            let msg = format!("must be a valid {} address", self.address_type);
+            errors.push(FieldError::invalid(path, GoValue::Str(address.to_owned()), msg));
+            if self.special_after_family {
+                errors.extend(non_special_ip_errors(path, address));
+            }
+            return;
+        }
+        for msg in ip_messages(address, self.strict) {
+            errors.push(FieldError::invalid(path, GoValue::Str(address.to_owned()), msg));
+        }
+        errors.extend(non_special_ip_errors(path, address));
+    }
+}
+
+/// An endpoint's `nodeName`, `hostname` and topology hints.
+fn endpoint_names(errors: &mut Vec<FieldError>, path: &str, endpoint: &Endpoint, t: Texts) {
+    if let Some(node_name) = &endpoint.node_name {
+        let msgs = dns1123_subdomain(node_name);
+        if !msgs.is_empty() {
+            push_invalid(errors, &format!("{path}.nodeName"), node_name, msgs);
+        }
+    }
+    if let Some(hostname) = &endpoint.hostname {
+        let msgs = dns1123_label(t, hostname);
+        if !msgs.is_empty() {
+            push_invalid(errors, &format!("{path}.hostname"), hostname, msgs);
+        }
+    }
+    if let Some(hints) = &endpoint.hints {
+        let zones = format!("{path}.hints.forZones");
+        hint_names(errors, &zones, &hints.for_zones, &|name| label_value(t, name));
+        // forNodes rules (KEP-3015, PreferSameNode) are unconfirmed; modelled on forZones with
+        // node-name checks.
+        let nodes = format!("{path}.hints.forNodes");
+        hint_names(errors, &nodes, &hints.for_nodes, &dns1123_subdomain);
+    }
+}
+
+/// `ports`: at most `max`, each with a valid and unique name (the empty name included), a
+/// supported protocol and a qualified `appProtocol`.
+fn ports(errors: &mut Vec<FieldError>, ports: &[EndpointPort], t: Texts, max: usize) {
+    if ports.len() > max {
+        errors.push(too_many("ports", ports.len(), max));
+        return;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    let mut path = String::new();
+    for (i, port) in ports.iter().enumerate() {
+        indexed(&mut path, "ports", i);
+        let name = port.name.as_deref().unwrap_or("");
+        if !name.is_empty() {
+            let msgs = dns1123_label(t, name);
+            if !msgs.is_empty() {
+                push_invalid(errors, &format!("{path}.name"), name, msgs);
+            }
+        }
+        if names.contains(&name) {
+            errors
+                .push(FieldError::duplicate(format!("{path}.name"), GoValue::Str(name.to_owned())));
+        } else {
+            names.push(name);
+        }
+        match port.protocol.as_deref() {
+            None => errors.push(FieldError::required(format!("{path}.protocol"), "")),
+            Some("TCP" | "UDP" | "SCTP") => {}
+            Some(other) => errors.push(FieldError::not_supported(
+                format!("{path}.protocol"),
+                GoValue::Named(other.to_owned()),
+                // `supportedPortProtocols.List()`: sorted.
+                &["SCTP", "TCP", "UDP"],
+            )),
+        }
+        if let Some(app) = &port.app_protocol {
+            push_invalid(errors, &format!("{path}.appProtocol"), app, qualified_name(t, app));
+        }
+    }
 }
 
 /// Sets `out` to `list[index]`.

@@ -2,6 +2,10 @@
 //! kube-apiserver appends its errors, with the historical quirks kept on purpose.
 
 use crate::field::{FieldError, GoValue, service_port_go, service_port_json, service_port_value};
+use crate::model::well_known::{
+    ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY, ANNOTATION_TOPOLOGY_MODE,
+    DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS,
+};
 use crate::model::{IntOrString, Service};
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::{Feature, Profile};
@@ -12,9 +16,6 @@ use crate::validation::names::{
 use crate::validation::releases::{Rule, in_force};
 use crate::validation::{MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
 
-const LB_SOURCE_RANGES_ANNOTATION: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
-const TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
-const TOPOLOGY_MODE: &str = "service.kubernetes.io/topology-mode";
 /// `MaxClientIPServiceAffinitySeconds`.
 const MAX_AFFINITY_SECONDS: i32 = 86400;
 
@@ -112,14 +113,15 @@ const LB_ONLY: &str = "may only be used when `type` is 'LoadBalancer'";
 /// The legacy `topology-aware-hints` annotation and its successor `topology-mode` must agree.
 fn topology_annotations(errors: &mut Vec<FieldError>, svc: &Service) {
     let annotations = &svc.metadata.annotations;
-    if let (Some(hints), Some(mode)) =
-        (annotations.get(TOPOLOGY_AWARE_HINTS), annotations.get(TOPOLOGY_MODE))
-        && hints != mode
+    if let (Some(hints), Some(mode)) = (
+        annotations.get(DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS),
+        annotations.get(ANNOTATION_TOPOLOGY_MODE),
+    ) && hints != mode
     {
         errors.push(FieldError::invalid(
-            format!("metadata.annotations[{TOPOLOGY_MODE}]"),
+            format!("metadata.annotations[{ANNOTATION_TOPOLOGY_MODE}]"),
             GoValue::Str(mode.clone()),
-            format!("must match annotations[{TOPOLOGY_AWARE_HINTS}] when both are specified"),
+            format!("must match annotations[{DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS}] when both are specified"),
         ));
     }
 }
@@ -400,8 +402,8 @@ fn load_balancer_source_ranges(
                 ));
             }
         }
-    } else if let Some(value) = annotations.get(LB_SOURCE_RANGES_ANNOTATION) {
-        let path = format!("metadata.annotations[{LB_SOURCE_RANGES_ANNOTATION}]");
+    } else if let Some(value) = annotations.get(ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY) {
+        let path = format!("metadata.annotations[{ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY}]");
         if spec.type_ != "LoadBalancer" {
             errors.push(FieldError::forbidden(path.clone(), LB_ONLY));
         }
@@ -411,7 +413,8 @@ fn load_balancer_source_ranges(
         // entry when StrictIPCIDRValidation is on (1.30 to 1.32: IsValidCIDR, the sloppy parse).
         let ratcheted = annotation_ratchet
             && old.is_some_and(|o| {
-                o.metadata.annotations.get(LB_SOURCE_RANGES_ANNOTATION) == Some(value)
+                o.metadata.annotations.get(ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY)
+                    == Some(value)
             });
         let value = value.trim();
         if !value.is_empty() && !ratcheted {
@@ -435,7 +438,7 @@ fn load_balancer_source_ranges(
 /// error covers every bad entry; the message keeps upstream's trailing space.
 fn load_balancer_source_ranges_whole(errors: &mut Vec<FieldError>, svc: &Service) {
     let spec = &svc.spec;
-    let annotation = svc.metadata.annotations.get(LB_SOURCE_RANGES_ANNOTATION);
+    let annotation = svc.metadata.annotations.get(ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY);
     let (path, value, entries): (String, String, Vec<&str>) =
         if !spec.load_balancer_source_ranges.is_empty() {
             let ranges = &spec.load_balancer_source_ranges;
@@ -449,7 +452,11 @@ fn load_balancer_source_ranges_whole(errors: &mut Vec<FieldError>, svc: &Service
             let trimmed = value.trim();
             let entries =
                 if trimmed.is_empty() { Vec::new() } else { trimmed.split(',').collect() };
-            (format!("metadata.annotations[{LB_SOURCE_RANGES_ANNOTATION}]"), value.clone(), entries)
+            (
+                format!("metadata.annotations[{ANNOTATION_LOAD_BALANCER_SOURCE_RANGES_KEY}]"),
+                value.clone(),
+                entries,
+            )
         } else {
             return;
         };

@@ -7,6 +7,10 @@ mod netip;
 use std::net::IpAddr;
 
 use crate::field::go_quote;
+use crate::model::well_known::{
+    DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS, LABEL_MANAGED_BY,
+    TOLERATE_UNREADY_ENDPOINTS_ANNOTATION,
+};
 use crate::model::{EndpointSlice, Service};
 use crate::net::{go_ip_string, parse_cidr_sloppy, parse_ip_sloppy};
 use crate::profile::Profile;
@@ -24,10 +28,6 @@ pub(crate) struct Warning {
 fn warning(path: &str, message: String) -> Warning {
     Warning { path: path.to_owned(), message }
 }
-
-const TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topology-aware-hints";
-const TOLERATE_UNREADY: &str = "service.alpha.kubernetes.io/tolerate-unready-endpoints";
-const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
 
 /// `getWarningsForIP` of 1.27 to 1.32 (`pkg/api/service/warnings.go`): any value `netip`
 /// refuses (leading zeros, and any `loadBalancerIP` that is not an IP at all) and non-RFC-5952
@@ -175,12 +175,12 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
     let spec = &svc.spec;
     let mut out = Vec::new();
     if in_force(Rule::TopologyModeMatch, minor)
-        && svc.metadata.annotations.contains_key(TOPOLOGY_AWARE_HINTS)
+        && svc.metadata.annotations.contains_key(DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS)
     {
         out.push(warning(
             "metadata.annotations",
             format!(
-                "annotation {TOPOLOGY_AWARE_HINTS} is deprecated, please use service.kubernetes.io/topology-mode instead"
+                "annotation {DEPRECATED_ANNOTATION_TOPOLOGY_AWARE_HINTS} is deprecated, please use service.kubernetes.io/topology-mode instead"
             ),
         ));
     }
@@ -270,11 +270,11 @@ pub(crate) fn service_warnings(svc: &Service, profile: &Profile) -> Vec<Warning>
 /// svclab advisories (never apiserver warnings): deprecations Kubernetes only documented.
 pub(crate) fn service_advisories(svc: &Service) -> Vec<Warning> {
     let mut out = Vec::new();
-    if svc.metadata.annotations.contains_key(TOLERATE_UNREADY) {
+    if svc.metadata.annotations.contains_key(TOLERATE_UNREADY_ENDPOINTS_ANNOTATION) {
         out.push(warning(
-            &format!("metadata.annotations[{TOLERATE_UNREADY}]"),
+            &format!("metadata.annotations[{TOLERATE_UNREADY_ENDPOINTS_ANNOTATION}]"),
             format!(
-                "annotation {TOLERATE_UNREADY} was deprecated in Kubernetes 1.11 and is no longer honoured; set spec.publishNotReadyAddresses: true instead"
+                "annotation {TOLERATE_UNREADY_ENDPOINTS_ANNOTATION} was deprecated in Kubernetes 1.11 and is no longer honoured; set spec.publishNotReadyAddresses: true instead"
             ),
         ));
     }
@@ -299,7 +299,7 @@ pub(crate) fn endpoint_slice_warnings(
         // Quirk kept on purpose: upstream writes a `spec.` prefix an EndpointSlice does not have.
         out.push(warning("addressType", "spec.addressType: FQDN endpoints are deprecated".into()));
     }
-    let managed = slice.metadata.labels.get(MANAGED_BY).is_some_and(|v| {
+    let managed = slice.metadata.labels.get(LABEL_MANAGED_BY).is_some_and(|v| {
         v == "endpointslice-controller.k8s.io" || v == "endpointslicemirroring-controller.k8s.io"
     });
     if !managed && in_force(Rule::EndpointSliceIpWarnings, profile.version.minor) {
