@@ -26,7 +26,7 @@ pub(crate) use service::{
 };
 
 use crate::net::PortRange;
-use crate::profile::{Profile, SmallRangeRule};
+use crate::profile::{DynamicPicks, Profile, SmallRangeRule};
 
 /// Why an allocator refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,18 +159,52 @@ impl std::error::Error for PortError {}
 /// The deterministic random source of one allocator: ChaCha8 seeded from the profile seed, on a
 /// stream chosen by the range, so adding a range never changes another range's picks.
 #[derive(Debug, Clone)]
-pub struct Seeded(ChaCha8Rng);
+pub struct Seeded(Option<ChaCha8Rng>);
+
+/// How an allocator draws its dynamic picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picks {
+    /// From a seeded ChaCha stream: the same picks on every platform and run.
+    Seeded(u64),
+    /// Every draw 0: upstream's random scans then take the lowest free value at or above the
+    /// band's offset, else the lowest below it. What the upstream oracle makes its allocators
+    /// do, so that dynamic picks compare exactly (`dynamicPicks: FirstFit` in a ClusterProfile).
+    FirstFit,
+}
+
+impl From<u64> for Picks {
+    fn from(seed: u64) -> Picks {
+        Picks::Seeded(seed)
+    }
+}
+
+impl Picks {
+    /// The picks a profile asks for.
+    pub(crate) fn of(profile: &Profile) -> Picks {
+        match profile.dynamic_picks {
+            DynamicPicks::Seeded => Picks::Seeded(profile.seed),
+            DynamicPicks::FirstFit => Picks::FirstFit,
+        }
+    }
+}
 
 impl Seeded {
-    /// A source for `seed` and a stream label (usually the range text).
-    pub fn new(seed: u64, label: &str) -> Seeded {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream(fnv1a(label));
-        Seeded(rng)
+    /// A source for `picks` and a stream label (usually the range text).
+    pub fn new(picks: impl Into<Picks>, label: &str) -> Seeded {
+        match picks.into() {
+            Picks::Seeded(seed) => {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(fnv1a(label));
+                Seeded(Some(rng))
+            }
+            Picks::FirstFit => Seeded(None),
+        }
     }
 
-    /// Uniform in `[0, n)` (Lemire's multiply-and-reject on 128 bits), `0` when `n == 0`.
+    /// Uniform in `[0, n)` (Lemire's multiply-and-reject on 128 bits), `0` when `n == 0` or
+    /// the picks are first-fit.
     pub fn below(&mut self, n: u128) -> u128 {
+        let Some(rng) = &mut self.0 else { return 0 };
         if n <= 1 {
             return 0;
         }
@@ -178,7 +212,7 @@ impl Seeded {
             // Fast path: 64-bit widening multiply with rejection.
             let threshold = n64.wrapping_neg() % n64;
             loop {
-                let x = self.0.next_u64();
+                let x = rng.next_u64();
                 let m = u128::from(x) * u128::from(n64);
                 if (m as u64) >= threshold {
                     return m >> 64;
@@ -188,8 +222,8 @@ impl Seeded {
         // Rare (ranges beyond 2^64 addresses): rejection sampling on the bit width.
         let bits = 128 - (n - 1).leading_zeros();
         loop {
-            let hi = u128::from(self.0.next_u64());
-            let lo = u128::from(self.0.next_u64());
+            let hi = u128::from(rng.next_u64());
+            let lo = u128::from(rng.next_u64());
             let x = ((hi << 64) | lo) >> (128 - bits);
             if x < n {
                 return x;

@@ -681,6 +681,8 @@ pub struct ClusterProfile {
     pub service_node_port_range: Option<String>,
     /// `seed`.
     pub seed: Option<u64>,
+    /// `dynamicPicks`: `Seeded` (the default) or `FirstFit`.
+    pub dynamic_picks: Option<String>,
     /// `host.iptablesRandomFully`.
     pub iptables_random_fully: Option<bool>,
     /// `host.nfacct`.

@@ -351,8 +351,23 @@ pub struct Profile {
     pub service_node_port_range: PortRange,
     /// Seed of every dynamic pick.
     pub seed: u64,
+    /// How dynamic picks are drawn (`dynamicPicks`).
+    pub dynamic_picks: DynamicPicks,
     /// Host facts for proxy rendering.
     pub host: HostFacts,
+}
+
+/// How the allocators draw dynamic picks (a ClusterProfile's `dynamicPicks`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DynamicPicks {
+    /// From the profile's seed: what looks like a real cluster's random picks, the same on
+    /// every run.
+    #[default]
+    Seeded,
+    /// The lowest free address or port, upper band first: upstream's random scan with every
+    /// draw 0, which is what the upstream oracle runs kube-apiserver's allocators with, so that
+    /// svclab's picks compare exactly (`cargo xtask oracle`).
+    FirstFit,
 }
 
 impl Default for Profile {
@@ -392,6 +407,7 @@ impl Profile {
             )],
             service_node_port_range: PortRange { base: 30000, size: 2768 },
             seed: 0,
+            dynamic_picks: DynamicPicks::Seeded,
             host: HostFacts::default(),
         }
     }
@@ -528,6 +544,16 @@ impl Profile {
         }
         if let Some(seed) = spec.seed {
             profile.seed = seed;
+        }
+        match spec.dynamic_picks.as_deref() {
+            None | Some("Seeded") => {}
+            Some("FirstFit") => profile.dynamic_picks = DynamicPicks::FirstFit,
+            Some(other) => diags.push(diag(
+                "dynamicPicks",
+                format!(
+                    "dynamicPicks: Unsupported value: {other:?}: supported values: \"FirstFit\", \"Seeded\""
+                ),
+            )),
         }
         if !spec.service_cluster_ip_ranges.is_empty() {
             match parse_service_ranges(&spec.service_cluster_ip_ranges, &profile) {

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::allocation::interval_set::IntervalSet;
-use crate::allocation::{AllocationError, Seeded};
+use crate::allocation::{AllocationError, Picks, Seeded};
 use crate::net::{IpFamily, ip_to_u128, u128_to_ip};
 
 /// Geometry of one ServiceCIDR under the IPAddress allocator.
@@ -123,12 +123,16 @@ pub struct IpAddressAllocator {
 
 impl IpAddressAllocator {
     /// An allocator for `net` with a band offset; IPv6 prefixes shorter than /64 are refused.
-    pub fn new(net: IpNet, offset: u128, seed: u64) -> Result<IpAddressAllocator, AllocationError> {
+    pub fn new(
+        net: IpNet,
+        offset: u128,
+        picks: impl Into<Picks>,
+    ) -> Result<IpAddressAllocator, AllocationError> {
         let geometry = CidrGeometry::new(net, offset)?;
         Ok(IpAddressAllocator {
             geometry,
             allocated: IntervalSet::default(),
-            rng: Seeded::new(seed, &geometry.net.to_string()),
+            rng: Seeded::new(picks, &geometry.net.to_string()),
         })
     }
 

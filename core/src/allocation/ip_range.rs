@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use crate::allocation::{AllocationError, Bitmap, Seeded, range_size};
+use crate::allocation::{AllocationError, Bitmap, Picks, Seeded, range_size};
 use crate::net::{IpFamily, ip_to_u128, u128_to_ip};
 
 /// Bits of an IPv6 bitmap range: Kubernetes caps it at 2^16.
@@ -32,7 +32,7 @@ pub struct RangeSnapshot {
 
 impl IpRange {
     /// A range with the given static band offset (in addresses), seeded for dynamic picks.
-    pub fn new(net: IpNet, offset: u128, seed: u64) -> IpRange {
+    pub fn new(net: IpNet, offset: u128, picks: impl Into<Picks>) -> IpRange {
         let net = net.trunc();
         let size = range_size(&net);
         let max = match net {
@@ -47,7 +47,7 @@ impl IpRange {
             net,
             base,
             bitmap: Bitmap::new(max, offset),
-            rng: Seeded::new(seed, &net.to_string()),
+            rng: Seeded::new(picks, &net.to_string()),
         }
     }
 

@@ -7,7 +7,7 @@ use ipnet::IpNet;
 
 use crate::allocation::interval_set::IntervalSet;
 use crate::allocation::ip_address::CidrGeometry;
-use crate::allocation::{AllocationError, IpRange, Seeded};
+use crate::allocation::{AllocationError, IpRange, Picks, Seeded};
 use crate::net::IpFamily;
 
 /// All ServiceCIDRs of one family.
@@ -29,7 +29,7 @@ impl MetaAllocator {
     pub fn new(
         family: IpFamily,
         cidrs: &[(IpNet, u128)],
-        seed: u64,
+        picks: impl Into<Picks>,
     ) -> Result<MetaAllocator, AllocationError> {
         let mut geometries: Vec<CidrGeometry> = Vec::new();
         for (net, offset) in cidrs {
@@ -43,7 +43,7 @@ impl MetaAllocator {
             family,
             cidrs: geometries,
             allocated: IntervalSet::default(),
-            rng: Seeded::new(seed, &label),
+            rng: Seeded::new(picks, &label),
             bitmap: None,
         })
     }

@@ -1,7 +1,7 @@
 //! The NodePort allocator (`portallocator`): a bitmap over `Base..Base+Size` with the static
 //! band of KEP-3668.
 
-use crate::allocation::{Bitmap, PortError, Seeded, port_band_offset};
+use crate::allocation::{Bitmap, Picks, PortError, Seeded, port_band_offset};
 use crate::net::PortRange;
 
 /// A NodePort range backed by a bitmap.
@@ -14,12 +14,12 @@ pub struct PortAllocator {
 
 impl PortAllocator {
     /// A port allocator; `bands` selects the KEP-3668 offset (off before 1.27 / with the gate off).
-    pub fn new(range: PortRange, bands: bool, seed: u64) -> PortAllocator {
+    pub fn new(range: PortRange, bands: bool, picks: impl Into<Picks>) -> PortAllocator {
         let offset = if bands { port_band_offset(range.size) } else { 0 };
         PortAllocator {
             range,
             bitmap: Bitmap::new(range.size as usize, offset as usize),
-            rng: Seeded::new(seed, &format!("nodeports/{range}")),
+            rng: Seeded::new(picks, &format!("nodeports/{range}")),
         }
     }
 

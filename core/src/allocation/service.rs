@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use ipnet::IpNet;
 
 use crate::allocation::{
-    AllocationError, IpRange, MetaAllocator, PortAllocator, PortError, ip_offset_for,
+    AllocationError, IpRange, MetaAllocator, Picks, PortAllocator, PortError, ip_offset_for,
 };
 use crate::field::{FieldError, GoValue};
 use crate::model::Service;
@@ -144,7 +144,7 @@ impl Allocators {
             }
             let dual_write = profile.allocator_dual_write();
             for (family, cidrs) in by_family {
-                let mut meta = MetaAllocator::new(family, &cidrs, profile.seed)?;
+                let mut meta = MetaAllocator::new(family, &cidrs, Picks::of(profile))?;
                 // The flag-configured CIDR of the family keeps its bitmap while dual write is on.
                 if dual_write
                     && let Some(flag) = profile
@@ -155,21 +155,21 @@ impl Allocators {
                     meta = meta.with_dual_write(IpRange::new(
                         *flag,
                         ip_offset_for(profile, flag),
-                        profile.seed,
+                        Picks::of(profile),
                     ));
                 }
                 families.insert(family, FamilyAllocator::Objects(meta));
             }
         } else {
             for net in &profile.service_cluster_ip_ranges {
-                let range = IpRange::new(*net, ip_offset_for(profile, net), profile.seed);
+                let range = IpRange::new(*net, ip_offset_for(profile, net), Picks::of(profile));
                 families.insert(IpFamily::of_net(net), FamilyAllocator::Bitmap(range));
             }
         }
         let ports = PortAllocator::new(
             profile.service_node_port_range,
             profile.node_port_static_subrange(),
-            profile.seed,
+            Picks::of(profile),
         );
         Ok(Allocators {
             primary,

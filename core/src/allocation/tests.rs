@@ -193,6 +193,47 @@ fn check_scenario(input: &str, expect: Expect) {
     expect.assert_eq(&out);
 }
 
+#[test]
+fn first_fit_picks_take_the_lowest_free_value_upper_band_first() {
+    // What the upstream oracle makes kube-apiserver's allocators do (every random draw 0):
+    // the dynamic band starts at offset 256 of 10.96.0.0/12 (min(max(16, size/16), 256)) and
+    // at 86 of 30000-32767 (min(max(16, size/32), 128)); a requested address in the dynamic
+    // band is skipped by the next pick.
+    let profile = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\ndynamicPicks: FirstFit\n---\n"
+        )
+    };
+    let svc = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec: {{ports: [{{port: 80}}]{spec}}}\n---\n"
+        )
+    };
+    let scenario = [
+        svc("a", ", type: NodePort"),
+        svc("taken", ", clusterIP: 10.96.1.2"),
+        svc("b", ""),
+        svc("c", ""),
+    ]
+    .concat();
+    check_scenario(
+        &format!("{}{scenario}", profile("1.37")),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+            taken created SingleStack ["IPv4"] ["10.96.1.2"] [10.96.1.2(dynamic)] ports=0
+            b created SingleStack ["IPv4"] ["10.96.1.3"] [10.96.1.3(dynamic)] ports=0
+            c created SingleStack ["IPv4"] ["10.96.1.4"] [10.96.1.4(dynamic)] ports=0
+        "#]],
+    );
+    // 1.24 with ServiceIPStaticSubrange off (its default): no band, the first address.
+    check_scenario(
+        &format!("{}{}", profile("1.24"), svc("a", "")),
+        expect![[r#"
+            a created SingleStack ["IPv4"] ["10.96.0.1"] [10.96.0.1(none)] ports=0
+        "#]],
+    );
+}
+
 const DUAL: &str = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '1.32'\nserviceClusterIPRanges: [10.96.0.0/16, fd00::/112]\n";
 
 #[test]

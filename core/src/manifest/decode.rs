@@ -875,6 +875,7 @@ fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
             "serviceClusterIPRanges",
             "serviceNodePortRange",
             "seed",
+            "dynamicPicks",
             "host",
         ],
     );
@@ -908,6 +909,7 @@ fn cluster_profile(ctx: &mut Ctx, root: &Node) -> ClusterProfile {
         service_node_port_range: ctx
             .opt_string(root.get("serviceNodePortRange"), &f("serviceNodePortRange")),
         seed: ctx.int(root.get("seed"), &f("seed"), "uint64").and_then(|i| u64::try_from(i).ok()),
+        dynamic_picks: ctx.opt_string(root.get("dynamicPicks"), &f("dynamicPicks")),
         iptables_random_fully: ctx
             .opt_bool(get(host, "iptablesRandomFully"), &hat.field("iptablesRandomFully")),
         nfacct: ctx.opt_bool(get(host, "nfacct"), &hat.field("nfacct")),
