@@ -7,6 +7,11 @@
 //! two nodes, the Service's two target ports). One Service in a hundred is a NodePort Service,
 //! the rest are ClusterIP; Services spread over a hundred namespaces. The output depends only
 //! on the shape, so the same numbers always give the same bytes.
+//!
+//! [`variety`] draws the other kind of scenario: small ones of every shape, for comparing svclab
+//! with upstream's own code (`cargo xtask oracle`).
+
+pub mod variety;
 
 use std::fmt::Write as _;
 

@@ -14,6 +14,7 @@ mod fuzz;
 mod gzip;
 mod loadtest;
 mod npm;
+mod oracle;
 mod playground;
 mod plugin;
 mod plugins;
@@ -48,6 +49,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                      pinned nightly and print executions per target and in total
   loadtest [--seconds N] [--connections N] [--threads N] [--engine plugin|native]
                      wrk against `svclab serve`: reviews/s, p50, p99
+  oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy|all] [--cases N] [--seed S]
+         [--no-shrink] [--write-regressions]
+                     svclab against upstream's own code (Go, oracle/): divergences grouped,
+                     each shrunk to a minimal case, optionally recorded under tests/data/oracle/
   differential [--seeds N] [--start K] [--time SECONDS] [--no-shrink]
                      generated scenarios in the kernel (root): every probe against the
                      trace, iptables against nftables; failing seeds shrunk";
@@ -70,6 +75,7 @@ fn main() -> ExitCode {
         Some("loadtest") => loadtest::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
+        Some("oracle") => oracle::run(&args[1..]),
         Some(other) => return usage(&format!("unknown xtask command {other:?}")),
         None => return usage("no command given"),
     };

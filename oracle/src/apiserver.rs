@@ -1,0 +1,473 @@
+//! A kube-apiserver case: both sides' answers per object, put in one form, and their
+//! differences. svclab's come from its report (Services by the document they were written in,
+//! EndpointSlices and ServiceCIDRs from the diagnostics at their document); upstream's from the
+//! oracle's output line (`oracle/apiserver/README.md` gives its format).
+//!
+//! Compared per object: the operation, the outcome, the errors in order (a cause as
+//! `<reason> <field>: <body>`; a Status that is not `Invalid` as `<reason> : <message>`, an
+//! empty reason as `Unknown`; svclab's decoder refusal as `BadRequest`), the warnings in order
+//! (svclab's `Warning` and `UnknownField` diagnostics; its own advisories are not upstream's),
+//! and for an accepted Service its type, families, policy, ClusterIPs, node ports and
+//! health-check node port, exactly (both sides pick first-fit). Per case: the feature gates
+//! refused. Not compared: names `generateName` gives (random upstream), bands and ranges,
+//! rules, policy verdicts, the aggregated message of an `Invalid` Status (built from the
+//! causes).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use svclab_core::{CheckOptions, Input, Report, Severity};
+
+use crate::divergence::{Divergence, DivergenceKind};
+
+/// One object's answer, in the form both sides are put into.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// `Service`, `EndpointSlice` or `ServiceCIDR`.
+    pub kind: String,
+    /// The namespace (`default` when none was written; empty for a ServiceCIDR).
+    pub namespace: String,
+    /// The name.
+    pub name: String,
+    /// `create`, `update` or `delete`.
+    pub op: String,
+    /// `created`, `updated`, `deleted` or `rejected`.
+    pub outcome: String,
+    /// The refusal, cause by cause.
+    pub errors: Vec<String>,
+    /// The warnings, in order.
+    pub warnings: Vec<String>,
+    /// An accepted Service's addresses and ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceFacts>,
+}
+
+/// What an accepted Service holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceFacts {
+    /// `spec.type`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `spec.clusterIPs`.
+    #[serde(rename = "clusterIPs")]
+    pub cluster_ips: Vec<String>,
+    /// `spec.ipFamilies`.
+    pub ip_families: Vec<String>,
+    /// `spec.ipFamilyPolicy`.
+    pub ip_family_policy: String,
+    /// Every port's `nodePort` (0 when none).
+    pub node_ports: Vec<u32>,
+    /// `spec.healthCheckNodePort`.
+    pub health_check_node_port: u32,
+}
+
+/// The kind of an object svclab and the oracle answer for, by apiVersion and kind.
+fn kind_of(object: &Value) -> Option<&'static str> {
+    let api_version = object["apiVersion"].as_str().unwrap_or("");
+    match (api_version, object["kind"].as_str().unwrap_or("")) {
+        ("v1", "Service") => Some("Service"),
+        ("discovery.k8s.io/v1", "EndpointSlice") => Some("EndpointSlice"),
+        (v, "ServiceCIDR") if v.starts_with("networking.k8s.io/") => Some("ServiceCIDR"),
+        _ => None,
+    }
+}
+
+/// The scenario text svclab reads: one document per object, so a diagnostic's document is the
+/// object's index.
+pub fn scenario_text(objects: &[Value]) -> String {
+    let documents: Vec<String> = objects.iter().map(Value::to_string).collect();
+    documents.join("\n---\n") + "\n"
+}
+
+/// svclab's answer to a case: the feature-gate refusals, and each object's answer by index.
+pub fn svclab_answers(objects: &[Value]) -> (Vec<String>, BTreeMap<usize, Answer>) {
+    let input = Input::new("case.yaml", scenario_text(objects));
+    let report = svclab_core::check(&[input], &CheckOptions::default());
+    answers_of(objects, &report)
+}
+
+fn answers_of(objects: &[Value], report: &Report) -> (Vec<String>, BTreeMap<usize, Answer>) {
+    let mut profile: Vec<String> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .filter(|d| d.object.as_ref().is_some_and(|o| o.kind == "ClusterProfile"))
+        .map(|d| d.message.clone())
+        .collect();
+    profile.sort();
+    let services: BTreeMap<usize, &svclab_core::ServiceReport> =
+        report.services.iter().map(|s| (s.source.document, s)).collect();
+    let mut at: BTreeMap<usize, Vec<&svclab_core::Diagnostic>> = BTreeMap::new();
+    for d in &report.diagnostics {
+        if let (Some(source), Some(_)) = (&d.source, &d.object) {
+            at.entry(source.document).or_default().push(d);
+        }
+    }
+    let mut stored: BTreeMap<String, bool> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (index, object) in objects.iter().enumerate() {
+        let Some(kind) = kind_of(object) else { continue };
+        let (namespace, name) = identity(object, kind);
+        let key = format!("{kind}/{namespace}/{name}");
+        let is_stored = stored.get(&key).copied().unwrap_or(false);
+        let mut answer = Answer {
+            kind: kind.to_owned(),
+            namespace,
+            name,
+            op: op_of(object, kind, is_stored),
+            ..Answer::default()
+        };
+        for d in at.get(&index).into_iter().flatten() {
+            if d.object.as_ref().is_none_or(|o| o.kind != kind) {
+                continue;
+            }
+            match d.severity {
+                Severity::Error if d.message.contains(" cannot be handled as a ") => {
+                    // The decoder's refusal: svclab places it at the field, the apiserver
+                    // answers 400 BadRequest with the decoder's text.
+                    answer.errors.push(format!("BadRequest : {}", d.message));
+                }
+                Severity::Error => {
+                    let body =
+                        d.message.strip_prefix(&format!("{}: ", d.field)).unwrap_or(&d.message);
+                    answer.errors.push(format!("{} {}: {body}", d.reason, d.field));
+                }
+                Severity::Warning if d.reason == "Warning" || d.reason == "UnknownField" => {
+                    answer.warnings.push(d.message.clone());
+                }
+                _ => {}
+            }
+        }
+        answer.outcome = match (kind, services.get(&index)) {
+            ("Service", Some(report)) => {
+                answer.namespace.clone_from(&report.namespace);
+                answer.name.clone_from(&report.name);
+                if report.outcome != "rejected" {
+                    answer.service = Some(ServiceFacts {
+                        type_: report.type_.clone(),
+                        cluster_ips: report.cluster_ips.clone(),
+                        ip_families: report.ip_families.clone(),
+                        ip_family_policy: report.ip_family_policy.clone(),
+                        node_ports: report.ports.iter().map(|p| p.node_port).collect(),
+                        health_check_node_port: report.health_check_node_port,
+                    });
+                }
+                report.outcome.clone()
+            }
+            // Refused before the registry (decoding).
+            ("Service", None) if !answer.errors.is_empty() => "rejected".to_owned(),
+            ("Service", None) => "(no report)".to_owned(),
+            _ if !answer.errors.is_empty() => "rejected".to_owned(),
+            _ if answer.op == "update" => "updated".to_owned(),
+            _ => "created".to_owned(),
+        };
+        match answer.outcome.as_str() {
+            "created" | "updated" => {
+                stored.insert(key, true);
+            }
+            "deleted" => {
+                stored.remove(&key);
+            }
+            _ => {}
+        }
+        out.insert(index, answer);
+    }
+    (profile, out)
+}
+
+/// `(namespace, name)` as the apiserver stores the object (`default` for a namespaced object
+/// written without one).
+fn identity(object: &Value, kind: &str) -> (String, String) {
+    let meta = &object["metadata"];
+    let mut namespace = meta["namespace"].as_str().unwrap_or("").to_owned();
+    if namespace.is_empty() && kind != "ServiceCIDR" {
+        namespace = "default".to_owned();
+    }
+    (namespace, meta["name"].as_str().unwrap_or("").to_owned())
+}
+
+/// svclab's rule for what a document is: a delete when annotated so, an update when an object
+/// of that name is stored, a create otherwise.
+fn op_of(object: &Value, kind: &str, stored: bool) -> String {
+    let delete = object["metadata"]["annotations"]["svclab.dev/operation"] == "delete";
+    let named = object["metadata"]["name"].as_str().is_some_and(|n| !n.is_empty());
+    match () {
+        () if kind == "Service" && delete => "delete",
+        () if named && stored => "update",
+        () => "create",
+    }
+    .to_owned()
+}
+
+/// Upstream's answer to a case, from the oracle's output line: the feature-gate refusals, each
+/// object's answer by index, and a harness error when the case did not run.
+pub fn upstream_answers(line: &Value) -> (Vec<String>, BTreeMap<usize, Answer>, Option<String>) {
+    let mut profile = Vec::new();
+    let mut harness = None;
+    if let Some(error) = line["error"].as_str() {
+        for part in error.split("; ") {
+            if part.starts_with("featureGates: ") {
+                profile.push(part.to_owned());
+            } else {
+                harness = Some(part.to_owned());
+            }
+        }
+    }
+    profile.sort();
+    let mut out = BTreeMap::new();
+    for r in line["results"].as_array().into_iter().flatten() {
+        let Some(index) = r["index"].as_u64() else { continue };
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut answer = Answer {
+            kind: r["kind"].as_str().unwrap_or("").to_owned(),
+            namespace: r["namespace"].as_str().unwrap_or("").to_owned(),
+            name: r["name"].as_str().unwrap_or("").to_owned(),
+            op: r["op"].as_str().unwrap_or("").to_owned(),
+            outcome: r["outcome"].as_str().unwrap_or("").to_owned(),
+            errors: Vec::new(),
+            warnings: strings(&r["warnings"]),
+            service: None,
+        };
+        let status = &r["status"];
+        if status.is_object() {
+            let causes = status["causes"].as_array().filter(|c| !c.is_empty());
+            match causes {
+                Some(causes) if status["reason"] == "Invalid" => {
+                    for c in causes {
+                        answer.errors.push(format!(
+                            "{} {}: {}",
+                            c["reason"].as_str().unwrap_or(""),
+                            c["field"].as_str().unwrap_or(""),
+                            c["message"].as_str().unwrap_or("")
+                        ));
+                    }
+                }
+                _ => {
+                    let reason =
+                        status["reason"].as_str().filter(|r| !r.is_empty()).unwrap_or("Unknown");
+                    answer
+                        .errors
+                        .push(format!("{reason} : {}", status["message"].as_str().unwrap_or("")));
+                }
+            }
+        }
+        if answer.kind == "Service"
+            && matches!(answer.outcome.as_str(), "created" | "updated" | "deleted")
+        {
+            let ports = r["nodePorts"].as_array().into_iter().flatten();
+            answer.service = Some(ServiceFacts {
+                type_: r["type"].as_str().unwrap_or("").to_owned(),
+                cluster_ips: strings(&r["clusterIPs"]),
+                ip_families: strings(&r["ipFamilies"]),
+                ip_family_policy: r["ipFamilyPolicy"].as_str().unwrap_or("").to_owned(),
+                node_ports: ports.filter_map(Value::as_u64).map(|p| p as u32).collect(),
+                health_check_node_port: r["healthCheckNodePort"].as_u64().unwrap_or(0) as u32,
+            });
+        }
+        out.insert(index as usize, answer);
+    }
+    (profile, out, harness)
+}
+
+/// The differences between svclab's answers to `objects` and the oracle's output `line`.
+pub fn compare(id: &str, objects: &[Value], line: &Value) -> Vec<Divergence> {
+    let (svclab_profile, svclab) = svclab_answers(objects);
+    compare_answers(id, (svclab_profile, svclab), line)
+}
+
+/// [`compare`] with svclab's answers already made.
+pub fn compare_answers(
+    id: &str,
+    (svclab_profile, svclab): (Vec<String>, BTreeMap<usize, Answer>),
+    line: &Value,
+) -> Vec<Divergence> {
+    let (upstream_profile, upstream, harness) = upstream_answers(line);
+    let mut out = Vec::new();
+    let mut add = |index: Option<usize>, object: String, kind, svclab: Value, upstream: Value| {
+        out.push(Divergence { case: id.to_owned(), index, object, kind, svclab, upstream });
+    };
+    if svclab_profile != upstream_profile {
+        add(
+            None,
+            "ClusterProfile".into(),
+            DivergenceKind::Profile,
+            json!(svclab_profile),
+            json!(upstream_profile),
+        );
+    }
+    if let Some(error) = &harness {
+        add(None, "case".into(), DivergenceKind::Harness, Value::Null, json!(error));
+        if upstream.is_empty() {
+            return out;
+        }
+    }
+    for (index, s) in &svclab {
+        let object = if s.kind == "ServiceCIDR" {
+            format!("{} {}", s.kind, s.name)
+        } else {
+            format!("{} {}/{}", s.kind, s.namespace, s.name)
+        };
+        let Some(u) = upstream.get(index) else {
+            // The IPAddress allocator is off: both sides ignore the ServiceCIDR.
+            if s.kind != "ServiceCIDR" || !s.errors.is_empty() {
+                add(Some(*index), object, DivergenceKind::Harness, json!(s), json!("(no answer)"));
+            }
+            continue;
+        };
+        if s.op != u.op {
+            add(Some(*index), object.clone(), DivergenceKind::Op, json!(s.op), json!(u.op));
+        }
+        if s.outcome != u.outcome {
+            let side = |a: &Answer| json!(format!("{} {}", a.outcome, a.errors.join(" | ")));
+            add(Some(*index), object, DivergenceKind::Outcome, side(s), side(u));
+            continue;
+        }
+        if s.errors != u.errors {
+            add(
+                Some(*index),
+                object.clone(),
+                DivergenceKind::Errors,
+                json!(s.errors),
+                json!(u.errors),
+            );
+        }
+        if s.warnings != u.warnings {
+            add(
+                Some(*index),
+                object.clone(),
+                DivergenceKind::Warnings,
+                json!(s.warnings),
+                json!(u.warnings),
+            );
+        }
+        // Where upstream's own picks are not reproducible (two ServiceCIDRs of one family: which
+        // allocator picks follows Go's map order, the oracle's `notes` say so), its addresses
+        // are not compared.
+        let reproducible = line["notes"].as_array().is_none_or(Vec::is_empty);
+        if s.kind == "Service" && u.outcome != "rejected" && reproducible && s.service != u.service
+        {
+            add(
+                Some(*index),
+                object,
+                DivergenceKind::Addresses,
+                json!(s.service),
+                json!(u.service),
+            );
+        }
+    }
+    out
+}
+
+/// The case as the oracle binary reads it: `{"id", "objects"}` with the ClusterProfile at
+/// `release` (the oracle's own) and first-fit picks, added when the case has none.
+pub fn oracle_case(id: &str, objects: &[Value], release: &str) -> (Value, Vec<Value>) {
+    let mut objects = objects.to_vec();
+    let version = release.trim_start_matches('v');
+    match objects.iter_mut().rev().find(|o| o["kind"] == "ClusterProfile") {
+        Some(profile) => {
+            profile["kubernetesVersion"] = json!(version);
+            profile["dynamicPicks"] = json!("FirstFit");
+        }
+        None => objects.insert(
+            0,
+            json!({"apiVersion": "svclab.dev/v1alpha1", "kind": "ClusterProfile",
+                   "kubernetesVersion": version, "dynamicPicks": "FirstFit"}),
+        ),
+    }
+    (json!({"id": id, "objects": objects}), objects)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+
+    use super::{Answer, DivergenceKind, compare_answers, svclab_answers};
+
+    /// An oracle output line that says exactly what svclab says (the inverse of
+    /// `upstream_answers`).
+    fn line_of(answers: &BTreeMap<usize, Answer>) -> Value {
+        let results: Vec<Value> = answers
+            .iter()
+            .map(|(index, a)| {
+                let causes: Vec<Value> = a
+                    .errors
+                    .iter()
+                    .map(|e| {
+                        let (reason, rest) = e.split_once(' ').unwrap_or(("", e));
+                        let (field, message) = rest.split_once(": ").unwrap_or(("", rest));
+                        json!({"reason": reason, "field": field, "message": message})
+                    })
+                    .collect();
+                let status = if causes.is_empty() {
+                    Value::Null
+                } else {
+                    json!({"code": 422, "reason": "Invalid", "causes": causes})
+                };
+                let mut r = json!({"index": index, "kind": a.kind, "namespace": a.namespace,
+                    "name": a.name, "op": a.op, "outcome": a.outcome, "status": status,
+                    "warnings": a.warnings});
+                if let Some(s) = &a.service {
+                    r["type"] = json!(s.type_);
+                    r["clusterIPs"] = json!(s.cluster_ips);
+                    r["ipFamilies"] = json!(s.ip_families);
+                    r["ipFamilyPolicy"] = json!(s.ip_family_policy);
+                    r["nodePorts"] = json!(s.node_ports);
+                    r["healthCheckNodePort"] = json!(s.health_check_node_port);
+                }
+                r
+            })
+            .collect();
+        json!({"id": "self", "error": null, "results": results})
+    }
+
+    /// Compares svclab with an upstream line made from its own answers after `plant` changed
+    /// one value, and returns the kinds of divergence found.
+    fn check(plant: impl Fn(&mut Value)) -> Vec<DivergenceKind> {
+        let objects: Vec<Value> = serde_json::from_str(
+            r#"[{"apiVersion": "svclab.dev/v1alpha1", "kind": "ClusterProfile", "dynamicPicks": "FirstFit"},
+                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "a"},
+                 "spec": {"type": "NodePort", "ports": [{"port": 80}], "loadBalancerIP": "1.2.3.004"}},
+                {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "b"},
+                 "spec": {"ports": [{"port": 0}]}}]"#,
+        )
+        .unwrap_or_default();
+        let answers = svclab_answers(&objects);
+        let mut line = line_of(&answers.1);
+        plant(&mut line);
+        compare_answers("self", answers, &line).into_iter().map(|d| d.kind).collect()
+    }
+
+    #[test]
+    fn svclab_agrees_with_its_own_answers() {
+        assert_eq!(check(|_| {}), []);
+    }
+
+    #[test]
+    fn one_changed_word_address_or_port_is_a_divergence() {
+        let word = |line: &mut Value| {
+            let cause = &mut line["results"][1]["status"]["causes"][0]["message"];
+            *cause = json!(cause.as_str().unwrap_or("").replacen("Invalid", "Bad", 1));
+        };
+        assert_eq!(check(word), [DivergenceKind::Errors]);
+        let address = |line: &mut Value| line["results"][0]["clusterIPs"][0] = json!("10.96.1.9");
+        assert_eq!(check(address), [DivergenceKind::Addresses]);
+        let port = |line: &mut Value| line["results"][0]["nodePorts"][0] = json!(30087);
+        assert_eq!(check(port), [DivergenceKind::Addresses]);
+        let warning = |line: &mut Value| line["results"][0]["warnings"] = json!([]);
+        assert_eq!(check(warning), [DivergenceKind::Warnings]);
+        let outcome = |line: &mut Value| line["results"][1]["outcome"] = json!("created");
+        assert_eq!(check(outcome), [DivergenceKind::Outcome]);
+    }
+}

@@ -1,0 +1,18 @@
+//! svclab against upstream's own code, as an oracle: the same scenario given to kube-apiserver's
+//! REST storage and kube-proxy's proxiers (Go programs under `oracle/apiserver/` and
+//! `oracle/proxy/`, built from the `k8s.io/kubernetes` module of a release) and to svclab, and
+//! every difference between their answers.
+//!
+//! Layers, lowest first: [`divergence`] (what a difference is, and how differences group),
+//! [`apiserver`] (both sides' answers to a kube-apiserver case, put in one form, and their
+//! comparison: no I/O), [`upstream`] (building and running the Go programs), [`shrink`]
+//! (making a diverging case minimal). `cargo xtask oracle` drives them; the regression cases
+//! it writes under `tests/data/oracle/` hold upstream's recorded answers, and
+//! `tests/oracle_regressions.rs` compares svclab with them without Go.
+
+pub mod apiserver;
+pub mod divergence;
+pub mod shrink;
+pub mod upstream;
+
+pub use divergence::{Divergence, DivergenceKind};

@@ -1,0 +1,343 @@
+//! `cargo xtask oracle`: svclab against upstream's own code. For each release and area it builds
+//! the oracle (cached), generates cases from a seed (plus the hand-made ones of
+//! `oracle/<area>/testdata/`), runs them through upstream and svclab, groups the differences,
+//! shrinks each group's first case to a minimal one, and with `--write-regressions` records it
+//! (with upstream's answer) under `tests/data/oracle/`, where `tests/oracle_regressions.rs`
+//! checks svclab against it without Go. It prints the coverage of the generated cases and the
+//! cases per second, and fails when anything diverges.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail, ensure};
+use serde_json::{Value, json};
+use svclab_oracle::upstream::{self, Area};
+use svclab_oracle::{Divergence, apiserver, shrink};
+use svclab_scenario_gen::variety;
+
+use crate::workspace::{say, target_dir, workspace_root};
+
+const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy] \
+                     [--cases N] [--seed S] [--no-shrink] [--write-regressions]";
+
+/// Cases a batch (one oracle process) takes.
+const BATCH: usize = 1000;
+
+/// What to run.
+struct Options {
+    releases: Vec<String>,
+    areas: Vec<Area>,
+    cases: u64,
+    seed: u64,
+    shrink: bool,
+    write_regressions: bool,
+}
+
+impl Options {
+    fn parse(args: &[String], known: &[String]) -> anyhow::Result<Options> {
+        let mut options = Options {
+            releases: Vec::new(),
+            areas: vec![Area::Apiserver],
+            cases: 500,
+            seed: 1,
+            shrink: true,
+            write_regressions: false,
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let mut value =
+                |name: &str| args.next().with_context(|| format!("{name} needs a value; {USAGE}"));
+            match arg.as_str() {
+                "--all" => options.releases = known.to_vec(),
+                "--release" => {
+                    let wanted = value("--release")?;
+                    options.releases.push(resolve(wanted, known)?);
+                }
+                "--area" => {
+                    options.areas = match value("--area")?.as_str() {
+                        "apiserver" => vec![Area::Apiserver],
+                        "proxy" => vec![Area::Proxy],
+                        "all" => vec![Area::Apiserver, Area::Proxy],
+                        other => bail!("unknown area {other:?}; {USAGE}"),
+                    }
+                }
+                "--cases" => options.cases = value("--cases")?.parse().context("--cases N")?,
+                "--seed" => options.seed = value("--seed")?.parse().context("--seed S")?,
+                "--no-shrink" => options.shrink = false,
+                "--write-regressions" => options.write_regressions = true,
+                other => bail!("unknown oracle argument {other:?}; {USAGE}"),
+            }
+        }
+        if options.releases.is_empty() {
+            options
+                .releases
+                .push(known.last().cloned().context("oracle/releases.txt lists no release")?);
+        }
+        Ok(options)
+    }
+}
+
+/// `1.33`, `1.33.13` or `v1.33.13` as a release of `oracle/releases.txt`: a minor means its
+/// newest patch there; a patch not listed is taken as given.
+fn resolve(wanted: &str, known: &[String]) -> anyhow::Result<String> {
+    let bare = wanted.trim_start_matches('v');
+    let parts: Vec<&str> = bare.split('.').collect();
+    match parts.as_slice() {
+        [_, _] => known
+            .iter()
+            .rev()
+            .find(|k| k.trim_start_matches('v').starts_with(&format!("{bare}.")))
+            .cloned()
+            .with_context(|| format!("no release of {bare} in oracle/releases.txt")),
+        [_, _, _] => Ok(format!("v{bare}")),
+        _ => bail!("a release looks like 1.33 or 1.33.13, not {wanted:?}"),
+    }
+}
+
+/// The releases of `oracle/releases.txt`, oldest first.
+fn known_releases(root: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("oracle/releases.txt"))
+        .context("reading oracle/releases.txt")?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}
+
+/// The minor of `v1.33.13`.
+fn minor_of(release: &str) -> u32 {
+    release.trim_start_matches('v').split('.').nth(1).and_then(|m| m.parse().ok()).unwrap_or(0)
+}
+
+/// `cargo xtask oracle`.
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    let root = workspace_root();
+    let known = known_releases(&root)?;
+    let options = Options::parse(args, &known)?;
+    let mut failed = Vec::new();
+    for area in &options.areas {
+        for release in &options.releases {
+            let divergences = match area {
+                Area::Apiserver => apiserver_release(&root, release, &options)?,
+                Area::Proxy => bail!("the proxy area is not wired into cargo xtask oracle yet"),
+            };
+            if divergences > 0 {
+                failed.push(format!("{} {release}: {divergences} divergences", area.as_str()));
+            }
+        }
+    }
+    ensure!(failed.is_empty(), "svclab and upstream disagree:\n  {}", failed.join("\n  "));
+    say("oracle: 0 divergences");
+    Ok(())
+}
+
+/// A case ready for both sides.
+struct Prepared {
+    id: String,
+    /// The oracle's input line.
+    line: Value,
+    /// The objects as both sides read them.
+    objects: Vec<Value>,
+}
+
+/// The generated cases and the hand-made ones that apply to the release.
+fn apiserver_cases(
+    root: &Path,
+    release: &str,
+    options: &Options,
+) -> anyhow::Result<(Vec<Prepared>, BTreeMap<&'static str, u64>)> {
+    let minor = minor_of(release);
+    let mut coverage: BTreeMap<&'static str, u64> =
+        variety::FEATURES.iter().map(|f| (*f, 0)).collect();
+    let mut out = Vec::new();
+    for index in 0..options.cases {
+        let case = variety::apiserver_case(options.seed, minor, index);
+        for feature in &case.features {
+            *coverage.entry(feature).or_default() += 1;
+        }
+        let (line, objects) = apiserver::oracle_case(&case.id, &case.objects, release);
+        out.push(Prepared { id: case.id, line, objects });
+    }
+    for path in crate::files::find_files(&root.join("oracle/apiserver/testdata"), ".json") {
+        let text = std::fs::read_to_string(&path)?;
+        let scenario: Value =
+            serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
+        let within = |key: &str, keep: fn(u64, u64) -> bool| {
+            scenario[key].as_u64().is_none_or(|bound| keep(u64::from(minor), bound))
+        };
+        if !within("minMinor", |m, b| m >= b) || !within("maxMinor", |m, b| m <= b) {
+            continue;
+        }
+        let id = format!("testdata/{}", scenario["id"].as_str().unwrap_or("?"));
+        let objects: Vec<Value> = scenario["objects"].as_array().cloned().unwrap_or_default();
+        let (line, objects) = apiserver::oracle_case(&id, &objects, release);
+        out.push(Prepared { id, line, objects });
+    }
+    Ok((out, coverage))
+}
+
+/// Runs one release of the apiserver area and returns how many divergences it found.
+fn apiserver_release(root: &Path, release: &str, options: &Options) -> anyhow::Result<usize> {
+    let work = target_dir(root).join("oracle").join("apiserver").join(release);
+    let started = Instant::now();
+    say(&format!("oracle apiserver {release}: building (cached)"));
+    let binary = upstream::build(root, Area::Apiserver, release, &work.join("bin"))?
+        .into_iter()
+        .next()
+        .context("the apiserver build printed no binary")?;
+    let built = started.elapsed();
+    let (cases, coverage) = apiserver_cases(root, release, options)?;
+    let started = Instant::now();
+    let mut answers = BTreeMap::new();
+    for (i, batch) in cases.chunks(BATCH).enumerate() {
+        let lines: Vec<Value> = batch.iter().map(|c| c.line.clone()).collect();
+        answers.extend(upstream::run(&binary, &lines, &work.join(format!("batch-{i}")))?);
+    }
+    let upstream_time = started.elapsed();
+    let started = Instant::now();
+    let mut divergences: Vec<Divergence> = Vec::new();
+    for case in &cases {
+        let answer = answers
+            .get(&case.id)
+            .cloned()
+            .unwrap_or_else(|| json!({"id": case.id, "error": "oracle: no answer"}));
+        divergences.extend(apiserver::compare(&case.id, &case.objects, &answer));
+    }
+    let svclab_time = started.elapsed();
+    let generated = options.cases;
+    say(&format!(
+        "oracle apiserver {release}: {} cases ({generated} generated, seed {}), build {:.1} s, upstream {:.1} s ({:.0} cases/s), svclab {:.2} s, {} divergences",
+        cases.len(),
+        options.seed,
+        built.as_secs_f64(),
+        upstream_time.as_secs_f64(),
+        cases.len() as f64 / upstream_time.as_secs_f64().max(1e-9),
+        svclab_time.as_secs_f64(),
+        divergences.len()
+    ));
+    print_coverage(&coverage, generated);
+    let groups = group(&divergences);
+    for (group, members) in &groups {
+        let first = members[0];
+        say(&format!("  {} × {group}", members.len()));
+        say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
+        say(&format!("    svclab:   {}", first.svclab));
+        say(&format!("    upstream: {}", first.upstream));
+        if options.shrink {
+            let case =
+                cases.iter().find(|c| c.id == first.case).context("the case of a divergence")?;
+            let minimal = shrink_case(case, group, &binary, &work.join("shrink"), release)?;
+            say(&format!(
+                "    minimal ({} objects): {}",
+                minimal.len(),
+                apiserver::scenario_text(&minimal).replace('\n', " ")
+            ));
+            if options.write_regressions {
+                let path = write_regression(root, release, group, &minimal, &binary, &work)?;
+                say(&format!("    written to {}", path.display()));
+            }
+        }
+    }
+    Ok(divergences.len())
+}
+
+/// The divergences by group, each group's members in case order.
+fn group(divergences: &[Divergence]) -> BTreeMap<String, Vec<&Divergence>> {
+    let mut out: BTreeMap<String, Vec<&Divergence>> = BTreeMap::new();
+    for d in divergences {
+        out.entry(d.group()).or_default().push(d);
+    }
+    out
+}
+
+/// The smallest case, from `case`, in which `group` still diverges.
+fn shrink_case(
+    case: &Prepared,
+    group: &str,
+    binary: &Path,
+    work: &Path,
+    release: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let mut failure = None;
+    let minimal = shrink::shrink(
+        case.objects.clone(),
+        |o| o["kind"] == "ClusterProfile",
+        |candidates| {
+            let lines: Vec<Value> = candidates
+                .iter()
+                .enumerate()
+                .map(|(i, objects)| json!({"id": format!("shrink-{i}"), "objects": objects}))
+                .collect();
+            let answers = match upstream::run(binary, &lines, work) {
+                Ok(answers) => answers,
+                Err(e) => {
+                    failure = Some(e);
+                    return vec![false; candidates.len()];
+                }
+            };
+            candidates
+                .iter()
+                .enumerate()
+                .map(|(i, objects)| {
+                    let id = format!("shrink-{i}");
+                    let answer = answers.get(&id).cloned().unwrap_or(Value::Null);
+                    apiserver::compare(&id, objects, &answer).iter().any(|d| d.group() == group)
+                })
+                .collect()
+        },
+    );
+    if let Some(error) = failure {
+        return Err(error).with_context(|| format!("shrinking at {release}"));
+    }
+    Ok(minimal)
+}
+
+/// Records a minimal case with upstream's answer under `tests/data/oracle/apiserver/`.
+fn write_regression(
+    root: &Path,
+    release: &str,
+    group: &str,
+    objects: &[Value],
+    binary: &Path,
+    work: &Path,
+) -> anyhow::Result<PathBuf> {
+    let line = json!({"id": "regression", "objects": objects});
+    let answers = upstream::run(binary, &[line], &work.join("regression"))?;
+    let answer = answers.get("regression").cloned().context("no answer for the regression case")?;
+    let slug: String = svclab_oracle::divergence::mask(group)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect::<String>()
+        .split('-')
+        .filter(|w| !w.is_empty())
+        .take(8)
+        .collect::<Vec<_>>()
+        .join("-");
+    let dir = root.join("tests/data/oracle/apiserver");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("{release}-{slug}.json"));
+    let record =
+        json!({"release": release, "group": group, "objects": objects, "upstream": answer});
+    std::fs::write(&path, serde_json::to_string_pretty(&record)? + "\n")?;
+    Ok(path)
+}
+
+/// The generated cases' coverage: how many cases exercised each feature.
+fn print_coverage(coverage: &BTreeMap<&'static str, u64>, cases: u64) {
+    let never: BTreeSet<&str> =
+        coverage.iter().filter(|(_, n)| **n == 0).map(|(f, _)| *f).collect();
+    let mut line = String::from("  coverage:");
+    for feature in variety::FEATURES {
+        let n = coverage.get(feature).copied().unwrap_or(0);
+        if n > 0 {
+            line.push_str(&format!(" {feature} {n};"));
+        }
+    }
+    say(&line);
+    if !never.is_empty() && cases > 0 {
+        say(&format!("  not covered: {}", never.into_iter().collect::<Vec<_>>().join(", ")));
+    }
+}
