@@ -4,7 +4,7 @@
 //! every difference between their answers.
 //!
 //! Layers, lowest first: [`divergence`] (what a difference is, and how differences group),
-//! [`apiserver`] (both sides' answers to a kube-apiserver case, put in one form, and their
+//! [`apiserver`] and [`proxy`] (both sides' answers to a case, put in one form, and their
 //! comparison: no I/O), [`upstream`] (building and running the Go programs), [`shrink`]
 //! (making a diverging case minimal). `cargo xtask oracle` drives them; the regression cases
 //! it writes under `tests/data/oracle/` hold upstream's recorded answers, and
@@ -12,6 +12,7 @@
 
 pub mod apiserver;
 pub mod divergence;
+pub mod proxy;
 pub mod shrink;
 pub mod upstream;
 

@@ -78,7 +78,37 @@ pub const FEATURES: &[&str] = &[
     "topology hints",
     "nodeName",
     "EndpointSlice invalid value",
+    "proxy: masqueradeAll",
+    "proxy: masqueradeBit",
+    "proxy: detectLocalMode ClusterCIDR",
+    "proxy: detectLocalMode NodeCIDR",
+    "proxy: detectLocalMode BridgeInterface",
+    "proxy: detectLocalMode InterfaceNamePrefix",
+    "proxy: nodePortAddresses",
+    "proxy: localhostNodePorts false",
+    "proxy: tcpBeLiberal",
+    "proxy: hostnameOverride",
+    "proxy: random-fully host",
+    "proxy: nfacct host",
+    "proxy: interfaceAddresses",
+    "proxy: LB ingress",
+    "proxy: local endpoints",
+    "proxy: endpoints on other nodes",
+    "proxy: named target port",
+    "proxy: no endpoints",
+    "proxy: invalid configuration",
 ];
+
+/// What to render a kube-proxy case as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyRun {
+    /// `iptables` or `nftables`.
+    pub mode: &'static str,
+    /// `IPv4` or `IPv6`.
+    pub family: &'static str,
+    /// The node kube-proxy runs on.
+    pub node: String,
+}
 
 /// The kube-apiserver case `index` of `seed` for Kubernetes 1.`minor`: a ClusterProfile (with
 /// first-fit picks, as the oracle's allocators pick), sometimes ServiceCIDR objects, then 1 to
@@ -105,6 +135,37 @@ pub fn apiserver_case(seed: u64, minor: u32, index: u64) -> Case {
         objects.push(object);
     }
     Case { id: format!("seed-{seed}-{index}"), objects, features: g.features }
+}
+
+/// The kube-proxy case `index` of `seed` for Kubernetes 1.`minor`: a ClusterProfile with host
+/// facts, a KubeProxyConfiguration, two Nodes, and 1 to 6 Services as the apiserver stores them
+/// (every address and port filled in) with their EndpointSlices; and the runs it is rendered in
+/// (every mode the release has, every family of the cluster, on `node-a`).
+pub fn proxy_case(seed: u64, minor: u32, index: u64) -> (Case, Vec<ProxyRun>) {
+    let mut g = Gen::new(seed ^ 0x9e37_79b9_7f4a_7c15, minor, index);
+    let mut p = Proxy::default();
+    let mut objects = vec![g.proxy_profile(), g.kube_proxy_configuration()];
+    objects.extend(g.nodes());
+    for i in 0..1 + g.below(6) {
+        let (service, slices) = g.stored_service(&mut p, i);
+        objects.push(service);
+        objects.extend(slices);
+    }
+    let modes: &[&'static str] =
+        if minor >= 29 { &["iptables", "nftables"] } else { &["iptables"] };
+    let mut runs = Vec::new();
+    for mode in modes {
+        for family in &g.families {
+            runs.push(ProxyRun { mode, family: family.name(), node: "node-a".to_owned() });
+        }
+    }
+    (Case { id: format!("seed-{seed}-{index}"), objects, features: g.features }, runs)
+}
+
+/// What the Services of a kube-proxy case have taken.
+#[derive(Default)]
+struct Proxy {
+    node_ports: BTreeSet<u32>,
 }
 
 /// A small deterministic source with the feature record of the case it draws.
@@ -682,6 +743,352 @@ impl Gen {
     }
 }
 
+impl Gen {
+    fn proxy_profile(&mut self) -> Value {
+        let ranges: Vec<&str> = match self.below(10) {
+            0..=6 => vec!["10.96.0.0/16"],
+            7 | 8 => {
+                self.families = vec![Family::V4, Family::V6];
+                self.feature("dual-stack cluster");
+                vec!["10.96.0.0/16", "fd00:10:96::/112"]
+            }
+            _ => {
+                self.families = vec![Family::V6];
+                self.feature("IPv6-only cluster");
+                vec!["fd00:10:96::/112"]
+            }
+        };
+        let mut host = Map::new();
+        if self.chance(0.3) {
+            self.feature("proxy: random-fully host");
+            host.insert("iptablesRandomFully".into(), json!(true));
+        }
+        if self.chance(0.2) {
+            self.feature("proxy: nfacct host");
+            host.insert("nfacct".into(), json!(true));
+        }
+        if self.chance(0.3) {
+            self.feature("proxy: interfaceAddresses");
+            host.insert(
+                "interfaceAddresses".into(),
+                json!(["127.0.0.1/8", "::1/128", "192.168.0.10/24", "fd00:192:168::10/64"]),
+            );
+        }
+        json!({
+            "apiVersion": "svclab.dev/v1alpha1",
+            "kind": "ClusterProfile",
+            "kubernetesVersion": format!("1.{}", self.minor),
+            "serviceClusterIPRanges": ranges,
+            "host": host,
+        })
+    }
+
+    fn kube_proxy_configuration(&mut self) -> Value {
+        let mut kpc = json!({
+            "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+            "kind": "KubeProxyConfiguration",
+        });
+        let cidr = match self.families.as_slice() {
+            [Family::V4] => "10.244.0.0/16",
+            [Family::V6] => "fd00:10:244::/64",
+            _ => "10.244.0.0/16,fd00:10:244::/64",
+        };
+        match self.below(8) {
+            0..=3 => {
+                self.feature("proxy: detectLocalMode ClusterCIDR");
+                kpc["clusterCIDR"] = json!(cidr);
+            }
+            4 => {
+                self.feature("proxy: detectLocalMode NodeCIDR");
+                kpc["detectLocalMode"] = json!("NodeCIDR");
+                kpc["clusterCIDR"] = json!(cidr);
+            }
+            5 => {
+                self.feature("proxy: detectLocalMode BridgeInterface");
+                kpc["detectLocalMode"] = json!("BridgeInterface");
+                kpc["detectLocal"] = json!({"bridgeInterface": "cbr0"});
+            }
+            6 => {
+                self.feature("proxy: detectLocalMode InterfaceNamePrefix");
+                kpc["detectLocalMode"] = json!("InterfaceNamePrefix");
+                kpc["detectLocal"] = json!({"interfaceNamePrefix": "veth"});
+            }
+            _ => {}
+        }
+        if self.chance(0.15) {
+            self.feature("proxy: masqueradeAll");
+            kpc["iptables"]["masqueradeAll"] = json!(true);
+        }
+        if self.chance(0.15) {
+            self.feature("proxy: masqueradeBit");
+            kpc["iptables"]["masqueradeBit"] = json!(self.pick(&[9, 30]));
+        }
+        if self.chance(0.15) {
+            self.feature("proxy: localhostNodePorts false");
+            kpc["iptables"]["localhostNodePorts"] = json!(false);
+        }
+        if self.chance(0.2) {
+            self.feature("proxy: nodePortAddresses");
+            let addresses = self.pick(&[
+                json!(["192.168.0.0/24"]),
+                json!(["127.0.0.0/8"]),
+                json!(["192.168.0.0/24", "fd00:192:168::/64"]),
+                json!(["primary"]),
+            ]);
+            kpc["nodePortAddresses"] = addresses;
+        }
+        if self.chance(0.15) {
+            self.feature("proxy: tcpBeLiberal");
+            kpc["conntrack"] = json!({"tcpBeLiberal": true});
+        }
+        if self.chance(0.1) {
+            self.feature("proxy: hostnameOverride");
+            kpc["hostnameOverride"] = json!("Node-A");
+        }
+        if self.chance(0.04) {
+            self.feature("proxy: invalid configuration");
+            kpc["iptables"]["masqueradeBit"] = json!(32);
+        }
+        kpc
+    }
+
+    fn nodes(&mut self) -> Vec<Value> {
+        let node = |name: &str, last: u8, zone: &str, families: &[Family]| {
+            let mut addresses = Vec::new();
+            let mut pod_cidrs = Vec::new();
+            for family in families {
+                match family {
+                    Family::V4 => {
+                        addresses.push(
+                            json!({"type": "InternalIP", "address": format!("192.168.0.{last}")}),
+                        );
+                        pod_cidrs.push(json!(format!("10.244.{last}.0/24")));
+                    }
+                    Family::V6 => {
+                        addresses.push(json!({"type": "InternalIP", "address": format!("fd00:192:168::{last}")}));
+                        pod_cidrs.push(json!(format!("fd00:10:244:{last}::/64")));
+                    }
+                }
+            }
+            json!({
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+                "spec": {"podCIDR": pod_cidrs[0], "podCIDRs": pod_cidrs},
+                "status": {"addresses": addresses},
+            })
+        };
+        let families = self.families.clone();
+        vec![node("node-a", 10, "zone-a", &families), node("node-b", 11, "zone-b", &families)]
+    }
+
+    /// One Service as the apiserver stores it, and its EndpointSlices (one per family).
+    fn stored_service(&mut self, p: &mut Proxy, i: u64) -> (Value, Vec<Value>) {
+        let name = format!("svc-{i}");
+        let namespace = self.pick(&["default", "shop"]);
+        let type_ = self.pick(&["ClusterIP", "ClusterIP", "NodePort", "LoadBalancer"]);
+        match type_ {
+            "ClusterIP" => self.feature("type:ClusterIP"),
+            "NodePort" => self.feature("type:NodePort"),
+            _ => self.feature("type:LoadBalancer"),
+        }
+        let dual = self.families.len() > 1 && self.chance(0.5);
+        let families: Vec<Family> =
+            if dual { self.families.clone() } else { vec![self.families[0]] };
+        let ips: Vec<String> = families
+            .iter()
+            .map(|f| match f {
+                Family::V4 => format!("10.96.{}.{}", i / 200, 10 + i % 200),
+                Family::V6 => format!("fd00:10:96::{:x}", 0x10 + i),
+            })
+            .collect();
+        let mut ports = Vec::new();
+        let named = self.chance(0.4);
+        let protocols = if self.chance(0.15) {
+            self.feature("mixed protocols");
+            vec!["TCP", "UDP"]
+        } else {
+            vec![self.pick(&["TCP", "TCP", "UDP", "SCTP"])]
+        };
+        for (k, protocol) in protocols.iter().enumerate() {
+            let port_name = if named || protocols.len() > 1 { ["http", "dns"][k] } else { "" };
+            let mut port = json!({"port": 80 + k as u32 * 1000, "protocol": protocol});
+            if !port_name.is_empty() {
+                port["name"] = json!(port_name);
+            }
+            if named && self.chance(0.5) {
+                self.feature("proxy: named target port");
+                port["targetPort"] = json!("web");
+            } else {
+                port["targetPort"] = json!(8080 + k as u32);
+            }
+            if type_ != "ClusterIP" {
+                port["nodePort"] = json!(self.node_port(p));
+            }
+            ports.push(port);
+        }
+        let mut spec = json!({
+            "type": type_,
+            "clusterIP": ips[0],
+            "clusterIPs": ips,
+            "ipFamilies": families.iter().map(|f| f.name()).collect::<Vec<_>>(),
+            "ipFamilyPolicy": if dual { "RequireDualStack" } else { "SingleStack" },
+            "selector": {"app": name},
+            "ports": ports,
+            "sessionAffinity": "None",
+            "internalTrafficPolicy": "Cluster",
+        });
+        if type_ != "ClusterIP" {
+            spec["externalTrafficPolicy"] = json!("Cluster");
+            if self.chance(0.3) {
+                self.feature("externalTrafficPolicy:Local");
+                spec["externalTrafficPolicy"] = json!("Local");
+                if type_ == "LoadBalancer" {
+                    self.feature("healthCheckNodePort");
+                    spec["healthCheckNodePort"] = json!(self.node_port(p));
+                }
+            }
+        }
+        if self.chance(0.15) {
+            self.feature("internalTrafficPolicy:Local");
+            spec["internalTrafficPolicy"] = json!("Local");
+        }
+        if self.chance(0.15) {
+            self.feature("sessionAffinity:ClientIP");
+            spec["sessionAffinity"] = json!("ClientIP");
+            spec["sessionAffinityConfig"] =
+                json!({"clientIP": {"timeoutSeconds": self.pick(&[10800, 300])}});
+        }
+        if self.chance(0.1) {
+            self.feature("externalIPs");
+            spec["externalIPs"] = json!([match families[0] {
+                Family::V4 => "203.0.113.10",
+                Family::V6 => "2001:db8::10",
+            }]);
+        }
+        if type_ == "LoadBalancer" && self.chance(0.3) {
+            self.feature("loadBalancerSourceRanges");
+            spec["loadBalancerSourceRanges"] =
+                self.pick(&[json!(["203.0.113.0/24"]), json!(["192.168.0.0/24", "10.0.0.0/8"])]);
+        }
+        if self.minor >= 31 && self.chance(0.1) {
+            self.feature("trafficDistribution");
+            spec["trafficDistribution"] = json!("PreferClose");
+        }
+        let mut service = json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": spec,
+        });
+        if self.chance(0.1) {
+            self.feature("topology annotation");
+            service["metadata"]["annotations"] =
+                json!({"service.kubernetes.io/topology-mode": "Auto"});
+        }
+        if type_ == "LoadBalancer" && self.chance(0.6) {
+            self.feature("proxy: LB ingress");
+            let ip = match families[0] {
+                Family::V4 => "198.51.100.7",
+                Family::V6 => "2001:db8::7",
+            };
+            let mut ingress = json!({"ip": ip});
+            if self.minor >= 29 && self.chance(0.3) {
+                self.feature("ipMode");
+                ingress["ipMode"] = json!(self.pick(&["VIP", "Proxy"]));
+            }
+            service["status"] = json!({"loadBalancer": {"ingress": [ingress]}});
+        }
+        let mut slices = Vec::new();
+        if self.chance(0.15) {
+            self.feature("proxy: no endpoints");
+        } else {
+            for family in &families {
+                slices.push(self.stored_slice(&name, namespace, *family, &protocols, named, i));
+            }
+        }
+        (service, slices)
+    }
+
+    fn node_port(&mut self, p: &mut Proxy) -> u32 {
+        loop {
+            let port = 30000 + self.below(2768) as u32;
+            if p.node_ports.insert(port) {
+                return port;
+            }
+        }
+    }
+
+    fn stored_slice(
+        &mut self,
+        service: &str,
+        namespace: &str,
+        family: Family,
+        protocols: &[&str],
+        named: bool,
+        i: u64,
+    ) -> Value {
+        let mut endpoints = Vec::new();
+        for k in 0..1 + self.below(3) {
+            let node = if self.chance(0.5) { "node-a" } else { "node-b" };
+            if node == "node-a" {
+                self.feature("proxy: local endpoints");
+            } else {
+                self.feature("proxy: endpoints on other nodes");
+            }
+            let last = if node == "node-a" { 10 } else { 11 };
+            let address = match family {
+                Family::V4 => format!("10.244.{last}.{}", 2 + i * 4 + k),
+                Family::V6 => format!("fd00:10:244:{last}::{:x}", 2 + i * 4 + k),
+            };
+            let (ready, serving, terminating) = self.pick(&[
+                (true, true, false),
+                (true, true, false),
+                (false, true, true),
+                (false, false, true),
+            ]);
+            if terminating {
+                self.feature("terminating endpoint");
+            }
+            let mut endpoint = json!({
+                "addresses": [address],
+                "conditions": {"ready": ready, "serving": serving, "terminating": terminating},
+                "nodeName": node,
+                "zone": if node == "node-a" { "zone-a" } else { "zone-b" },
+            });
+            if self.chance(0.2) {
+                self.feature("topology hints");
+                endpoint["hints"] =
+                    json!({"forZones": [{"name": self.pick(&["zone-a", "zone-b"])}]});
+            }
+            endpoints.push(endpoint);
+        }
+        let ports: Vec<Value> = protocols
+            .iter()
+            .enumerate()
+            .map(|(k, protocol)| {
+                let mut port = json!({"port": 8080 + k as u32, "protocol": protocol});
+                if named || protocols.len() > 1 {
+                    port["name"] = json!(["http", "dns"][k]);
+                }
+                port
+            })
+            .collect();
+        json!({
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {
+                "name": format!("{service}-{}", family.name().to_lowercase()),
+                "namespace": namespace,
+                "labels": {"kubernetes.io/service-name": service, "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"},
+            },
+            "addressType": family.name(),
+            "endpoints": endpoints,
+            "ports": ports,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -692,12 +1099,9 @@ mod tests {
         assert_eq!(cases, again, "generation is deterministic");
         let covered: BTreeSet<&str> =
             cases.iter().flat_map(|c| c.features.iter().copied()).collect();
-        for feature in &covered {
-            assert!(FEATURES.contains(feature), "{feature} is not listed");
-        }
         let missing: Vec<&&str> = FEATURES
             .iter()
-            .filter(|f| !covered.contains(**f))
+            .filter(|f| !f.starts_with("proxy: ") && !covered.contains(**f))
             .filter(|f| minor >= 33 || **f != "ServiceCIDR objects")
             .collect();
         assert!(missing.is_empty(), "200 cases at 1.{minor} never cover {missing:?}");
@@ -707,5 +1111,20 @@ mod tests {
     fn cases_are_deterministic_and_cover_every_feature() {
         check(1, 37);
         check(7, 24);
+    }
+
+    #[test]
+    fn proxy_cases_cover_every_kube_proxy_setting_and_render_in_every_mode() {
+        let cases: Vec<(Case, Vec<ProxyRun>)> = (0..300).map(|i| proxy_case(3, 33, i)).collect();
+        assert_eq!(cases, (0..300).map(|i| proxy_case(3, 33, i)).collect::<Vec<_>>());
+        let covered: BTreeSet<&str> =
+            cases.iter().flat_map(|(c, _)| c.features.iter().copied()).collect();
+        let missing: Vec<&&str> = FEATURES
+            .iter()
+            .filter(|f| f.starts_with("proxy: ") && !covered.contains(**f))
+            .collect();
+        assert!(missing.is_empty(), "300 proxy cases never cover {missing:?}");
+        assert!(cases.iter().all(|(_, runs)| runs.iter().any(|r| r.mode == "nftables")));
+        assert_eq!(proxy_case(3, 28, 0).1.iter().filter(|r| r.mode == "nftables").count(), 0);
     }
 }

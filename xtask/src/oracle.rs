@@ -13,12 +13,12 @@ use std::time::Instant;
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 use svclab_oracle::upstream::{self, Area};
-use svclab_oracle::{Divergence, apiserver, shrink};
-use svclab_scenario_gen::variety;
+use svclab_oracle::{Divergence, apiserver, proxy, shrink};
+use svclab_scenario_gen::variety::{self, ProxyRun};
 
 use crate::workspace::{say, target_dir, workspace_root};
 
-const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy] \
+const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy|all] \
                      [--cases N] [--seed S] [--no-shrink] [--write-regressions]";
 
 /// Cases a batch (one oracle process) takes.
@@ -38,7 +38,7 @@ impl Options {
     fn parse(args: &[String], known: &[String]) -> anyhow::Result<Options> {
         let mut options = Options {
             releases: Vec::new(),
-            areas: vec![Area::Apiserver],
+            areas: vec![Area::Apiserver, Area::Proxy],
             cases: 500,
             seed: 1,
             shrink: true,
@@ -122,7 +122,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         for release in &options.releases {
             let divergences = match area {
                 Area::Apiserver => apiserver_release(&root, release, &options)?,
-                Area::Proxy => bail!("the proxy area is not wired into cargo xtask oracle yet"),
+                Area::Proxy => proxy_release(&root, release, &options)?,
             };
             if divergences > 0 {
                 failed.push(format!("{} {release}: {divergences} divergences", area.as_str()));
@@ -340,4 +340,206 @@ fn print_coverage(coverage: &BTreeMap<&'static str, u64>, cases: u64) {
     if !never.is_empty() && cases > 0 {
         say(&format!("  not covered: {}", never.into_iter().collect::<Vec<_>>().join(", ")));
     }
+}
+
+/// A kube-proxy case: one scenario rendered in one run.
+struct ProxyPrepared {
+    id: String,
+    run: ProxyRun,
+    /// The objects at the release.
+    objects: Vec<Value>,
+    /// svclab's rules, or kube-proxy's refusal as svclab words it.
+    svclab: Result<String, String>,
+}
+
+impl ProxyPrepared {
+    fn new(id: String, objects: &[Value], run: ProxyRun, release: &str) -> ProxyPrepared {
+        let objects = proxy::at_release(objects, release, &run);
+        let svclab = proxy::svclab_rules(&objects, &run);
+        ProxyPrepared { id, run, objects, svclab }
+    }
+
+    fn line(&self) -> Value {
+        proxy::oracle_case(&self.id, &self.objects, &self.run, &self.svclab)
+    }
+}
+
+/// A hand-made kube-proxy scenario: its id, its objects and the runs it asks for.
+type HandMade = (String, Vec<Value>, Vec<ProxyRun>);
+
+/// The hand-made kube-proxy scenarios (`oracle/testdata/proxy/*.yaml`): their objects and the
+/// runs their first `# oracle: node=N families=F1,F2 modes=M1,M2` line asks for.
+fn hand_made_proxy(root: &Path, minor: u32) -> anyhow::Result<Vec<HandMade>> {
+    let mut out = Vec::new();
+    for path in crate::files::find_files(&root.join("oracle/testdata/proxy"), ".yaml") {
+        let text = std::fs::read_to_string(&path)?;
+        let mut objects = Vec::new();
+        for document in serde_norway::Deserializer::from_str(&text) {
+            let value = <Value as serde::Deserialize>::deserialize(document)
+                .with_context(|| format!("{}", path.display()))?;
+            if !value.is_null() {
+                objects.push(value);
+            }
+        }
+        let header = text.lines().find_map(|l| l.strip_prefix("# oracle: ")).unwrap_or("");
+        let (mut node, mut families, mut modes) = ("", "IPv4", "iptables,nftables");
+        for word in header.split_whitespace() {
+            match word.split_once('=') {
+                Some(("node", v)) => node = v,
+                Some(("families", v)) => families = v,
+                Some(("modes", v)) => modes = v,
+                _ => {}
+            }
+        }
+        let mut runs = Vec::new();
+        for mode in modes.split(',') {
+            let mode = match mode {
+                "iptables" => "iptables",
+                "nftables" if minor >= 29 => "nftables",
+                _ => continue,
+            };
+            for family in families.split(',') {
+                let family = if family == "IPv6" { "IPv6" } else { "IPv4" };
+                let node = if node.is_empty() { "node-a" } else { node }.to_owned();
+                runs.push(ProxyRun { mode, family, node });
+            }
+        }
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        out.push((format!("testdata/{stem}"), objects, runs));
+    }
+    Ok(out)
+}
+
+/// Runs one release of the proxy area and returns how many divergences it found.
+fn proxy_release(root: &Path, release: &str, options: &Options) -> anyhow::Result<usize> {
+    let minor = minor_of(release);
+    let work = target_dir(root).join("oracle").join("proxy").join(release);
+    let started = Instant::now();
+    say(&format!("oracle proxy {release}: building (cached)"));
+    let binaries = upstream::build(root, Area::Proxy, release, &work.join("bin"))?;
+    let binary_of = |mode: &str| {
+        binaries.iter().find(|b| b.to_string_lossy().contains(&format!("proxy-{mode}-"))).cloned()
+    };
+    let built = started.elapsed();
+    let started = Instant::now();
+    let mut coverage: BTreeMap<&'static str, u64> =
+        variety::FEATURES.iter().map(|f| (*f, 0)).collect();
+    let mut cases = Vec::new();
+    for index in 0..options.cases {
+        let (case, runs) = variety::proxy_case(options.seed, minor, index);
+        for feature in &case.features {
+            *coverage.entry(feature).or_default() += 1;
+        }
+        for run in runs {
+            let id = format!("{}.{}.{}", case.id, run.mode, run.family);
+            cases.push(ProxyPrepared::new(id, &case.objects, run, release));
+        }
+    }
+    for (name, objects, runs) in hand_made_proxy(root, minor)? {
+        for run in runs {
+            let id = format!("{name}.{}.{}", run.mode, run.family);
+            cases.push(ProxyPrepared::new(id, &objects, run, release));
+        }
+    }
+    let svclab_time = started.elapsed();
+    let started = Instant::now();
+    let mut answers = BTreeMap::new();
+    for mode in ["iptables", "nftables"] {
+        let of_mode: Vec<&ProxyPrepared> = cases.iter().filter(|c| c.run.mode == mode).collect();
+        if of_mode.is_empty() {
+            continue;
+        }
+        let binary =
+            binary_of(mode).with_context(|| format!("the proxy build printed no {mode} binary"))?;
+        for (i, batch) in of_mode.chunks(BATCH).enumerate() {
+            let lines: Vec<Value> = batch.iter().map(|c| c.line()).collect();
+            answers.extend(upstream::run(
+                &binary,
+                &lines,
+                &work.join(format!("{mode}-batch-{i}")),
+            )?);
+        }
+    }
+    let upstream_time = started.elapsed();
+    let mut divergences = Vec::new();
+    for case in &cases {
+        let answer = answers.get(&case.id).cloned().unwrap_or(Value::Null);
+        divergences.extend(proxy::compare(&case.id, &case.run, &case.svclab, &answer));
+    }
+    say(&format!(
+        "oracle proxy {release}: {} renders ({} cases generated, seed {}), build {:.1} s, svclab {:.2} s, upstream {:.1} s ({:.0} renders/s), {} divergences",
+        cases.len(),
+        options.cases,
+        options.seed,
+        built.as_secs_f64(),
+        svclab_time.as_secs_f64(),
+        upstream_time.as_secs_f64(),
+        cases.len() as f64 / upstream_time.as_secs_f64().max(1e-9),
+        divergences.len()
+    ));
+    print_coverage(&coverage, options.cases);
+    for (group, members) in &group(&divergences) {
+        let first = members[0];
+        say(&format!("  {} × {group}", members.len()));
+        say(&format!("    e.g. {} {}", first.case, first.object));
+        say(&format!("    svclab:   {}", first.svclab));
+        say(&format!("    upstream: {}", first.upstream));
+        if options.shrink {
+            let case =
+                cases.iter().find(|c| c.id == first.case).context("the case of a divergence")?;
+            let Some(binary) = binary_of(case.run.mode) else { continue };
+            let minimal = shrink_proxy(case, group, &binary, &work.join("shrink"), release)?;
+            say(&format!(
+                "    minimal ({} objects): {}",
+                minimal.len(),
+                apiserver::scenario_text(&minimal).replace('\n', " ")
+            ));
+        }
+    }
+    Ok(divergences.len())
+}
+
+/// The smallest kube-proxy case, from `case`, in which `group` still diverges.
+fn shrink_proxy(
+    case: &ProxyPrepared,
+    group: &str,
+    binary: &Path,
+    work: &Path,
+    release: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let mut failure = None;
+    let minimal = shrink::shrink(
+        case.objects.clone(),
+        |o| o["kind"] == "ClusterProfile",
+        |candidates| {
+            let prepared: Vec<ProxyPrepared> = candidates
+                .iter()
+                .enumerate()
+                .map(|(i, objects)| {
+                    ProxyPrepared::new(format!("shrink-{i}"), objects, case.run.clone(), release)
+                })
+                .collect();
+            let lines: Vec<Value> = prepared.iter().map(ProxyPrepared::line).collect();
+            let answers = match upstream::run(binary, &lines, work) {
+                Ok(answers) => answers,
+                Err(e) => {
+                    failure = Some(e);
+                    return vec![false; candidates.len()];
+                }
+            };
+            prepared
+                .iter()
+                .map(|p| {
+                    let answer = answers.get(&p.id).cloned().unwrap_or(Value::Null);
+                    proxy::compare(&p.id, &p.run, &p.svclab, &answer)
+                        .iter()
+                        .any(|d| d.group() == group)
+                })
+                .collect()
+        },
+    );
+    if let Some(error) = failure {
+        return Err(error).with_context(|| format!("shrinking at {release}"));
+    }
+    Ok(minimal)
 }
