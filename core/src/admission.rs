@@ -128,6 +128,24 @@ pub struct AdmissionRequest {
     pub user_info: Option<crate::policy::UserInfo>,
 }
 
+impl AdmissionRequest {
+    /// The namespace the object is admitted to: its own, else the request's (the apiserver fills
+    /// one from the other), else `default`. A host that sends the inventory lists this
+    /// namespace's Services.
+    ///
+    /// ```
+    /// let request = svclab_core::AdmissionRequest {
+    ///     object: Some(r#"{"metadata":{"name":"web"}}"#.into()),
+    ///     ..svclab_core::AdmissionRequest::default()
+    /// };
+    /// assert_eq!(request.object_namespace(), "default");
+    /// ```
+    pub fn object_namespace(&self) -> String {
+        let object = self.object.as_deref().and_then(|text| serde_json::from_str(text).ok());
+        placed_namespace(&object.unwrap_or_default(), &self.namespace).to_owned()
+    }
+}
+
 /// The answer: what a webhook puts in `AdmissionReview.response`, what a gateway sends back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
@@ -138,6 +156,9 @@ pub struct Verdict {
     pub code: u16,
     /// The `metav1.Status` JSON kube-apiserver would return when refused.
     pub status: Option<String>,
+    /// That `Status`'s `message`, for hosts that answer with text (Kubewarden's
+    /// `ValidationResponse`).
+    pub message: Option<String>,
     /// Apiserver warnings and policy `warn` violations (`response.warnings`).
     pub warnings: Vec<String>,
     /// `svclab.dev/<rule>` → message for `audit` violations (several of a rule joined with
@@ -271,6 +292,7 @@ pub fn admit(
         allowed: decision.allowed(),
         code: decision.status.as_ref().map_or(200, |s| s.code),
         status,
+        message: decision.status.map(|s| s.message),
         warnings: decision.warnings,
         audit_annotations: decision.audit_annotations,
     })

@@ -11,7 +11,7 @@ use crate::diagnostic::Diagnostic;
 pub(super) struct Status {
     metadata: Empty,
     status: &'static str,
-    message: String,
+    pub(super) message: String,
     reason: &'static str,
     details: StatusDetails,
     pub(super) code: u16,
