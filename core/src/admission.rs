@@ -12,15 +12,23 @@
 //! warns in `warnings` and audits in `auditAnnotations`. Other kinds and DELETE are allowed
 //! untouched.
 
+mod profile;
+mod review;
+mod status;
+
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::manifest::Input;
 use crate::model::well_known::SKIPPED_AUDIT_ANNOTATION;
 use crate::pipeline::CheckOptions;
+use crate::report::Report;
+use profile::profile_input;
+use review::{Request, Review, ReviewResponse};
+use status::{Status, lines};
 
 /// `apiVersion` of the reviews we answer.
 pub const ADMISSION_API_VERSION: &str = "admission.k8s.io/v1";
@@ -121,6 +129,24 @@ pub struct AdmissionRequest {
     pub user_info: Option<crate::policy::UserInfo>,
 }
 
+impl AdmissionRequest {
+    /// The namespace the object is admitted to: its own, else the request's (the apiserver fills
+    /// one from the other), else `default`. A host that sends the inventory lists this
+    /// namespace's Services.
+    ///
+    /// ```
+    /// let request = svclab_core::AdmissionRequest {
+    ///     object: Some(r#"{"metadata":{"name":"web"}}"#.into()),
+    ///     ..svclab_core::AdmissionRequest::default()
+    /// };
+    /// assert_eq!(request.object_namespace(), "default");
+    /// ```
+    pub fn object_namespace(&self) -> String {
+        let object = self.object.as_deref().and_then(|text| serde_json::from_str(text).ok());
+        placed_namespace(&object.unwrap_or_default(), &self.namespace).to_owned()
+    }
+}
+
 /// The answer: what a webhook puts in `AdmissionReview.response`, what a gateway sends back.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
@@ -131,6 +157,9 @@ pub struct Verdict {
     pub code: u16,
     /// The `metav1.Status` JSON kube-apiserver would return when refused.
     pub status: Option<String>,
+    /// That `Status`'s `message`, for hosts that answer with text (Kubewarden's
+    /// `ValidationResponse`).
+    pub message: Option<String>,
     /// Apiserver warnings and policy `warn` violations (`response.warnings`).
     pub warnings: Vec<String>,
     /// `svclab.dev/<rule>` → message for `audit` violations (several of a rule joined with
@@ -138,145 +167,40 @@ pub struct Verdict {
     pub audit_annotations: BTreeMap<String, String>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Review {
-    #[serde(default)]
-    api_version: String,
-    #[serde(default)]
-    kind: String,
-    request: Option<Request>,
-}
-
-/// The apiserver's AdmissionRequest, the fields the core reads.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Request {
-    /// Required in a review (the response echoes it), not by [`admit`].
-    #[serde(default)]
-    uid: Option<String>,
-    #[serde(default)]
-    kind: GroupVersionKind,
-    #[serde(default)]
-    operation: String,
-    #[serde(default)]
-    sub_resource: String,
-    #[serde(default)]
-    namespace: String,
-    #[serde(default)]
-    object: Value,
-    #[serde(default)]
-    old_object: Value,
-    #[serde(default)]
-    user_info: Option<ReviewUserInfo>,
-}
-
-#[derive(Default, Deserialize)]
-struct GroupVersionKind {
-    #[serde(default)]
-    group: String,
-    #[serde(default)]
-    kind: String,
-}
-
-impl From<Request> for AdmissionRequest {
-    fn from(request: Request) -> AdmissionRequest {
-        let kind = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
-            ("", "Service") => "Service".to_owned(),
-            ("discovery.k8s.io", "EndpointSlice") => "EndpointSlice".to_owned(),
-            (group, kind) => format!("{kind}.{group}"),
-        };
-        let json = |v: Value| v.is_object().then(|| v.to_string());
-        AdmissionRequest {
-            kind,
-            operation: request.operation,
-            subresource: request.sub_resource,
-            namespace: request.namespace,
-            object: json(request.object),
-            old_object: json(request.old_object),
-            user_info: request
-                .user_info
-                .map(|u| crate::policy::UserInfo { username: u.username, groups: u.groups }),
-        }
-    }
-}
-
-#[derive(Default, Deserialize)]
-struct ReviewUserInfo {
-    #[serde(default)]
-    username: String,
-    #[serde(default)]
-    groups: Vec<String>,
-}
-
-/// The review we send back.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ReviewResponse {
-    api_version: &'static str,
-    kind: &'static str,
-    response: Response,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Response {
-    uid: String,
-    allowed: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    status: Option<Status>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    warnings: Vec<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    audit_annotations: BTreeMap<String, String>,
-}
-
-/// `metav1.Status` as `NewInvalid` / `NewForbidden` fill it.
-#[derive(Serialize)]
-struct Status {
-    metadata: Empty,
-    status: &'static str,
-    message: String,
-    reason: &'static str,
-    details: StatusDetails,
-    code: u16,
-}
-
-#[derive(Serialize)]
-struct Empty {}
-
-#[derive(Serialize)]
-struct StatusDetails {
-    name: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    group: String,
-    kind: String,
-    causes: Vec<StatusCause>,
-}
-
-#[derive(Serialize)]
-struct StatusCause {
-    reason: String,
-    message: String,
-    field: String,
-}
-
 /// A verdict with its `Status` still typed (so the review keeps the field order).
 struct Decision {
-    allowed: bool,
+    /// `None` allows the request.
     status: Option<Status>,
     warnings: Vec<String>,
     audit_annotations: BTreeMap<String, String>,
 }
 
 impl Decision {
-    fn allowed() -> Decision {
+    /// Allows the request untouched (other kinds, DELETE, no object).
+    fn untouched() -> Decision {
+        Decision { status: None, warnings: Vec::new(), audit_annotations: BTreeMap::new() }
+    }
+
+    /// The verdict on what the pipeline said about the object under review (the rest of the
+    /// scenario is context): its warnings, the policy's audit annotations, and the refusal when
+    /// any of it is an error.
+    fn on(kind: &str, name: &str, report: &Report) -> Decision {
+        let about_object: Vec<&Diagnostic> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.source.as_ref().is_none_or(|source| source.file == OBJECT_INPUT))
+            .collect();
+        let errors: Vec<&Diagnostic> =
+            about_object.iter().copied().filter(|d| d.severity == Severity::Error).collect();
         Decision {
-            allowed: true,
-            status: None,
-            warnings: Vec::new(),
-            audit_annotations: BTreeMap::new(),
+            status: (!errors.is_empty()).then(|| Status::refusal(kind, name, &errors)),
+            warnings: warnings(&about_object),
+            audit_annotations: audit_annotations(&about_object),
         }
+    }
+
+    fn allowed(&self) -> bool {
+        self.status.is_none()
     }
 }
 
@@ -317,9 +241,9 @@ pub fn validate_admission(
         review.request.ok_or_else(|| AdmissionError::NotAReview("no request".into()))?;
     let uid = request.uid.take().ok_or_else(|| AdmissionError::NotAReview("no uid".into()))?;
     let decision = decide(&AdmissionRequest::from(request), options)?;
-    let response = Response {
+    let response = review::Response {
         uid,
-        allowed: decision.allowed,
+        allowed: decision.allowed(),
         status: decision.status,
         warnings: decision.warnings,
         audit_annotations: decision.audit_annotations,
@@ -359,7 +283,6 @@ pub fn admit(
     options: &AdmissionOptions,
 ) -> Result<Verdict, AdmissionError> {
     let decision = decide(request, options)?;
-    let code = decision.status.as_ref().map_or(200, |s| s.code);
     let status = match &decision.status {
         Some(status) => Some(
             serde_json::to_string(status).map_err(|err| AdmissionError::Json(err.to_string()))?,
@@ -367,166 +290,98 @@ pub fn admit(
         None => None,
     };
     Ok(Verdict {
-        allowed: decision.allowed,
-        code,
+        allowed: decision.allowed(),
+        code: decision.status.as_ref().map_or(200, |s| s.code),
         status,
+        message: decision.status.map(|s| s.message),
         warnings: decision.warnings,
         audit_annotations: decision.audit_annotations,
     })
 }
 
-/// The field.Error lines of diagnostics, aggregated.
-fn lines(diagnostics: &[Diagnostic]) -> String {
-    let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
-    aggregate(&messages)
-}
-
-/// The profile the pipeline reads, from the host's ClusterProfile (a document or its bare
-/// fields) or the `profile` key of Kubewarden-shaped settings: the resolved profile and the
-/// ClusterProfile document to put first in the scenario. Errors refuse the configuration.
-fn profile_input(
-    options: &AdmissionOptions,
-) -> Result<Option<(Input, crate::profile::Profile)>, AdmissionError> {
-    let fields = match &options.profile {
-        Some(input) => {
-            let mut last = None;
-            for doc in crate::yaml::parse_stream(&input.text) {
-                match doc.root {
-                    Ok(Some(root)) => last = Some(root.to_json()),
-                    Ok(None) => {}
-                    Err(err) => {
-                        return Err(AdmissionError::Profile(format!(
-                            "error converting YAML to JSON: yaml: line {}: {}",
-                            err.pos.line, err.message
-                        )));
-                    }
-                }
-            }
-            last
-        }
-        None => options.policy.as_ref().and_then(crate::policy::embedded_profile_json),
-    };
-    let Some(mut json) = fields else { return Ok(None) };
-    let Some(map) = json.as_object_mut() else {
-        return Err(AdmissionError::Profile(format!("must be an object, not {json}")));
-    };
-    map.entry("apiVersion").or_insert_with(|| Value::String("svclab.dev/v1alpha1".into()));
-    map.entry("kind").or_insert_with(|| Value::String("ClusterProfile".into()));
-    if options.stringly_typed {
-        unstring_profile(map);
-    }
-    let text = json.to_string();
-    let Some(node) =
-        crate::yaml::parse_stream(&text).into_iter().find_map(|d| d.root.ok().flatten())
-    else {
-        return Ok(None);
-    };
-    let mut diags = Vec::new();
-    let profile = crate::policy::profile_from_node(node, PROFILE_INPUT, 0, &mut diags);
-    if diags.iter().any(|d| d.severity == Severity::Error) {
-        return Err(AdmissionError::Profile(lines(&diags)));
-    }
-    Ok(Some((Input::new(PROFILE_INPUT, text), profile)))
-}
-
-/// Traefik's strings back to the types a ClusterProfile has.
-fn unstring_profile(map: &mut serde_json::Map<String, Value>) {
-    if let Some(Value::Object(gates)) = map.get_mut("featureGates") {
-        for value in gates.values_mut() {
-            if let Value::String(s) = value
-                && (s == "true" || s == "false")
-            {
-                *value = Value::Bool(s == "true");
-            }
-        }
-    }
-    if let Some(Value::String(seed)) = map.get("seed")
-        && let Ok(n) = seed.parse::<u64>()
-    {
-        map.insert("seed".into(), Value::from(n));
-    }
-    if let Some(Value::String(version)) = map.get_mut("kubernetesVersion") {
-        // Go's `%f` of the YAML float 1.30 is "1.300000"; svclab models 1.24 and later, so a
-        // single digit left after trimming the zeros is a tens digit (1.3 means 1.30).
-        if let Some((major, minor)) = version.split_once('.')
-            && minor.len() == 6
-            && minor.bytes().all(|b| b.is_ascii_digit())
-        {
-            let trimmed = minor.trim_end_matches('0');
-            let minor = match trimmed.len() {
-                0 => "0".to_owned(),
-                1 => format!("{trimmed}0"),
-                _ => trimmed.to_owned(),
-            };
-            *version = format!("{major}.{minor}");
-        }
-    }
-}
-
+/// Decides one request: the host's configuration first (so a host checks its settings by
+/// deciding an empty request), then whether the request is judged at all, then the pipeline
+/// over the object in its context, then the verdict on what it said about the object.
 fn decide(
     request: &AdmissionRequest,
     options: &AdmissionOptions,
 ) -> Result<Decision, AdmissionError> {
-    let (profile_doc, profile) = profile_input(options)?.unzip();
-    let decoding =
-        crate::policy::Decoding { stringly_typed: options.stringly_typed, allow_profile_key: true };
-    let decoded = match &options.policy {
-        Some(policy) => Some(
-            crate::policy::validate_for_admission(policy, &profile.unwrap_or_default(), decoding)
-                .map_err(|diags| AdmissionError::Settings(lines(&diags)))?,
-        ),
-        None => None,
+    let configuration = Configuration::read(options)?;
+    let Some(object) = judged_object(request)? else {
+        return Ok(Decision::untouched());
     };
-    let kind = request.kind.as_str();
-    if !matches!(kind, "Service" | "EndpointSlice")
+    let name = name_of(&object).to_owned();
+    let report = evaluate(request, options, configuration, object);
+    Ok(Decision::on(&request.kind, &name, &report))
+}
+
+/// What the host configured, read and checked before any request.
+struct Configuration {
+    /// The ClusterProfile document that goes first in the scenario.
+    profile: Option<Input>,
+    /// The policy settings, decoded against the profile in force.
+    policies: Option<crate::policy::Policies>,
+}
+
+impl Configuration {
+    /// The profile, then the settings against it; either one's errors refuse the configuration.
+    fn read(options: &AdmissionOptions) -> Result<Configuration, AdmissionError> {
+        let (profile, resolved) = profile_input(options)?.unzip();
+        let policies = match &options.policy {
+            Some(policy) => Some(
+                crate::policy::validate_for_admission(
+                    policy,
+                    &resolved.unwrap_or_default(),
+                    decoding(options),
+                )
+                .map_err(|diags| AdmissionError::Settings(lines(&diags)))?,
+            ),
+            None => None,
+        };
+        Ok(Configuration { profile, policies })
+    }
+}
+
+/// How the settings are read: as the host's options say, with the `profile` key allowed.
+fn decoding(options: &AdmissionOptions) -> crate::policy::Decoding {
+    crate::policy::Decoding { stringly_typed: options.stringly_typed, allow_profile_key: true }
+}
+
+/// The object admission judges: that of a CREATE or UPDATE of a Service or an EndpointSlice.
+/// `None` allows the request untouched.
+fn judged_object(request: &AdmissionRequest) -> Result<Option<Value>, AdmissionError> {
+    if !matches!(request.kind.as_str(), "Service" | "EndpointSlice")
         || !matches!(request.operation.as_str(), "CREATE" | "UPDATE")
     {
-        return Ok(Decision::allowed());
+        return Ok(None);
     }
-    let Some(object) = request.object.as_deref() else {
-        return Ok(Decision::allowed());
-    };
-    let object: Value =
-        serde_json::from_str(object).map_err(|err| AdmissionError::Json(err.to_string()))?;
-    let name =
-        object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let namespace_of = |v: &Value| {
-        v.pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .unwrap_or(if request.namespace.is_empty() { "default" } else { &request.namespace })
-            .to_owned()
-    };
-    let own = (namespace_of(&object), name.clone());
-    let mut inputs = Vec::new();
-    inputs.extend(profile_doc);
-    for text in options.inventory.iter().flatten() {
-        // The object's own stored version is the old object, not inventory.
-        let Ok(other) = serde_json::from_str::<Value>(text) else { continue };
-        let name = other.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-        if (namespace_of(&other), name.to_owned()) == own {
-            continue;
-        }
-        inputs.push(Input::new(INVENTORY_INPUT, with_namespace(other, &request.namespace)));
-    }
+    let Some(object) = request.object.as_deref() else { return Ok(None) };
+    serde_json::from_str(object).map(Some).map_err(|err| AdmissionError::Json(err.to_string()))
+}
+
+/// The pipeline's report on the object in its context: the profile, the inventory and, on
+/// update, the old object come before it; the policy judges the object alone.
+fn evaluate(
+    request: &AdmissionRequest,
+    options: &AdmissionOptions,
+    configuration: Configuration,
+    object: Value,
+) -> Report {
+    let update = request.operation == "UPDATE";
     let old_object = request
         .old_object
         .as_deref()
+        .filter(|_| update)
         .and_then(|text| serde_json::from_str::<Value>(text).ok())
         .filter(Value::is_object);
-    let update = request.operation == "UPDATE";
-    if update && let Some(old) = &old_object {
-        inputs.push(Input::new(OLD_OBJECT_INPUT, with_namespace(old.clone(), &request.namespace)));
-    }
-    inputs.push(Input::new(OBJECT_INPUT, with_namespace(object, &request.namespace)));
     let context = crate::policy::Context {
         no_inventory: options.inventory.is_none(),
         old_object_missing: update && old_object.is_none(),
         status_only: request.subresource == "status",
-        decoding,
+        decoding: decoding(options),
         judged_input: Some(OBJECT_INPUT),
         // Decoded against the profile the scenario below puts first: the pipeline's own.
-        decoded,
+        decoded: configuration.policies,
     };
     let check_options = CheckOptions {
         policy: options.policy.clone(),
@@ -535,114 +390,88 @@ fn decide(
         omit_rules: true,
         ..CheckOptions::default()
     };
-    let report = crate::pipeline::evaluate_with(&inputs, &check_options, &context).1;
-    // Only what is said about the object under review (the rest is context).
-    let about_object: Vec<&Diagnostic> = report
-        .diagnostics
-        .iter()
-        .filter(|d| d.source.as_ref().is_none_or(|source| source.file == OBJECT_INPUT))
-        .collect();
-    let is_policy = |d: &Diagnostic| d.reason.starts_with("policy:");
-    let mut decision = Decision::allowed();
-    for d in &about_object {
-        match d.severity {
-            Severity::Warning => decision.warnings.push(d.message.clone()),
-            Severity::Info if is_policy(d) => {
-                let key = match d.reason.as_str() {
-                    "policy:skipped" => SKIPPED_AUDIT_ANNOTATION.to_owned(),
-                    rule => format!("svclab.dev/{}", rule.trim_start_matches("policy:")),
-                };
-                decision
-                    .audit_annotations
-                    .entry(key)
-                    .and_modify(|v| {
-                        v.push_str("; ");
-                        v.push_str(&d.message);
-                    })
-                    .or_insert_with(|| d.message.clone());
-            }
-            Severity::Info | Severity::Error => {}
-        }
-    }
-    let (group, resource) = match kind {
-        "EndpointSlice" => ("discovery.k8s.io", "endpointslices"),
-        _ => ("", "services"),
-    };
-    let errors: Vec<&Diagnostic> =
-        about_object.iter().copied().filter(|d| d.severity == Severity::Error).collect();
-    if errors.is_empty() {
-        return Ok(decision);
-    }
-    let messages: Vec<&str> = errors.iter().map(|d| d.message.as_str()).collect();
-    decision.allowed = false;
-    if errors.iter().all(|d| is_policy(d)) {
-        // A policy deny: `NewForbidden`-shaped, with the violations as causes (each message
-        // the whole line, rule included).
-        let causes = errors
-            .iter()
-            .map(|d| StatusCause {
-                reason: crate::policy::cause_reason(d).to_owned(),
-                message: d.message.clone(),
-                field: d.field.clone(),
-            })
-            .collect();
-        decision.status = Some(Status {
-            metadata: Empty {},
-            status: "Failure",
-            message: aggregate(&messages),
-            reason: "Forbidden",
-            details: StatusDetails {
-                name,
-                group: group.to_owned(),
-                kind: resource.to_owned(),
-                causes,
-            },
-            code: 403,
-        });
-        return Ok(decision);
-    }
-    let causes = errors
-        .iter()
-        .map(|d| StatusCause {
-            reason: d.reason.clone(),
-            // `field.Error.ErrorBody()`: the message without its `<field>: ` prefix.
-            message: d
-                .message
-                .strip_prefix(&format!("{}: ", d.field))
-                .unwrap_or(&d.message)
-                .to_owned(),
-            field: d.field.clone(),
-        })
-        .collect();
-    let qualified = if group.is_empty() { kind.to_owned() } else { format!("{kind}.{group}") };
-    decision.status = Some(Status {
-        metadata: Empty {},
-        status: "Failure",
-        message: format!(
-            "{qualified} {} is invalid: {}",
-            crate::field::go_quote(&name),
-            aggregate(&messages)
-        ),
-        reason: "Invalid",
-        details: StatusDetails { name, group: group.to_owned(), kind: kind.to_owned(), causes },
-        code: 422,
-    });
-    Ok(decision)
+    let inputs = scenario(request, options, configuration.profile, old_object, object);
+    crate::pipeline::evaluate_with(&inputs, &check_options, &context).1
 }
 
-/// `utilerrors.NewAggregate(errs).Error()`: one message as is, several deduplicated in
-/// `[a, b]`.
-fn aggregate(messages: &[&str]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    for message in messages {
-        if !seen.contains(message) {
-            seen.push(message);
+/// The scenario admission evaluates, in creation order: the profile, the inventory, the old
+/// object, the object.
+fn scenario(
+    request: &AdmissionRequest,
+    options: &AdmissionOptions,
+    profile: Option<Input>,
+    old_object: Option<Value>,
+    object: Value,
+) -> Vec<Input> {
+    let namespace = &request.namespace;
+    let mut inputs = Vec::new();
+    inputs.extend(profile);
+    inputs.extend(inventory(options, namespace, &object));
+    inputs
+        .extend(old_object.map(|old| Input::new(OLD_OBJECT_INPUT, with_namespace(old, namespace))));
+    inputs.push(Input::new(OBJECT_INPUT, with_namespace(object, namespace)));
+    inputs
+}
+
+/// The host's other Services as inputs, without the object's own stored version (that is the
+/// old object, not inventory).
+fn inventory(options: &AdmissionOptions, namespace: &str, object: &Value) -> Vec<Input> {
+    let key = |v: &Value| (placed_namespace(v, namespace).to_owned(), name_of(v).to_owned());
+    let own = key(object);
+    options
+        .inventory
+        .iter()
+        .flatten()
+        .filter_map(|text| serde_json::from_str::<Value>(text).ok())
+        .filter(|other| key(other) != own)
+        .map(|other| Input::new(INVENTORY_INPUT, with_namespace(other, namespace)))
+        .collect()
+}
+
+/// Apiserver warnings and policy `warn` violations, in order.
+fn warnings(about_object: &[&Diagnostic]) -> Vec<String> {
+    about_object
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .map(|d| d.message.clone())
+        .collect()
+}
+
+/// `svclab.dev/<rule>` for each policy `audit` violation (several of a rule joined with `"; "`)
+/// and `svclab.dev/skipped` for the rules that lacked an input.
+fn audit_annotations(about_object: &[&Diagnostic]) -> BTreeMap<String, String> {
+    let mut annotations = BTreeMap::new();
+    for d in about_object {
+        if d.severity != Severity::Info || !d.reason.starts_with("policy:") {
+            continue;
         }
+        let key = match d.reason.as_str() {
+            "policy:skipped" => SKIPPED_AUDIT_ANNOTATION.to_owned(),
+            rule => format!("svclab.dev/{}", rule.trim_start_matches("policy:")),
+        };
+        annotations
+            .entry(key)
+            .and_modify(|v: &mut String| {
+                v.push_str("; ");
+                v.push_str(&d.message);
+            })
+            .or_insert_with(|| d.message.clone());
     }
-    match seen.as_slice() {
-        [one] => (*one).to_owned(),
-        many => format!("[{}]", many.join(", ")),
-    }
+    annotations
+}
+
+/// `metadata.name`, `""` when missing.
+fn name_of(object: &Value) -> &str {
+    object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The namespace an object lands in: its own, else the request's, else `default`.
+fn placed_namespace<'a>(object: &'a Value, request_namespace: &'a str) -> &'a str {
+    object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(if request_namespace.is_empty() { "default" } else { request_namespace })
 }
 
 /// The object as JSON text, with the request's namespace when the object has none (the

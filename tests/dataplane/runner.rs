@@ -1,34 +1,25 @@
 //! The cases of the suite, the environment check, and the run of one case: build the
 //! topology, load the rules, probe, compare with the expectations, report the figures.
 
+#[path = "runner/plan.rs"]
+mod plan;
+#[path = "runner/probing.rs"]
+mod probing;
+
 use std::fmt::Write as _;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use svclab_core::{EndpointSlice, Input, Object, Service, World};
 
 use crate::bootstrap;
-use crate::case::{
-    Expect, Family, Mode, Model, Observed, Probe, Role, Target, Verdict, cidr_span, offset,
-    parse_cidr_v4, parse_v4,
-};
+use crate::case::{Expect, Family, Mode, Model, Probe, Verdict, parse_cidr_v4, parse_v4};
 use crate::netns::{self, Netns};
 use crate::svclab::{self, read};
-use crate::topology::{Spec, Topology, if_name};
-
-/// Connect timeout of one attempt; a dropped SYN shows up as a timeout after this long.
-const ATTEMPT_TIMEOUT_MS: &str = "1000";
-/// The same for the differential run's light probes (many probes, each expected drop waits
-/// this long once): the namespaces are on one host, an answer takes well under a millisecond.
-const LIGHT_ATTEMPT_TIMEOUT_MS: &str = "500";
-/// Light probes run side by side at most this many at a time (expected refusals and drops).
-const PARALLEL_PROBES: usize = 16;
-/// IPv6: a REJECT's ICMPv6 port-unreachable for the first SYN does not end a TCP connect
-/// (measured on Linux 6.18, in these namespaces, with and without the topology: the connect is
-/// refused when the SYN retransmitted after 1 s is rejected), so a refusal takes just over a
-/// second.
-const IPV6_ATTEMPT_TIMEOUT_MS: &str = "1400";
+use crate::topology::{Spec, Topology};
+use plan::{Plan, Sources};
+use probing::{Judged, judge, run_probes};
 
 /// Where a case's rules and expectations come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,6 +296,14 @@ struct Prepared {
     oracle: Oracle,
 }
 
+impl Prepared {
+    /// The rules let the node accept NodePorts on 127.0.0.1 (kube-proxy does so only in
+    /// iptables mode, with route_localnet).
+    fn route_localnet(&self) -> bool {
+        self.rules.contains("block incoming localnet connections")
+    }
+}
+
 /// Services and EndpointSlices as written in a scenario file.
 fn objects(path: &Path) -> Result<(Vec<Service>, Vec<EndpointSlice>), String> {
     let text = read(path)?;
@@ -521,417 +520,122 @@ pub(crate) struct Execution {
 pub(crate) fn execute(case: &CaseDef) -> Result<Execution, String> {
     let prepared = prepare(case)?;
     let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
-    let model = &prepared.model;
-    let node_ip = prepared.node_ip;
-    let mut taken: Vec<IpAddr> = model.pods.iter().map(|p| p.ip).collect();
-    taken.push(node_ip);
-    let pod_src = model.pod_source(prepared.local_cidr, &taken);
-    taken.push(pod_src);
-    let ext_src = model.external_source(&taken);
-    taken.push(ext_src);
-    let allowed_src = model.allowed_source(&taken);
-    // The differential run also probes from a pod of another node: inside the cluster CIDR,
-    // outside this node's pod CIDR, arriving on a non-pod interface.
-    let remote_src = case.light.then(|| match case.family {
-        Family::V4 => IpAddr::from([10, 244, 200, 250]),
-        Family::V6 => IpAddr::from([0xfd00, 0x10, 0x244, 0xc8, 0, 0, 0, 0xfa_u16]),
-    });
-    let source = |role: Role| match role {
-        Role::Node => Some(node_ip),
-        Role::Pod => Some(pod_src),
-        Role::External => Some(ext_src),
-        Role::Allowed => allowed_src,
-        Role::RemotePod => remote_src,
-        Role::Endpoint => None,
-    };
-
-    // Node-side interface names (for `-i` matches of the InterfaceNamePrefix detector).
-    let pod_if = pod_client_if(&prepared);
-    let interface = |role: Role| match role {
-        Role::Node => None,
-        Role::Pod => Some(pod_if.clone()),
-        Role::External => Some(if_name("vcl", 0)),
-        Role::Allowed => Some(if_name("vcl", 1)),
-        Role::RemotePod => Some(if_name("vcl", 1 + usize::from(allowed_src.is_some()))),
-        Role::Endpoint => None,
-    };
-    let pod_if_of = |ip: IpAddr| {
-        model.pods.iter().position(|p| p.ip == ip).map(|i| if_name(&prepared.pod_if_prefix, i))
-    };
-    // kube-proxy accepts NodePorts on 127.0.0.1 only in iptables mode, with route_localnet.
-    let route_localnet = prepared.rules.contains("block incoming localnet connections");
-    let localhost = case.mode == Mode::Iptables && route_localnet;
-    let mut probes = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let mut interfaces = Vec::new();
-    let mut disagreements = Vec::new();
-    let mut skipped = Vec::new();
-    for Target { what, role, src, dst, affinity, udp } in
-        model.targets(node_ip, localhost, case.light)
-    {
-        let Some(src) = src.or_else(|| source(role)) else { continue };
-        if role == Role::Endpoint && (src == node_ip || prepared.node_addresses.contains(&src)) {
-            // A hostNetwork endpoint: its connections are the node's own, probed already.
-            continue;
-        }
-        let in_interface = if role == Role::Endpoint { pod_if_of(src) } else { interface(role) };
-        // Probes beyond the hand tables (hairpin, localhost) are only checked against svclab.
-        let extra = role == Role::Endpoint
-            || dst.ip().is_loopback()
-            || (matches!(role, Role::Node | Role::Pod) && !what.ends_with("cluster IP"));
-        if !prepared.node_known && (role == Role::Node || dst.ip() == node_ip) {
-            skipped
-                .push(format!("{what} from {}: the scenario names no node address", role.as_str()));
-            continue;
-        }
-        let expect = match &prepared.oracle {
-            // The hand tables are TCP only (so are the goldens).
-            Oracle::Table(_) | Oracle::Control if udp => continue,
-            Oracle::Table(id) => match bootstrap::expect(id, role, dst) {
-                Ok(expect) => expect,
-                Err(_) if extra => continue,
-                Err(err) => return Err(err),
-            },
-            Oracle::Control if dst.ip().is_loopback() => continue,
-            Oracle::Control => Expect::Unhandled,
-            Oracle::Trace(world, table) => {
-                let report =
-                    svclab::trace(world, case.mode, src, dst, udp, in_interface.as_deref());
-                let expect = svclab::expectation(&report, affinity).map_err(|err| {
-                    format!("{what} from {}: {err}\n{}", role.as_str(), report.to_text())
-                })?;
-                if case.mode == Mode::Nftables {
-                    // Where the two backends' traces differ, say so (not an error by itself).
-                    let ipt = svclab::trace(
-                        world,
-                        Mode::Iptables,
-                        src,
-                        dst,
-                        udp,
-                        in_interface.as_deref(),
-                    );
-                    if let Ok(other) = svclab::expectation(&ipt, affinity)
-                        && !same_expectation(&other, &expect)
-                    {
-                        notes.push(format!(
-                            "{what} from {}: nftables trace {}, iptables trace {}",
-                            role.as_str(),
-                            describe_expect(&expect),
-                            describe_expect(&other)
-                        ));
-                    }
-                }
-                if let Some(id) = table
-                    && let Ok(hand) = bootstrap::expect(id, role, dst)
-                    && !same_expectation(&hand, &expect)
-                {
-                    disagreements.push(format!(
-                        "{what} from {}: svclab trace says {}, the hand-worked golden expectation says {}",
-                        role.as_str(),
-                        describe_expect(&expect),
-                        describe_expect(&hand)
-                    ));
-                }
-                expect
-            }
-        };
-        interfaces.push(in_interface);
-        let dst_is_cluster_ip = what.contains("cluster IP");
-        probes.push(Probe {
-            what,
-            role,
-            src,
-            dst,
-            expect,
-            dst_is_cluster_ip,
-            udp,
-            light: case.light,
-        });
-    }
-
-    if let Oracle::Trace(world, _) = &prepared.oracle {
-        let extra = unassigned_probes(
-            world,
-            case.mode,
-            &prepared,
-            pod_src,
-            &mut interfaces,
-            &mut disagreements,
-            case.light,
-        )?;
-        probes.extend(extra);
-    }
-
-    let mut clients = vec![ext_src];
-    clients.extend(allowed_src);
-    clients.extend(remote_src);
-    let spec = Spec {
-        tag: format!("{}-{}", std::process::id(), NEXT_TAG.fetch_add(1, Ordering::SeqCst)),
-        node_ip,
-        node_addresses: prepared.node_addresses.clone(),
-        pods: model.pods.clone(),
-        pod_clients: vec![pod_src],
-        pod_client_if: prepared.bridge.clone(),
-        clients,
-        pod_if_prefix: prepared.pod_if_prefix.clone(),
-        route_localnet,
-    };
-    if let Ok(path) = std::env::var("SVCLAB_DATAPLANE_REPORT") {
-        // The loaded rules next to the report, for reading a failure.
-        let name: String =
-            case.name().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-        let _ = std::fs::write(format!("{path}.{name}.rules"), &prepared.rules);
-    }
-    let mut dump_checked = false;
+    let sources = Sources::pick(case, &prepared);
+    let mut plan = Plan::for_case(case, &prepared, &sources)?;
+    let spec = spec(&prepared, &sources);
+    keep_rules(case, &prepared);
     let topo = Topology::build(&spec, &exe)?;
     load(&topo, case.mode, &prepared)?;
-
-    // The kernel's own `iptables-save` of what was loaded, traced again: the tracer must read
-    // a real dump (normalised rule syntax, builtin chains) exactly like the rendered text.
-    if case.mode == Mode::Iptables
-        && let Oracle::Trace(world, _) = &prepared.oracle
-    {
-        let save = restore_for(node_ip).replace("-restore", "-save");
-        let dump = topo.node.exec(&save, &[])?;
-        for (probe, iface) in probes.iter().zip(&interfaces) {
-            let report = svclab::trace_dump(
-                world,
-                &dump,
-                probe.src,
-                probe.dst,
-                probe.udp,
-                iface.as_deref(),
-            )?;
-            let again = svclab::expectation(
-                &report,
-                matches!(&probe.expect, Expect::Land { affinity: true, .. }),
-            );
-            match again {
-                Ok(e) if same_expectation(&e, &probe.expect) => {}
-                Ok(e) => disagreements.push(format!(
-                    "{} from {}: the trace of the kernel's {save} dump says {}, of the rendered rules {}",
-                    probe.what,
-                    probe.role.as_str(),
-                    describe_expect(&e),
-                    describe_expect(&probe.expect)
-                )),
-                Err(err) => disagreements.push(format!(
-                    "{} from {}: the trace of the kernel's {save} dump fails: {err}",
-                    probe.what,
-                    probe.role.as_str()
-                )),
-            }
-        }
-        dump_checked = true;
-    }
-
-    let mut text =
-        format!("dataplane {}: node {node_ip}, {} endpoint pods", case.name(), model.pods.len());
-    let mut failures = Vec::new();
-    let mut verdicts = Vec::new();
-    let mut total = 0u32;
-    let timeout = match (case.family, case.light) {
-        (Family::V6, _) => IPV6_ATTEMPT_TIMEOUT_MS,
-        (Family::V4, true) => LIGHT_ATTEMPT_TIMEOUT_MS,
-        (Family::V4, false) => ATTEMPT_TIMEOUT_MS,
-    };
-    let mut commands = Vec::new();
-    for probe in &probes {
-        let ns = match probe.role {
-            Role::Node => Some(&topo.node),
-            _ => topo.leaf(probe.src),
-        };
-        let Some(ns) = ns else { return Err(format!("no namespace for {}", probe.src)) };
-        let mut cmd = ns.command(&exe);
-        cmd.args([
-            crate::agent::AGENT_ARG,
-            "probe",
-            &probe.dst.to_string(),
-            &probe.count().to_string(),
-            timeout,
-            if probe.udp { "udp" } else { "tcp" },
-        ]);
-        commands.push(cmd);
-    }
-    // A light case runs its expected refusals and drops side by side (they mostly wait for
-    // timeouts and touch no affinity state), then the rest one after the other.
-    let mut outputs: Vec<Option<String>> = vec![None; probes.len()];
-    if case.light {
-        let negative: Vec<usize> = (0..probes.len())
-            .filter(|i| !matches!(probes[*i].expect, Expect::Land { .. }))
-            .collect();
-        for window in negative.chunks(PARALLEL_PROBES) {
-            let mut children = Vec::new();
-            for i in window {
-                let child = commands[*i]
-                    .stdin(std::process::Stdio::null())
-                    .stdout(std::process::Stdio::piped())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .map_err(|err| format!("cannot run a probe: {err}"))?;
-                children.push((*i, child));
-            }
-            for (i, child) in children {
-                let out = child.wait_with_output().map_err(|err| format!("probe: {err}"))?;
-                if !out.status.success() {
-                    return Err(format!(
-                        "probe {} failed: {}",
-                        probes[i].what,
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    ));
-                }
-                outputs[i] = Some(String::from_utf8_lossy(&out.stdout).into_owned());
-            }
-        }
-    }
-    for (probe, (cmd, done)) in probes.iter().zip(commands.iter_mut().zip(outputs)) {
-        let output = match done {
-            Some(output) => output,
-            None => netns::run(cmd)?,
-        };
-        let observed = Observed::parse(&output);
-        total += observed.total;
-        let verdict = observed.check(probe, node_ip);
-        verdicts.push(observed.verdict(probe.src));
-        // A light (differential) case lists its failing probes only.
-        let _ = (!case.light || verdict.is_err()).then(|| {
-            write!(
-                text,
-                "\n  {:<4} {} from {} ({}) -> {}: expect {}; {}",
-                if verdict.is_ok() { "ok" } else { "FAIL" },
-                probe.what,
-                probe.role.as_str(),
-                probe.src,
-                probe.dst,
-                describe_expect(&probe.expect),
-                observed.describe(&probe.expect)
-            )
-        });
-        if let Err(err) = verdict {
-            failures.push(format!(
-                "{} from {} -> {}: {err}",
-                probe.what,
-                probe.role.as_str(),
-                probe.dst
-            ));
-        }
-    }
-    let _ = write!(text, "\n  total {total} connections in {} probes", probes.len());
-    if dump_checked {
-        let _ = write!(
-            text,
-            "\n  iptables-save dump of the loaded rules traced again: {} probes",
-            probes.len()
-        );
-    }
-    if !model.skipped.is_empty() || !skipped.is_empty() {
-        for note in model.skipped.iter().chain(&skipped) {
-            let _ = write!(text, "\n  not probed: {note}");
-        }
-    }
-    for note in &notes {
-        let _ = write!(text, "\n  NOTE {note}");
-    }
-    for d in &disagreements {
-        let _ = write!(text, "\n  DISAGREE {d}");
-    }
-    report(&text);
+    let dump_traced = trace_kernel_dump(case, &prepared, &topo, &mut plan)?;
+    let outputs = run_probes(case, &topo, &exe, &plan.probes)?;
+    let judged = judge(case, &plan.probes, &outputs, prepared.node_ip);
+    report(&summary(case, &prepared, &plan, &judged, dump_traced));
     drop(topo);
-    failures.extend(disagreements);
+    let model = &prepared.model;
+    let mut failures = judged.failures;
+    failures.extend(plan.disagreements);
     let rejected = model.skipped.iter().filter(|s| s.starts_with("rejected")).cloned().collect();
     Ok(Execution {
-        probes: probes.into_iter().zip(verdicts).collect(),
+        probes: plan.probes.into_iter().zip(judged.verdicts).collect(),
         failures,
         rejected,
         ports: model.ports.clone(),
     })
 }
 
-/// The node-side interface name of the non-endpoint pod.
-fn pod_client_if(prepared: &Prepared) -> String {
-    prepared
-        .bridge
-        .clone()
-        .unwrap_or_else(|| if_name(&prepared.pod_if_prefix, prepared.model.pods.len()))
+/// The topology of a case: the node, its endpoint pods, the probing pod and clients.
+fn spec(prepared: &Prepared, sources: &Sources) -> Spec {
+    Spec {
+        tag: format!("{}-{}", std::process::id(), NEXT_TAG.fetch_add(1, Ordering::SeqCst)),
+        node_ip: prepared.node_ip,
+        node_addresses: prepared.node_addresses.clone(),
+        pods: prepared.model.pods.clone(),
+        pod_clients: vec![sources.pod],
+        pod_client_if: prepared.bridge.clone(),
+        clients: sources.clients(),
+        pod_if_prefix: prepared.pod_if_prefix.clone(),
+        route_localnet: prepared.route_localnet(),
+    }
 }
 
-/// Probes of service addresses no Service port owns: a ClusterIP on a port the Service does not
-/// define, and an unallocated address of the service CIDR. Expectations come from the trace of
-/// the case's mode, and are cross-checked with what kube-proxy is known to do: iptables mode has
-/// no rule for them (the sink refuses them); nftables mode from 1.30 rejects the first and
-/// drops the second in its cluster-ips-check chain (pkg/proxy/nftables/proxier.go
-/// `setupNFTables`), 1.29's has no such chain.
-fn unassigned_probes(
-    world: &World,
-    mode: Mode,
+/// The loaded rules next to the report (`SVCLAB_DATAPLANE_REPORT`), for reading a failure.
+fn keep_rules(case: &CaseDef, prepared: &Prepared) {
+    if let Ok(path) = std::env::var("SVCLAB_DATAPLANE_REPORT") {
+        let name: String =
+            case.name().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let _ = std::fs::write(format!("{path}.{name}.rules"), &prepared.rules);
+    }
+}
+
+/// The kernel's own `iptables-save` of what was loaded, traced again: the tracer must read a
+/// real dump (normalised rule syntax, builtin chains) exactly like the rendered text. Whether it
+/// ran (iptables mode, rules from svclab).
+fn trace_kernel_dump(
+    case: &CaseDef,
     prepared: &Prepared,
-    pod_src: IpAddr,
-    interfaces: &mut Vec<Option<String>>,
-    disagreements: &mut Vec<String>,
-    light: bool,
-) -> Result<Vec<Probe>, String> {
+    topo: &Topology,
+    plan: &mut Plan,
+) -> Result<bool, String> {
+    let Oracle::Trace(world, _) = &prepared.oracle else { return Ok(false) };
+    if case.mode != Mode::Iptables {
+        return Ok(false);
+    }
+    let save = restore_for(prepared.node_ip).replace("-restore", "-save");
+    let dump = topo.node.exec(&save, &[])?;
+    for (probe, iface) in plan.probes.iter().zip(&plan.interfaces) {
+        let report =
+            svclab::trace_dump(world, &dump, probe.src, probe.dst, probe.udp, iface.as_deref())?;
+        let affinity = matches!(&probe.expect, Expect::Land { affinity: true, .. });
+        let (what, from) = (&probe.what, probe.role.as_str());
+        match svclab::expectation(&report, affinity) {
+            Ok(e) if same_expectation(&e, &probe.expect) => {}
+            Ok(e) => plan.disagreements.push(format!(
+                "{what} from {from}: the trace of the kernel's {save} dump says {}, of the rendered rules {}",
+                describe_expect(&e),
+                describe_expect(&probe.expect)
+            )),
+            Err(err) => plan.disagreements.push(format!(
+                "{what} from {from}: the trace of the kernel's {save} dump fails: {err}"
+            )),
+        }
+    }
+    Ok(true)
+}
+
+/// The case's figures as the suite reports them.
+fn summary(
+    case: &CaseDef,
+    prepared: &Prepared,
+    plan: &Plan,
+    judged: &Judged,
+    dump_traced: bool,
+) -> String {
     let model = &prepared.model;
-    let mut out = Vec::new();
-    let cluster_ips: Vec<IpAddr> = model.ports.iter().filter_map(|p| p.cluster_ip).collect();
-    let pod_if = pod_client_if(prepared);
-    let mut add = |what: String, dst: SocketAddr, nft: Expect| -> Result<(), String> {
-        let report = svclab::trace(world, mode, pod_src, dst, false, Some(&pod_if));
-        let expect = svclab::expectation(&report, false)
-            .map_err(|err| format!("{what}: {err}\n{}", report.to_text()))?;
-        // 1.29's nftables table has no cluster-ips-check (kubernetes/kubernetes#122692 added
-        // it in 1.30), so nothing handles these there either.
-        let checks = mode == Mode::Nftables && world.profile.version.minor >= 30;
-        let known = if checks { nft } else { Expect::Unhandled };
-        if expect != known {
-            disagreements.push(format!(
-                "{what}: svclab trace says {}, kube-proxy {} mode does {}",
-                describe_expect(&expect),
-                mode.as_str(),
-                describe_expect(&known)
-            ));
-        }
-        interfaces.push(Some(pod_if.clone()));
-        out.push(Probe {
-            what,
-            role: Role::Pod,
-            src: pod_src,
-            dst,
-            expect,
-            dst_is_cluster_ip: false,
-            udp: false,
-            light,
-        });
-        Ok(())
-    };
-    if let Some(ip) = cluster_ips.first() {
-        let used: Vec<u16> = model
-            .ports
-            .iter()
-            .filter(|p| p.cluster_ip == Some(*ip) && !p.udp)
-            .map(|p| p.port)
-            .collect();
-        if let Some(port) = (1..u16::MAX).find(|p| !used.contains(p)) {
-            add(
-                format!("cluster IP {ip}, port {port} no Service defines"),
-                SocketAddr::new(*ip, port),
-                Expect::Refused,
-            )?;
-        }
+    let mut text = format!(
+        "dataplane {}: node {}, {} endpoint pods",
+        case.name(),
+        prepared.node_ip,
+        model.pods.len()
+    );
+    text.push_str(&judged.lines);
+    let probes = plan.probes.len();
+    let _ = write!(text, "\n  total {} connections in {probes} probes", judged.total);
+    if dump_traced {
+        let _ = write!(
+            text,
+            "\n  iptables-save dump of the loaded rules traced again: {probes} probes"
+        );
     }
-    if let Some(cidr) = prepared.service_cidr {
-        let size = cidr_span(cidr);
-        let free = (2..size.min(4096))
-            .map(|i| offset(cidr.0, size - i))
-            .find(|ip| !cluster_ips.contains(ip));
-        if let Some(ip) = free {
-            add(
-                format!("unallocated service-CIDR address {ip}"),
-                SocketAddr::new(ip, 80),
-                Expect::Dropped,
-            )?;
-        }
+    for note in model.skipped.iter().chain(&plan.skipped) {
+        let _ = write!(text, "\n  not probed: {note}");
     }
-    Ok(out)
+    for note in &plan.notes {
+        let _ = write!(text, "\n  NOTE {note}");
+    }
+    for d in &plan.disagreements {
+        let _ = write!(text, "\n  DISAGREE {d}");
+    }
+    text
 }
 
 pub(crate) fn describe_expect(expect: &Expect) -> String {

@@ -14,6 +14,7 @@ mod settings;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use svclab_core::AdmissionRequest;
 
 use settings::Settings;
 
@@ -51,20 +52,22 @@ fn validate_settings(payload: &[u8]) -> wapc_guest::CallResult {
     Ok(serde_json::to_vec(&answer)?)
 }
 
-/// `ValidationRequest`: the admission request and the policy's settings.
+/// `ValidationRequest`: the admission request, read by the core's decoder (the one
+/// `svclab serve` reads a review's request with), and the policy's settings.
 #[derive(Deserialize)]
 struct ValidationRequest {
-    request: Value,
+    request: AdmissionRequest,
     #[serde(default)]
     settings: Value,
 }
 
-/// `validate`: one admission request. A request that cannot be judged at all (not JSON, bad
-/// settings) is a waPC error, which policy-server turns into a rejection with code 500.
+/// `validate`: one admission request. A request that cannot be judged at all (not JSON, not an
+/// AdmissionRequest, bad settings) is a waPC error, which policy-server turns into a rejection
+/// with code 500.
 fn validate(payload: &[u8]) -> wapc_guest::CallResult {
     let request: ValidationRequest = serde_json::from_slice(payload)
-        .map_err(|err| format!("the validation request is not JSON: {err}"))?;
+        .map_err(|err| format!("the validation request cannot be read: {err}"))?;
     let settings = Settings::from_value(request.settings);
-    let response = admission::evaluate(request.request, &settings)?;
+    let response = admission::evaluate(&request.request, &settings)?;
     Ok(serde_json::to_vec(&response)?)
 }
