@@ -82,8 +82,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            let _ = writeln!(std::io::stderr().lock(), "error: {error:#}");
-            ExitCode::FAILURE
+            let message = format!("{error:#}");
+            let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+            // A task's own usage error (its message gives the usage) exits as a usage error.
+            if message.contains("usage: cargo xtask") {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -37,7 +37,9 @@ pub(crate) fn gen_scenario(args: &[String]) -> anyhow::Result<()> {
             }
             "--slices" => slices = true,
             other => {
-                bail!("unknown argument {other:?}; usage: gen-scenario --services N [--slices]")
+                bail!(
+                    "unknown argument {other:?}; usage: cargo xtask gen-scenario --services N [--slices]"
+                )
             }
         }
     }
