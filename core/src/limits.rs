@@ -1,7 +1,7 @@
 //! svclab's resource limits: the most one call of the core reads, builds or walks. Each is
 //! enforced where the input is read and crossing it is a diagnostic (or a trace warning) that
 //! names the file, document and line, never a panic or an unbounded allocation. ARCHITECTURE.md
-//! tabulates them with the figures measured against them.
+//! tabulates them; docs/dev/measurements.md holds the figures measured against them.
 //!
 //! Kubernetes bounds the same things differently (a 3 MiB request body, go-yaml's alias
 //! ratio); where svclab follows it the constant says so. The rest are svclab's own: generous

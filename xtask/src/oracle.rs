@@ -1,10 +1,10 @@
 //! `cargo xtask oracle`: svclab against upstream's own code. For each release and area it builds
 //! the oracle (cached), generates cases from a seed (plus the hand-made ones of
-//! `oracle/<area>/testdata/`), runs them through upstream and svclab, groups the differences,
-//! shrinks each group's first case to a minimal one, and with `--write-regressions` records it
-//! (with upstream's answer) under `tests/data/oracle/`, where `tests/oracle_regressions.rs`
-//! checks svclab against it without Go. It prints the coverage of the generated cases and the
-//! cases per second, and fails when anything diverges.
+//! `oracle/apiserver/testdata/` and `oracle/testdata/proxy/`), runs them through upstream and
+//! svclab, groups the differences, shrinks each group's first case to a minimal one, and with
+//! `--write-regressions` records it (with upstream's answer) under `tests/data/oracle/`, where
+//! `tests/oracle_regressions.rs` checks svclab against it without Go. It prints the coverage of
+//! the generated cases and the cases per second, and fails when anything diverges.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
