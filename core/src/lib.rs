@@ -73,8 +73,8 @@ pub use net::{IpFamily, PortRange};
 pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
-    DynamicPicks, HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary, SmallRangeRule,
-    Version,
+    CHECKED_RELEASES, DynamicPicks, HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary,
+    SmallRangeRule, Version,
 };
 pub use proxy::{ProxyMode, RenderError, RenderOptions, RuleStats, RulesetWriter};
 pub use report::{

@@ -18,6 +18,27 @@ pub const OLDEST_MINOR: u32 = 24;
 /// Newest Kubernetes minor release (1.37, August 2026).
 pub const NEWEST_MINOR: u32 = 37;
 
+/// The patch release a bare minor stands for: the newest of each minor that svclab was compared
+/// with upstream at (`oracle/releases.txt`, which a test holds this table to). A profile that
+/// names a patch (`1.33.7`) gets that patch's backports (`proxy/release.rs` rows with
+/// `backports`); a bare `1.33` is 1.33.13.
+pub const CHECKED_RELEASES: [(u32, u32); (NEWEST_MINOR - OLDEST_MINOR + 1) as usize] = [
+    (24, 17),
+    (25, 16),
+    (26, 15),
+    (27, 16),
+    (28, 15),
+    (29, 15),
+    (30, 14),
+    (31, 14),
+    (32, 13),
+    (33, 13),
+    (34, 12),
+    (35, 8),
+    (36, 5),
+    (37, 2),
+];
+
 /// Maturity of a feature gate in one release, with what `--feature-gates` may do to it
 /// (component-base `featureGate.SetFromMap`: only a `LockToDefault` spec refuses a change).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,6 +327,15 @@ impl Version {
     }
 }
 
+impl Version {
+    /// The release this version is modelled as: its own patch, else the patch of
+    /// [`CHECKED_RELEASES`] for its minor.
+    pub fn modelled(self) -> Version {
+        let checked = CHECKED_RELEASES.iter().find(|(minor, _)| *minor == self.minor);
+        Version { minor: self.minor, patch: self.patch.or(checked.map(|(_, patch)| *patch)) }
+    }
+}
+
 impl std::fmt::Display for Version {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.patch {
@@ -380,8 +410,11 @@ impl Default for Profile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileSummary {
-    /// `1.37`.
+    /// `1.37`, as the profile gives it.
     pub kubernetes_version: String,
+    /// The patch release modelled: the profile's, else the newest one svclab was compared with
+    /// upstream at (`1.37.2`).
+    pub modelled_release: String,
     /// Effective value of every gate svclab models.
     pub feature_gates: BTreeMap<String, bool>,
     /// Service ranges, primary first.
@@ -494,6 +527,7 @@ impl Profile {
         }
         ProfileSummary {
             kubernetes_version: self.version.to_string(),
+            modelled_release: self.version.modelled().to_string(),
             feature_gates,
             service_cluster_ip_ranges: self
                 .service_cluster_ip_ranges

@@ -104,8 +104,17 @@ fn workspace_of(manifest_dir: &Path) -> Result<PathBuf, GuestBuildError> {
 impl Guest {
     /// Builds the guest with the cargo that runs the build script; the built `.wasm`.
     pub fn build(&self, workspace: &Path) -> Result<PathBuf, GuestBuildError> {
+        // Relative to the package (cargo resolves them against the package's root when it
+        // checks them): clones that share a target directory share this build script's run
+        // (its hash does not hold the clone's path), so absolute paths would watch the files of
+        // whichever clone ran it last, and an edit in another clone would not rebuild the guest.
+        let package = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+        let up = package
+            .as_deref()
+            .and_then(|p| p.strip_prefix(workspace).ok())
+            .map_or(0, |below| below.components().count());
         for input in self.inputs {
-            println!("cargo:rerun-if-changed={}", workspace.join(input).display());
+            println!("cargo:rerun-if-changed={}{input}", "../".repeat(up));
         }
         let target_dir = target_dir(workspace, std::env::var_os("CARGO_TARGET_DIR"));
         let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));

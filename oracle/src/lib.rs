@@ -17,3 +17,25 @@ pub mod shrink;
 pub mod upstream;
 
 pub use divergence::{Divergence, DivergenceKind};
+
+#[cfg(test)]
+mod tests {
+    /// `oracle/releases.txt` (what `cargo xtask oracle --all` runs) and core's table of the
+    /// patch a bare minor stands for are the same list.
+    #[test]
+    fn the_releases_run_are_the_releases_core_models() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/releases.txt"))
+            .unwrap_or_default();
+        let listed: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect();
+        let modelled: Vec<String> = svclab_core::CHECKED_RELEASES
+            .iter()
+            .map(|(minor, patch)| format!("v1.{minor}.{patch}"))
+            .collect();
+        assert_eq!(listed, modelled);
+    }
+}

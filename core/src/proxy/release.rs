@@ -395,11 +395,13 @@ const BEHAVIOURS: &[Row] = &[
 
 /// Whether a behaviour holds in a release, its patch included (a backported row).
 pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -> bool {
+    // A bare minor is the newest patch svclab was checked at, which has every backport.
+    let version = version.modelled();
     holds(behaviour, version.minor)
         || BEHAVIOURS.iter().any(|r| {
             r.behaviour == behaviour
                 && r.backports.iter().any(|&(minor, patch)| {
-                    version.minor == minor && version.patch.is_none_or(|p| p >= patch)
+                    version.minor == minor && version.patch.is_some_and(|p| p >= patch)
                 })
         })
 }
