@@ -591,7 +591,7 @@ impl ServiceWrite<'_> {
             return validation::validate_service_create(service, self.profile);
         };
         registry::drop_type_dependent_fields(service, old, self.profile);
-        registry::carry_resource_version(old, service);
+        registry::carry_resource_version(&old.metadata, &mut service.metadata);
         let mut errors = validation::validate_common_update_fields(
             &service.metadata,
             &old.metadata,
@@ -703,6 +703,9 @@ fn store_endpoint_slice(
         let stored = world.endpoint_slice_position(&meta.namespace, &meta.name);
         let old = stored.map(|i| &world.endpoint_slices[i].value);
         registry::drop_disabled_endpoint_conditions(&mut located.value, old, &world.profile);
+        if let Some(old) = old {
+            registry::carry_resource_version(&old.metadata, &mut located.value.metadata);
+        }
     }
     let slice = &located.value;
     let meta = &slice.metadata;

@@ -94,14 +94,19 @@ pub(crate) fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
     }
 }
 
-/// `kubectl apply` patches the stored object, so an update that names no resourceVersion
-/// carries the stored one (`1` for an object stored without one).
-pub(crate) fn carry_resource_version(old: &Service, new: &mut Service) {
-    if new.metadata.resource_version.is_empty() {
-        new.metadata.resource_version = if old.metadata.resource_version.is_empty() {
+/// An update that names no resourceVersion is unconditional: the generic registry's
+/// `Store.Update` gives it the stored object's resourceVersion before validation, because the
+/// Service and EndpointSlice strategies both answer `AllowUnconditionalUpdate() == true`
+/// (apiserver `pkg/registry/generic/registry/store.go` Update, `doUnconditionalUpdate`, and
+/// `pkg/registry/core/service/strategy.go`, `pkg/registry/discovery/endpointslice/strategy.go`,
+/// v1.24 to v1.37), so "must be specified for an update" never reaches a client of either
+/// (`1` for an object stored without one).
+pub(crate) fn carry_resource_version(old: &ObjectMeta, new: &mut ObjectMeta) {
+    if new.resource_version.is_empty() {
+        new.resource_version = if old.resource_version.is_empty() {
             "1".to_owned()
         } else {
-            old.metadata.resource_version.clone()
+            old.resource_version.clone()
         };
     }
 }

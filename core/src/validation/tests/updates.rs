@@ -179,3 +179,48 @@ spec:
     "#]],
     );
 }
+
+#[test]
+fn r35_endpoint_slice_update_without_resource_version_is_unconditional() {
+    // See: issue 35 (the apiserver oracle). The generic registry's Store.Update fills in the
+    // stored resourceVersion when the request names none, because the EndpointSlice strategy
+    // allows unconditional updates (pkg/registry/discovery/endpointslice/strategy.go
+    // AllowUnconditionalUpdate, 1.24 to 1.37): the second slice is an update, and only the
+    // changed addressType is refused.
+    let slice = |address_type: &str| {
+        format!(
+            "apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e}}
+addressType: {address_type}
+endpoints: [{{addresses: ['10.0.0.1']}}]
+"
+        )
+    };
+    let scenario = format!("{}---\n{}---\n{}", slice("IPv4"), slice("IPv4"), slice("IPv6"));
+    let at = |version| format!("{}{scenario}", profile(version));
+    check(
+        false,
+        &at("1.24"),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address @21:26
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @20:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+    check(
+        false,
+        &at("1.32"),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address @21:26
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @20:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+}
