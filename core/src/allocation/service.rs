@@ -136,11 +136,22 @@ impl Allocators {
         let mut families = BTreeMap::new();
         if profile.multi_cidr() {
             let mut by_family: BTreeMap<IpFamily, Vec<(IpNet, u128)>> = BTreeMap::new();
-            for net in profile.service_cluster_ip_ranges.iter().chain(service_cidrs) {
+            for net in &profile.service_cluster_ip_ranges {
                 by_family
                     .entry(IpFamily::of_net(net))
                     .or_default()
                     .push((*net, ip_offset_for(profile, net)));
+            }
+            // kube-apiserver makes one MetaAllocator per family of its flag ranges
+            // (`pkg/registry/core/rest/storage_core.go`: `NewMetaAllocator(..., isIPv6 of
+            // --service-cluster-ip-range)`, and one more for the secondary range, 1.29 to 1.37),
+            // and each takes only the ServiceCIDRs of its own family (`cidrallocator.go`
+            // `addServiceCIDR`). A ServiceCIDR of another family is stored but allocates
+            // nothing: on a single-stack cluster the other family stays "not configured".
+            for net in service_cidrs {
+                if let Some(cidrs) = by_family.get_mut(&IpFamily::of_net(net)) {
+                    cidrs.push((*net, ip_offset_for(profile, net)));
+                }
             }
             let dual_write = profile.allocator_dual_write();
             for (family, cidrs) in by_family {

@@ -328,6 +328,34 @@ spec: {clusterIP: 10.100.0.5, ports: [{port: 80}]}
 }
 
 #[test]
+fn r35_a_service_cidr_of_a_family_the_flags_lack_allocates_nothing() {
+    // See: issue 35 (the apiserver oracle). kube-apiserver makes a MetaAllocator per family of
+    // --service-cluster-ip-range (storage_core.go, 1.29 to 1.37), each taking the ServiceCIDRs
+    // of its family only: an IPv6 ServiceCIDR on an IPv4 cluster is stored, IPv6 stays
+    // unconfigured, and only the IPv4 one adds addresses.
+    check_scenario(
+        "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '1.33'
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: v6}
+spec: {cidrs: ['fd00:98::/112']}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: v6-single}
+spec: {ipFamilies: [IPv6], ports: [{port: 80}]}
+",
+        expect![[r#"
+            v6-single rejected SingleStack ["IPv6"] [] [] ports=0
+            FieldValueInvalid spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster
+        "#]],
+    );
+}
+
+#[test]
 fn service_cidr_objects_are_validated_and_short_ipv6_prefixes_skipped() {
     check_scenario(
         "apiVersion: svclab.dev/v1alpha1
