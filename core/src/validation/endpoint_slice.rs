@@ -1,9 +1,9 @@
 //! `ValidateEndpointSlice{Create,Update}` (`pkg/apis/discovery/validation`): paths have no `spec.` prefix
 //! because an EndpointSlice has no spec.
 
-use crate::field::{ErrorType, FieldError, GoValue};
+use crate::field::{ErrorType, FieldError, GoValue, go_quote};
 use crate::model::{Endpoint, EndpointPort, EndpointSlice};
-use crate::net::{IpFamily, parse_ip_sloppy, push_decimal};
+use crate::net::{IpFamily, go_ip_string, parse_ip_sloppy, push_decimal};
 use crate::profile::{Feature, Profile};
 use crate::validation::names::{
     NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
@@ -32,29 +32,43 @@ fn max_ports(profile: &Profile) -> usize {
 }
 
 /// `ValidateEndpointSlice` (and, given `old`, `ValidateEndpointSliceUpdate`'s own check), field
-/// by field in upstream's order.
+/// by field in upstream's order: the endpoints before the ports to 1.32, after them from 1.33
+/// (`releases::Rule::EndpointSlicePortsFirst`).
 pub(super) fn validate(
     slice: &EndpointSlice,
     old: Option<&EndpointSlice>,
     profile: &Profile,
 ) -> Vec<FieldError> {
+    let minor = profile.version.minor;
     let mut errors = Vec::new();
     let t = Texts::of(profile);
     validate_object_meta(&mut errors, t, &slice.metadata, NameRule::Dns1123Subdomain);
     address_type(&mut errors, &slice.address_type);
-    // Ratcheting: an unchanged `endpoints` list is not re-checked strictly.
-    let endpoints_unchanged = old.is_some_and(|o| o.endpoints == slice.endpoints);
     let addresses = Addresses {
         address_type: &slice.address_type,
-        strict: profile.gate(Feature::StrictIPCIDRValidation) && !endpoints_unchanged,
-        // 1.24 to 1.32 follow the family error with `ValidateNonSpecialIP` (later renamed
-        // `ValidateEndpointIP`, same texts), so "foo" also gets "must be a valid IP address";
-        // 1.33 stops there.
-        special_after_family: in_force(Rule::EndpointSliceFamilyAndSpecial, profile.version.minor),
+        form: if in_force(Rule::EndpointSliceFamilyAndSpecial, minor) {
+            AddressForm::FamilyAndSpecial
+        } else {
+            AddressForm::Kep4858 { strict: profile.gate(Feature::StrictIPCIDRValidation) }
+        },
         texts: t,
     };
-    endpoints(&mut errors, &slice.endpoints, &addresses);
-    ports(&mut errors, &slice.ports, t, max_ports(profile));
+    let mut endpoint_errors = Vec::new();
+    endpoints(&mut endpoint_errors, &slice.endpoints, &addresses);
+    // From 1.33 an update whose endpoints did not change drops their errors: older releases
+    // accepted them (`apiequality.Semantic.DeepEqual(old.Endpoints, new.Endpoints)`).
+    if in_force(Rule::EndpointSliceUnchangedEndpoints, minor)
+        && old.is_some_and(|o| o.endpoints == slice.endpoints)
+    {
+        endpoint_errors.clear();
+    }
+    if in_force(Rule::EndpointSlicePortsFirst, minor) {
+        ports(&mut errors, &slice.ports, t, max_ports(profile));
+        errors.append(&mut endpoint_errors);
+    } else {
+        errors.append(&mut endpoint_errors);
+        ports(&mut errors, &slice.ports, t, max_ports(profile));
+    }
     if let Some(old) = old
         && old.address_type != slice.address_type
     {
@@ -85,11 +99,21 @@ fn address_type(errors: &mut Vec<FieldError>, address_type: &str) {
 /// How the addresses of a slice are checked.
 struct Addresses<'a> {
     address_type: &'a str,
-    /// StrictIPCIDRValidation on, and the endpoints changed.
-    strict: bool,
-    /// A family error is followed by the special-address checks (1.24 to 1.32).
-    special_after_family: bool,
+    form: AddressForm,
     texts: Texts,
+}
+
+/// The two ways upstream has checked an IP address of a slice.
+#[derive(Clone, Copy)]
+enum AddressForm {
+    /// 1.24 to 1.32: `IsValidIPv4Address`/`IsValidIPv6Address` ("must be a valid IPv4
+    /// address"), then `ValidateNonSpecialIP` on every address, so a bad one gets both.
+    FamilyAndSpecial,
+    /// 1.33 on (KEP-4858): `IsValidIPForLegacyField` (IPv4 slices, `strict` with
+    /// StrictIPCIDRValidation) or `IsValidIP` (IPv6 slices, always strict and canonical);
+    /// only an address that passes is checked for its family, at the list's path ("must be an
+    /// IPv4 address"), and by `ValidateEndpointIP`.
+    Kep4858 { strict: bool },
 }
 
 /// `endpoints`: at most 1000, each endpoint checked. The paths are built in place, once per
@@ -132,24 +156,57 @@ impl Addresses<'_> {
         }
     }
 
-    /// An IP address of the slice's family (Go's `ip.To4() != nil`: IPv4-mapped IPv6 counts as
-    /// IPv4), then the strict form and the special addresses.
+    /// An IP address of the slice's family, `path` being `endpoints[i].addresses[j]`.
     fn ip(&self, errors: &mut Vec<FieldError>, path: &str, address: &str) {
         let want_v4 = self.address_type == "IPv4";
+        // Go's `ip.To4() != nil`: IPv4-mapped IPv6 counts as IPv4 (`netutils.IsIPv4String`).
         let of_family = parse_ip_sloppy(address)
             .is_some_and(|ip| (IpFamily::of(ip) == IpFamily::V4) == want_v4);
-        if !of_family {
-            let msg = format!("must be a valid {} address", self.address_type);
-            errors.push(FieldError::invalid(path, GoValue::Str(address.to_owned()), msg));
-            if self.special_after_family {
+        let value = || GoValue::Str(address.to_owned());
+        match self.form {
+            AddressForm::FamilyAndSpecial => {
+                if !of_family {
+                    let msg = format!("must be a valid {} address", self.address_type);
+                    errors.push(FieldError::invalid(path, value(), msg));
+                }
                 errors.extend(non_special_ip_errors(path, address));
             }
-            return;
+            AddressForm::Kep4858 { strict } => {
+                // pkg/apis/discovery/validation/validation.go validateEndpoints (v1.33.13 to
+                // v1.37.2): IPv4 slices keep the legacy parser, IPv6 slices get `IsValidIP`.
+                let msgs = if want_v4 {
+                    ip_messages(address, strict).into_iter().map(str::to_owned).collect()
+                } else {
+                    valid_ip(address)
+                };
+                if !msgs.is_empty() {
+                    errors.extend(msgs.into_iter().map(|m| FieldError::invalid(path, value(), m)));
+                    return;
+                }
+                if !of_family {
+                    // The list's path, not the address's: upstream passes `addressPath`.
+                    let list = path.rsplit_once('[').map_or(path, |(list, _)| list);
+                    let msg = format!("must be an {} address", self.address_type);
+                    errors.push(FieldError::invalid(list, value(), msg));
+                }
+                errors.extend(non_special_ip_errors(path, address));
+            }
         }
-        for msg in ip_messages(address, self.strict) {
-            errors.push(FieldError::invalid(path, GoValue::Str(address.to_owned()), msg));
-        }
-        errors.extend(non_special_ip_errors(path, address));
+    }
+}
+
+/// apimachinery `IsValidIP` (`pkg/util/validation/ip.go`, v0.33 on): the strict checks, then
+/// the canonical form, `net.IP.String()` of the parsed address.
+fn valid_ip(address: &str) -> Vec<String> {
+    let strict = ip_messages(address, true);
+    if !strict.is_empty() {
+        return strict.into_iter().map(str::to_owned).collect();
+    }
+    let canonical = parse_ip_sloppy(address).map(go_ip_string).unwrap_or_default();
+    if canonical == address {
+        Vec::new()
+    } else {
+        vec![format!("must be in canonical form ({})", go_quote(&canonical))]
     }
 }
 

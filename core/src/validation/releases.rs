@@ -8,7 +8,10 @@
 //! at released versions on both sides of each boundary, as another repository vendored them
 //! (`Pin::Vendored`), dated by a kubernetes/kubernetes pull request and the CHANGELOG of the
 //! release that lists it (`Pin::Pr`), read in copies of the file dated by the API they use
-//! (`Pin::Copies`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+//! (`Pin::Copies`), read in the `k8s.io/kubernetes` Go module of every release the apiserver
+//! oracle builds (`oracle/apiserver`: the newest patch of each minor, v1.24.17 to v1.37.2) and
+//! replayed through it (`Pin::Module`), or not pinned (`Pin::Unpinned`, with what is missing in
+//! `upstream`).
 //!
 //! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
 //! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
@@ -32,6 +35,11 @@ pub(crate) enum Pin {
     /// Read in copies of the file dated by the API they use (forks of kubernetes/kubernetes),
     /// one on each side of each boundary, not at the tags.
     Copies,
+    /// Read in the `k8s.io/kubernetes` module (and its staging modules `k8s.io/apimachinery`,
+    /// `k8s.io/apiserver`, `k8s.io/api`) at the newest patch of every release svclab models,
+    /// from the Go module cache the apiserver oracle builds against (`oracle/apiserver`), and
+    /// checked by replaying scenarios through that release's own REST storage.
+    Module,
     /// A boundary is not pinned; `upstream` says which and what svclab assumes.
     Unpinned,
 }
@@ -116,6 +124,13 @@ pub(crate) enum Rule {
     // EndpointSlice
     /// An address that fails its family check is also checked by `ValidateEndpointIP`.
     EndpointSliceFamilyAndSpecial,
+    /// KEP-4858's address checks: the IP parser's errors alone, else the family at the list's
+    /// path ("must be an IPv4 address") and `ValidateEndpointIP`.
+    EndpointSliceKep4858Addresses,
+    /// `ports` are checked before `endpoints`.
+    EndpointSlicePortsFirst,
+    /// An update whose endpoints did not change drops their errors.
+    EndpointSliceUnchangedEndpoints,
     /// At most 20000 ports per EndpointSlice.
     EndpointSlicePorts20000,
 }
@@ -371,14 +386,46 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         id: Rule::EndpointSliceFamilyAndSpecial,
         since: 24,
         until: Some(32),
-        what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
-        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then the core special-IP check on every IPv4/IPv6 address, in a fork's copy that serves discovery v1 with deprecatedTopology (1.21 or later; the check's texts are ValidateNonSpecialIP's in v1.24.0 to v1.32.10 and ValidateEndpointIP's in v1.33.3, the same). Unpinned: the 1.33 form (the family error alone) was read in no copy; it is dated by KEP-4858 (kubernetes/kubernetes#122550 and #128786, CHANGELOG-1.33's StrictIPCIDRValidation line). Searched again for a 1.33+ copy: kubernetes/kubernetes' stored copy and the twelve forks holding the path predate 1.33 (no forNodes hints); the one copy that calls ValidateEndpointIP(address, path) after the family check also has no forNodes hints and serves 1.21 to 1.23, before the function was renamed ValidateNonSpecialIP (v1.24.0)",
-        pin: Pin::Unpinned,
+        what: "an address is checked for its family (\"must be a valid IPv4 address\", at the address's path) and then by ValidateNonSpecialIP, so a bad address gets both errors",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: IsValidIPv4Address/IsValidIPv6Address, then ValidateNonSpecialIP, in k8s.io/kubernetes@v1.24.17 to @v1.32.13 (the file is the same in all nine); replaced in @v1.33.13 by KEP-4858's form (kubernetes/kubernetes#128786)",
+        pin: Pin::Module,
         marks: &[
             "must be a valid IPv4 address",
             "must be a valid IPv6 address",
             "must be a valid IP address",
         ],
+    },
+    Change {
+        id: Rule::EndpointSliceKep4858Addresses,
+        since: 33,
+        until: None,
+        what: "an IPv4 slice's address goes through IsValidIPForLegacyField (strict with StrictIPCIDRValidation), an IPv6 slice's through IsValidIP (always strict: leading 0s, IPv4-mapped, canonical form); only an address without such errors is checked for its family, at the list's path (\"endpoints[0].addresses: ... must be an IPv4 address\"), and by ValidateEndpointIP",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints in k8s.io/kubernetes@v1.33.13 to @v1.37.2; apimachinery pkg/util/validation/ip.go IsValidIP/IsValidIPForLegacyField (v0.33.13 to v0.37.2)",
+        pin: Pin::Module,
+        marks: &[
+            "must be an IPv4 address",
+            "must be an IPv6 address",
+            "must be in canonical form",
+            "must not be an IPv4-mapped IPv6 address",
+        ],
+    },
+    Change {
+        id: Rule::EndpointSlicePortsFirst,
+        since: 33,
+        until: None,
+        what: "ValidateEndpointSlice checks ports before endpoints (to 1.32: endpoints, then ports)",
+        upstream: "pkg/apis/discovery/validation/validation.go ValidateEndpointSlice: validateEndpoints before validatePorts in k8s.io/kubernetes@v1.24.17 to @v1.32.13, after it from @v1.33.13 (where the endpoints' errors became droppable on update) to @v1.37.2",
+        pin: Pin::Module,
+        marks: &[],
+    },
+    Change {
+        id: Rule::EndpointSliceUnchangedEndpoints,
+        since: 33,
+        until: None,
+        what: "an update whose endpoints are semantically equal to the stored ones drops all their errors (older releases accepted them)",
+        upstream: "pkg/apis/discovery/validation/validation.go ValidateEndpointSlice(new, old): apiequality.Semantic.DeepEqual(old.Endpoints, new.Endpoints) in k8s.io/kubernetes@v1.33.13 to @v1.37.2; absent (ValidateEndpointSlice(new) only) in @v1.32.13",
+        pin: Pin::Module,
+        marks: &[],
     },
     Change {
         id: Rule::EndpointSlicePorts20000,

@@ -23,6 +23,7 @@ fn check(expect: Expect) {
                 Pin::Vendored => "vendor",
                 Pin::Pr => "CHANGELOG",
                 Pin::Copies => "cop",
+                Pin::Module => "k8s.io/kubernetes@v1.",
                 Pin::Unpinned => "Unpinned",
             };
             assert!(row.upstream.contains(evidence), "{:?} must name its evidence", row.id);
@@ -60,7 +61,10 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         later warnings | 1.34+ | Vendored | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
         later warnings | 1.36+ | Pr | ExternalIpsDeprecated
-        EndpointSlice | 1.24–1.32 | Unpinned | EndpointSliceFamilyAndSpecial
+        EndpointSlice | 1.24–1.32 | Module | EndpointSliceFamilyAndSpecial
+        EndpointSlice | 1.33+ | Module | EndpointSliceKep4858Addresses
+        EndpointSlice | 1.33+ | Module | EndpointSlicePortsFirst
+        EndpointSlice | 1.33+ | Module | EndpointSliceUnchangedEndpoints
         EndpointSlice | 1.24+ | Copies | EndpointSlicePorts20000
     "#]]);
 }

@@ -612,10 +612,13 @@ spec:
 }
 
 #[test]
-fn endpoint_slice_family_and_special_ip_errors_together_until_1_32() {
-    // discovery validation.go validateEndpoints, 1.24 to 1.32: the family error, then core
-    // ValidateNonSpecialIP (so named through v1.32.10; later ValidateEndpointIP) on the same
-    // address; 1.33 (KEP-4858) stops at the family error.
+fn r35_endpoint_slice_addresses_until_1_32_and_with_kep_4858_from_1_33() {
+    // See: issue 35 (the apiserver oracle). discovery validation.go validateEndpoints, read in
+    // k8s.io/kubernetes@v1.24.17 to @v1.37.2: to 1.32 the family error, then ValidateNonSpecialIP
+    // on the same address, endpoints before ports. From 1.33 (KEP-4858) an IPv4 slice's address
+    // goes through IsValidIPForLegacyField and an IPv6 slice's through the strict IsValidIP
+    // (canonical form, no IPv4-mapped addresses); only an address that parses is checked for
+    // its family, at the list's path, then by ValidateEndpointIP; ports come first.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: discovery.k8s.io/v1
@@ -624,7 +627,14 @@ metadata: {{name: e, namespace: ns}}
 addressType: IPv4
 endpoints:
 - addresses: [foo, '::1']
-ports: [{{name: p, protocol: TCP, port: 80}}]
+ports: [{{name: p, protocol: ICMP, port: 80}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e6, namespace: ns}}
+addressType: IPv6
+endpoints:
+- addresses: ['FD00::1', '::ffff:10.0.0.1', 10.0.0.1]
 ",
             profile(version)
         )
@@ -633,29 +643,83 @@ ports: [{{name: p, protocol: TCP, port: 80}}]
         false,
         &scenario("1.32"),
         expect![[r#"
-        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
-        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address @10:15
-        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
-        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
-        --- text
-        The EndpointSlice "e" is invalid: 
-        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
-        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address
-        * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
-        * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
-    "#]],
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address @10:15
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
+            Error FieldValueNotSupported ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP" @11:19
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must be a valid IPv6 address @18:26
+            Error FieldValueInvalid endpoints[0].addresses[2]: Invalid value: "10.0.0.1": must be a valid IPv6 address @18:45
+            --- text
+            The EndpointSlice "e" is invalid: 
+            * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
+            * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address
+            * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
+            * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
+            * ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"
+            The EndpointSlice "e6" is invalid: 
+            * endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must be a valid IPv6 address
+            * endpoints[0].addresses[2]: Invalid value: "10.0.0.1": must be a valid IPv6 address
+        "#]],
     );
     check(
         false,
         &scenario("1.33"),
         expect![[r#"
-        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
-        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
-        --- text
-        The EndpointSlice "e" is invalid: 
-        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
-        * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
-    "#]],
+            Error FieldValueNotSupported ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP" @11:19
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:15
+            Error FieldValueInvalid endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address @10:3
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "FD00::1": must be in canonical form ("fd00::1") @18:15
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must not be an IPv4-mapped IPv6 address @18:26
+            Error FieldValueInvalid endpoints[0].addresses: Invalid value: "10.0.0.1": must be an IPv6 address @18:3
+            --- text
+            The EndpointSlice "e" is invalid: 
+            * ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"
+            * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+            * endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address
+            * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
+            The EndpointSlice "e6" is invalid: 
+            * endpoints[0].addresses[0]: Invalid value: "FD00::1": must be in canonical form ("fd00::1")
+            * endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must not be an IPv4-mapped IPv6 address
+            * endpoints[0].addresses: Invalid value: "10.0.0.1": must be an IPv6 address
+        "#]],
+    );
+}
+
+#[test]
+fn r35_endpoint_slice_update_with_unchanged_endpoints_drops_their_errors_from_1_33() {
+    // See: issue 35. ValidateEndpointSlice(new, old) from k8s.io/kubernetes@v1.33.13: when the
+    // endpoints are semantically equal to the stored ones, their errors are dropped (a stored
+    // slice with leading zeros stays writable once StrictIPCIDRValidation is on); to 1.32 every
+    // update checks them again.
+    let slice = "apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: e, namespace: ns, resourceVersion: '1'}
+addressType: IPv4
+endpoints: [{addresses: [010.0.0.1]}]
+ports: [{name: p, protocol: TCP, port: 80}]
+";
+    let parsed = crate::parse(&[Input::new("s.yaml", slice)]);
+    let Some(crate::Object::EndpointSlice(old)) = parsed.objects.first() else {
+        panic!("no slice")
+    };
+    let mut relabelled = old.value.clone();
+    relabelled.metadata.labels.insert("a".into(), "b".into());
+    let errors = |minor: u32, new: &crate::EndpointSlice| -> Vec<String> {
+        let mut profile = crate::Profile::for_version(crate::Version { minor, patch: None });
+        profile.set_gate("StrictIPCIDRValidation", true).unwrap();
+        crate::validation::validate_endpoint_slice_update(new, &old.value, &profile)
+            .iter()
+            .map(|e| e.message(false))
+            .collect()
+    };
+    assert_eq!(errors(33, &relabelled), Vec::<String>::new());
+    let mut moved = relabelled.clone();
+    moved.endpoints[0].addresses.push("10.0.0.2".into());
+    assert_eq!(
+        errors(33, &moved),
+        ["endpoints[0].addresses[0]: Invalid value: \"010.0.0.1\": must not have leading 0s"]
     );
 }
 
