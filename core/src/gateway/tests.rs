@@ -227,7 +227,9 @@ fn api_under_the_prefix() {
               "profile": {
                 "kubernetesVersion": "1.37",
                 "featureGates": {
+                  "DeclarativeValidationBeta": true,
                   "DisableAllocatorDualWrite": true,
+                  "MultiCIDRServiceAllocator": true,
                   "PreferSameTrafficDistribution": true,
                   "RelaxedServiceNameValidation": true,
                   "StrictIPCIDRValidation": true
@@ -247,10 +249,7 @@ fn api_under_the_prefix() {
                 {
                   "namespace": "default",
                   "name": "dns",
-                  "type": "ClusterIP",
-                  "outcome": "created",
-                  "clusterIPs": [
-                    "10....
+                  "...
         "#]],
     );
     check(
