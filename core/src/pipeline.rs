@@ -711,7 +711,7 @@ fn store_endpoint_slice(
     let meta = &slice.metadata;
     let object = ObjectRef::new("EndpointSlice", &meta.namespace, &meta.name);
     let existing = world.endpoint_slice_position(&meta.namespace, &meta.name);
-    let errors = match existing {
+    let mut errors = match existing {
         Some(i) => {
             let old = &world.endpoint_slices[i].value;
             // `--no-defaults` calls the strategy's validation alone, as the Go unit tests do.
@@ -729,6 +729,12 @@ fn store_endpoint_slice(
         }
         None => validation::validate_endpoint_slice_create(slice, &world.profile),
     };
+    // The generic registry's declarative validation (1.37+); `--no-defaults` is the strategy's
+    // validation alone.
+    if !options.no_defaults {
+        let old = existing.map(|i| &world.endpoint_slices[i].value);
+        validation::endpoint_slice_declarative(&mut errors, slice, old, &world.profile);
+    }
     if !errors.is_empty() {
         diags.extend(field_diagnostics(&errors, &object, &located.positions, &world.profile));
         return;

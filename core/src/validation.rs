@@ -87,6 +87,18 @@ pub fn validate_endpoint_slice_update(
     endpoint_slice::validate(new, Some(old), profile)
 }
 
+/// The declarative validation the generic registry runs after the EndpointSlice strategy's
+/// (from 1.37, DeclarativeValidationBeta): replaces the handwritten errors it covers and appends
+/// its own to `errors`.
+pub(crate) fn endpoint_slice_declarative(
+    errors: &mut Vec<FieldError>,
+    new: &EndpointSlice,
+    old: Option<&EndpointSlice>,
+    profile: &Profile,
+) {
+    endpoint_slice::declarative(errors, new, old, profile);
+}
+
 /// Whether a text is an IP for the strict (KEP-4858) parser: Go `netip.ParseAddr` accepts it
 /// and it is not IPv4-mapped IPv6.
 fn strict_ip(text: &str) -> Option<IpAddr> {

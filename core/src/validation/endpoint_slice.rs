@@ -81,6 +81,100 @@ pub(super) fn validate(
     errors
 }
 
+/// Declarative validation (KEP-5073) as the generic registry runs it after the handwritten
+/// checks (apiserver `pkg/registry/rest/create.go` `ValidateCreate`, `update.go`
+/// `ValidateUpdate`, `validate.go` `ValidateDeclarativelyWithMigrationChecks`): from 1.37 the
+/// EndpointSlice's `+k8s:beta` rules are enforced while DeclarativeValidationBeta is on (1.36
+/// has them as `+k8s:alpha`, shadowed). A handwritten error marked `MarkCoveredByDeclarative`
+/// is removed when a declarative error of the same type, origin and field is enforced, and the
+/// declarative errors are appended after all others (`releases::Rule::
+/// EndpointSliceDeclarativeBeta`). `errors` are every cause so far, the common update fields'
+/// included.
+pub(super) fn declarative(
+    errors: &mut Vec<FieldError>,
+    slice: &EndpointSlice,
+    old: Option<&EndpointSlice>,
+    profile: &Profile,
+) {
+    if !in_force(Rule::EndpointSliceDeclarativeBeta, profile.version.minor)
+        || !profile.gate(Feature::DeclarativeValidationBeta)
+    {
+        return;
+    }
+    let enforced = declarative_errors(slice, old);
+    if enforced.is_empty() {
+        return;
+    }
+    // validate.FilterCoveredHandwrittenErrors: type, origin and field (the origins of a covered
+    // error and its declarative twin agree: "immutable", "maxItems" or none).
+    errors.retain(|e| {
+        !(covered_by_declarative(e)
+            && enforced.iter().any(|d| d.kind == e.kind && d.path == e.path))
+    });
+    errors.extend(enforced);
+}
+
+/// `Validate_EndpointSlice` of `pkg/apis/discovery/v1/zz_generated.validations.go`
+/// (k8s.io/kubernetes@v1.37.2), its beta rules: `addressType` required, immutable (each a short
+/// circuit), else one of the enum's values; each endpoint's `addresses` required and at most
+/// 100. Unchanged fields are not validated again on update; the metadata's rules are alpha.
+fn declarative_errors(slice: &EndpointSlice, old: Option<&EndpointSlice>) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    if old.is_none_or(|o| o.address_type != slice.address_type) {
+        let mut short_circuit = false;
+        if slice.address_type.is_empty() {
+            out.push(FieldError::required("addressType", ""));
+            short_circuit = true;
+        }
+        if old.is_some() {
+            // validate.Immutable: `field.Invalid(fldPath, nil, "field is immutable")`.
+            out.push(FieldError::invalid("addressType", GoValue::Null, "field is immutable"));
+            short_circuit = true;
+        }
+        if !short_circuit && !matches!(slice.address_type.as_str(), "IPv4" | "IPv6" | "FQDN") {
+            out.push(FieldError::not_supported(
+                "addressType",
+                GoValue::Named(slice.address_type.clone()),
+                &["FQDN", "IPv4", "IPv6"],
+            ));
+        }
+    }
+    // `OptionalSlice` ends an empty list's checks; `EachValSliceVal` without a match function
+    // checks every endpoint, even past the handwritten limit of 1000.
+    if old.is_none_or(|o| o.endpoints != slice.endpoints) {
+        let mut path = String::new();
+        for (i, endpoint) in slice.endpoints.iter().enumerate() {
+            indexed(&mut path, "endpoints", i);
+            path.push_str(".addresses");
+            if endpoint.addresses.is_empty() {
+                out.push(FieldError::required(path.clone(), ""));
+            }
+            if endpoint.addresses.len() > MAX_ADDRESSES {
+                out.push(too_many(&path, endpoint.addresses.len(), MAX_ADDRESSES));
+            }
+        }
+    }
+    out
+}
+
+/// The handwritten errors `ValidateEndpointSlice{,Update}` marks `MarkCoveredByDeclarative`
+/// (k8s.io/kubernetes@v1.36.5 and @v1.37.2): `addressType` required, unsupported or changed,
+/// and an endpoint's `addresses` empty or too long.
+fn covered_by_declarative(error: &FieldError) -> bool {
+    match error.path.as_str() {
+        "addressType" => match error.kind {
+            ErrorType::Required | ErrorType::NotSupported => true,
+            ErrorType::Invalid => error.detail == "field is immutable",
+            _ => false,
+        },
+        path => {
+            path.starts_with("endpoints[")
+                && path.ends_with("].addresses")
+                && matches!(error.kind, ErrorType::Required | ErrorType::TooMany)
+        }
+    }
+}
+
 /// `addressType`: required, one of the supported types. The deprecated `IP` type is rejected on
 /// create and update alike.
 fn address_type(errors: &mut Vec<FieldError>, address_type: &str) {

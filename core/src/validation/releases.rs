@@ -131,6 +131,8 @@ pub(crate) enum Rule {
     EndpointSlicePortsFirst,
     /// An update whose endpoints did not change drops their errors.
     EndpointSliceUnchangedEndpoints,
+    /// The `+k8s:beta` declarative rules replace the handwritten errors they cover.
+    EndpointSliceDeclarativeBeta,
     /// At most 20000 ports per EndpointSlice.
     EndpointSlicePorts20000,
 }
@@ -426,6 +428,15 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         upstream: "pkg/apis/discovery/validation/validation.go ValidateEndpointSlice(new, old): apiequality.Semantic.DeepEqual(old.Endpoints, new.Endpoints) in k8s.io/kubernetes@v1.33.13 to @v1.37.2; absent (ValidateEndpointSlice(new) only) in @v1.32.13",
         pin: Pin::Module,
         marks: &[],
+    },
+    Change {
+        id: Rule::EndpointSliceDeclarativeBeta,
+        since: 37,
+        until: None,
+        what: "with DeclarativeValidationBeta on (beta from 1.36), the EndpointSlice's +k8s:beta declarative rules are enforced: the handwritten addressType required/unsupported/immutable and addresses required/too-many errors they cover are removed and the declarative ones appended after every other cause (\"endpoints[0].addresses: Required value\" without its detail, \"addressType: Invalid value: null: field is immutable\"); in 1.36 the same rules are +k8s:alpha and only shadow",
+        upstream: "staging/src/k8s.io/api/discovery/v1/types.go +k8s:alpha(since: \"1.36\") in k8s.io/api@v0.36.5, +k8s:beta(since: \"1.37\") in @v0.37.2; pkg/apis/discovery/v1/zz_generated.validations.go Validate_EndpointSlice and pkg/apis/discovery/validation/validation.go MarkCoveredByDeclarative in k8s.io/kubernetes@v1.36.5 and @v1.37.2; apiserver pkg/registry/rest/validate.go ValidateDeclarativelyWithMigrationChecks, apimachinery pkg/api/validate/errors.go FilterCoveredHandwrittenErrors (v0.37.2)",
+        pin: Pin::Module,
+        marks: &["Invalid value: null: field is immutable"],
     },
     Change {
         id: Rule::EndpointSlicePorts20000,

@@ -65,6 +65,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         EndpointSlice | 1.33+ | Module | EndpointSliceKep4858Addresses
         EndpointSlice | 1.33+ | Module | EndpointSlicePortsFirst
         EndpointSlice | 1.33+ | Module | EndpointSliceUnchangedEndpoints
+        EndpointSlice | 1.37+ | Module | EndpointSliceDeclarativeBeta
         EndpointSlice | 1.24+ | Copies | EndpointSlicePorts20000
     "#]]);
 }

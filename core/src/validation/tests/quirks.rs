@@ -239,7 +239,7 @@ ports: [{port: 80}, {port: 81}, {name: x, protocol: HTTP}]
             Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @11:26
             Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0) @11:33
             Error FieldValueInvalid endpoints[0].addresses[2]: Invalid value: "010.1.2.3": must not have leading 0s @11:42
-            Error FieldValueRequired endpoints[1].addresses: Required value: must contain at least 1 address @11:56
+            Error FieldValueRequired endpoints[1].addresses: Required value @11:56
             --- text
             Warning: spec.addressType: FQDN endpoints are deprecated
             The EndpointSlice "bad" is invalid: 
@@ -249,7 +249,7 @@ ports: [{port: 80}, {port: 81}, {name: x, protocol: HTTP}]
             * endpoints[0].addresses[0]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
             * endpoints[0].addresses[1]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)
             * endpoints[0].addresses[2]: Invalid value: "010.1.2.3": must not have leading 0s
-            * endpoints[1].addresses: Required value: must contain at least 1 address
+            * endpoints[1].addresses: Required value
         "#]],
     );
 }

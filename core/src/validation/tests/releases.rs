@@ -724,6 +724,93 @@ ports: [{name: p, protocol: TCP, port: 80}]
 }
 
 #[test]
+fn r35_endpoint_slice_declarative_rules_replace_the_handwritten_ones_from_1_37() {
+    // See: issue 35. k8s.io/api@v0.37.2 discovery/v1 types.go marks addressType required and
+    // immutable and addresses required with at most 100 items `+k8s:beta(since: "1.37")`
+    // (`+k8s:alpha` in 1.36, shadowed): with DeclarativeValidationBeta on, the handwritten errors
+    // they cover are removed and the declarative ones (bare "Required value", the immutable
+    // field's value `null`) come after every other cause.
+    let scenario = |version: &str, gates: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{{gates}}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, namespace: ns}}
+addressType: IPv4
+endpoints: [{{addresses: []}}, {{addresses: [foo]}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: ok, namespace: ns}}
+addressType: IPv4
+endpoints: [{{addresses: [10.0.0.1]}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: ok, namespace: ns}}
+addressType: IPv6
+endpoints: [{{addresses: []}}]
+"
+        )
+    };
+    check(
+        false,
+        &scenario("1.36", ""),
+        expect![[r#"
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @10:14
+        Error FieldValueInvalid endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:43
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @22:14
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @21:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+        The EndpointSlice "ok" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.37", ""),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:43
+        Error FieldValueRequired endpoints[0].addresses: Required value @10:14
+        Error FieldValueInvalid addressType: Invalid value: null: field is immutable @21:1
+        Error FieldValueRequired endpoints[0].addresses: Required value @22:14
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+        * endpoints[0].addresses: Required value
+        The EndpointSlice "ok" is invalid: 
+        * addressType: Invalid value: null: field is immutable
+        * endpoints[0].addresses: Required value
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.37", "DeclarativeValidationBeta: false"),
+        expect![[r#"
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @10:14
+        Error FieldValueInvalid endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:43
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @22:14
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @21:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+        The EndpointSlice "ok" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+}
+
+#[test]
 fn service_update_repeats_the_object_meta_causes_until_1_33() {
     // validation.go ValidateServiceUpdate: to v1.33.3 it ends with ValidateService(new), which
     // opens with ValidateObjectMeta(new); from v1.34.1 validateService leaves ObjectMeta to
