@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::allocation::{AllocFailure, Allocators, ServiceAllocation, Transaction};
+use crate::allocation::{AllocFailure, Allocators, PANIC_RESPONSE, ServiceAllocation, Transaction};
 use crate::defaulting::default_service;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::FieldError;
@@ -798,6 +798,12 @@ fn allocation_diagnostics(
         AllocFailure::Unknown(message) => {
             vec![Diagnostic::error(Some(object), "", "Unknown", message).at(document())]
         }
+        // What the client gets is the panic filter's 500; svclab says why beside it.
+        AllocFailure::Panic(why) => vec![
+            Diagnostic::error(Some(object.clone()), "", "InternalError", PANIC_RESPONSE)
+                .at(document()),
+            Diagnostic::warning(Some(object), "", "SvclabAdvisory", why).at(document()),
+        ],
     }
 }
 

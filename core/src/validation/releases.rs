@@ -121,6 +121,11 @@ pub(crate) enum Rule {
     PreferCloseDeprecated,
     /// `spec.externalIPs` is deprecated.
     ExternalIpsDeprecated,
+    // allocation
+    /// A failed dynamic ClusterIP pick other than "range is full" is a 422 on `spec.clusterIPs`.
+    ServiceIpNonFullInvalid,
+    /// The 500 of a failed dynamic ClusterIP pick names the Service.
+    ServiceIpFullNamesService,
     // EndpointSlice
     /// An address that fails its family check is also checked by `ValidateEndpointIP`.
     EndpointSliceFamilyAndSpecial,
@@ -382,6 +387,28 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
     },
 ];
 
+/// The Service REST storage's allocation (`pkg/registry/core/service/storage/alloc.go`).
+pub(crate) const ALLOCATION: &[Change] = &[
+    Change {
+        id: Rule::ServiceIpNonFullInvalid,
+        since: 35,
+        until: None,
+        what: "a dynamic ClusterIP pick that fails with anything but \"range is full\" is a 422 Invalid on spec.clusterIPs (\"failed to allocate IP: <error>\"); before, every failed pick is a 500 InternalError",
+        upstream: "pkg/registry/core/service/storage/alloc.go allocIPs: `!errors.Is(err, ipallocator.ErrFull)` branch absent in k8s.io/kubernetes@v1.34.12, present in @v1.35.8 to @v1.37.2",
+        pin: Pin::Module,
+        marks: &["failed to allocate IP: "],
+    },
+    Change {
+        id: Rule::ServiceIpFullNamesService,
+        since: 36,
+        until: None,
+        what: "the 500 of a failed dynamic ClusterIP pick names the Service (\"failed to allocate a serviceIP for Service %q: range is full\"; before: \"failed to allocate a serviceIP: range is full\")",
+        upstream: "pkg/registry/core/service/storage/alloc.go allocIPs: fmt.Errorf(\"failed to allocate a serviceIP: %w\") in k8s.io/kubernetes@v1.24.17 (%v) to @v1.35.8, \"failed to allocate a serviceIP for Service %q: %w\" in @v1.36.5 and @v1.37.2",
+        pin: Pin::Module,
+        marks: &["failed to allocate a serviceIP"],
+    },
+];
+
 /// `ValidateEndpointSlice`.
 pub(crate) const ENDPOINT_SLICE: &[Change] = &[
     Change {
@@ -456,6 +483,7 @@ pub(crate) const TABLES: &[(&str, &[Change])] = &[
     ("updates", UPDATES),
     ("warnings", WARNINGS),
     ("later warnings", LATER_WARNINGS),
+    ("allocation", ALLOCATION),
     ("EndpointSlice", ENDPOINT_SLICE),
 ];
 
