@@ -418,18 +418,24 @@ fn r35_a_full_range_names_the_service_from_1_36() {
         }
         input
     };
-    check_scenario(&scenario("1.35"), expect![[r#"
+    check_scenario(
+        &scenario("1.35"),
+        expect![[r#"
         a created SingleStack ["IPv4"] ["10.0.0.1"] [10.0.0.1(none)] ports=0
         b created SingleStack ["IPv4"] ["10.0.0.2"] [10.0.0.2(none)] ports=0
         web rejected SingleStack ["IPv4"] [""] [] ports=0
         InternalError Internal error occurred: failed to allocate a serviceIP: range is full
-    "#]]);
-    check_scenario(&scenario("1.36"), expect![[r#"
+    "#]],
+    );
+    check_scenario(
+        &scenario("1.36"),
+        expect![[r#"
         a created SingleStack ["IPv4"] ["10.0.0.1"] [10.0.0.1(none)] ports=0
         b created SingleStack ["IPv4"] ["10.0.0.2"] [10.0.0.2(none)] ports=0
         web rejected SingleStack ["IPv4"] [""] [] ports=0
         InternalError Internal error occurred: failed to allocate a serviceIP for Service "web": range is full
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]

@@ -111,6 +111,8 @@ pub(crate) enum Rule {
     IpWarningsNetip,
     /// KEP-4858 warnings: "non-standard", "should be in RFC 5952", ambiguous CIDRs.
     IpWarningsKep4858,
+    /// A non-standard IP or CIDR "is invalid" (no longer "will be considered invalid ...").
+    NonStandardIsInvalid,
     /// "spec.externalIPs is ignored when spec.type is ExternalName" and its counterpart.
     ExternalNameIgnored,
     /// EndpointSlice address warnings for slices not managed in-tree.
@@ -331,10 +333,19 @@ pub(crate) const WARNINGS: &[Change] = &[
         id: Rule::IpWarningsKep4858,
         since: 33,
         until: None,
-        what: "KEP-4858 warnings: \"non-standard IP address ... will be considered invalid\", \"should be in RFC 5952 canonical format\", \"CIDR value ... is ambiguous in this context\"",
+        what: "KEP-4858 warnings: \"non-standard IP address ... will be considered invalid in a future Kubernetes release\" (\"is invalid\" from 1.36, NonStandardIsInvalid), \"should be in RFC 5952 canonical format\", \"CIDR value ... is ambiguous in this context\"",
         upstream: "pkg/api/service/warnings.go, apimachinery pkg/api/validation/ip.go GetWarningsForIP/GetWarningsForCIDR (v0.33.0)",
         pin: Pin::Tag,
         marks: &["non-standard", "should be in RFC 5952", "is ambiguous in this context"],
+    },
+    Change {
+        id: Rule::NonStandardIsInvalid,
+        since: 36,
+        until: None,
+        what: "GetWarningsForIP/GetWarningsForCIDR say a non-standard value \"is invalid: use ...\" (1.33 to 1.35: \"will be considered invalid in a future Kubernetes release: use ...\")",
+        upstream: "apimachinery pkg/util/validation/ip.go GetWarningsForIP/GetWarningsForCIDR: the future-release text in v0.33.13 to v0.35.8, \"is invalid\" in v0.36.5 and v0.37.2 (called by pkg/api/service/warnings.go and the EndpointSlice strategy's warnOnBadIPs in k8s.io/kubernetes@v1.36.5 and @v1.37.2)",
+        pin: Pin::Module,
+        marks: &["is invalid: use"],
     },
     Change {
         id: Rule::ExternalNameIgnored,

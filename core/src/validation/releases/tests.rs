@@ -56,6 +56,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
         warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
+        warnings | 1.36+ | Module | NonStandardIsInvalid
         warnings | 1.28+ | Vendored | ExternalNameIgnored
         warnings | 1.33+ | Copies | EndpointSliceIpWarnings
         later warnings | 1.34+ | Vendored | HeadlessIgnored

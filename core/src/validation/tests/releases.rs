@@ -811,6 +811,52 @@ endpoints: [{{addresses: []}}]
 }
 
 #[test]
+fn r35_non_standard_ips_are_invalid_from_1_36_in_the_warning_text() {
+    // See: issue 35. apimachinery pkg/util/validation/ip.go GetWarningsForIP/GetWarningsForCIDR:
+    // "will be considered invalid in a future Kubernetes release" in v0.33.13 to v0.35.8, "is
+    // invalid" in v0.36.5 and v0.37.2 (loadBalancerIP is not validated strictly, so it still
+    // warns with StrictIPCIDRValidation on; the source range only warns with it off).
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{StrictIPCIDRValidation: false}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: lb}}
+spec:
+  type: LoadBalancer
+  loadBalancerIP: 1.2.3.004
+  loadBalancerSourceRanges: [010.0.0.0/8]
+  ports: [{{port: 80}}]
+"
+        )
+    };
+    check(false, &scenario("1.35"), expect![[r#"
+        Warning Warning spec.loadBalancerIP: non-standard IP address "1.2.3.004" will be considered invalid in a future Kubernetes release: use "1.2.3.4" @11:3
+        Warning Warning spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8" @12:30
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service lb created
+        --- text
+        Warning: spec.loadBalancerIP: non-standard IP address "1.2.3.004" will be considered invalid in a future Kubernetes release: use "1.2.3.4"
+        Warning: spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8"
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]]);
+    check(false, &scenario("1.36"), expect![[r#"
+        Warning Warning spec.loadBalancerIP: non-standard IP address "1.2.3.004" is invalid: use "1.2.3.4" @11:3
+        Warning Warning spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" is invalid: use "10.0.0.0/8" @12:30
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service lb created
+        --- text
+        Warning: spec.loadBalancerIP: non-standard IP address "1.2.3.004" is invalid: use "1.2.3.4"
+        Warning: spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" is invalid: use "10.0.0.0/8"
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]]);
+}
+
+#[test]
 fn service_update_repeats_the_object_meta_causes_until_1_33() {
     // validation.go ValidateServiceUpdate: to v1.33.3 it ends with ValidateService(new), which
     // opens with ValidateObjectMeta(new); from v1.34.1 validateService leaves ObjectMeta to
