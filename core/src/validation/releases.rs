@@ -117,6 +117,8 @@ pub(crate) enum Rule {
     ExternalNameIgnored,
     /// EndpointSlice address warnings for slices not managed in-tree.
     EndpointSliceIpWarnings,
+    /// "spec.addressType: FQDN endpoints are deprecated" on creating an FQDN slice.
+    EndpointSliceFqdnDeprecated,
     /// "... is ignored for headless services" warnings.
     HeadlessIgnored,
     /// `trafficDistribution: PreferClose` is deprecated.
@@ -361,9 +363,18 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 33,
         until: None,
         what: "EndpointSlice address warnings (KEP-4858) for slices not managed by the in-tree controllers",
-        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (KEP-4858): a fork's copy with discovery/v1beta1 still served (1.25 or earlier) warns about FQDN only and returns nil on update; a copy of 1.33 or later calls apimachinery GetWarningsForIP, which first appears in v0.33.0",
-        pin: Pin::Copies,
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (apimachinery GetWarningsForIP): absent in k8s.io/kubernetes@v1.27.16 to @v1.32.13, present in @v1.33.13 to @v1.37.2",
+        pin: Pin::Module,
         marks: &["endpoints["],
+    },
+    Change {
+        id: Rule::EndpointSliceFqdnDeprecated,
+        since: 27,
+        until: None,
+        what: "creating an FQDN EndpointSlice warns \"spec.addressType: FQDN endpoints are deprecated\" (with a spec. prefix the kind does not have); before 1.27 WarningsOnCreate returns nil",
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate: returns nil in k8s.io/kubernetes@v1.24.17 to @v1.26.15, warnOnDeprecatedAddressType from @v1.27.16 to @v1.37.2",
+        pin: Pin::Module,
+        marks: &["FQDN endpoints are deprecated"],
     },
 ];
 

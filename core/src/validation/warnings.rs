@@ -300,15 +300,19 @@ pub(crate) fn service_advisories(svc: &Service) -> Vec<Warning> {
     out
 }
 
-/// EndpointSlice warnings (`warningsForEndpointSlice`): FQDN deprecation on create, and IP
-/// format warnings for slices not managed by the in-tree controllers.
+/// EndpointSlice warnings (the strategy's `WarningsOnCreate`/`WarningsOnUpdate`): FQDN
+/// deprecation on create (1.27+), and IP format warnings for slices not managed by the in-tree
+/// controllers (1.33+).
 pub(crate) fn endpoint_slice_warnings(
     slice: &EndpointSlice,
     create: bool,
     profile: &Profile,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
-    if create && slice.address_type == "FQDN" {
+    if create
+        && slice.address_type == "FQDN"
+        && in_force(Rule::EndpointSliceFqdnDeprecated, profile.version.minor)
+    {
         // Quirk kept on purpose: upstream writes a `spec.` prefix an EndpointSlice does not have.
         out.push(warning("addressType", "spec.addressType: FQDN endpoints are deprecated".into()));
     }

@@ -58,7 +58,8 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         warnings | 1.33+ | Tag | IpWarningsKep4858
         warnings | 1.36+ | Module | NonStandardIsInvalid
         warnings | 1.28+ | Vendored | ExternalNameIgnored
-        warnings | 1.33+ | Copies | EndpointSliceIpWarnings
+        warnings | 1.33+ | Module | EndpointSliceIpWarnings
+        warnings | 1.27+ | Module | EndpointSliceFqdnDeprecated
         later warnings | 1.34+ | Vendored | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
         later warnings | 1.36+ | Pr | ExternalIpsDeprecated

@@ -834,7 +834,10 @@ spec:
 "
         )
     };
-    check(false, &scenario("1.35"), expect![[r#"
+    check(
+        false,
+        &scenario("1.35"),
+        expect![[r#"
         Warning Warning spec.loadBalancerIP: non-standard IP address "1.2.3.004" will be considered invalid in a future Kubernetes release: use "1.2.3.4" @11:3
         Warning Warning spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8" @12:30
         Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
@@ -843,8 +846,12 @@ spec:
         Warning: spec.loadBalancerIP: non-standard IP address "1.2.3.004" will be considered invalid in a future Kubernetes release: use "1.2.3.4"
         Warning: spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8"
         svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
-    "#]]);
-    check(false, &scenario("1.36"), expect![[r#"
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.36"),
+        expect![[r#"
         Warning Warning spec.loadBalancerIP: non-standard IP address "1.2.3.004" is invalid: use "1.2.3.4" @11:3
         Warning Warning spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" is invalid: use "10.0.0.0/8" @12:30
         Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
@@ -853,6 +860,39 @@ spec:
         Warning: spec.loadBalancerIP: non-standard IP address "1.2.3.004" is invalid: use "1.2.3.4"
         Warning: spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" is invalid: use "10.0.0.0/8"
         svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]],
+    );
+}
+
+#[test]
+fn r35_the_fqdn_deprecation_warning_starts_in_1_27() {
+    // See: issue 35. The EndpointSlice strategy's WarningsOnCreate returns nil in
+    // k8s.io/kubernetes@v1.24.17 to @v1.26.15 and calls warnOnDeprecatedAddressType from
+    // @v1.27.16; an update never warns about it.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: db}}
+addressType: FQDN
+endpoints: [{{addresses: [db.example.com]}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: db}}
+addressType: FQDN
+endpoints: [{{addresses: [db2.example.com]}}]
+",
+            profile(version)
+        )
+    };
+    check(false, &scenario("1.26"), expect![[r#"
+        --- text
+    "#]]);
+    check(false, &scenario("1.27"), expect![[r#"
+        Warning Warning spec.addressType: FQDN endpoints are deprecated @8:1
+        --- text
+        Warning: spec.addressType: FQDN endpoints are deprecated
     "#]]);
 }
 
