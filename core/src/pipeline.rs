@@ -131,9 +131,7 @@ pub(crate) fn evaluate_with(
     options: &CheckOptions,
     context: &policy::Context,
 ) -> (World, Report) {
-    let scenario = manifest::parse(inputs);
-    let mut diags = scenario.diagnostics;
-    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
+    let (scenario, profile, diags) = read_at_own_release(inputs);
     // Decoded by the host against this profile, if it did.
     let decoded = context.decoded.as_ref();
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, decoded);
@@ -154,9 +152,10 @@ fn evaluate_at_release(
     context: &policy::Context,
     minor: u32,
 ) -> Report {
-    let scenario = manifest::parse(inputs);
+    let scenario = manifest::read(inputs);
+    let profile = profile_at(scenario.cluster_profile(), minor);
+    let scenario = scenario.at_release(&profile);
     let diags = scenario.diagnostics;
-    let profile = profile_at(last_cluster_profile(&scenario.objects), minor);
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, None);
     run.keep_service_reports(&scenario.objects);
     run.apply_all(scenario.objects);
@@ -166,10 +165,8 @@ fn evaluate_at_release(
 /// The cluster state alone, for a render: no Service reports, no policy (a render judges
 /// nothing), the inputs dropped as soon as they are read.
 fn evaluate_world(inputs: Vec<Input>) -> World {
-    let scenario = manifest::parse(&inputs);
+    let (scenario, profile, diags) = read_at_own_release(&inputs);
     drop(inputs);
-    let mut diags = scenario.diagnostics;
-    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
     let context = policy::Context::default();
     let options = &CheckOptions::WORLD_ONLY;
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, &context, None);
@@ -370,12 +367,16 @@ fn release_ranges(minors: &[u32]) -> Vec<String> {
     out
 }
 
-/// The scenario's ClusterProfile: the last one wins.
-fn last_cluster_profile(objects: &[Object]) -> Option<&Located<ClusterProfile>> {
-    objects.iter().rev().find_map(|o| match o {
-        Object::ClusterProfile(p) => Some(&**p),
-        _ => None,
-    })
+/// The scenario read as the release of its own ClusterProfile decodes it, that profile, and
+/// the diagnostics so far: the reader's, then the profile's.
+fn read_at_own_release(inputs: &[Input]) -> (manifest::Scenario, Profile, Vec<Diagnostic>) {
+    let scenario = manifest::read(inputs);
+    let mut profile_diags = Vec::new();
+    let profile = Profile::from_scenario(scenario.cluster_profile(), &mut profile_diags);
+    let mut scenario = scenario.at_release(&profile);
+    let mut diags = std::mem::take(&mut scenario.diagnostics);
+    diags.extend(profile_diags);
+    (scenario, profile, diags)
 }
 
 /// The allocators of the profile's ranges and the scenario's ServiceCIDRs; `None` (with a
@@ -479,7 +480,8 @@ fn write_service(
             }
             Some(ServiceReport::rejected(Some(allocators), &service, document))
         }
-        Ok((txn, judged)) => {
+        Ok((txn, registry_warnings, judged)) => {
+            diags.extend(registry_warnings);
             diags.extend(service_warnings(&world.profile, &service, &positions));
             diags.extend(judged);
             // finishUpdate(true): release what the old object gave up.
@@ -533,8 +535,10 @@ struct ServiceWrite<'r> {
 impl ServiceWrite<'_> {
     /// The registry's steps in kube-apiserver's order: the update's preparation, allocation
     /// (which wins over validation, as in the generic registry `Store.Create`/`Update`),
+    /// the generic registry's `BeforeCreate`/`BeforeUpdate` (1.24's clusterName warning),
     /// validation of the allocated object, then the operator's policy. Accepted: the allocation
-    /// to commit and the policy's diagnostics; refused: the refusal's diagnostics, with this
+    /// to commit, the registry's warnings (they come before the strategy's) and the policy's
+    /// diagnostics; refused: the refusal's diagnostics, after the registry's warnings, with this
     /// request's allocations undone (`finishUpdate(false)`).
     fn admit(
         &self,
@@ -542,7 +546,7 @@ impl ServiceWrite<'_> {
         allocators: &mut Allocators,
         scope: &PolicyScope<'_>,
         stored: &BTreeMap<ServiceKey, StoredService>,
-    ) -> Result<(Transaction, Vec<Diagnostic>), Vec<Diagnostic>> {
+    ) -> Result<(Transaction, Vec<Diagnostic>, Vec<Diagnostic>), Vec<Diagnostic>> {
         let old = self.old.map(|o| &*o.service);
         if let Some(old) = old {
             registry::begin_update(old, service);
@@ -555,11 +559,20 @@ impl ServiceWrite<'_> {
         let txn = allocated.map_err(|failure| {
             allocation_diagnostics(failure, service, self.positions, self.profile)
         })?;
+        let mut warnings: Vec<Diagnostic> =
+            registry::drop_cluster_name(&mut service.metadata, self.profile)
+                .map(|text| {
+                    let source = self.positions.source_of("metadata.clusterName");
+                    Diagnostic::warning(Some(service_ref(service)), "", "Warning", text).at(source)
+                })
+                .into_iter()
+                .collect();
         let errors = self.validate(service);
         if !errors.is_empty() {
             allocators.revert(txn);
             let object = service_ref(service);
-            return Err(field_diagnostics(&errors, &object, self.positions, self.profile).collect());
+            warnings.extend(field_diagnostics(&errors, &object, self.positions, self.profile));
+            return Err(warnings);
         }
         // The operator's policy judges what the apiserver accepted; a deny is a refusal like
         // any other.
@@ -579,9 +592,10 @@ impl ServiceWrite<'_> {
         ) {
             Judged::Denied(diagnostics) => {
                 allocators.revert(txn);
-                Err(diagnostics)
+                warnings.extend(diagnostics);
+                Err(warnings)
             }
-            Judged::Allowed(diagnostics) => Ok((txn, diagnostics)),
+            Judged::Allowed(diagnostics) => Ok((txn, warnings, diagnostics)),
         }
     }
 
@@ -707,9 +721,17 @@ fn store_endpoint_slice(
             registry::carry_resource_version(&old.metadata, &mut located.value.metadata);
         }
     }
+    // BeforeCreate/BeforeUpdate, before the strategy's validation.
+    let cluster_name = (!options.no_defaults)
+        .then(|| registry::drop_cluster_name(&mut located.value.metadata, &world.profile))
+        .flatten();
     let slice = &located.value;
     let meta = &slice.metadata;
     let object = ObjectRef::new("EndpointSlice", &meta.namespace, &meta.name);
+    if let Some(text) = cluster_name {
+        let source = located.positions.source_of("metadata.clusterName");
+        diags.push(Diagnostic::warning(Some(object.clone()), "", "Warning", text).at(source));
+    }
     let existing = world.endpoint_slice_position(&meta.namespace, &meta.name);
     let mut errors = match existing {
         Some(i) => {

@@ -111,6 +111,18 @@ pub(crate) fn carry_resource_version(old: &ObjectMeta, new: &mut ObjectMeta) {
     }
 }
 
+/// The generic registry's `BeforeCreate`/`BeforeUpdate` clear `metadata.clusterName` (1.24's
+/// `ZZZ_DeprecatedClusterName`, the last release with the field) and warn when it was set
+/// (apiserver `pkg/registry/rest/create.go` and `update.go`, v0.24.17; `releases::Rule::
+/// ClusterNameDropped`). After the Service's allocation, before validation, so a refused
+/// object gets the warning too. The text, when it warns.
+pub(crate) fn drop_cluster_name(meta: &mut ObjectMeta, profile: &Profile) -> Option<&'static str> {
+    let set = !std::mem::take(&mut meta.cluster_name).is_empty();
+    (set && rule_in_force(Rule::ClusterNameDropped, profile)).then_some(
+        "metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25",
+    )
+}
+
 /// `metadata.generateName` on create (`BeforeCreate`: only for an object with a
 /// `generateName` and no name): the random suffix is drawn from the profile's seed,
 /// salted with where the document was written, so two documents with the same prefix get

@@ -106,6 +106,8 @@ pub(crate) enum Rule {
     NodePortsSubset,
     /// `ValidateServiceUpdate` runs `ValidateObjectMeta(new)` through `ValidateService`.
     ServiceUpdateObjectMeta,
+    /// A set `metadata.clusterName` is cleared with a warning.
+    ClusterNameDropped,
     // warnings
     /// `getWarningsForIP`/`getWarningsForCIDR` with the `netip` error and RFC 5952 texts.
     IpWarningsNetip,
@@ -322,6 +324,15 @@ pub(crate) const UPDATES: &[Change] = &[
 
 /// `GetWarningsForService` and the EndpointSlice strategy's warnings.
 pub(crate) const WARNINGS: &[Change] = &[
+    Change {
+        id: Rule::ClusterNameDropped,
+        since: 24,
+        until: Some(24),
+        what: "a create or update with metadata.clusterName set warns \"metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25\" and stores the object without it; from 1.25 ObjectMeta has no such field (an unknown field)",
+        upstream: "apiserver pkg/registry/rest/create.go BeforeCreate and update.go BeforeUpdate (ZZZ_DeprecatedClusterName) in v0.24.17; apimachinery pkg/apis/meta/v1/types.go has the field in v0.24.17 and only a comment from v0.25.16 (the generic registry of k8s.io/kubernetes@v1.24.17 and @v1.25.16)",
+        pin: Pin::Module,
+        marks: &["metadata.clusterName was specified"],
+    },
     Change {
         id: Rule::IpWarningsNetip,
         since: 27,

@@ -886,13 +886,68 @@ endpoints: [{{addresses: [db2.example.com]}}]
             profile(version)
         )
     };
-    check(false, &scenario("1.26"), expect![[r#"
+    check(
+        false,
+        &scenario("1.26"),
+        expect![[r#"
         --- text
-    "#]]);
-    check(false, &scenario("1.27"), expect![[r#"
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.27"),
+        expect![[r#"
         Warning Warning spec.addressType: FQDN endpoints are deprecated @8:1
         --- text
         Warning: spec.addressType: FQDN endpoints are deprecated
+    "#]],
+    );
+}
+
+#[test]
+fn r35_cluster_name_is_dropped_with_a_warning_in_1_24_and_unknown_after() {
+    // See: issue 35. apiserver v0.24.17 BeforeCreate/BeforeUpdate clear ObjectMeta's
+    // ZZZ_DeprecatedClusterName and warn, after the Service's allocation and before validation
+    // (so a refused slice gets the warning too); from 1.25 ObjectMeta has no such field.
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{ServerSideFieldValidation: true}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: s, clusterName: c}}
+spec: {{ports: [{{port: 80}}]}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, clusterName: c}}
+addressType: IPv4
+endpoints: [{{addresses: []}}]
+"
+        )
+    };
+    check(false, &scenario("1.24"), expect![[r#"
+        Warning Warning metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25 @8:21
+        Warning Warning metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25 @13:21
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @15:14
+        service s created
+        --- text
+        Warning: metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25
+        Warning: metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25
+        The EndpointSlice "e" is invalid: endpoints[0].addresses: Required value: must contain at least 1 address
+    "#]]);
+    check(false, &scenario("1.25"), expect![[r#"
+        Warning UnknownField unknown field "metadata.clusterName" @8:21
+        Warning UnknownField unknown field "metadata.clusterName" @13:21
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @15:14
+        service s created
+        --- text
+        Warning: unknown field "metadata.clusterName"
+        Warning: unknown field "metadata.clusterName"
+        The EndpointSlice "e" is invalid: endpoints[0].addresses: Required value: must contain at least 1 address
     "#]]);
 }
 
