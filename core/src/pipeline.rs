@@ -549,7 +549,7 @@ impl ServiceWrite<'_> {
     ) -> Result<(Transaction, Vec<Diagnostic>, Vec<Diagnostic>), Vec<Diagnostic>> {
         let old = self.old.map(|o| &*o.service);
         if let Some(old) = old {
-            registry::begin_update(old, service);
+            registry::begin_update(old, service, self.profile);
         }
         registry::prepare_service(service, old, self.profile);
         let allocated = match old {

@@ -20,9 +20,9 @@ use crate::validation::{Rule, rule_in_force, validate_service_cidr};
 /// `beginUpdate` of the Service REST storage: `patchAllocatedValues`, then
 /// `normalizeClusterIPs` (update branch). The stored object is already fully defaulted, so
 /// `defaultOnReadService(old)` has nothing to do.
-pub(crate) fn begin_update(old: &Service, new: &mut Service) {
+pub(crate) fn begin_update(old: &Service, new: &mut Service, profile: &Profile) {
     meta_before_update(&old.metadata, &mut new.metadata);
-    patch_allocated_values(old, new);
+    patch_allocated_values(old, new, profile);
     normalize_cluster_ips_update(old, new);
 }
 
@@ -41,7 +41,19 @@ pub(crate) fn meta_before_update(old: &ObjectMeta, new: &mut ObjectMeta) {
 /// gets the old nodePort of the same-named port unless that number is also named in both
 /// objects; the health-check port is kept while both need one. Families and policy are not
 /// patched here (`initIPFamilyFields` infers and inherits them).
-pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service) {
+pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service, profile: &Profile) {
+    // `needsNodePort` of pkg/registry/core/service/storage/storage.go: any NodePort or
+    // LoadBalancer to 1.29; from 1.30 a LoadBalancer with `allocateLoadBalancerNodePorts: false`
+    // no longer needs them, so an update turning allocation off does not keep the old ports
+    // (`releases::Rule::PatchNodePortsOnlyWhenAllocated`). The strategy's own `needsNodePort`
+    // (dropTypeDependentFields) stays type-only.
+    let allocated_only = rule_in_force(Rule::PatchNodePortsOnlyWhenAllocated, profile);
+    let needs_node_port = |s: &Service| {
+        s.needs_node_port()
+            && !(allocated_only
+                && s.spec.type_ == "LoadBalancer"
+                && s.spec.allocate_load_balancer_node_ports == Some(false))
+    };
     if old.needs_cluster_ip() && new.needs_cluster_ip() {
         if new.spec.cluster_ip.is_empty() {
             new.spec.cluster_ip = old.spec.cluster_ip.clone();
@@ -50,7 +62,7 @@ pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service) {
             new.spec.cluster_ips = old.spec.cluster_ips.clone();
         }
     }
-    if old.needs_node_port() && new.needs_node_port() {
+    if needs_node_port(old) && needs_node_port(new) {
         let named = |s: &Service| {
             s.spec.ports.iter().map(|p| p.node_port).filter(|p| *p != 0).collect::<Vec<_>>()
         };

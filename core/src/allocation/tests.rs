@@ -806,8 +806,40 @@ fn update_node_port_rules_differ_from_create() {
             a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30206
             a updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080,30080
             lb created SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=32688
-            lb updated SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=32688,0
+            lb updated SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=0,0
         "#]],
+    );
+}
+
+#[test]
+fn r35_turning_load_balancer_node_ports_off_drops_them_from_1_30() {
+    // See: issue 35 (the apiserver oracle). patchAllocatedValues copies the old node ports into
+    // ports that name none while storage.go's needsNodePort holds for both objects; from
+    // k8s.io/kubernetes@v1.30.14 a LoadBalancer with allocateLoadBalancerNodePorts: false does
+    // not need them, so the update gives its port up (to 1.29 it kept 30086).
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\ndynamicPicks: FirstFit\n---\n{}{}",
+            svc("lb", "type: LoadBalancer, ports: [{name: web, port: 80}]"),
+            svc(
+                "lb",
+                "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80}]"
+            ),
+        )
+    };
+    check_scenario(
+        &scenario("1.29"),
+        expect![[r#"
+        lb created SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+        lb updated SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+    "#]],
+    );
+    check_scenario(
+        &scenario("1.30"),
+        expect![[r#"
+        lb created SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+        lb updated SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=0
+    "#]],
     );
 }
 

@@ -108,6 +108,8 @@ pub(crate) enum Rule {
     ServiceUpdateObjectMeta,
     /// A set `metadata.clusterName` is cleared with a warning.
     ClusterNameDropped,
+    /// `patchAllocatedValues` keeps old node ports only while the new Service allocates them.
+    PatchNodePortsOnlyWhenAllocated,
     // warnings
     /// `getWarningsForIP`/`getWarningsForCIDR` with the `netip` error and RFC 5952 texts.
     IpWarningsNetip,
@@ -282,7 +284,7 @@ pub(crate) const SERVICE: &[Change] = &[
     },
 ];
 
-/// The generic registry and the Service strategy on update.
+/// The generic registry, the Service strategy and the Service REST storage on update.
 pub(crate) const UPDATES: &[Change] = &[
     Change {
         id: Rule::GenerationFromStore,
@@ -320,10 +322,15 @@ pub(crate) const UPDATES: &[Change] = &[
         pin: Pin::Vendored,
         marks: &[],
     },
-];
-
-/// `GetWarningsForService` and the EndpointSlice strategy's warnings.
-pub(crate) const WARNINGS: &[Change] = &[
+    Change {
+        id: Rule::PatchNodePortsOnlyWhenAllocated,
+        since: 30,
+        until: None,
+        what: "an update keeps the old node ports of ports that name none only while the new Service still needs node ports, and a LoadBalancer with allocateLoadBalancerNodePorts: false does not (to 1.29 every NodePort and LoadBalancer kept them, so turning allocation off kept the ports)",
+        upstream: "pkg/registry/core/service/storage/storage.go needsNodePort (read by patchAllocatedValues): type NodePort or LoadBalancer in k8s.io/kubernetes@v1.24.17 to @v1.29.15, with `AllocateLoadBalancerNodePorts == nil || *AllocateLoadBalancerNodePorts` for LoadBalancers in @v1.30.14 to @v1.37.2",
+        pin: Pin::Module,
+        marks: &[],
+    },
     Change {
         id: Rule::ClusterNameDropped,
         since: 24,
@@ -333,6 +340,10 @@ pub(crate) const WARNINGS: &[Change] = &[
         pin: Pin::Module,
         marks: &["metadata.clusterName was specified"],
     },
+];
+
+/// `GetWarningsForService` and the EndpointSlice strategy's warnings.
+pub(crate) const WARNINGS: &[Change] = &[
     Change {
         id: Rule::IpWarningsNetip,
         since: 27,

@@ -54,7 +54,8 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
         updates | 1.24+ | Copies | NodePortsSubset
         updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
-        warnings | 1.24 | Module | ClusterNameDropped
+        updates | 1.30+ | Module | PatchNodePortsOnlyWhenAllocated
+        updates | 1.24 | Module | ClusterNameDropped
         warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
         warnings | 1.36+ | Module | NonStandardIsInvalid
