@@ -322,7 +322,8 @@ impl NameRule {
 }
 
 /// `ValidateObjectMeta` for a namespaced object: generateName, name, namespace, generation,
-/// labels, annotations, in that order.
+/// labels, annotations, finalizers, in that order (apimachinery `ValidateObjectMetaAccessor`,
+/// the same order v0.24.17 to v0.37.2; owner references and managed fields are not modelled).
 pub(crate) fn validate_object_meta(
     errors: &mut Vec<FieldError>,
     t: Texts,
@@ -361,6 +362,40 @@ pub(crate) fn validate_object_meta(
     }
     validate_labels(errors, t, &meta.labels, "metadata.labels");
     validate_annotations(errors, t, &meta.annotations, "metadata.annotations");
+    validate_finalizers(errors, t, &meta.finalizers);
+}
+
+/// apimachinery `ValidateFinalizers` (`pkg/api/validation/objectmeta.go`, unchanged v0.24.17 to
+/// v0.37.2): each name a qualified name, at the list's path, and not both `orphan` and
+/// `foregroundDeletion`.
+fn validate_finalizers(errors: &mut Vec<FieldError>, t: Texts, finalizers: &[String]) {
+    for finalizer in finalizers {
+        push_invalid(errors, "metadata.finalizers", finalizer, qualified_name(t, finalizer));
+    }
+    let has = |name: &str| finalizers.iter().any(|f| f == name);
+    if has("orphan") && has("foregroundDeletion") {
+        errors.push(FieldError::invalid(
+            "metadata.finalizers",
+            GoValue::strings(finalizers),
+            "finalizer orphan and foregroundDeletion cannot be both set",
+        ));
+    }
+}
+
+/// The core group's extra finalizer check after `ValidateObjectMeta` and `ValidateObjectMetaUpdate`
+/// (`pkg/apis/core/validation/validation.go` `validateKubeFinalizerName`, unchanged in
+/// k8s.io/kubernetes@v1.24.17 to @v1.37.2): a name without a `/` must be a standard one.
+pub(crate) fn kube_finalizer_names(errors: &mut Vec<FieldError>, meta: &ObjectMeta) {
+    for (i, finalizer) in meta.finalizers.iter().enumerate() {
+        let standard = matches!(finalizer.as_str(), "kubernetes" | "orphan" | "foregroundDeletion");
+        if !finalizer.contains('/') && !standard {
+            errors.push(FieldError::invalid(
+                format!("metadata.finalizers[{i}]"),
+                GoValue::Str(finalizer.clone()),
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
 }
 
 /// `ValidateObjectMetaUpdate`: resourceVersion, generation, immutable identity, then the new

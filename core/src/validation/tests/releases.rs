@@ -929,7 +929,10 @@ endpoints: [{{addresses: []}}]
 "
         )
     };
-    check(false, &scenario("1.24"), expect![[r#"
+    check(
+        false,
+        &scenario("1.24"),
+        expect![[r#"
         Warning Warning metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25 @8:21
         Warning Warning metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25 @13:21
         Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @15:14
@@ -938,8 +941,12 @@ endpoints: [{{addresses: []}}]
         Warning: metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25
         Warning: metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25
         The EndpointSlice "e" is invalid: endpoints[0].addresses: Required value: must contain at least 1 address
-    "#]]);
-    check(false, &scenario("1.25"), expect![[r#"
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.25"),
+        expect![[r#"
         Warning UnknownField unknown field "metadata.clusterName" @8:21
         Warning UnknownField unknown field "metadata.clusterName" @13:21
         Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @15:14
@@ -948,7 +955,45 @@ endpoints: [{{addresses: []}}]
         Warning: unknown field "metadata.clusterName"
         Warning: unknown field "metadata.clusterName"
         The EndpointSlice "e" is invalid: endpoints[0].addresses: Required value: must contain at least 1 address
-    "#]]);
+    "#]],
+    );
+}
+
+#[test]
+fn r35_finalizers_are_qualified_names_and_standard_or_fully_qualified() {
+    // See: issue 35. apimachinery ValidateFinalizers (a qualified name each, at the list's
+    // path; not both orphan and foregroundDeletion) inside ValidateObjectMeta, then the core
+    // group's validateKubeFinalizerName per index; unchanged v1.24.17 to v1.37.2.
+    check(
+        false,
+        &format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: s, finalizers: [example.com/x, kubernetes, 'bad finalizer', custom]}}
+spec: {{ports: [{{port: 80}}]}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, finalizers: [orphan, foregroundDeletion]}}
+addressType: IPv4
+endpoints: [{{addresses: [10.0.0.1]}}]
+",
+            profile("1.30")
+        ),
+        expect![[r#"
+            Error FieldValueInvalid metadata.finalizers: Invalid value: "bad finalizer": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') @7:21
+            Error FieldValueInvalid metadata.finalizers[2]: Invalid value: "bad finalizer": name is neither a standard finalizer name nor is it fully qualified @7:61
+            Error FieldValueInvalid metadata.finalizers[3]: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified @7:78
+            Error FieldValueInvalid metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set @12:21
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.finalizers: Invalid value: "bad finalizer": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')
+            * metadata.finalizers[2]: Invalid value: "bad finalizer": name is neither a standard finalizer name nor is it fully qualified
+            * metadata.finalizers[3]: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified
+            The EndpointSlice "e" is invalid: metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set
+        "#]],
+    );
 }
 
 #[test]
