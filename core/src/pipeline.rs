@@ -548,8 +548,20 @@ impl ServiceWrite<'_> {
         stored: &BTreeMap<ServiceKey, StoredService>,
     ) -> Result<(Transaction, Vec<Diagnostic>, Vec<Diagnostic>), Vec<Diagnostic>> {
         let old = self.old.map(|o| &*o.service);
-        if let Some(old) = old {
-            registry::begin_update(old, service, self.profile);
+        match old {
+            Some(old) => {
+                // The storage's preconditions come before anything of the strategy.
+                registry::update_preconditions(
+                    registry::SERVICES,
+                    &service.metadata,
+                    &old.metadata,
+                )
+                .map_err(|refusal| {
+                    vec![storage_diagnostic(refusal, service_ref(service), self.positions)]
+                })?;
+                registry::begin_update(old, service, self.profile);
+            }
+            None => registry::fill_uid(&mut service.metadata, self.positions, self.profile.seed),
         }
         registry::prepare_service(service, old, self.profile);
         let allocated = match old {
@@ -595,7 +607,21 @@ impl ServiceWrite<'_> {
                 warnings.extend(diagnostics);
                 Err(warnings)
             }
-            Judged::Allowed(diagnostics) => Ok((txn, warnings, diagnostics)),
+            Judged::Allowed(diagnostics) => {
+                // The etcd3 store refuses a create that names a resourceVersion last: the
+                // strategy's warnings are already in the response.
+                let Err(refusal) = old.map_or_else(
+                    || registry::create_resource_version(&service.metadata),
+                    |_| Ok(()),
+                ) else {
+                    return Ok((txn, warnings, diagnostics));
+                };
+                allocators.revert(txn);
+                warnings.extend(service_warnings(self.profile, service, self.positions));
+                warnings.extend(diagnostics);
+                warnings.push(storage_diagnostic(refusal, service_ref(service), self.positions));
+                Err(warnings)
+            }
         }
     }
 
@@ -716,9 +742,27 @@ fn store_endpoint_slice(
         let meta = &located.value.metadata;
         let stored = world.endpoint_slice_position(&meta.namespace, &meta.name);
         let old = stored.map(|i| &world.endpoint_slices[i].value);
+        match old {
+            Some(old) => {
+                // The storage's preconditions come before anything of the strategy.
+                let checked =
+                    registry::update_preconditions(registry::ENDPOINT_SLICES, meta, &old.metadata);
+                if let Err(refusal) = checked {
+                    let object = ObjectRef::new("EndpointSlice", &meta.namespace, &meta.name);
+                    diags.push(storage_diagnostic(refusal, object, &located.positions));
+                    return;
+                }
+            }
+            None => registry::fill_uid(
+                &mut located.value.metadata,
+                &located.positions,
+                world.profile.seed,
+            ),
+        }
         registry::drop_disabled_endpoint_conditions(&mut located.value, old, &world.profile);
         if let Some(old) = old {
             registry::carry_resource_version(&old.metadata, &mut located.value.metadata);
+            registry::meta_before_update(&old.metadata, &mut located.value.metadata);
         }
     }
     // BeforeCreate/BeforeUpdate, before the strategy's validation.
@@ -779,7 +823,29 @@ fn store_endpoint_slice(
         );
     }
     diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
+    // The etcd3 store refuses a create that names a resourceVersion, last.
+    if existing.is_none()
+        && !options.no_defaults
+        && let Err(refusal) = registry::create_resource_version(&slice.metadata)
+    {
+        diags.push(storage_diagnostic(refusal, object, &located.positions));
+        return;
+    }
     world.store_endpoint_slice(existing, located);
+}
+
+/// What the storage layer refuses, as the apiserver answers it: a 409 `Conflict`, or a plain
+/// error (a 500 with an empty reason, `Unknown`), about the whole object.
+fn storage_diagnostic(
+    refusal: registry::StorageRefusal,
+    object: ObjectRef,
+    positions: &Positions,
+) -> Diagnostic {
+    let (reason, message) = match refusal {
+        registry::StorageRefusal::Conflict(message) => ("Conflict", message),
+        registry::StorageRefusal::Unknown(message) => ("Unknown", message),
+    };
+    Diagnostic::error(Some(object), "", reason, message).at(positions.source_of(""))
 }
 
 /// The object reference of a Service's diagnostics.

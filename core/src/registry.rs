@@ -12,6 +12,7 @@ use ipnet::IpNet;
 
 use crate::allocation::IpAddressAllocator;
 use crate::diagnostic::{Diagnostic, ObjectRef};
+use crate::field::go_quote;
 use crate::manifest::Object;
 use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceStatus};
 use crate::profile::{Feature, Profile};
@@ -160,22 +161,147 @@ fn simple_name_generator(meta: &mut ObjectMeta, seed: u64, salt: &str) {
         }
         base = &base[..cut];
     }
-    // FNV-1a over the seed and the salt, then five draws from a splitmix64 sequence.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in seed.to_le_bytes().iter().chain(salt.as_bytes()) {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
     let mut name = base.to_owned();
-    for _ in 0..5 {
-        h = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = h;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let len = ALPHABET.len() as u64;
+    let len = ALPHABET.len() as u64;
+    for z in SaltedDraws::new(seed, salt).take(5) {
         name.push(char::from(ALPHABET[usize::try_from(z % len).unwrap_or(0)]));
     }
     meta.name = name;
+}
+
+/// Reproducible draws for what Kubernetes picks at random per object: FNV-1a over the seed and
+/// a salt (where the document was written), then a splitmix64 sequence.
+struct SaltedDraws(u64);
+
+impl SaltedDraws {
+    fn new(seed: u64, salt: &str) -> SaltedDraws {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in seed.to_le_bytes().iter().chain(salt.as_bytes()) {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        SaltedDraws(h)
+    }
+}
+
+impl Iterator for SaltedDraws {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Some(z ^ (z >> 31))
+    }
+}
+
+/// `rest.FillObjectMetaSystemFields` on create (apiserver `pkg/registry/rest/meta.go`, v0.24 to
+/// v0.37): every created object gets a fresh random uid, whatever the request said. svclab's is
+/// a version-4 UUID drawn from the seed and the document's position.
+pub(crate) fn fill_uid(meta: &mut ObjectMeta, positions: &Positions, seed: u64) {
+    let salt =
+        format!("uid/{}/{}/{}", positions.file(), positions.document(), positions.object().line);
+    let mut bytes = [0u8; 16];
+    for (chunk, z) in bytes.chunks_mut(8).zip(SaltedDraws::new(seed, &salt)) {
+        chunk.copy_from_slice(&z.to_be_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    meta.uid = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    );
+}
+
+/// Where the storage layer keeps a kind, for its conflict messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredKind {
+    /// The qualified resource (`services`, `endpointslices.discovery.k8s.io`).
+    resource: &'static str,
+    /// The etcd key prefix of kube-apiserver's default storage layout.
+    key_prefix: &'static str,
+}
+
+/// Services: `/registry/services/specs/<namespace>/<name>`.
+pub(crate) const SERVICES: StoredKind =
+    StoredKind { resource: "services", key_prefix: "/registry/services/specs" };
+/// EndpointSlices: `/registry/endpointslices/<namespace>/<name>`.
+pub(crate) const ENDPOINT_SLICES: StoredKind = StoredKind {
+    resource: "endpointslices.discovery.k8s.io",
+    key_prefix: "/registry/endpointslices",
+};
+
+/// What the storage layer refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StorageRefusal {
+    /// 409 Conflict with this message.
+    Conflict(String),
+    /// A plain Go error: a 500 with an empty reason, the text as is.
+    Unknown(String),
+}
+
+/// The etcd3 store's `Create` (apiserver `pkg/storage/etcd3/store.go`, v0.24 to v0.37): a
+/// resourceVersion that parses as a non-zero version refuses the create, after validation,
+/// the strategy's warnings and admission (a version that does not parse is dropped).
+pub(crate) fn create_resource_version(meta: &ObjectMeta) -> Result<(), StorageRefusal> {
+    match parse_resource_version(&meta.resource_version) {
+        Ok(version) if version != 0 => Err(StorageRefusal::Unknown(
+            "resourceVersion should not be set on objects to be created".to_owned(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The generic registry's `Store.Update` before anything of the strategy runs (apiserver
+/// `pkg/registry/generic/registry/store.go` Update and the etcd3 store's `GuaranteedUpdate`,
+/// v0.24 to v0.37): a uid in the request is a precondition the stored uid must meet; a
+/// resourceVersion must parse as a version, and a non-zero one must be the stored object's
+/// etcd revision, which a scenario cannot know, so it conflicts (svclab keeps no revisions).
+/// Zero or none is an unconditional update ([`carry_resource_version`]).
+pub(crate) fn update_preconditions(
+    kind: StoredKind,
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+) -> Result<(), StorageRefusal> {
+    let conflict = |detail: String| {
+        StorageRefusal::Conflict(format!(
+            "Operation cannot be fulfilled on {} {}: {detail}",
+            kind.resource,
+            go_quote(&old.name)
+        ))
+    };
+    if !new.uid.is_empty() && new.uid != old.uid {
+        return Err(conflict(format!(
+            "StorageError: invalid object, Code: 4, Key: {}/{}/{}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {}, UID in object meta: {}",
+            kind.key_prefix, old.namespace, old.name, new.uid, old.uid
+        )));
+    }
+    match parse_resource_version(&new.resource_version) {
+        Err(text) => Err(StorageRefusal::Unknown(text)),
+        Ok(0) => Ok(()),
+        Ok(_) => Err(conflict(
+            "the object has been modified; please apply your changes to the latest version and try again"
+                .to_owned(),
+        )),
+    }
+}
+
+/// `APIObjectVersioner.ParseResourceVersion`: empty and `0` are no version; anything else must
+/// be a decimal `uint64`, else the error is Go's `strconv.ParseUint` text.
+fn parse_resource_version(text: &str) -> Result<u64, String> {
+    if text.is_empty() || text == "0" {
+        return Ok(0);
+    }
+    let error = |why: &str| format!("strconv.ParseUint: parsing {}: {why}", go_quote(text));
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(error("invalid syntax"));
+    }
+    text.parse::<u64>().map_err(|_| error("value out of range"))
 }
 
 /// What the registry does to an object before validation that is not defaulting:

@@ -224,3 +224,69 @@ endpoints: [{{addresses: ['10.0.0.1']}}]
     "#]],
     );
 }
+
+#[test]
+fn r35_the_storage_refuses_versions_and_uids_a_request_cannot_know() {
+    // See: issue 35 (the apiserver oracle). The etcd3 store refuses a create naming a non-zero
+    // resourceVersion after validation and the strategy's warnings (a 500 with an empty reason);
+    // on update a uid is a precondition against the stored uid, which the create drew at random
+    // (FillObjectMetaSystemFields), and a non-zero resourceVersion must be the stored etcd
+    // revision (a Conflict), one that does not parse a 500 with strconv's text; 0 is none.
+    let scenario = "apiVersion: v1
+kind: Service
+metadata: {name: rv, resourceVersion: '5'}
+spec: {ports: [{port: 80}], externalIPs: [192.0.2.1]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, uid: 11111111-2222-3333-4444-555555555555}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, uid: 11111111-2222-3333-4444-555555555555}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, resourceVersion: '7'}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, resourceVersion: 'x'}
+spec: {ports: [{port: 70000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, resourceVersion: '0'}
+spec: {ports: [{port: 81}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: e, resourceVersion: '3'}
+addressType: IPv4
+endpoints: [{addresses: [10.0.0.1]}]
+";
+    check(false, scenario, expect![[r#"
+        Warning Warning spec.externalIPs is deprecated and may no longer be implemented in some clusters @4:29
+        Error Unknown resourceVersion should not be set on objects to be created @1:1
+        Error Conflict Operation cannot be fulfilled on services "s": StorageError: invalid object, Code: 4, Key: /registry/services/specs/default/s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 11111111-2222-3333-4444-555555555555, UID in object meta: da908fa9-77b5-4bb6-838a-f15c92a8f954 @11:1
+        Error Conflict Operation cannot be fulfilled on services "s": the object has been modified; please apply your changes to the latest version and try again @16:1
+        Error Unknown strconv.ParseUint: parsing "x": invalid syntax @21:1
+        Error Unknown resourceVersion should not be set on objects to be created @31:1
+        service rv rejected
+        service s created
+        service s rejected
+        service s rejected
+        service s rejected
+        service s updated
+        --- text
+        Warning: spec.externalIPs is deprecated and may no longer be implemented in some clusters
+        Error from server: error when creating "s.yaml": resourceVersion should not be set on objects to be created
+        Error from server (Conflict): error when replacing "s.yaml": Operation cannot be fulfilled on services "s": StorageError: invalid object, Code: 4, Key: /registry/services/specs/default/s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 11111111-2222-3333-4444-555555555555, UID in object meta: da908fa9-77b5-4bb6-838a-f15c92a8f954
+        Error from server (Conflict): error when replacing "s.yaml": Operation cannot be fulfilled on services "s": the object has been modified; please apply your changes to the latest version and try again
+        Error from server: error when creating "s.yaml": strconv.ParseUint: parsing "x": invalid syntax
+        Error from server: error when creating "s.yaml": resourceVersion should not be set on objects to be created
+    "#]]);
+}
