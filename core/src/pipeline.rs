@@ -635,6 +635,7 @@ impl ServiceWrite<'_> {
         let mut errors = validation::validate_common_update_fields(
             &service.metadata,
             &old.metadata,
+            validation::Scope::Namespaced,
             self.profile,
         );
         errors.extend(validation::validate_service_update(service, old, self.profile));
@@ -787,6 +788,7 @@ fn store_endpoint_slice(
                 validation::validate_common_update_fields(
                     &slice.metadata,
                     &old.metadata,
+                    validation::Scope::Namespaced,
                     &world.profile,
                 )
             };

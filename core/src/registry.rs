@@ -14,9 +14,9 @@ use crate::allocation::IpAddressAllocator;
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::go_quote;
 use crate::manifest::Object;
-use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceStatus};
+use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceCidr, ServiceStatus};
 use crate::profile::{Feature, Profile};
-use crate::validation::{Rule, rule_in_force, validate_service_cidr};
+use crate::validation::{Rule, rule_in_force};
 
 /// `beginUpdate` of the Service REST storage: `patchAllocatedValues`, then
 /// `normalizeClusterIPs` (update branch). The stored object is already fully defaulted, so
@@ -230,6 +230,9 @@ pub(crate) struct StoredKind {
 /// Services: `/registry/services/specs/<namespace>/<name>`.
 pub(crate) const SERVICES: StoredKind =
     StoredKind { resource: "services", key_prefix: "/registry/services/specs" };
+/// ServiceCIDRs (cluster-scoped): `/registry/servicecidrs/<name>`.
+pub(crate) const SERVICE_CIDRS: StoredKind =
+    StoredKind { resource: "servicecidrs.networking.k8s.io", key_prefix: "/registry/servicecidrs" };
 /// EndpointSlices: `/registry/endpointslices/<namespace>/<name>`.
 pub(crate) const ENDPOINT_SLICES: StoredKind = StoredKind {
     resource: "endpointslices.discovery.k8s.io",
@@ -276,9 +279,14 @@ pub(crate) fn update_preconditions(
         ))
     };
     if !new.uid.is_empty() && new.uid != old.uid {
+        let key = if old.namespace.is_empty() {
+            format!("{}/{}", kind.key_prefix, old.name)
+        } else {
+            format!("{}/{}/{}", kind.key_prefix, old.namespace, old.name)
+        };
         return Err(conflict(format!(
-            "StorageError: invalid object, Code: 4, Key: {}/{}/{}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {}, UID in object meta: {}",
-            kind.key_prefix, old.namespace, old.name, new.uid, old.uid
+            "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {}, UID in object meta: {}",
+            new.uid, old.uid
         )));
     }
     match parse_resource_version(&new.resource_version) {
@@ -459,18 +467,28 @@ pub(crate) fn drop_disabled_endpoint_conditions(
 
 /// The networks of the scenario's ServiceCIDR objects that get an allocator (KEP-1880's
 /// `ServiceCIDR` storage and the IPAddress allocator's readiness). Without the
-/// MultiCIDRServiceAllocator gate the objects are ignored with a warning; an invalid object is
-/// refused; an IPv6 prefix shorter than /64 is stored, but its allocator never becomes ready.
+/// MultiCIDRServiceAllocator gate the objects are ignored with a warning. Otherwise each goes
+/// through the ServiceCIDR storage in stream order, as Services do: a name seen before is an
+/// update (the storage's preconditions, the stored generation and uid, the common metadata
+/// checks, `ValidateServiceCIDRUpdate`), a new one a create (`ValidateServiceCIDR`, a fresh uid,
+/// no resourceVersion); a refused object changes nothing. An IPv6 prefix shorter than /64 is
+/// stored, but its allocator never becomes ready.
 pub(crate) fn service_cidrs(
     objects: &[Object],
     profile: &Profile,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<IpNet> {
-    let mut nets = Vec::new();
+    // The stored objects, in the order they were created.
+    let mut stored: Vec<ServiceCidr> = Vec::new();
+    let json = profile.json_field_values();
     for object in objects {
         let Object::ServiceCidr(located) = object else { continue };
-        let name = &located.value.metadata.name;
-        let object_ref = ObjectRef::new("ServiceCIDR", "", name);
+        let mut cidr = located.value.clone();
+        // rest.EnsureObjectNamespaceMatchesRequestNamespace: a cluster-scoped request carries no
+        // namespace, and the object's is cleared (apiserver pkg/registry/rest/meta.go, v0.24
+        // to v0.37), so ValidateObjectMeta never sees one.
+        cidr.metadata.namespace.clear();
+        let object_ref = ObjectRef::new("ServiceCIDR", "", &cidr.metadata.name);
         if !profile.multi_cidr() {
             let message = format!(
                 "ServiceCIDR objects are ignored: MultiCIDRServiceAllocator is off in Kubernetes {}",
@@ -482,32 +500,84 @@ pub(crate) fn service_cidrs(
             );
             continue;
         }
-        let parsed = match validate_service_cidr(&located.value.cidrs) {
-            Ok(parsed) => parsed,
-            Err(errors) => {
-                let json = profile.json_field_values();
-                diags.extend(
-                    errors.iter().map(|e| e.to_diagnostic(&object_ref, &located.positions, json)),
-                );
-                continue;
-            }
+        let refuse = |diags: &mut Vec<Diagnostic>, errors: &[crate::field::FieldError]| {
+            diags.extend(
+                errors.iter().map(|e| e.to_diagnostic(&object_ref, &located.positions, json)),
+            );
         };
-        for (i, net) in parsed.into_iter().enumerate() {
+        let storage = |diags: &mut Vec<Diagnostic>, refusal: StorageRefusal| {
+            let (reason, message) = match refusal {
+                StorageRefusal::Conflict(message) => ("Conflict", message),
+                StorageRefusal::Unknown(message) => ("Unknown", message),
+            };
+            diags.push(
+                Diagnostic::error(Some(object_ref.clone()), "", reason, message)
+                    .at(located.positions.source_of("")),
+            );
+        };
+        match stored.iter().position(|s| s.metadata.name == cidr.metadata.name) {
+            Some(i) => {
+                let old = &stored[i];
+                if let Err(refusal) =
+                    update_preconditions(SERVICE_CIDRS, &cidr.metadata, &old.metadata)
+                {
+                    storage(diags, refusal);
+                    continue;
+                }
+                carry_resource_version(&old.metadata, &mut cidr.metadata);
+                meta_before_update(&old.metadata, &mut cidr.metadata);
+                let mut errors = crate::validation::validate_common_update_fields(
+                    &cidr.metadata,
+                    &old.metadata,
+                    crate::validation::Scope::Cluster,
+                    profile,
+                );
+                errors.extend(crate::validation::validate_service_cidr_update(&cidr, old, profile));
+                if !errors.is_empty() {
+                    refuse(diags, &errors);
+                    continue;
+                }
+                stored[i] = cidr;
+            }
+            None => {
+                fill_uid(&mut cidr.metadata, &located.positions, profile.seed);
+                let errors = crate::validation::validate_service_cidr_create(&cidr, profile);
+                if !errors.is_empty() {
+                    refuse(diags, &errors);
+                    continue;
+                }
+                if let Err(refusal) = create_resource_version(&cidr.metadata) {
+                    storage(diags, refusal);
+                    continue;
+                }
+                stored.push(cidr);
+            }
+        }
+    }
+    let mut nets = Vec::new();
+    for cidr in &stored {
+        let name = &cidr.metadata.name;
+        for (i, net) in
+            crate::validation::service_cidr_networks(&cidr.cidrs).into_iter().enumerate()
+        {
             match IpAddressAllocator::new(net, 0, 0) {
                 Ok(_) => nets.push(net),
                 Err(err) => {
+                    let object_ref = ObjectRef::new("ServiceCIDR", "", name);
                     let field = format!("spec.cidrs[{i}]");
                     let message = format!("ServiceCIDR {name:?} has no allocator: {err}");
-                    let source = located.positions.source_of(&field);
-                    diags.push(
-                        Diagnostic::warning(
-                            Some(object_ref.clone()),
-                            field,
-                            "AllocatorNotReady",
-                            message,
-                        )
-                        .at(source),
-                    );
+                    let source = objects.iter().rev().find_map(|o| match o {
+                        Object::ServiceCidr(l) if l.value.metadata.name == *name => {
+                            Some(l.positions.source_of(&field))
+                        }
+                        _ => None,
+                    });
+                    let warning =
+                        Diagnostic::warning(Some(object_ref), field, "AllocatorNotReady", message);
+                    diags.push(match source {
+                        Some(source) => warning.at(source),
+                        None => warning,
+                    });
                 }
             }
         }

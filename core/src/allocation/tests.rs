@@ -356,6 +356,75 @@ spec: {ipFamilies: [IPv6], ports: [{port: 80}]}
 }
 
 #[test]
+fn r35_service_cidrs_are_created_and_updated_as_their_storage_validates_them() {
+    // See: issue 35 (the apiserver oracle). pkg/apis/networking/validation/validation.go: from
+    // k8s.io/kubernetes@v1.33.13 each CIDR through IsValidCIDR (host bits refused), the name a
+    // DNS subdomain of a cluster-scoped object, and an update may only add a second CIDR; in
+    // @v1.29.15 to @v1.32.13 netip.ParsePrefix's checks and spec.cidrs immutable whole. A
+    // refused update leaves the stored ranges as they were.
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{MultiCIDRServiceAllocator: true}}
+serviceClusterIPRanges: [10.96.0.0/16, 'fd00:10::/108']
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: hostbits}}
+spec: {{cidrs: [10.213.0.5/24]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: Bad_Name, namespace: default}}
+spec: {{cidrs: [10.214.0.0/24]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: grow}}
+spec: {{cidrs: [10.220.0.0/24]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: grow}}
+spec: {{cidrs: [10.220.0.0/24, 'fd00:220::/112']}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: grow}}
+spec: {{cidrs: [10.221.0.0/24]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: in-grown}}
+spec: {{ipFamilies: [IPv6], clusterIP: 'fd00:220::5', ports: [{{port: 80}}]}}
+"
+        )
+    };
+    check_scenario(
+        &scenario("1.32"),
+        expect![[r#"
+        in-grown rejected SingleStack ["IPv6"] ["fd00:220::5"] [] ports=0
+        FieldValueInvalid spec.cidrs[0]: Invalid value: "10.213.0.5/24": wrong CIDR format, IP doesn't match network IP address
+        FieldValueInvalid metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+        FieldValueInvalid spec.cidrs: Invalid value: []string{"10.220.0.0/24", "fd00:220::/112"}: field is immutable
+        FieldValueInvalid spec.cidrs: Invalid value: []string{"10.221.0.0/24"}: field is immutable
+        FieldValueInvalid spec.clusterIPs: Invalid value: []string{"fd00:220::5"}: failed to allocate IP fd00:220::5: the provided network does not match the current range
+    "#]],
+    );
+    check_scenario(
+        &scenario("1.33"),
+        expect![[r#"
+        in-grown created SingleStack ["IPv6"] ["fd00:220::5"] [fd00:220::5(static)] ports=0
+        FieldValueInvalid spec.cidrs[0]: Invalid value: "10.213.0.5/24": must not have bits set beyond the prefix length
+        FieldValueInvalid metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+        FieldValueInvalid spec.cidrs: Invalid value: []string{"10.221.0.0/24"}: field is immutable
+    "#]],
+    );
+}
+
+#[test]
 fn service_cidr_objects_are_validated_and_short_ipv6_prefixes_skipped() {
     check_scenario(
         "apiVersion: svclab.dev/v1alpha1

@@ -6,7 +6,7 @@ use crate::model::{Endpoint, EndpointPort, EndpointSlice};
 use crate::net::{IpFamily, go_ip_string, parse_ip_sloppy, push_decimal};
 use crate::profile::{Feature, Profile};
 use crate::validation::names::{
-    NameRule, Texts, dns1123_label, dns1123_subdomain, kube_finalizer_names, label_value,
+    NameRule, Scope, Texts, dns1123_label, dns1123_subdomain, kube_finalizer_names, label_value,
     push_invalid, qualified_name, validate_object_meta,
 };
 use crate::validation::releases::{Rule, in_force};
@@ -42,7 +42,13 @@ pub(super) fn validate(
     let minor = profile.version.minor;
     let mut errors = Vec::new();
     let t = Texts::of(profile);
-    validate_object_meta(&mut errors, t, &slice.metadata, NameRule::Dns1123Subdomain);
+    validate_object_meta(
+        &mut errors,
+        t,
+        &slice.metadata,
+        NameRule::Dns1123Subdomain,
+        Scope::Namespaced,
+    );
     kube_finalizer_names(&mut errors, &slice.metadata);
     address_type(&mut errors, &slice.address_type);
     let addresses = Addresses {

@@ -321,7 +321,16 @@ impl NameRule {
     }
 }
 
-/// `ValidateObjectMeta` for a namespaced object: generateName, name, namespace, generation,
+/// Whether a kind lives in a namespace (`strategy.NamespaceScoped()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Services, EndpointSlices: a namespace is required.
+    Namespaced,
+    /// ServiceCIDRs: a namespace is forbidden.
+    Cluster,
+}
+
+/// `ValidateObjectMeta`: generateName, name, namespace, generation,
 /// labels, annotations, finalizers, in that order (apimachinery `ValidateObjectMetaAccessor`,
 /// the same order v0.24.17 to v0.37.2; owner references and managed fields are not modelled).
 pub(crate) fn validate_object_meta(
@@ -329,6 +338,7 @@ pub(crate) fn validate_object_meta(
     t: Texts,
     meta: &ObjectMeta,
     rule: NameRule,
+    scope: Scope,
 ) {
     if !meta.generate_name.is_empty() {
         push_invalid(
@@ -343,15 +353,20 @@ pub(crate) fn validate_object_meta(
     } else {
         push_invalid(errors, "metadata.name", &meta.name, rule.check(t, &meta.name, false));
     }
-    if meta.namespace.is_empty() {
-        errors.push(FieldError::required("metadata.namespace", ""));
-    } else {
-        push_invalid(
+    match scope {
+        Scope::Namespaced if meta.namespace.is_empty() => {
+            errors.push(FieldError::required("metadata.namespace", ""));
+        }
+        Scope::Namespaced => push_invalid(
             errors,
             "metadata.namespace",
             &meta.namespace,
             dns1123_label(t, &meta.namespace),
-        );
+        ),
+        Scope::Cluster if !meta.namespace.is_empty() => {
+            errors.push(FieldError::forbidden("metadata.namespace", "not allowed on this type"));
+        }
+        Scope::Cluster => {}
     }
     if meta.generation < 0 {
         errors.push(FieldError::invalid(
@@ -459,7 +474,8 @@ pub(crate) fn validate_common_update_fields(
     t: Texts,
     new: &ObjectMeta,
     old: &ObjectMeta,
+    scope: Scope,
 ) {
-    validate_object_meta(errors, t, new, NameRule::PathSegment);
+    validate_object_meta(errors, t, new, NameRule::PathSegment, scope);
     validate_object_meta_update(errors, t, new, old);
 }

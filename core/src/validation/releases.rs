@@ -134,6 +134,9 @@ pub(crate) enum Rule {
     ServiceIpNonFullInvalid,
     /// The 500 of a failed dynamic ClusterIP pick names the Service.
     ServiceIpFullNamesService,
+    // ServiceCIDR
+    /// ServiceCIDR specs are checked by `IsValidCIDR` and may grow from one CIDR to two.
+    ServiceCidrStrictSpec,
     // EndpointSlice
     /// An address that fails its family check is also checked by `ValidateEndpointIP`.
     EndpointSliceFamilyAndSpecial,
@@ -453,6 +456,21 @@ pub(crate) const ALLOCATION: &[Change] = &[
     },
 ];
 
+/// `ValidateServiceCIDR` and `ValidateServiceCIDRUpdate`.
+pub(crate) const SERVICE_CIDR: &[Change] = &[Change {
+    id: Rule::ServiceCidrStrictSpec,
+    since: 33,
+    until: None,
+    what: "ValidateServiceCIDR checks each CIDR with apimachinery IsValidCIDR (\"must not have bits set beyond the prefix length\"), the pair's families after them, and an update may add a second CIDR (the first unchanged); 1.29 to 1.32: a pair of one family ends the checks, each CIDR goes through Go netip.ParsePrefix (\"wrong CIDR format, IP doesn't match network IP address\", \"CIDR not in RFC 5952 canonical format\"), and spec.cidrs is immutable whole",
+    upstream: "pkg/apis/networking/validation/validation.go ValidateServiceCIDR/validateCIDR/ValidateServiceCIDRUpdate in k8s.io/kubernetes@v1.29.15 to @v1.32.13 (the same in all four); validateServiceCIDRSpec and the 1-to-2 update (issues.k8s.io/131261) in @v1.33.13 to @v1.37.2",
+    pin: Pin::Module,
+    marks: &[
+        "may only hold up to 2 values",
+        "wrong CIDR format",
+        "CIDR not in RFC 5952 canonical format",
+    ],
+}];
+
 /// `ValidateEndpointSlice`.
 pub(crate) const ENDPOINT_SLICE: &[Change] = &[
     Change {
@@ -528,6 +546,7 @@ pub(crate) const TABLES: &[(&str, &[Change])] = &[
     ("warnings", WARNINGS),
     ("later warnings", LATER_WARNINGS),
     ("allocation", ALLOCATION),
+    ("ServiceCIDR", SERVICE_CIDR),
     ("EndpointSlice", ENDPOINT_SLICE),
 ];
 

@@ -10,7 +10,7 @@ use crate::model::{IntOrString, Service};
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::{Feature, Profile};
 use crate::validation::names::{
-    NameRule, Texts, dns1123_label, dns1123_subdomain, kube_finalizer_names, port_name,
+    NameRule, Scope, Texts, dns1123_label, dns1123_subdomain, kube_finalizer_names, port_name,
     push_invalid, qualified_name, validate_labels, validate_object_meta,
     validate_object_meta_update,
 };
@@ -75,7 +75,7 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     // alike; from 1.34 ValidateServiceCreate does that and the update path has only
     // ValidateObjectMetaUpdate (`Rule::ServiceUpdateObjectMeta`).
     if old.is_none() || in_force(Rule::ServiceUpdateObjectMeta, profile.version.minor) {
-        validate_object_meta(&mut errors, t, &svc.metadata, rule);
+        validate_object_meta(&mut errors, t, &svc.metadata, rule, Scope::Namespaced);
         kube_finalizer_names(&mut errors, &svc.metadata);
     }
     if in_force(Rule::TopologyModeMatch, profile.version.minor) {

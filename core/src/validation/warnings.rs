@@ -69,6 +69,14 @@ fn netip_cidr_warning(path: &str, value: &str) -> Option<String> {
     }
 }
 
+/// Go `netip.ParsePrefix` and `Prefix.String()`: the address, the length and the canonical
+/// text, or the error text (for ServiceCIDR validation of 1.29 to 1.32).
+pub(crate) fn parse_prefix_netip(text: &str) -> Result<(IpAddr, u8, String), String> {
+    let (ip, bits) = netip::parse_prefix(text)?;
+    let canonical = format!("{}/{bits}", netip::addr_string(ip, ""));
+    Ok((ip, u8::try_from(bits).unwrap_or(u8::MAX), canonical))
+}
+
 /// The IP warning of the release, if it warns about IPs at all.
 fn ip_warning_at(minor: u32, path: &str, value: &str) -> Option<String> {
     if in_force(Rule::IpWarningsKep4858, minor) {

@@ -67,6 +67,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         later warnings | 1.36+ | Pr | ExternalIpsDeprecated
         allocation | 1.35+ | Module | ServiceIpNonFullInvalid
         allocation | 1.36+ | Module | ServiceIpFullNamesService
+        ServiceCIDR | 1.33+ | Module | ServiceCidrStrictSpec
         EndpointSlice | 1.24–1.32 | Module | EndpointSliceFamilyAndSpecial
         EndpointSlice | 1.33+ | Module | EndpointSliceKep4858Addresses
         EndpointSlice | 1.33+ | Module | EndpointSlicePortsFirst

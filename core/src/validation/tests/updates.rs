@@ -268,7 +268,10 @@ metadata: {name: e, resourceVersion: '3'}
 addressType: IPv4
 endpoints: [{addresses: [10.0.0.1]}]
 ";
-    check(false, scenario, expect![[r#"
+    check(
+        false,
+        scenario,
+        expect![[r#"
         Warning Warning spec.externalIPs is deprecated and may no longer be implemented in some clusters @4:29
         Error Unknown resourceVersion should not be set on objects to be created @1:1
         Error Conflict Operation cannot be fulfilled on services "s": StorageError: invalid object, Code: 4, Key: /registry/services/specs/default/s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 11111111-2222-3333-4444-555555555555, UID in object meta: da908fa9-77b5-4bb6-838a-f15c92a8f954 @11:1
@@ -288,5 +291,6 @@ endpoints: [{addresses: [10.0.0.1]}]
         Error from server (Conflict): error when replacing "s.yaml": Operation cannot be fulfilled on services "s": the object has been modified; please apply your changes to the latest version and try again
         Error from server: error when creating "s.yaml": strconv.ParseUint: parsing "x": invalid syntax
         Error from server: error when creating "s.yaml": resourceVersion should not be set on objects to be created
-    "#]]);
+    "#]],
+    );
 }
