@@ -340,6 +340,9 @@ pub struct ObjectMeta {
     pub uid: String,
     /// `metadata.finalizers`.
     pub finalizers: Vec<String>,
+    /// `metadata.clusterName`: a field of 1.24's ObjectMeta only (`ZZZ_DeprecatedClusterName`),
+    /// which the generic registry clears with a warning (`registry::drop_cluster_name`).
+    pub cluster_name: String,
 }
 
 /// What a Service is stored under: its namespace and its name. The map key of the cluster's
