@@ -42,7 +42,7 @@ pub struct World {
     pub endpoint_slices: Vec<Located<EndpointSlice>>,
     /// v1 Endpoints in stream order.
     pub endpoints: Vec<Located<Endpoints>>,
-    /// Nodes in stream order.
+    /// Nodes in the order their names first appeared, each the last document of its name.
     pub nodes: Vec<Located<Node>>,
     /// The last KubeProxyConfiguration.
     pub kube_proxy: Option<Located<KubeProxyConfiguration>>,
@@ -104,6 +104,16 @@ impl World {
                 }
                 self.endpoint_slices.push(slice);
             }
+        }
+    }
+
+    /// Stores a Node: a later document of the same name replaces the earlier one where it
+    /// stands, as kube-proxy's Node informer keeps the last version of an object (its store is
+    /// keyed by name); the Nodes keep the order in which their names first appeared.
+    pub(crate) fn store_node(&mut self, node: Located<Node>) {
+        match self.nodes.iter_mut().find(|n| n.value.metadata.name == node.value.metadata.name) {
+            Some(stored) => *stored = node,
+            None => self.nodes.push(node),
         }
     }
 

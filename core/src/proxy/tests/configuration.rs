@@ -329,3 +329,26 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
         );
     }
 }
+
+/// Two Node documents of one name: kube-proxy's Node informer keeps the last version of an
+/// object (client-go's store is keyed by name), so the later document's addresses and labels
+/// are what kube-proxy reads; the Node keeps its place as the first Node of the scenario.
+#[test]
+fn a_later_node_document_replaces_the_earlier() {
+    let yaml = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges: [172.30.0.0/16]\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: z1}}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.3}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: z2}}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.9}]}\n";
+    let (world, report) = crate::pipeline::evaluate(
+        &[Input::new("n.yaml", yaml)],
+        &crate::pipeline::CheckOptions::default(),
+    );
+    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    let names: Vec<&str> = world.nodes.iter().map(|n| n.value.metadata.name.as_str()).collect();
+    assert_eq!(names, ["node-a", "node-b"]);
+    let config =
+        ProxyConfig::from_world(&world, Some(IpFamily::V4), None, ProxyMode::Nftables).unwrap();
+    assert_eq!(config.node_name, "node-a");
+    assert_eq!(config.node_ip, Some("192.168.0.9".parse().unwrap()));
+    assert_eq!(
+        config.node_labels.get("topology.kubernetes.io/zone").map(String::as_str),
+        Some("z2")
+    );
+}
