@@ -162,7 +162,8 @@ impl ProxyConfig {
         let release = world.profile.version.to_string();
         validate_configuration(kpc, mode, world.profile.version.minor, &release)?;
         let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
-        let mut config = ProxyConfig::from_objects(
+        let mut config = ProxyConfig::from_objects_at(
+            world.profile.version,
             family,
             mode,
             world.kube_proxy.as_ref().map(|k| &k.value),

@@ -4,7 +4,7 @@
 //! gate-driven behaviour is listed with the releases of its gate and read through the profile's
 //! gates as well.
 
-use super::config::{NftablesTable, ProxyConfig, TopologyHints};
+use super::config::{NftablesMasquerade, NftablesTable, ProxyConfig, TopologyHints};
 
 /// A release-dependent kube-proxy behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,16 +23,27 @@ pub(crate) enum Behaviour {
     /// `ipMode: Proxy` gets no rules; with the gate off (or before it) every entry with an IP
     /// does.
     IpModeProxySkipped,
-    /// nftables mode defaults an empty `nodePortAddresses` to the node's primary IPs; before,
-    /// its NodePorts match every local address but loopback.
+    /// The nftables proxier builds its NodePort addresses with the node IP as the fallback
+    /// (`NewNodePortAddresses(family, cidrs, nodeIP)`): a family without a CIDR in
+    /// `nodePortAddresses` (an empty list included) takes the node IP of the family as `/32` or
+    /// `/128`, a loopback node IP included (the `nodeport-ips` set then stays empty, as
+    /// loopback is never an element).
+    NftablesNodeIpFallback,
+    /// nftables mode defaults an empty `nodePortAddresses` to `primary`.
     NftablesDefaultPrimary,
-    /// The primary node IPs (the nftables default, or the `primary` keyword where it exists)
-    /// leave a loopback node IP out, so a node whose IP is loopback (no Node object, no
-    /// `bindAddress`) accepts NodePorts on every local address.
+    /// `primary` becomes the node IPs that are not loopback, so a node whose IP is loopback
+    /// (no Node object, no `bindAddress`) accepts NodePorts on every local address.
     PrimaryNodePortAddresses,
     /// `nodePortAddresses` accepts the keyword `primary` (alone); before, kube-proxy's
     /// configuration validation refuses it like any other entry that is not a CIDR.
     PrimaryKeyword,
+    /// `nodePortAddresses` takes the keywords `primary`, `localhost` and `all` beside CIDRs,
+    /// each entry at most once (a repeated one is a `Duplicate` error).
+    NodePortAddressKeywords,
+    /// A `nodePortAddresses` CIDR means every address only when written `0.0.0.0/0` or `::/0`
+    /// (`IsZeroCIDR` compares the text), so `1.2.3.4/0` is an ordinary CIDR holding every host
+    /// address; later, any CIDR with prefix length 0 means every address.
+    ZeroCidrByText,
     /// `--proxy-mode nftables` exists behind kube-proxy's NFTablesProxyMode gate (alpha, off by
     /// default, in 1.29 and 1.30; beta, on by default, in 1.31 and 1.32).
     NftablesModeGated,
@@ -61,6 +72,29 @@ pub(crate) enum Behaviour {
     /// VIP), the nat KUBE-FW-* chain falling through; before, KUBE-FW-* ends in
     /// `-j KUBE-MARK-DROP` and kubelet's filter KUBE-FIREWALL drops the marked packets.
     ProxyFirewallChain,
+    /// The nat KUBE-FW-* chain ends in the comment-only rule "other traffic to <port> will be
+    /// dropped by KUBE-PROXY-FIREWALL"; before, it ends after its allow rules.
+    FirewallChainClosingComment,
+    /// A dual-stack kube-proxy's node IP of each family is `nodeIPTuple(bindAddress)`: the
+    /// bind address for its own family (`0.0.0.0` by default), the zero address for the other;
+    /// the Node's addresses are not read. A source range holding the zero address (`0.0.0.0/0`)
+    /// counts as holding the node.
+    NodeIpFromBindAddress,
+    /// `detectNodeIPs` gives one node IP, the bind address if specified, else the Node's
+    /// primary address (`GetNodeHostIP`: the first InternalIP of any family, else the first
+    /// ExternalIP), else `127.0.0.1`, and the zero address to the other family.
+    NodeIpPrimaryFamilyOnly,
+    /// The local-traffic detector by CIDR (`ClusterCIDR`, `NodeCIDR`) writes the CIDR as
+    /// written, host bits and leading zeros included (`! -s 10.244.1.0/16`); later it writes the
+    /// parsed network (`10.244.0.0/16`).
+    LocalDetectorCidrAsWritten,
+    /// iptables mode always writes `--random-fully` on the KUBE-POSTROUTING MASQUERADE rule;
+    /// before, only when the iptables binary supports it (`host.iptablesRandomFully`).
+    IptablesRandomFullyAlways,
+    /// A NodePort gets its KUBE-NODEPORTS (and KUBE-EXTERNAL-SERVICES) rules only when some
+    /// host address matches `nodePortAddresses` (`GetNodeAddresses` found one); later, whatever
+    /// the host addresses.
+    NodePortRulesNeedNodeAddress,
     /// A Service with a Local policy and endpoints, none of them on this node, is dropped by a
     /// filter `-j DROP` rule on its destination (KUBE-SERVICES or KUBE-EXTERNAL-SERVICES), with
     /// no SVL chain; before, its jumps lead to a KUBE-SVL-* chain holding
@@ -95,13 +129,25 @@ pub(crate) enum Behaviour {
     /// resolves to an interface index when it loads the rule (and refuses, "Interface does
     /// not exist", for a prefix such as `veth*`, failing the whole transaction).
     NftablesIifname,
-    /// The nftables masquerading svclab writes: a `mark-for-masquerade` chain that every rule
-    /// needing SNAT jumps to, the internal chain's `ip saddr != <cluster CIDR>` rule, a
-    /// per-endpoint hairpin rule in each `endpoint-*` chain, and an `endpoint-*` chain for
-    /// every endpoint. Later releases inline the mark, masquerade hairpin connections from a
-    /// set and put the endpoints in the service chain's `dnat` map; svclab does not model that
-    /// layout and says so in the payload and on the KubeProxyConfiguration.
+    /// The first nftables masquerading: a `mark-for-masquerade` chain that every rule needing
+    /// SNAT jumps to, the internal chain's `ip saddr != <cluster CIDR>` rule, a per-endpoint
+    /// hairpin rule in each `endpoint-*` chain, and an `endpoint-*` chain for every endpoint.
     NftablesMarkForMasqueradeChain,
+    /// The nftables masquerading of kubernetes/kubernetes#135800 and #136499: no
+    /// `mark-for-masquerade` chain (the rules carry `mark set mark or <mark>` themselves), the
+    /// ClusterIP masquerade rule once in `services` on `@cluster-ips`, a `hairpin-connections`
+    /// set of this node's endpoints that `masquerading` masquerades, and, without session
+    /// affinity, the endpoints as a `dnat ... numgen random mod n map` in the service chain
+    /// instead of one `endpoint-*` chain each (affinity keeps them, without the hairpin rule).
+    NftablesHairpinMasquerade,
+    /// A service chain with one endpoint (no session affinity) DNATs with `dnat to ip:port`
+    /// instead of a `numgen random mod 1` map.
+    NftablesSingleEndpointDnat,
+    /// The nftables element comments (the service port name) are cut to
+    /// `knftables.CommentLengthMax`, 128 bytes; before, written whole (nft refuses longer ones).
+    NftablesCommentTruncated,
+    /// The nftables `firewall-ips` elements carry the service port name as a comment.
+    NftablesFirewallElementComment,
     /// Of two endpoints with one `ip:port` in a service port's slices, the non-terminating copy
     /// wins; before, a local copy wins (`!exists || isLocal`).
     DuplicateEndpointsPreferNonTerminating,
@@ -124,12 +170,11 @@ struct Row {
 ///
 /// Read and left out because a fresh node's full sync writes the same rules:
 /// kubernetes/kubernetes#137501 (1.36, cherry-picked to 1.33 to 1.35 as #137809, #137808,
-/// #137807: `nft list --terse` when kube-proxy reads its own elements back, for nft 1.1.3) and
-/// #138571 (1.37: no periodic full sync in large-cluster mode). Not modelled although the
-/// rules differ: #139516 (CHANGELOG-1.37, v1.37.0-alpha.1) truncates the service-port name in
-/// nftables comments to 128 bytes, where 1.36 and earlier write it whole and `nft` refuses the
-/// transaction ("comment too long"); where the cut falls was not read, so svclab writes the
-/// whole name at every release.
+/// #137807: `nft list --terse` when kube-proxy reads its own elements back, for nft 1.1.3),
+/// #138571 (1.37: no periodic full sync in large-cluster mode), the partial-sync bookkeeping
+/// of 1.27 to 1.36 (`PendingChanges`, `UpdatedServices`, `epChainSkipUpdate`) and the
+/// add-and-delete of objects kube-proxy no longer wants (1.37's localhost NodePort reject map,
+/// chains and counters with KubeProxyNFTablesLocalhostNodePorts off).
 const BEHAVIOURS: &[Row] = &[
     Row {
         behaviour: Behaviour::HintsAnnotationAuto,
@@ -169,24 +214,39 @@ const BEHAVIOURS: &[Row] = &[
                    `newBaseServiceInfo`",
     },
     Row {
-        behaviour: Behaviour::NftablesDefaultPrimary,
+        behaviour: Behaviour::NftablesNodeIpFallback,
         first: 30,
+        last: Some(30),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `NewProxier` \
+                   (`proxyutil.NewNodePortAddresses(ipFamily, nodePortAddressStrings, nodeIP)`) \
+                   and pkg/proxy/util/nodeport_addresses.go `NewNodePortAddresses` (no CIDR of \
+                   the family: `primaryIP/32` or `/128`, loopback not excluded), read in \
+                   v1.30.14: kubernetes/kubernetes#122724 (CHANGELOG-1.30: \"Changed \
+                   `--nodeport-addresses` behavior to default to \"primary node IP(s) only\"\"); \
+                   1.29's nftables proxier (v1.29.15) passes no node IP and matches `fib daddr \
+                   type local` minus loopback; 1.31 (#123105) moved the default into \
+                   cmd/kube-proxy",
+    },
+    Row {
+        behaviour: Behaviour::NftablesDefaultPrimary,
+        first: 31,
         last: None,
         backports: &[],
-        upstream: "kubernetes/kubernetes#122724 (CHANGELOG-1.30: \"Changed `--nodeport-addresses` \
-                   behavior to default to \"primary node IP(s) only\" rather than \"all node \
-                   IPs\"\", the nftables mode), reworked by #123105 (1.31) into \
-                   cmd/kube-proxy/app/server.go `newProxyServer` passing `primary`; 1.29's \
-                   nftables proxier matched `fib daddr type local` minus loopback",
+        upstream: "cmd/kube-proxy/app/server_linux.go `platformApplyDefaults` (`nftables` mode and \
+                   no `NodePortAddresses`: `[]string{NodePortAddressesPrimary}`), read in v1.31.14 \
+                   to v1.37.2: kubernetes/kubernetes#123105 (CHANGELOG-1.31); absent in v1.30.14",
     },
     Row {
         behaviour: Behaviour::PrimaryNodePortAddresses,
-        first: 30,
+        first: 31,
         last: None,
         backports: &[],
-        upstream: "cmd/kube-proxy/app/server.go `newProxyServer` (`NodePortAddressesPrimary`, \
-                   `!nodeIP.IsLoopback()`, read in the 1.31+ form of #123105; 1.30's #122724 \
-                   form is taken to agree), `detectNodeIPs`",
+        upstream: "cmd/kube-proxy/app/server.go `newProxyServer`: v1.31.14 to v1.36.5 expand a lone \
+                   `primary` into `nodeIPs[family]/32` and `/128` for each family whose node IP \
+                   `!IsLoopback()`; v1.37.2 `expandNodePortAddressKeywords` does the same for \
+                   `primary` wherever it stands; `detectNodeIPs` gives loopback to a family \
+                   without a node IP",
     },
     Row {
         behaviour: Behaviour::PrimaryKeyword,
@@ -198,6 +258,28 @@ const BEHAVIOURS: &[Row] = &[
                    `validateKubeProxyNodePortAddress` (\"can't use both 'primary' and CIDRs\"); \
                    before, every entry must pass `ParseCIDRSloppy` (\"must be a valid CIDR\", \
                    per index since #95036, 1.20)",
+    },
+    Row {
+        behaviour: Behaviour::NodePortAddressKeywords,
+        first: 37,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateKubeProxyNodePortAddress` \
+                   (`seenKeywords`, `field.Duplicate`, \"must be a valid CIDR or one of the \
+                   keywords 'primary', 'localhost', 'all'\") and cmd/kube-proxy/app/server.go \
+                   `expandNodePortAddressKeywords` (`localhost`: `127.0.0.0/8` and `::1/128`; \
+                   `all`: `0.0.0.0/0` and `::/0`), read in v1.37.0 and v1.37.2; v1.36.5 has \
+                   neither",
+    },
+    Row {
+        behaviour: Behaviour::ZeroCidrByText,
+        first: 24,
+        last: Some(33),
+        backports: &[],
+        upstream: "pkg/proxy/util/utils.go `IsZeroCIDR(cidr string)` (`cidr == IPv4ZeroCIDR || cidr \
+                   == IPv6ZeroCIDR`) as read in v1.24.17 to v1.33.13 (1.24 to 1.26 through \
+                   `GetNodeAddresses`, 1.27 on through `NewNodePortAddresses`); v1.34.12 has \
+                   `IsZeroCIDR(cidr *net.IPNet)` (prefix length 0)",
     },
     Row {
         behaviour: Behaviour::NftablesModeGated,
@@ -289,6 +371,70 @@ const BEHAVIOURS: &[Row] = &[
                    jumps to KUBE-EXT-* per allowed range and ends in KUBE-MARK-DROP)",
     },
     Row {
+        behaviour: Behaviour::FirewallChainClosingComment,
+        first: 27,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules` (`\"other traffic to %s will be \
+                   dropped by KUBE-PROXY-FIREWALL\"`): present in v1.27.0 and v1.27.16, absent in \
+                   v1.25.16 and v1.26.15, whose KUBE-FW-* ends after the allow rules",
+    },
+    Row {
+        behaviour: Behaviour::NodeIpFromBindAddress,
+        first: 24,
+        last: Some(27),
+        backports: &[],
+        upstream: "cmd/kube-proxy/app/server_others.go `newProxyServer` hands the dual-stack \
+                   proxiers `nodeIPTuple(config.BindAddress)` (cmd/kube-proxy/app/server.go: the \
+                   bind address in its family's slot, `net.IPv4zero` / `net.IPv6zero` in the \
+                   other), read in v1.24.17 and v1.27.16; `detectNodeIP` (the Node's IP) only \
+                   picks the primary family and feeds a single-stack proxier",
+    },
+    Row {
+        behaviour: Behaviour::NodeIpPrimaryFamilyOnly,
+        first: 28,
+        last: Some(28),
+        backports: &[],
+        upstream: "cmd/kube-proxy/app/server.go `detectNodeIPs(client, hostname, bindAddress)` in \
+                   v1.28.15: the bind address unless unspecified, else `utilnode.GetNodeIP` \
+                   (pkg/util/node `GetNodeHostIP`: `GetNodeHostIPs(node)[0]`), else \
+                   `127.0.0.1`, and `net.IPv6zero` / `net.IPv4zero` for the other family; v1.29.15 \
+                   reads every node IP (`getNodeIPs`, `detectNodeIPs(rawNodeIPs, bindAddress)`)",
+    },
+    Row {
+        behaviour: Behaviour::LocalDetectorCidrAsWritten,
+        first: 24,
+        last: Some(29),
+        backports: &[],
+        upstream: "pkg/proxy/util/iptables/traffic.go `NewDetectLocalByCIDR(cidr string)` keeps the \
+                   string for `-s` (v1.24.17 to v1.30.14), fed as written by cmd/kube-proxy \
+                   `getLocalDetector` (1.24 to 1.27 `cidrTuple` / `PodCIDR`; 1.28 and 1.29 \
+                   `proxyutil.MapCIDRsByIPFamily`, which returns the strings); from v1.30.14 \
+                   `MapCIDRsByIPFamily` returns parsed `*net.IPNet`s and the caller passes \
+                   `.String()`, the network",
+    },
+    Row {
+        behaviour: Behaviour::IptablesRandomFullyAlways,
+        first: 37,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: v1.37.0 and v1.37.2 write \
+                   `\"-j\", \"MASQUERADE\", \"--random-fully\"` unconditionally (`NewProxier` no longer \
+                   asks `ipt.HasRandomFully()`); v1.36.5 appends it only `if \
+                   proxier.iptables.HasRandomFully()`",
+    },
+    Row {
+        behaviour: Behaviour::NodePortRulesNeedNodeAddress,
+        first: 24,
+        last: Some(26),
+        backports: &[],
+        upstream: "pkg/proxy/iptables/proxier.go `syncProxyRules`: `if svcInfo.NodePort() != 0 && \
+                   len(nodeAddresses) != 0` around the \"Capture nodeports\" rules, \
+                   `nodeAddresses` from pkg/proxy/util `GetNodeAddresses` (nil with \"no addresses \
+                   found for cidrs\"), read in v1.24.17, v1.25.16 and v1.26.15; v1.27.16 builds \
+                   the NodePort rules whatever `NodePortAddresses.GetNodeIPs` finds",
+    },
+    Row {
         behaviour: Behaviour::NoLocalEndpointsInFilter,
         first: 25,
         last: None,
@@ -345,13 +491,13 @@ const BEHAVIOURS: &[Row] = &[
     },
     Row {
         behaviour: Behaviour::NftablesElementsOnce,
-        first: 32,
+        first: 31,
         last: None,
         backports: &[],
-        upstream: "pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem`: \
-                   kubernetes/kubernetes#126013 \"[kube-proxy: nftables] Implement partial sync\" \
-                   (still under review on 2024-07-18, after the 1.31 code freeze, so 1.32); \
-                   1.29 to 1.31 `tx.Add` every element",
+        upstream: "pkg/proxy/nftables/proxier.go `nftElementStorage.ensureElem` \
+                   (kubernetes/kubernetes#126013 \"[kube-proxy: nftables] Implement partial \
+                   sync\"), present in v1.31.0 and v1.31.14 (the nftables proxier of the two is \
+                   the same file); v1.29.15 and v1.30.14 `tx.Add` every element",
     },
     Row {
         behaviour: Behaviour::NftablesIifname,
@@ -370,16 +516,53 @@ const BEHAVIOURS: &[Row] = &[
         last: Some(35),
         backports: &[],
         upstream: "pkg/proxy/nftables/proxier.go `setupNFTables` (`markMasqChain`, the three \
-                   `masqueradingChain` rules) and `syncProxyRules` (`jump mark-for-masquerade`); \
-                   replaced in 1.36 by kubernetes/kubernetes#135800 \"rework nftables \
-                   masquerading code, part 1\" (CHANGELOG-1.36, v1.36.0-alpha: \"uses less CPU \
-                   when loading very large rulesets\"; removes the chain and inlines `mark set \
-                   mark or`), #136499 \"further nftables masquerading improvements\" (the \
-                   `hairpin-connections` set, `nftElementStorage` `hairpinConnections`) and the \
-                   commit \"Squash nftables endpoint chains into service vmap\"; a v1.36.2 node's \
-                   `nft list table ip kube-proxy` shows all three. No copy of the 1.36 \
-                   proxier or of its test's expected ruleset was found, so the 1.36 layout is \
-                   not modelled",
+                   `masqueradingChain` rules) and `syncProxyRules` (`jump mark-for-masquerade`, \
+                   `writeServiceToEndpointRules`), read in v1.29.15 to v1.35.8",
+    },
+    Row {
+        behaviour: Behaviour::NftablesHairpinMasquerade,
+        first: 36,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go, v1.36.0 = v1.36.5 and v1.37.2: `setupNFTables` \
+                   (`hairpinConnectionsSet`, the two `masqueradingChain` rules, the `services` \
+                   rule on `@cluster-ips` with `proxier.masqueradeRule` and the comments \
+                   \"masquerade all clusterIP traffic\" / \"masquerade clusterIP traffic from \
+                   outside cluster\"), `syncProxyRules` (`hairpinConnections.ensureElem` for \
+                   `epInfo.IsLocal()`, `serviceUsesAffinity`, the external chain's \
+                   `masqueradeRule` with comment \"masquerade\" or \"masquerade local traffic\"), \
+                   `writeServiceToEndpointDNATs` and `writeServiceToEndpointJumps`: \
+                   kubernetes/kubernetes#135800 \"rework nftables masquerading code, part 1\" \
+                   and #136499 \"further nftables masquerading improvements\" (CHANGELOG-1.36)",
+    },
+    Row {
+        behaviour: Behaviour::NftablesSingleEndpointDnat,
+        first: 37,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `writeServiceToEndpointDNATs` (\"Special case for \
+                   single endpoint services\": `dnat to` `net.JoinHostPort(ip, port)`), in \
+                   v1.37.0 and v1.37.2, not in v1.36.5",
+    },
+    Row {
+        behaviour: Behaviour::NftablesCommentTruncated,
+        first: 37,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `truncateNFTablesComment` \
+                   (`s[:knftables.CommentLengthMax]`, 128 bytes, cut at a byte whatever the \
+                   UTF-8) on `svcPortComment`, in v1.37.0 and v1.37.2: kubernetes/kubernetes#139516 \
+                   (CHANGELOG-1.37, v1.37.0-alpha.1); v1.36.5 writes `svcInfo.nameString` whole",
+    },
+    Row {
+        behaviour: Behaviour::NftablesFirewallElementComment,
+        first: 30,
+        last: Some(30),
+        backports: &[],
+        upstream: "pkg/proxy/nftables/proxier.go `syncProxyRules` in v1.30.14: the `firewallIPsMap` \
+                   element has `Comment: &svcPortNameString`; v1.31.0 (the \
+                   `proxier.firewallIPs.ensureElem` of #126013) writes none, and 1.29 has no \
+                   `firewall-ips` map",
     },
     Row {
         behaviour: Behaviour::DuplicateEndpointsPreferNonTerminating,
@@ -402,17 +585,6 @@ pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -
                     version.minor == minor && version.patch.is_none_or(|p| p >= patch)
                 })
         })
-}
-
-/// Whether a minor release comes after the last release a behaviour holds in (a behaviour that
-/// holds to the newest is never past).
-pub(crate) fn past(behaviour: Behaviour, minor: u32) -> bool {
-    BEHAVIOURS
-        .iter()
-        .filter(|r| r.behaviour == behaviour)
-        .filter_map(|r| r.last)
-        .max()
-        .is_some_and(|last| minor > last)
 }
 
 /// Whether a behaviour holds in a minor release.
@@ -458,8 +630,13 @@ pub(crate) fn configure_release(
     };
     config.ip_mode_proxy_skipped =
         holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
-    config.primary_skips_loopback = holds(Behaviour::PrimaryNodePortAddresses, minor);
+    config.nftables_node_ip_fallback = holds(Behaviour::NftablesNodeIpFallback, minor);
     config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
+    config.node_port_keywords = holds(Behaviour::NodePortAddressKeywords, minor);
+    config.zero_cidr_by_text = holds(Behaviour::ZeroCidrByText, minor);
+    config.node_port_rules_need_address = holds(Behaviour::NodePortRulesNeedNodeAddress, minor);
+    config.random_fully |= holds(Behaviour::IptablesRandomFullyAlways, minor);
+    config.fw_closing_comment = holds(Behaviour::FirewallChainClosingComment, minor);
     config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
     config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
     config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
@@ -478,7 +655,17 @@ pub(crate) fn configure_release(
     config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
     config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
     config.nftables_iifname = holds_at(Behaviour::NftablesIifname, version);
-    config.nftables_masquerade_unmodelled = past(Behaviour::NftablesMarkForMasqueradeChain, minor);
+    config.nftables_masquerade = if holds(Behaviour::NftablesHairpinMasquerade, minor) {
+        NftablesMasquerade::HairpinSet
+    } else {
+        NftablesMasquerade::MarkChain
+    };
+    config.nftables_single_endpoint_dnat = holds(Behaviour::NftablesSingleEndpointDnat, minor);
+    config.nftables_truncate_comments = holds(Behaviour::NftablesCommentTruncated, minor);
+    config.nftables_firewall_comment = holds(Behaviour::NftablesFirewallElementComment, minor);
+    // pkg/features/kube_features.go `KubeProxyNFTablesLocalhostNodePorts` (alpha in 1.37, off by
+    // default; unknown before, where kube-proxy refuses to set it: proxy/startup.rs).
+    config.nftables_localhost_node_ports = gate("KubeProxyNFTablesLocalhostNodePorts");
     if !config.localhost_exclusions {
         // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
         config.localhost_node_ports = true;

@@ -8,7 +8,7 @@
 //! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules; `svclab check`
 //! reports each field error on the KubeProxyConfiguration (`diagnostics`).
 
-use super::release::{Behaviour, holds, past};
+use super::release::{Behaviour, holds};
 use super::{ProxyMode, RenderError};
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::{FieldError, GoValue};
@@ -81,24 +81,6 @@ pub(crate) fn diagnostics(
             .at(source)
         })
         .collect();
-    if refused.is_empty()
-        && located.value.mode == ProxyMode::Nftables.as_str()
-        && past(Behaviour::NftablesMarkForMasqueradeChain, minor)
-    {
-        // svclab's own word (never an apiserver or kube-proxy message): the rules it renders
-        // for this kube-proxy are not the release's (release.rs
-        // `NftablesMarkForMasqueradeChain`).
-        let source = located.positions.source_of("mode");
-        return vec![
-            Diagnostic::warning(
-                Some(ObjectRef::kind("KubeProxyConfiguration")),
-                "mode",
-                "SvclabAdvisory",
-                super::nftables::MASQUERADE_NOTICE,
-            )
-            .at(source),
-        ];
-    }
     refused
 }
 
