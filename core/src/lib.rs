@@ -66,8 +66,8 @@ pub use manifest::{Input, Object, Scenario, parse};
 pub use model::well_known::OPERATION_ANNOTATION;
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
-    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServiceKey,
-    ServicePolicy, ServicePort, ServiceSpec, StringMap,
+    KubeProxyChecked, KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service,
+    ServiceKey, ServicePolicy, ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
 pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};

@@ -178,6 +178,9 @@ pub struct ProxyConfig {
     /// Only `0.0.0.0/0` and `::/0` as written mean every address (`IsZeroCIDR` on the text,
     /// 1.24 to 1.33); later any CIDR of prefix length 0 does.
     pub zero_cidr_by_text: bool,
+    /// A CIDR of prefix length 0 written otherwise (`192.168.0.9/0`) matches no host address
+    /// (1.27: `GetNodeAddresses` skips it by its parsed text).
+    pub zero_prefix_matches_nothing: bool,
     /// kube-proxy writes KUBE-FIREWALL's "block incoming localnet connections" rule (IPv4 with
     /// localhost NodePorts), 1.27 to the newest; before, kubelet owned the chain and the
     /// payload has none.
@@ -280,6 +283,7 @@ impl ProxyConfig {
             ip_mode_proxy_skipped: true,
             node_port_keywords: true,
             zero_cidr_by_text: false,
+            zero_prefix_matches_nothing: false,
             fw_closing_comment: true,
             node_port_rules_need_address: false,
             nftables_node_ip_fallback: false,
@@ -530,7 +534,12 @@ impl ProxyConfig {
             .host_addresses
             .iter()
             .copied()
-            .filter(|ip| cidrs.iter().any(|c| c.contains(ip)))
+            .filter(|ip| {
+                cidrs
+                    .iter()
+                    .filter(|c| !(self.zero_prefix_matches_nothing && c.prefix_len() == 0))
+                    .any(|c| c.contains(ip))
+            })
             .filter(|ip| !(skip_loopback && ip.is_loopback()))
             .collect();
         ips.sort();

@@ -44,6 +44,10 @@ pub(crate) enum Behaviour {
     /// (`IsZeroCIDR` compares the text), so `1.2.3.4/0` is an ordinary CIDR holding every host
     /// address; later, any CIDR with prefix length 0 means every address.
     ZeroCidrByText,
+    /// A `nodePortAddresses` CIDR of prefix length 0 not written `0.0.0.0/0` or `::/0` matches no
+    /// host address (its parsed text is skipped as a zero CIDR, its written text was not taken
+    /// as one), so it yields no jump to KUBE-NODEPORTS.
+    ZeroPrefixMatchesNothing,
     /// `--proxy-mode nftables` exists behind kube-proxy's NFTablesProxyMode gate (alpha, off by
     /// default, in 1.29 and 1.30; beta, on by default, in 1.31 and 1.32).
     NftablesModeGated,
@@ -51,9 +55,42 @@ pub(crate) enum Behaviour {
     NftablesModeOnByDefault,
     /// NFTablesProxyMode is GA: the nftables mode is always valid.
     NftablesModeGa,
-    /// `userspace` is still a valid Linux proxy mode, and the valid modes of the mode error
-    /// are joined with `,` (`iptables,ipvs,userspace`); later ones are joined with `, `.
+    /// `userspace` is still a valid Linux proxy mode (`iptables,ipvs,userspace`).
     UserspaceProxyMode,
+    /// The valid proxy modes of the mode error are joined with `, ` (`iptables, ipvs`); before,
+    /// with `,`.
+    ModeListCommaSpace,
+    /// `mode: ipvs` is valid only while kube-proxy's KubeProxyIPVS gate is on.
+    IpvsModeGated,
+    /// `Options.Complete` runs `platformApplyDefaults` before `Validate`: a blank `mode` is
+    /// validated as `iptables`, a blank `detectLocalMode` as `ClusterCIDR`.
+    PlatformDefaultsBeforeValidate,
+    /// `Validate` checks the internal configuration of the `Linux` split: conntrack and
+    /// `oomScoreAdj` under `KubeProxyLinuxConfiguration`, the sync periods at the top (from
+    /// the mode's block), `clusterCIDR` as `DetectLocalConfiguration.ClusterCIDRs`, the
+    /// interface names under `DetectLocalConfiguration`; no `PortRange`.
+    ValidateLinuxBlock,
+    /// `Validate` checks the nftables block (`masqueradeBit`, and its sync periods until the
+    /// `Linux` split) when the mode is nftables.
+    ValidateNftablesBlock,
+    /// `Validate` checks the ipvs scheduler's name (`validateIPVSSchedulerMethod`).
+    ValidateIpvsScheduler,
+    /// `Validate` checks conntrack's `udpTimeout` and `udpStreamTimeout`.
+    ValidateConntrackUdpTimeouts,
+    /// `Validate` checks the userspace proxy's `udpIdleTimeout` (above zero).
+    ValidateUdpIdleTimeout,
+    /// `Validate` checks `portRange` (`utilnet.ParsePortRange`).
+    ValidatePortRange,
+    /// `Validate` refuses a `detectLocalMode` it does not know (`field.NotSupported`).
+    ValidateDetectLocalMode,
+    /// An unknown `detectLocalMode` stops `newProxyServer` ("cannot determine
+    /// detect-local-mode: unknown detect-local-mode: X") after validation.
+    DetectLocalModeStartupError,
+    /// `Validate` checks `logging` (component-base logs/api/v1 `Validate`: the format).
+    ValidateLogging,
+    /// `showHiddenMetricsForVersion`'s error nests component-base's own `field.Error`
+    /// ("invalid showHiddenMetricsForVersion: ..."); before, a flag-style sentence.
+    ShowHiddenMetricsFieldError,
     /// `iptables.localhostNodePorts` exists (default true) and iptables mode keeps loopback
     /// destinations it cannot serve out of KUBE-NODEPORTS; before, every local address jumps.
     LocalhostNodePortsOption,
@@ -282,6 +319,18 @@ const BEHAVIOURS: &[Row] = &[
                    `IsZeroCIDR(cidr *net.IPNet)` (prefix length 0)",
     },
     Row {
+        behaviour: Behaviour::ZeroPrefixMatchesNothing,
+        first: 27,
+        last: Some(27),
+        backports: &[],
+        upstream: "pkg/proxy/util/nodeport_addresses.go `GetNodeAddresses` in v1.27.16: the first \
+                   round keeps `cidrStrings` that are `IsZeroCIDR` as written, the second skips \
+                   `npa.cidrs` whose parsed `cidr.String()` is, so `192.168.0.9/0` gives no \
+                   address; v1.26.15 skips by the written text in both rounds \
+                   (pkg/proxy/util/utils.go), v1.28.15 has `GetNodeIPs` (`matchAll` by the \
+                   written text)",
+    },
+    Row {
         behaviour: Behaviour::NftablesModeGated,
         first: 29,
         last: Some(32),
@@ -312,9 +361,128 @@ const BEHAVIOURS: &[Row] = &[
         last: Some(25),
         backports: &[],
         upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` \
-                   (`sets.NewString(userspace, iptables, ipvs)`, `strings.Join(validModes.List(), \
-                   \",\")`, read in a userspace-era copy); userspace removed by #112133 (1.26); \
-                   the `, ` join read in a copy after the removal and before the nftables mode",
+                   (`sets.NewString(userspace, iptables, ipvs)` in v1.24.17 and v1.25.16); \
+                   userspace removed by #112133 (v1.26.15 lists `iptables,ipvs`)",
+    },
+    Row {
+        behaviour: Behaviour::ModeListCommaSpace,
+        first: 28,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`: \
+                   `strings.Join(sets.List(validModes), \", \")` in v1.28.15 (the move to \
+                   generic sets), `strings.Join(validModes.List(), \",\")` in v1.24.17 to \
+                   v1.27.16",
+    },
+    Row {
+        behaviour: Behaviour::IpvsModeGated,
+        first: 37,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` in \
+                   v1.37.2: `if utilfeature.DefaultFeatureGate.Enabled(features.KubeProxyIPVS) \
+                   { validModes.Insert(ProxyModeIPVS) }` (KEP-5495, kubernetes/kubernetes#139397)",
+    },
+    Row {
+        behaviour: Behaviour::PlatformDefaultsBeforeValidate,
+        first: 28,
+        last: None,
+        backports: &[],
+        upstream: "cmd/kube-proxy/app/server.go (options.go from 1.31) `Options.Complete` calls \
+                   `o.platformApplyDefaults(o.config)` (server_linux.go / server_others.go: \
+                   blank mode to iptables, blank detectLocalMode to ClusterCIDR) in v1.28.15 to \
+                   v1.37.2; v1.24.17 to v1.27.16 have no platformApplyDefaults",
+    },
+    Row {
+        behaviour: Behaviour::ValidateLinuxBlock,
+        first: 31,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `Validate`, \
+                   `validateKubeProxyLinuxConfiguration`, `validateDetectLocalConfiguration`, \
+                   `validateDualStackCIDRStrings` in v1.31.14; v1.30.14 has the per-block sync \
+                   periods, `ClusterCIDR`, `PortRange`, `InterfaceName` at the top",
+    },
+    Row {
+        behaviour: Behaviour::ValidateNftablesBlock,
+        first: 29,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go \
+                   `validateKubeProxyNFTablesConfiguration` (v1.29.15 on, with the nftables \
+                   mode)",
+    },
+    Row {
+        behaviour: Behaviour::ValidateIpvsScheduler,
+        first: 24,
+        last: Some(26),
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateIPVSSchedulerMethod` \
+                   (v1.24.17 to v1.26.15; gone in v1.27.16)",
+    },
+    Row {
+        behaviour: Behaviour::ValidateConntrackUdpTimeouts,
+        first: 29,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go \
+                   `validateKubeProxyConntrackConfiguration` (`UDPTimeout`, `UDPStreamTimeout`, \
+                   v1.29.15 on)",
+    },
+    Row {
+        behaviour: Behaviour::ValidateUdpIdleTimeout,
+        first: 24,
+        last: Some(25),
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `Validate` (`UDPIdleTimeout`, \
+                   v1.24.17 and v1.25.16; removed with the userspace proxy, v1.26.15)",
+    },
+    Row {
+        behaviour: Behaviour::ValidatePortRange,
+        first: 24,
+        last: Some(30),
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `Validate` \
+                   (`utilnet.ParsePortRange(config.PortRange)`, v1.24.17 to v1.30.14)",
+    },
+    Row {
+        behaviour: Behaviour::ValidateDetectLocalMode,
+        first: 28,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `validateDetectLocalMode` \
+                   (`field.NotSupported`, v1.28.15 on)",
+    },
+    Row {
+        behaviour: Behaviour::DetectLocalModeStartupError,
+        first: 24,
+        last: Some(27),
+        backports: &[],
+        upstream: "cmd/kube-proxy/app/server_others.go `getDetectLocalMode` (\"unknown \
+                   detect-local-mode: %v\") and `newProxyServer` (\"cannot determine \
+                   detect-local-mode: %v\"), v1.24.17 to v1.27.16",
+    },
+    Row {
+        behaviour: Behaviour::ValidateLogging,
+        first: 28,
+        last: None,
+        backports: &[],
+        upstream: "pkg/proxy/apis/config/validation/validation.go `Validate` \
+                   (`logsapi.Validate(&config.Logging, ...)`, v1.28.15 on): component-base \
+                   logs/api/v1 `Validate` (\"Unsupported log format\"; kube-proxy registers \
+                   `text` and `json`)",
+    },
+    Row {
+        behaviour: Behaviour::ShowHiddenMetricsFieldError,
+        first: 36,
+        last: None,
+        backports: &[],
+        upstream: "component-base metrics/options.go `ValidateShowHiddenMetricsVersion`: \
+                   v0.36.5 calls metrics/api/v1 \
+                   `ValidateShowHiddenMetricsVersionForKubeletBackwardCompatOnly` (\"invalid \
+                   showHiddenMetricsForVersion: %v\" of a field.Error); v0.24.17 to v0.35.8 \
+                   return \"--show-hidden-metrics-for-version must be omitted or have the value \
+                   '%v'. Only the previous minor version is allowed\"",
     },
     Row {
         behaviour: Behaviour::LocalhostNodePortsOption,
@@ -634,6 +802,7 @@ pub(crate) fn configure_release(
     config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
     config.node_port_keywords = holds(Behaviour::NodePortAddressKeywords, minor);
     config.zero_cidr_by_text = holds(Behaviour::ZeroCidrByText, minor);
+    config.zero_prefix_matches_nothing = holds(Behaviour::ZeroPrefixMatchesNothing, minor);
     config.node_port_rules_need_address = holds(Behaviour::NodePortRulesNeedNodeAddress, minor);
     config.random_fully |= holds(Behaviour::IptablesRandomFullyAlways, minor);
     config.fw_closing_comment = holds(Behaviour::FirewallChainClosingComment, minor);

@@ -211,7 +211,8 @@ fn tcp_be_liberal_by_release() {
 }
 
 /// pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux` by release: no
-/// nftables mode in 1.24 to 1.28 (1.24 and 1.25 still list `userspace`, joined with `,`); in
+/// nftables mode in 1.24 to 1.28 (1.24 and 1.25 still list `userspace`; the list is joined
+/// with `,` until 1.27 and with `, ` from 1.28, where `sets.List` came in); in
 /// 1.29 and 1.30 it needs kube-proxy's NFTablesProxyMode gate (alpha, off by default,
 /// CHANGELOG-1.29 for #121046); in 1.31 and 1.32 the gate is beta and on unless kube-proxy's
 /// `featureGates` turn it off (#124383); from 1.33 it is GA. A refusal is the text
@@ -229,6 +230,7 @@ fn nftables_mode_by_release() {
         ("1.24", "mode: iptables", false),
         ("1.25", "mode: nftables", false),
         ("1.26", "mode: nftables", false),
+        ("1.27", "mode: nftables", false),
         ("1.28", "mode: nftables", false),
         ("1.29", "mode: nftables", false),
         ("1.29", on, true),
@@ -245,8 +247,11 @@ fn nftables_mode_by_release() {
             let text = got.unwrap_or_else(|e| panic!("{version} {kpc}: {e}"));
             assert!(text.contains("add table ip kube-proxy"), "{version} {kpc}\n{text}");
         } else {
-            let modes =
-                if version <= "1.25" { "iptables,ipvs,userspace" } else { "iptables, ipvs" };
+            let modes = match version {
+                "1.24" | "1.25" => "iptables,ipvs,userspace",
+                "1.26" | "1.27" => "iptables,ipvs",
+                _ => "iptables, ipvs",
+            };
             assert_eq!(got, refused(version, modes), "{version} {kpc}");
         }
     }
@@ -267,9 +272,10 @@ fn nftables_mode_by_release() {
 
 /// pkg/proxy/apis/config/validation/validation.go `validateKubeProxyNodePortAddress` by
 /// release: the keyword `primary` exists from 1.31 (kubernetes/kubernetes#123105, listed in
-/// CHANGELOG-1.31), alone; mixed with CIDRs it is "can't use both 'primary' and CIDRs" and
-/// the check stops there. Before 1.31 it is an entry that is not a CIDR, refused per index
-/// ("must be a valid CIDR", #95036) in every mode. Several errors aggregate as `[a, b]`.
+/// CHANGELOG-1.31), alone until 1.36; mixed with CIDRs it is "can't use both 'primary' and
+/// CIDRs" and the check stops there. 1.37 takes `primary`, `localhost` and `all` anywhere,
+/// each once. Before 1.31 it is an entry that is not a CIDR, refused per index ("must be a
+/// valid CIDR", #95036) in every mode. Several errors aggregate as `[a, b]`.
 #[test]
 fn primary_keyword_by_release() {
     let refused = |version: &str, errors: &str| {
@@ -295,12 +301,30 @@ fn primary_keyword_by_release() {
         render_at("1.31", "nodePortAddresses: [primary, 10.0.0.0/8]", ProxyMode::Iptables),
         refused("1.31", &invalid(0, "primary", both))
     );
-    // The loop stops at `primary`: the bad entry after it goes unreported from 1.31 on.
+    // The loop stops at `primary`: the bad entry after it goes unreported in 1.31 to 1.36.
     let mixed = "nodePortAddresses: [10.0.0.0/8, primary, bogus]";
     assert_eq!(
-        render_at("1.37", mixed, ProxyMode::Iptables),
-        refused("1.37", &invalid(1, "primary", both))
+        render_at("1.36", mixed, ProxyMode::Iptables),
+        refused("1.36", &invalid(1, "primary", both))
     );
+    // 1.37: keywords anywhere, each once; the other entries must be CIDRs.
+    let keywords = "must be a valid CIDR or one of the keywords 'primary', 'localhost', 'all'";
+    assert_eq!(
+        render_at("1.37", mixed, ProxyMode::Iptables),
+        refused("1.37", &invalid(2, "bogus", keywords))
+    );
+    assert_eq!(
+        render_at("1.37", "nodePortAddresses: [primary, all, primary]", ProxyMode::Iptables),
+        refused(
+            "1.37",
+            "KubeProxyConfiguration.NodePortAddresses[2]: Duplicate value: \"primary\""
+        )
+    );
+    let text = render_at("1.37", "nodePortAddresses: [primary, 127.0.0.0/8]", ProxyMode::Iptables)
+        .unwrap_or_else(|e| panic!("{e}"));
+    for rule in ["-d 127.0.0.1 -j KUBE-NODEPORTS", "-d 192.168.0.2 -j KUBE-NODEPORTS"] {
+        assert!(text.contains(rule), "{rule}\n{text}");
+    }
     assert_eq!(
         render_at("1.30", mixed, ProxyMode::Iptables),
         refused(
@@ -764,11 +788,11 @@ fn nftables_interface_detector_by_release() {
 
 /// kube-proxy's own `featureGates` by release: cmd/kube-proxy/app/server.go `Options.Complete`
 /// hands them to component-base `featureGate.SetFromMap`, which refuses a gate unknown at the
-/// release (`unrecognized feature gate`) or a locked gate set to its other value. Every row of
-/// startup.rs `OWN_GATES` (stages from pkg/features/kube_features.go, 1.24 to the newest) and
-/// the Service gates kube-proxy reads from profile.rs `GATES` (LoadBalancerIPMode removed in
-/// 1.35, TopologyAwareHints and ServiceTrafficDistribution in 1.36); KubeProxyIPVS is new in
-/// 1.37, GA and not locked (kubernetes/kubernetes#139397, CHANGELOG-1.37).
+/// release (`unrecognized feature gate`) or a locked gate set to its other value, judged on the
+/// whole registry of a kube-proxy binary of the release (startup/gates.rs, read from upstream's
+/// binaries): the gates kube-proxy acts on (LoadBalancerIPMode removed in 1.35,
+/// TopologyAwareHints and ServiceTrafficDistribution in 1.36; KubeProxyIPVS new in 1.37, not
+/// locked) and any other name, a kubelet gate of the release as much as a made-up one.
 #[test]
 fn kube_proxy_gates_by_release() {
     let unknown = |gate: &str| format!("failed complete: unrecognized feature gate: {gate}");
@@ -813,9 +837,12 @@ fn kube_proxy_gates_by_release() {
             }
         }
     }
-    // A name neither table lists is not judged; of two bad gates the first by name is named.
-    assert!(
-        render_at("1.30", "featureGates: {SomeKubeletGate: true}", ProxyMode::Iptables).is_ok()
+    // Any gate of the registry is taken (a kubelet gate too), any other name refused; of two bad
+    // gates the first by name is named.
+    assert!(render_at("1.30", "featureGates: {KubeletTracing: true}", ProxyMode::Iptables).is_ok());
+    assert_eq!(
+        render_at("1.30", "featureGates: {SomeKubeletGate: true}", ProxyMode::Iptables),
+        Err(format!("kube-proxy 1.30 refuses to start: {}", unknown("SomeKubeletGate")))
     );
     assert_eq!(
         render_at(
@@ -1183,4 +1210,55 @@ fn node_port_addresses_matching_by_release() {
         ["-d 127.0.0.1 -j KUBE-NODEPORTS", "-d 192.168.0.2 -j KUBE-NODEPORTS"]
     );
     assert_eq!(local("1.34"), ["-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS"]);
+    // 1.27's `GetNodeAddresses` skips the CIDR by its parsed text, `0.0.0.0/0`, having not
+    // taken it as a zero CIDR by its written one: no address, no jump.
+    assert_eq!(local("1.26"), local("1.33"));
+    assert_eq!(local("1.27"), Vec::<String>::new());
+}
+
+/// pkg/proxy/nftables/proxier.go with kube-proxy's KubeProxyNFTablesLocalhostNodePorts (alpha,
+/// 1.37; `localhostNodePortRejectProtocols`): NodePorts on loopback are rejected and counted
+/// per protocol (a named counter and a chain each, the `localhost-nodeport-reject-ports` map,
+/// one element per NodePort); with loopback itself among `nodePortAddresses` a userspace
+/// proxy serves TCP (no rules), so only UDP and SCTP are rejected. The gate is unknown before
+/// 1.37.
+#[test]
+fn nftables_localhost_node_ports_gate() {
+    let gate = "featureGates: {KubeProxyNFTablesLocalhostNodePorts: true}";
+    let lines = |kpc: &str| {
+        let text = render_at("1.37", kpc, ProxyMode::Nftables).unwrap_or_else(|e| panic!("{e}"));
+        text.lines()
+            .filter(|l| l.contains("localhost-nodeport"))
+            .map(|l| l.trim_start_matches("add ").to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    expect_test::expect![[r#"
+        map ip kube-proxy localhost-nodeport-reject-ports { type inet_proto . inet_service : verdict ; comment "localhost NodePorts rejected by kube-proxy" ; }
+        counter ip kube-proxy localhost-nodeport-rejected-tcp
+        counter ip kube-proxy localhost-nodeport-rejected-udp
+        counter ip kube-proxy localhost-nodeport-rejected-sctp
+        chain ip kube-proxy localhost-nodeport-reject-tcp
+        chain ip kube-proxy localhost-nodeport-reject-udp
+        chain ip kube-proxy localhost-nodeport-reject-sctp
+        rule ip kube-proxy localhost-nodeport-reject-tcp counter name "localhost-nodeport-rejected-tcp" reject
+        rule ip kube-proxy localhost-nodeport-reject-udp counter name "localhost-nodeport-rejected-udp" reject
+        rule ip kube-proxy localhost-nodeport-reject-sctp counter name "localhost-nodeport-rejected-sctp" reject
+        rule ip kube-proxy nodeport-endpoints-check ip daddr 127.0.0.0/8 meta l4proto . th dport vmap @localhost-nodeport-reject-ports
+        element ip kube-proxy localhost-nodeport-reject-ports { tcp . 30080 : goto localhost-nodeport-reject-tcp }"#]].assert_eq(&lines(gate));
+    expect_test::expect![[r#"
+        map ip kube-proxy localhost-nodeport-reject-ports { type inet_proto . inet_service : verdict ; comment "localhost NodePorts rejected by kube-proxy" ; }
+        counter ip kube-proxy localhost-nodeport-rejected-udp
+        counter ip kube-proxy localhost-nodeport-rejected-sctp
+        chain ip kube-proxy localhost-nodeport-reject-udp
+        chain ip kube-proxy localhost-nodeport-reject-sctp
+        rule ip kube-proxy localhost-nodeport-reject-udp counter name "localhost-nodeport-rejected-udp" reject
+        rule ip kube-proxy localhost-nodeport-reject-sctp counter name "localhost-nodeport-rejected-sctp" reject
+        rule ip kube-proxy nodeport-endpoints-check ip daddr 127.0.0.0/8 meta l4proto . th dport vmap @localhost-nodeport-reject-ports"#]]
+        .assert_eq(&lines(&format!("{gate}\nnodePortAddresses: [primary, localhost]")));
+    assert_eq!(lines("mode: nftables"), "");
+    assert_eq!(
+        render_at("1.36", gate, ProxyMode::Nftables),
+        Err("kube-proxy 1.36 refuses to start: failed complete: unrecognized feature gate: KubeProxyNFTablesLocalhostNodePorts".to_owned())
+    );
 }
