@@ -6,9 +6,11 @@
 # RELEASE is a release tag (v1.37.2); SCENARIO files default to oracle/testdata/proxy/*.yaml.
 # Each scenario may start with a line
 #
-#   # oracle: node=NAME families=IPv4[,IPv6] modes=iptables[,nftables]
+#   # oracle: node=NAME families=IPv4[,IPv6] modes=iptables[,nftables] minors=24-33
 #
-# (defaults: svclab's default node, IPv4, every mode the release has). Its ClusterProfile must
+# (defaults: svclab's default node, IPv4, every mode the release has, every release; `minors`
+# limits a scenario to the minors where svclab's apiserver stores its objects as kube-proxy
+# reads them, for objects a later apiserver refuses). Its ClusterProfile must
 # carry a `kubernetesVersion:` line at the start of a line: it is rewritten to the release under
 # test (X.Y.Z) for both sides.
 #
@@ -96,14 +98,18 @@ ncases=0
 for scenario in "${scenarios[@]}"; do
   name="$(basename "$scenario" .yaml)"
   header="$(sed -n 's/^# oracle: //p' "$scenario" | head -1)"
-  node=""; families="IPv4"; modes="$(IFS=,; echo "${release_modes[*]}")"
+  node=""; families="IPv4"; modes="$(IFS=,; echo "${release_modes[*]}")"; minors=""
   for kv in $header; do
     case "$kv" in
       node=*) node="${kv#node=}" ;;
       families=*) families="${kv#families=}" ;;
       modes=*) modes="${kv#modes=}" ;;
+      minors=*) minors="${kv#minors=}" ;;
     esac
   done
+  if [ -n "$minors" ] && { [ "$minor" -lt "${minors%-*}" ] || [ "$minor" -gt "${minors#*-}" ]; }; then
+    continue
+  fi
   versioned="$run/$name.yaml"
   sed "s/^\([[:space:]]*\)kubernetesVersion:.*/\1kubernetesVersion: \"$version\"/" "$scenario" > "$versioned"
   for mode in ${modes//,/ }; do

@@ -181,6 +181,10 @@ pub struct ProxyConfig {
     /// A CIDR of prefix length 0 written otherwise (`192.168.0.9/0`) matches no host address
     /// (1.27: `GetNodeAddresses` skips it by its parsed text).
     pub zero_prefix_matches_nothing: bool,
+    /// The iptables proxier takes `nodePortAddresses` of both families (1.27: `NewNodePortAddresses`
+    /// without a family): a family without a CIDR matches nothing, unless a `0.0.0.0/0` or
+    /// `::/0` of either family is written.
+    pub node_port_addresses_unfiltered: bool,
     /// kube-proxy writes KUBE-FIREWALL's "block incoming localnet connections" rule (IPv4 with
     /// localhost NodePorts), 1.27 to the newest; before, kubelet owned the chain and the
     /// payload has none.
@@ -192,6 +196,15 @@ pub struct ProxyConfig {
     /// A Local policy without local endpoints is dropped in filter (1.25 to the newest); in
     /// 1.24 the jumps go on to KUBE-SVL-*, which ends in `-j KUBE-MARK-DROP`.
     pub no_local_endpoints_in_filter: bool,
+    /// External IPs, load-balancer ingress IPs and source ranges are written as the Service
+    /// writes them (1.24 to 1.29); from 1.30 as parsed (`1.2.3.4`, `203.0.113.0/25`).
+    pub service_ips_as_written: bool,
+    /// Endpoint addresses are written as the EndpointSlice writes them (1.24 to 1.30); from
+    /// 1.31 as parsed.
+    pub endpoint_ips_as_written: bool,
+    /// The iptables hairpin rule's `-s` is the endpoint address parsed (`IPPart`) even where the
+    /// endpoint string keeps it as written (1.24 to 1.28).
+    pub endpoint_ip_part_parsed: bool,
     /// The nat KUBE-FW-* chain ends in "other traffic to ... will be dropped by
     /// KUBE-PROXY-FIREWALL" (1.27 on).
     pub fw_closing_comment: bool,
@@ -284,6 +297,10 @@ impl ProxyConfig {
             node_port_keywords: true,
             zero_cidr_by_text: false,
             zero_prefix_matches_nothing: false,
+            node_port_addresses_unfiltered: false,
+            service_ips_as_written: false,
+            endpoint_ips_as_written: false,
+            endpoint_ip_part_parsed: false,
             fw_closing_comment: true,
             node_port_rules_need_address: false,
             nftables_node_ip_fallback: false,
@@ -490,6 +507,18 @@ impl ProxyConfig {
         if nftables && self.nftables_node_ip_fallback && cidrs.is_empty() && !all {
             // 1.30: no CIDR of the family, so the node IP, loopback or not.
             return self.node_ip.and_then(host).map(|net| vec![net]);
+        }
+        if !nftables
+            && self.node_port_addresses_unfiltered
+            && cidrs.is_empty()
+            && !all
+            && !self.node_port_addresses.is_empty()
+        {
+            // 1.27: the other family's CIDRs hold no address of this one; a zero CIDR of any
+            // family as written ends the final loop with the match-all rule.
+            let any_zero =
+                self.node_port_addresses.iter().any(|t| matches!(t.as_str(), "0.0.0.0/0" | "::/0"));
+            return if any_zero { None } else { Some(Vec::new()) };
         }
         // No CIDR of this family means "all" (0.0.0.0/0 resp. ::/0), as NewNodePortAddresses.
         if cidrs.is_empty() || all {

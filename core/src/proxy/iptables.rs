@@ -756,7 +756,7 @@ fn service_rules(
     rules.ext_chain(&mut t.arena, config);
     rules.fw_chain(&mut t.arena, config);
     rules.svc_and_svl_chains(&mut t.arena, config, large);
-    rules.sep_chains(&mut t.arena, large);
+    rules.sep_chains(&mut t.arena, config, large);
     t.arena.end();
 }
 
@@ -832,8 +832,7 @@ impl<'a> PortRules<'a> {
 
     /// Each external IP: to the EXT chain, or rejected/dropped when nothing serves it.
     fn external_ips(&self, t: &mut Tables) {
-        for eip in &self.sp.external_ips {
-            let eip = &eip.to_string();
+        for eip in &self.sp.external_ip_texts {
             if self.has_endpoints {
                 self.address_rule(&mut t.n_services, "external IP", eip, &self.ext);
             }
@@ -848,8 +847,7 @@ impl<'a> PortRules<'a> {
     fn load_balancer_vips(&self, t: &mut Tables) {
         let (n, p, port, fw) = (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.fw);
         let target = if self.use_fw { &self.fw } else { &self.ext };
-        for vip in &self.sp.lb_vips {
-            let vip = &vip.to_string();
+        for vip in &self.sp.lb_vip_texts {
             if self.has_endpoints {
                 self.address_rule(&mut t.n_services, "loadbalancer IP", vip, target);
             }
@@ -862,8 +860,7 @@ impl<'a> PortRules<'a> {
             }
         }
         if !self.has_external {
-            for vip in &self.sp.lb_vips {
-                let vip = &vip.to_string();
+            for vip in &self.sp.lb_vip_texts {
                 self.address_rule(&mut t.f_external, self.why, vip, self.verdict);
             }
         }
@@ -951,8 +948,8 @@ impl<'a> PortRules<'a> {
             // kubernetes/kubernetes#110289): the allow rules are written once per VIP, inside
             // the loop over the VIPs, each block with its own VIP as an allowed source when the
             // node is in a range, then the mark for kubelet's filter KUBE-FIREWALL to drop.
-            for vip in &sp.lb_vips {
-                for cidr in &sp.source_ranges {
+            for vip in &sp.lb_vip_texts {
+                for cidr in &sp.source_range_texts {
                     a.rule(format_args!(
                         "-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"
                     ));
@@ -968,11 +965,11 @@ impl<'a> PortRules<'a> {
             }
             return;
         }
-        for cidr in &sp.source_ranges {
+        for cidr in &sp.source_range_texts {
             a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"));
         }
         if allow_node {
-            for vip in &sp.lb_vips {
+            for vip in &sp.lb_vip_texts {
                 a.rule(format_args!(
                     "-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"
                 ));
@@ -1026,7 +1023,7 @@ impl<'a> PortRules<'a> {
 
     /// The SEP chain of every reachable endpoint: masquerade hairpin traffic, then DNAT (with
     /// the `recent` list for ClientIP affinity).
-    fn sep_chains(&self, a: &mut Arena, large: bool) {
+    fn sep_chains(&self, a: &mut Arena, config: &ProxyConfig, large: bool) {
         let sp = self.sp;
         let p = &sp.protocol;
         // Joined once per service port (`format!` costs a rule's worth in the plugin).
@@ -1042,7 +1039,14 @@ impl<'a> PortRules<'a> {
             let ep = &sp.endpoints[i];
             let sep = &self.seps[i];
             a.begin(sep);
-            a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
+            // 1.24 to 1.28: `epInfo.IP()` is `proxyutil.IPPart(endpoint)`, which parses the
+            // address the endpoint string keeps as written (proxy/release.rs
+            // `EndpointIpPartParsed`).
+            if config.endpoint_ip_part_parsed && ep.ip_text() != ep.ip.to_string() {
+                a.rule_parts(&[&c, "-s ", &ep.ip.to_string(), " -j KUBE-MARK-MASQ"]);
+            } else {
+                a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
+            }
             if sp.affinity.is_some() {
                 a.rule(format_args!(
                     "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",

@@ -524,11 +524,11 @@ impl<'a> PortObjects<'a> {
             return;
         }
         let sp = self.sp;
-        let mut sources: Vec<String> = sp.source_ranges.iter().map(ToString::to_string).collect();
+        let mut sources: Vec<String> = sp.source_range_texts.clone();
         let allow_node =
             self.config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
         if allow_node {
-            sources.extend(sp.lb_vips.iter().map(ToString::to_string));
+            sources.extend(sp.lb_vip_texts.iter().cloned());
         }
         tx.rulef(
             &self.fw,
@@ -545,9 +545,9 @@ impl<'a> PortObjects<'a> {
         let (n, p, port) = (&sp.svc_name, &sp.protocol, sp.port);
         let allow_node =
             self.config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
-        for vip in &sp.lb_vips {
+        for vip in &sp.lb_vip_texts {
             tx.element("firewall", &format!("{vip} . {p} . {port}"), Some(n), "");
-            for range in &sp.source_ranges {
+            for range in &sp.source_range_texts {
                 tx.element(
                     "firewall-allow",
                     &format!("{vip} . {p} . {port} . {range}"),
@@ -592,7 +592,7 @@ impl<'a> PortObjects<'a> {
         } else {
             tx.element("no-endpoint-services", &key(&cip), Some(n), verdict);
         }
-        for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
+        for ip in sp.external_ip_texts.iter().chain(&sp.lb_vip_texts) {
             if self.has_endpoints {
                 tx.element("service-ips", &key(ip), None, &format!("goto {ext}"));
             }
@@ -615,7 +615,7 @@ impl<'a> PortObjects<'a> {
         } else if self.use_fw {
             // 1.30 comments each element with the service port name.
             let comment = self.config.nftables_firewall_comment.then_some(n.as_str());
-            for vip in &sp.lb_vips {
+            for vip in &sp.lb_vip_texts {
                 tx.element("firewall-ips", &key(vip), comment, &format!("goto {fw}"));
             }
         }
@@ -623,7 +623,7 @@ impl<'a> PortObjects<'a> {
             if sp.node_port != 0 {
                 tx.element("no-endpoint-nodeports", &node_key, Some(n), verdict);
             }
-            for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
+            for ip in sp.external_ip_texts.iter().chain(&sp.lb_vip_texts) {
                 tx.element("no-endpoint-services", &key(ip), Some(n), verdict);
             }
         }

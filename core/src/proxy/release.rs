@@ -48,6 +48,10 @@ pub(crate) enum Behaviour {
     /// host address (its parsed text is skipped as a zero CIDR, its written text was not taken
     /// as one), so it yields no jump to KUBE-NODEPORTS.
     ZeroPrefixMatchesNothing,
+    /// The iptables proxier of each family takes the whole `nodePortAddresses` list: with CIDRs
+    /// of the other family only, no host address matches and no jump to KUBE-NODEPORTS is
+    /// written (unless a zero CIDR of either family is).
+    NodePortAddressesUnfiltered,
     /// `--proxy-mode nftables` exists behind kube-proxy's NFTablesProxyMode gate (alpha, off by
     /// default, in 1.29 and 1.30; beta, on by default, in 1.31 and 1.32).
     NftablesModeGated,
@@ -125,6 +129,15 @@ pub(crate) enum Behaviour {
     /// written, host bits and leading zeros included (`! -s 10.244.1.0/16`); later it writes the
     /// parsed network (`10.244.0.0/16`).
     LocalDetectorCidrAsWritten,
+    /// A Service's external IPs, load-balancer ingress IPs and `loadBalancerSourceRanges` reach
+    /// the rules as the Service writes them (leading zeros, host bits kept); later parsed.
+    ServiceIpsAsWritten,
+    /// An endpoint's address reaches the rules, chain names and order as the EndpointSlice
+    /// writes it; later parsed (`10.180.0.1` for `10.180.00.001`).
+    EndpointIpsAsWritten,
+    /// An endpoint's `IP()` parses the address out of its endpoint string (`IPPart`), so the
+    /// iptables hairpin rule writes it canonical while the DNAT target keeps it as written.
+    EndpointIpPartParsed,
     /// iptables mode always writes `--random-fully` on the KUBE-POSTROUTING MASQUERADE rule;
     /// before, only when the iptables binary supports it (`host.iptablesRandomFully`).
     IptablesRandomFullyAlways,
@@ -329,6 +342,17 @@ const BEHAVIOURS: &[Row] = &[
                    address; v1.26.15 skips by the written text in both rounds \
                    (pkg/proxy/util/utils.go), v1.28.15 has `GetNodeIPs` (`matchAll` by the \
                    written text)",
+    },
+    Row {
+        behaviour: Behaviour::NodePortAddressesUnfiltered,
+        first: 27,
+        last: Some(27),
+        backports: &[],
+        upstream: "pkg/proxy/iptables/proxier.go `NewProxier` in v1.27.16: \
+                   `utilproxy.NewNodePortAddresses(nodePortAddressStrings)` without the family \
+                   (v1.26.15 filtered with `MapCIDRsByIPFamily`, v1.28.15 passes `ipFamily`), and \
+                   `syncProxyRules` skips `nodeAddresses` of the other version but stops at the \
+                   first zero CIDR of any",
     },
     Row {
         behaviour: Behaviour::NftablesModeGated,
@@ -582,6 +606,38 @@ const BEHAVIOURS: &[Row] = &[
                    `.String()`, the network",
     },
     Row {
+        behaviour: Behaviour::ServiceIpsAsWritten,
+        first: 24,
+        last: Some(29),
+        backports: &[],
+        upstream: "pkg/proxy/service.go `newBaseServiceInfo` (v1.24.17 to v1.29.15): \
+                   `MapIPsByIPFamily(service.Spec.ExternalIPs)` and `MapCIDRsByIPFamily` of the \
+                   trimmed source ranges return the strings, the ingress IPs are kept as \
+                   `ing.IP`, and iptables writes `-d`/`-s` with them; \
+                   pkg/proxy/serviceport.go (v1.30.14) keeps `[]net.IP` / `[]*net.IPNet` \
+                   (`externalIP.String()`, `cidr.String()`)",
+    },
+    Row {
+        behaviour: Behaviour::EndpointIpsAsWritten,
+        first: 24,
+        last: Some(30),
+        backports: &[],
+        upstream: "pkg/proxy/endpointslicecache.go `addEndpoints`: v1.24.17 to v1.30.14 hand \
+                   `endpoint.Addresses[0]` as written to `newBaseEndpointInfo` \
+                   (`net.JoinHostPort(ip, port)`); v1.31.14 parses it first \
+                   (`utilnet.ParseIPSloppy(endpoint.Addresses[0]).String()`)",
+    },
+    Row {
+        behaviour: Behaviour::EndpointIpPartParsed,
+        first: 24,
+        last: Some(28),
+        backports: &[],
+        upstream: "pkg/proxy/endpoints.go `(*BaseEndpointInfo).IP()` = \
+                   `proxyutil.IPPart(info.Endpoint)` (pkg/proxy/util/endpoints.go: \
+                   `ParseIPSloppy(host).String()`) in v1.24.17 to v1.28.15; v1.29.15 returns \
+                   the stored `info.ip`, as written",
+    },
+    Row {
         behaviour: Behaviour::IptablesRandomFullyAlways,
         first: 37,
         last: None,
@@ -803,9 +859,13 @@ pub(crate) fn configure_release(
     config.node_port_keywords = holds(Behaviour::NodePortAddressKeywords, minor);
     config.zero_cidr_by_text = holds(Behaviour::ZeroCidrByText, minor);
     config.zero_prefix_matches_nothing = holds(Behaviour::ZeroPrefixMatchesNothing, minor);
+    config.node_port_addresses_unfiltered = holds(Behaviour::NodePortAddressesUnfiltered, minor);
     config.node_port_rules_need_address = holds(Behaviour::NodePortRulesNeedNodeAddress, minor);
     config.random_fully |= holds(Behaviour::IptablesRandomFullyAlways, minor);
     config.fw_closing_comment = holds(Behaviour::FirewallChainClosingComment, minor);
+    config.service_ips_as_written = holds(Behaviour::ServiceIpsAsWritten, minor);
+    config.endpoint_ips_as_written = holds(Behaviour::EndpointIpsAsWritten, minor);
+    config.endpoint_ip_part_parsed = holds(Behaviour::EndpointIpPartParsed, minor);
     config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
     config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
     config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);

@@ -1262,3 +1262,67 @@ fn nftables_localhost_node_ports_gate() {
         Err("kube-proxy 1.36 refuses to start: failed complete: unrecognized feature gate: KubeProxyNFTablesLocalhostNodePorts".to_owned())
     );
 }
+
+/// Addresses as written by release: pkg/proxy/service.go `newBaseServiceInfo` (1.24 to 1.29)
+/// keeps a Service's external IPs, ingress IPs and source ranges as strings, serviceport.go
+/// (1.30 on) as parsed values; pkg/proxy/endpointslicecache.go hands the endpoint address
+/// as written to the endpoint string until 1.30 and parses it from 1.31, while the iptables
+/// hairpin `-s` of 1.24 to 1.28 comes from `IPPart`, which parses.
+#[test]
+fn addresses_as_written_by_release() {
+    let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, externalIPs: [198.051.100.007], loadBalancerSourceRanges: [203.0.113.5/24], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 005.006.007.008}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.180.00.001]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
+    let has = |version: &str, needles: &[&str]| {
+        let world = release_world(version, "mode: iptables", lb);
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        needles.iter().map(|n| text.contains(n)).collect::<Vec<_>>()
+    };
+    let needles = [
+        "-d 198.051.100.007 --dport 80",
+        "-d 005.006.007.008 --dport 80",
+        "-s 203.0.113.5/24 -j KUBE-EXT-",
+        "--to-destination 10.180.00.001:80",
+        "-s 10.180.0.1 -j KUBE-MARK-MASQ",
+    ];
+    assert_eq!(has("1.28", &needles), [true, true, true, true, true]);
+    assert_eq!(has("1.29", &needles), [true, true, true, true, false]);
+    assert!(has("1.29", &["-s 10.180.00.001 -j KUBE-MARK-MASQ"])[0]);
+    assert_eq!(has("1.30", &needles), [false, false, false, true, false]);
+    assert_eq!(
+        has(
+            "1.31",
+            &[
+                "-d 198.51.100.7 --dport 80",
+                "-s 203.0.113.0/24 -j KUBE-EXT-",
+                "--to-destination 10.180.0.1:80"
+            ]
+        ),
+        [true, true, true]
+    );
+}
+
+/// 1.27's iptables proxier takes `nodePortAddresses` of both families
+/// (`NewNodePortAddresses(strings)` without the family, between 1.26's `MapCIDRsByIPFamily`
+/// and 1.28's family argument): with IPv4 CIDRs only, the IPv6 proxier finds no address and
+/// writes no jump to KUBE-NODEPORTS; other releases match every local IPv6 address.
+#[test]
+fn node_port_addresses_of_the_other_family_by_release() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, clusterIPs: [172.30.0.41, 'fd00::41'], ipFamilyPolicy: RequireDualStack, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}, {type: InternalIP, address: '2001:db8::2'}]}\n";
+    let jumps = |version: &str| {
+        let yaml = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nnodePortAddresses: [192.168.0.0/24]\n---\n{svc}"
+        );
+        let (world, report) = crate::pipeline::evaluate(
+            &[Input::new("t.yaml", yaml)],
+            &crate::pipeline::CheckOptions::default(),
+        );
+        assert!(!report.has_errors(), "{:?}", report.diagnostics);
+        let options =
+            RenderOptions { family: Some(IpFamily::V6), ..RenderOptions::new(ProxyMode::Iptables) };
+        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        text.lines().filter(|l| l.ends_with("-j KUBE-NODEPORTS")).count()
+    };
+    assert_eq!(jumps("1.26"), 1);
+    assert_eq!(jumps("1.27"), 0);
+    assert_eq!(jumps("1.28"), 1);
+}
