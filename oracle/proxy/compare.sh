@@ -34,7 +34,8 @@
 # reported as a divergence; exits 1 when one is not.
 #
 # For nftables at 1.29 and 1.30, where the mode is alpha, `featureGates: {NFTablesProxyMode:
-# true}` is added to the scenario's KubeProxyConfiguration (unless it names the gate).
+# true}` is added to the scenario's KubeProxyConfiguration (unless it names the gate; into its
+# `featureGates: {...}` line when it has one).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -118,7 +119,12 @@ for scenario in "${scenarios[@]}"; do
     if [ "$mode" = nftables ] && [ "$minor" -le 30 ] && ! grep -q NFTablesProxyMode "$versioned"; then
       # The nftables mode is alpha (off) in 1.29 and 1.30: turn kube-proxy's gate on.
       input="$run/$name.nftables-gate.yaml"
-      sed 's/^kind: KubeProxyConfiguration[[:space:]]*$/&\nfeatureGates: {NFTablesProxyMode: true}/' "$versioned" > "$input"
+      if grep -q '^featureGates: {' "$versioned"; then
+        # A flow mapping of its own: the gate joins it (a second key would replace it).
+        sed 's/^featureGates: {/&NFTablesProxyMode: true, /' "$versioned" > "$input"
+      else
+        sed 's/^kind: KubeProxyConfiguration[[:space:]]*$/&\nfeatureGates: {NFTablesProxyMode: true}/' "$versioned" > "$input"
+      fi
     fi
     for family in ${families//,/ }; do
       id="$name.$mode.$family"

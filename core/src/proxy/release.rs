@@ -250,9 +250,12 @@ const BEHAVIOURS: &[Row] = &[
         first: 30,
         last: None,
         backports: &[],
-        upstream: "KEP-4444 \"Changes within kube-proxy\": with ServiceTrafficDistribution \
-                   (alpha 1.30, beta 1.31, GA 1.33) hints are used irrespective of the \
-                   annotation; pkg/proxy/topology.go `topologyModeFromHints` (no annotation)",
+        upstream: "pkg/proxy/topology.go `canUseTopology` in v1.30.14 to v1.32.13 (`if \
+                   !Enabled(TopologyAwareHints) && !Enabled(ServiceTrafficDistribution)`, the \
+                   annotation checked only without ServiceTrafficDistribution: KEP-4444, alpha \
+                   1.30, beta 1.31, GA 1.33) and `topologyModeFromHints` from v1.33.13 (no gate, \
+                   no annotation); either way pkg/proxy/endpointslicecache.go `addEndpoints` drops the \
+                   hints without TopologyAwareHints up to v1.32.13",
     },
     Row {
         behaviour: Behaviour::IpModeProxySkipped,
@@ -691,7 +694,8 @@ const BEHAVIOURS: &[Row] = &[
                    `DNATPriority + \"+10\"`) and `nftablesJumpChains`: #122614 (1.30) and \
                    #122692 (\"reject packets destined for invalid ports of service ips\", \
                    January 2024, 1.30: `cluster-ips`, `cluster-ips-check`, the split \
-                   endpoints checks); 1.33.0 to 1.33.5 keep it",
+                   endpoints checks), read in v1.30.14 to v1.32.13 and v1.33.5 (1.33.0 to 1.33.5 \
+                   keep it)",
     },
     Row {
         behaviour: Behaviour::NftablesPreDnatChains,
@@ -701,7 +705,8 @@ const BEHAVIOURS: &[Row] = &[
         upstream: "kubernetes/kubernetes#132456 \"nftables short-circuit local traffic to external \
                    addresses\" (CHANGELOG-1.34, v1.34.0-beta.0: \"reject/drop traffic to service \
                    with no endpoints from filter chains at priority 0\"), cherry-picked to 1.33 \
-                   as #133969 (CHANGELOG-1.33, v1.33.6)",
+                   as #133969 (CHANGELOG-1.33, v1.33.6); `filterPreroutingPreDNATChain` read in \
+                   v1.33.6, v1.33.13 and v1.34.12, absent in v1.33.5",
     },
     Row {
         behaviour: Behaviour::NftablesMasqueradeMatchesPort,
@@ -709,9 +714,9 @@ const BEHAVIOURS: &[Row] = &[
         last: Some(33),
         backports: &[],
         upstream: "pkg/proxy/nftables/proxier.go `syncProxyRules` (`ipX, \"daddr\", \
-                   svcInfo.ClusterIP(), protocol, \"dport\", svcInfo.Port()`); dropped by \
-                   kubernetes/kubernetes#131492 \"nftables: cleanup service chain checks\" \
-                   (opened 2025-04-26, after 1.33.0, so 1.34)",
+                   svcInfo.ClusterIP(), protocol, \"dport\", svcInfo.Port()`), in v1.33.5, v1.33.6 \
+                   and v1.33.13; dropped by kubernetes/kubernetes#131492 \"nftables: cleanup \
+                   service chain checks\" (not in v1.34.1)",
     },
     Row {
         behaviour: Behaviour::NftablesElementsOnce,
@@ -732,7 +737,8 @@ const BEHAVIOURS: &[Row] = &[
                    kubernetes/kubernetes#134024 \"fix: use iifname for input interface name \
                    matches\" (opened 2025-09-11, so 1.35; its description shows the old \
                    `iif != azv*` refused with \"Interface does not exist\"), cherry-picked as \
-                   #134118 (v1.34.2) and #134099 / #134117 (CHANGELOG-1.33, v1.33.6)",
+                   #134118 (v1.34.2) and #134099 / #134117 (CHANGELOG-1.33, v1.33.6): `iifname` \
+                   read in v1.33.6, v1.34.2 and v1.35.0, `iif` in v1.33.5 and v1.34.1",
     },
     Row {
         behaviour: Behaviour::NftablesMarkForMasqueradeChain,
@@ -793,7 +799,9 @@ const BEHAVIOURS: &[Row] = &[
         first: 36,
         last: None,
         backports: &[],
-        upstream: "pkg/proxy/endpointslicecache.go `addEndpoints`: kubernetes/kubernetes#135593 \
+        upstream: "pkg/proxy/endpointslicecache.go `addEndpoints` (`!exists || !terminating` in \
+                   v1.36.0 and v1.36.5, `!exists || isLocal` in v1.35.0 and v1.35.8): \
+                   kubernetes/kubernetes#135593 \
                    (merged December 2025, after the 1.35 code freeze, so first in 1.36; a pod IP \
                    reused while the old pod terminates); before, `!exists || isLocal`, read in a \
                    discovery/v1 copy of 1.22 to 1.25",
@@ -840,6 +848,10 @@ pub(crate) fn configure_release(
     config.prefer_same_node = gate("PreferSameTrafficDistribution");
     config.terminating_fallback = gate("ProxyTerminatingEndpoints");
     config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
+    // pkg/proxy/endpointslicecache.go `addEndpoints` keeps an endpoint's zone hints only with
+    // TopologyAwareHints on (1.24 to 1.32), so without it `canUseTopology` finds an endpoint
+    // without hints and bails out even where ServiceTrafficDistribution alone would let it
+    // through (1.30 to 1.32); from 1.33 neither file checks a gate.
     config.topology_hints = if !gate("TopologyAwareHints") {
         TopologyHints::Off
     } else if holds(Behaviour::HintsWithoutAnnotation, minor) && gate("ServiceTrafficDistribution")

@@ -69,6 +69,23 @@ fn topology_hints_by_release() {
     let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(!text.contains("10.0.0.2:80"), "{text}");
+    // `canUseTopology` of 1.30 to 1.32 wants TopologyAwareHints *or* ServiceTrafficDistribution,
+    // but endpointslicecache.go `addEndpoints` keeps hints only with TopologyAwareHints: with it
+    // off, no filtering at 1.31 even with ServiceTrafficDistribution on (beta).
+    let gated = |version: &str, kpc: &str, annotations: &str| {
+        let world = release_world(version, kpc, &objects(annotations));
+        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            .unwrap_or_else(|e| panic!("{e}"));
+        !text.contains("10.0.0.2:80")
+    };
+    assert!(!gated("1.31", "featureGates: {TopologyAwareHints: false}", ""));
+    assert!(gated("1.31", "", ""));
+    assert!(!gated(
+        "1.31",
+        "featureGates: {TopologyAwareHints: false, ServiceTrafficDistribution: false}",
+        mode
+    ));
+    assert!(!gated("1.29", "featureGates: {TopologyAwareHints: false}", mode));
 }
 
 /// pkg/proxy/util/utils.go `IsVIPMode`: an ingress with `ipMode: Proxy` gets no rules only
