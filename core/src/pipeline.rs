@@ -279,7 +279,7 @@ impl<'a> Evaluation<'a> {
                 self.scope.index_if_judging(&world.services);
             }
             Object::Endpoints(e) => world.endpoints.push(*e),
-            Object::Node(n) => world.nodes.push(*n),
+            Object::Node(n) => world.store_node(*n),
             Object::KubeProxyConfiguration(k) => {
                 // What kube-proxy of the profile's release refuses (proxy/startup.rs).
                 diags.extend(proxy::configuration_diagnostics(&k, world.profile.version.minor));

@@ -632,12 +632,6 @@ impl Profile {
     }
 }
 
-/// Whether [`GATES`] lists a gate at some release (kube-proxy's own `featureGates` check reads
-/// the apiserver's table for the gates both components know).
-pub(crate) fn lists_gate(name: &str) -> bool {
-    GATES.iter().any(|g| g.name == name)
-}
-
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.
 pub(crate) fn parse_service_ranges(
     texts: &[String],

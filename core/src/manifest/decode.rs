@@ -8,9 +8,10 @@ use super::Object;
 use crate::diagnostic::ObjectRef;
 use crate::model::{
     ClientIpConfig, ClusterProfile, Endpoint, EndpointAddress, EndpointHints, EndpointPort,
-    EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyConfiguration,
-    LoadBalancerIngress, Located, Node as KubeNode, ObjectMeta, Positions, Service, ServiceCidr,
-    ServicePolicy, ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
+    EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyChecked,
+    KubeProxyConfiguration, LoadBalancerIngress, Located, Node as KubeNode, ObjectMeta, Positions,
+    Service, ServiceCidr, ServicePolicy, ServicePort, ServiceSpec, ServiceStatus,
+    SessionAffinityConfig, StringMap,
 };
 use crate::source::Pos;
 use crate::yaml::{Entry, Node, Value, same_bytes};
@@ -970,6 +971,55 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
         _ => None,
     };
     let cat = f("conntrack").within("KubeProxyConntrackConfiguration");
+    let ipvs = match root.get("ipvs").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let vat = f("ipvs").within("KubeProxyIPVSConfiguration");
+    let client = match root.get("clientConnection").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let cca = f("clientConnection").within("ClientConnectionConfiguration");
+    let logging = match root.get("logging").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let lat = f("logging").within("LoggingConfiguration");
+    let checked = KubeProxyChecked {
+        healthz_bind_address: ctx.string(root.get("healthzBindAddress"), &f("healthzBindAddress")),
+        metrics_bind_address: ctx.string(root.get("metricsBindAddress"), &f("metricsBindAddress")),
+        config_sync_period: ctx.string(root.get("configSyncPeriod"), &f("configSyncPeriod")),
+        udp_idle_timeout: ctx.string(root.get("udpIdleTimeout"), &f("udpIdleTimeout")),
+        port_range: ctx.string(root.get("portRange"), &f("portRange")),
+        oom_score_adj: ctx.int32(root.get("oomScoreAdj"), &f("oomScoreAdj")),
+        show_hidden_metrics_for_version: ctx
+            .string(root.get("showHiddenMetricsForVersion"), &f("showHiddenMetricsForVersion")),
+        client_connection_burst: ctx.int32(get(client, "burst"), &cca.field("burst")),
+        conntrack_max_per_core: ctx.int32(get(conntrack, "maxPerCore"), &cat.field("maxPerCore")),
+        conntrack_min: ctx.int32(get(conntrack, "min"), &cat.field("min")),
+        conntrack_tcp_established_timeout: ctx
+            .string(get(conntrack, "tcpEstablishedTimeout"), &cat.field("tcpEstablishedTimeout")),
+        conntrack_tcp_close_wait_timeout: ctx
+            .string(get(conntrack, "tcpCloseWaitTimeout"), &cat.field("tcpCloseWaitTimeout")),
+        conntrack_udp_timeout: ctx.string(get(conntrack, "udpTimeout"), &cat.field("udpTimeout")),
+        conntrack_udp_stream_timeout: ctx
+            .string(get(conntrack, "udpStreamTimeout"), &cat.field("udpStreamTimeout")),
+        iptables_sync_period: ctx.string(get(ipt, "syncPeriod"), &iat.field("syncPeriod")),
+        iptables_min_sync_period: ctx
+            .string(get(ipt, "minSyncPeriod"), &iat.field("minSyncPeriod")),
+        nftables_sync_period: ctx.string(get(nft, "syncPeriod"), &nat.field("syncPeriod")),
+        nftables_min_sync_period: ctx
+            .string(get(nft, "minSyncPeriod"), &nat.field("minSyncPeriod")),
+        ipvs_sync_period: ctx.string(get(ipvs, "syncPeriod"), &vat.field("syncPeriod")),
+        ipvs_min_sync_period: ctx.string(get(ipvs, "minSyncPeriod"), &vat.field("minSyncPeriod")),
+        ipvs_tcp_timeout: ctx.string(get(ipvs, "tcpTimeout"), &vat.field("tcpTimeout")),
+        ipvs_tcp_fin_timeout: ctx.string(get(ipvs, "tcpFinTimeout"), &vat.field("tcpFinTimeout")),
+        ipvs_udp_timeout: ctx.string(get(ipvs, "udpTimeout"), &vat.field("udpTimeout")),
+        ipvs_scheduler: ctx.string(get(ipvs, "scheduler"), &vat.field("scheduler")),
+        ipvs_exclude_cidrs: ctx.strings(get(ipvs, "excludeCIDRs"), &vat.field("excludeCIDRs")),
+        logging_format: ctx.string(get(logging, "format"), &lat.field("format")),
+    };
     KubeProxyConfiguration {
         mode: ctx.string(root.get("mode"), &f("mode")),
         hostname_override: ctx.string(root.get("hostnameOverride"), &f("hostnameOverride")),
@@ -994,6 +1044,7 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
             .opt_bool(get(conntrack, "tcpBeLiberal"), &cat.field("tcpBeLiberal"))
             .unwrap_or(false),
         feature_gates: ctx.bool_map(root.get("featureGates"), &f("featureGates")),
+        checked,
     }
 }
 
