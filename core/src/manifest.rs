@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::limits::{MAX_INPUT_BYTES, MAX_LIST_DEPTH, MAX_OBJECTS};
+use crate::model::well_known::OPERATION_ANNOTATION;
 use crate::model::{
     ClusterProfile, DocumentText, EndpointSlice, Endpoints, KubeProxyConfiguration, Located,
     Node as KubeNode, Origin, Positions, Service, ServiceCidr, ServicePolicy,
@@ -381,7 +382,22 @@ impl Decoded {
             })
             .collect();
         match self.object {
-            Ok(typed) => (Some(typed), findings),
+            Ok(typed) => {
+                // A Service document that asks for a delete is a DELETE by name: kube-apiserver
+                // decodes no body, so its fields give no warnings (svclab's configuration kinds,
+                // `unknown` errors, keep them).
+                if unknown == Severity::Warning
+                    && let Typed::Service(service) = &typed
+                    && service
+                        .metadata
+                        .annotations
+                        .get(OPERATION_ANNOTATION)
+                        .is_some_and(|v| v == "delete")
+                {
+                    findings.clear();
+                }
+                (Some(typed), findings)
+            }
             Err(error) => {
                 let refusal =
                     Diagnostic::error(object, error.path, "FieldValueTypeInvalid", error.message)

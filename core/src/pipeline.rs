@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use crate::allocation::{AllocFailure, Allocators, PANIC_RESPONSE, ServiceAllocation, Transaction};
 use crate::defaulting::default_service;
 use crate::diagnostic::{Diagnostic, ObjectRef};
-use crate::field::FieldError;
+use crate::field::{FieldError, go_quote};
 use crate::manifest::{self, Input, Object};
 use crate::model::well_known::OPERATION_ANNOTATION;
 use crate::model::{
@@ -507,6 +507,22 @@ fn delete_service(
     document: Source,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
+    // The generic registry's Store.Delete keys the object before it looks (NamespaceKeyFunc,
+    // apiserver pkg/registry/generic/registry/store.go, v0.24.17 to v0.37.2): a name no URL
+    // path can carry is a 400.
+    let name = &service.metadata.name;
+    let unkeyable = if name.is_empty() {
+        Some("Name parameter required.".to_owned())
+    } else {
+        let why = validation::path_segment_name(name);
+        (!why.is_empty())
+            .then(|| format!("Name parameter invalid: {}: {}", go_quote(name), why.join(";")))
+    };
+    if let Some(message) = unkeyable {
+        let object = Some(service_ref(service));
+        diags.push(Diagnostic::error(object, "", "BadRequest", message).at(document.clone()));
+        return ServiceReport::rejected(Some(allocators), service, document);
+    }
     match stored {
         Some(stored) => {
             allocators.release(&stored.allocation);
@@ -628,7 +644,9 @@ impl ServiceWrite<'_> {
     /// Validation of the defaulted, allocated object, after the strategy's PrepareFor*.
     fn validate(&self, service: &mut Service) -> Vec<FieldError> {
         let Some(old) = self.old.map(|o| &*o.service) else {
-            return validation::validate_service_create(service, self.profile);
+            let mut errors = validation::validate_service_create(service, self.profile);
+            validation::registry_causes(&mut errors, self.profile);
+            return errors;
         };
         registry::drop_type_dependent_fields(service, old, self.profile);
         registry::carry_resource_version(&old.metadata, &mut service.metadata);
@@ -639,6 +657,7 @@ impl ServiceWrite<'_> {
             self.profile,
         );
         errors.extend(validation::validate_service_update(service, old, self.profile));
+        validation::registry_causes(&mut errors, self.profile);
         errors
     }
 }
@@ -801,6 +820,7 @@ fn store_endpoint_slice(
     // validation alone.
     if !options.no_defaults {
         let old = existing.map(|i| &world.endpoint_slices[i].value);
+        validation::registry_causes(&mut errors, &world.profile);
         validation::endpoint_slice_declarative(&mut errors, slice, old, &world.profile);
     }
     if !errors.is_empty() {

@@ -533,6 +533,7 @@ pub(crate) fn service_cidrs(
                     profile,
                 );
                 errors.extend(crate::validation::validate_service_cidr_update(&cidr, old, profile));
+                crate::validation::registry_causes(&mut errors, profile);
                 if !errors.is_empty() {
                     refuse(diags, &errors);
                     continue;
@@ -541,7 +542,8 @@ pub(crate) fn service_cidrs(
             }
             None => {
                 fill_uid(&mut cidr.metadata, &located.positions, profile.seed);
-                let errors = crate::validation::validate_service_cidr_create(&cidr, profile);
+                let mut errors = crate::validation::validate_service_cidr_create(&cidr, profile);
+                crate::validation::registry_causes(&mut errors, profile);
                 if !errors.is_empty() {
                     refuse(diags, &errors);
                     continue;

@@ -76,6 +76,26 @@ pub(crate) fn validate_common_update_fields(
     errors
 }
 
+/// What the generic registry does with the strategy's causes before they reach the client
+/// (`releases::Rule::IdenticalCausesOnce`): from 1.37 each identical cause once, the first kept.
+pub(crate) fn registry_causes(errors: &mut Vec<FieldError>, profile: &Profile) {
+    if releases::in_force(Rule::IdenticalCausesOnce, profile.version.minor) {
+        let mut seen: Vec<FieldError> = Vec::with_capacity(errors.len());
+        errors.retain(|e| {
+            let first = !seen.contains(e);
+            if first {
+                seen.push(e.clone());
+            }
+            first
+        });
+    }
+}
+
+/// `path.IsValidPathSegmentName`: why a name cannot be a URL path segment (none when it can).
+pub(crate) fn path_segment_name(name: &str) -> Vec<String> {
+    names::path_segment_name(name, false)
+}
+
 /// `ValidateEndpointSliceCreate`.
 pub fn validate_endpoint_slice_create(slice: &EndpointSlice, profile: &Profile) -> Vec<FieldError> {
     endpoint_slice::validate(slice, None, profile)

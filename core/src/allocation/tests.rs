@@ -989,3 +989,28 @@ spec: {{ports: [{{port: 80}}]}}
         "#]],
     );
 }
+
+#[test]
+fn r35_a_delete_keys_the_name_first() {
+    // See: issue 35 (the apiserver oracle). Store.Delete calls NamespaceKeyFunc before it
+    // looks: an empty name or one a URL path cannot carry is a 400, anything else not stored a
+    // 404 (apiserver pkg/registry/generic/registry/store.go, v0.24.17 to v0.37.2).
+    let delete = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: '{name}', annotations: {{svclab.dev/operation: delete}}}}\n"
+        )
+    };
+    check_scenario(
+        &[delete(""), delete(".."), delete("a/b"), delete("absent")].join("---\n"),
+        expect![[r#"
+             rejected  [] [] [] ports=
+            .. rejected  [] [] [] ports=
+            a/b rejected  [] [] [] ports=
+            absent rejected  [] [] [] ports=
+            BadRequest Name parameter required.
+            BadRequest Name parameter invalid: "..": may not be '..'
+            BadRequest Name parameter invalid: "a/b": may not contain '/'
+            NotFound services "absent" not found
+        "#]],
+    );
+}

@@ -199,3 +199,27 @@ endpoints: [{{addresses: [10.0.0.1], hints: {{forZones: [{{name: a}}], forNodes:
     "#]],
     );
 }
+
+#[test]
+fn r35_a_delete_decodes_no_body() {
+    // See: issue 35 (the apiserver oracle). A Service document asking for a delete is a DELETE
+    // by name: kube-apiserver reads no body, so an unknown field in it warns about nothing.
+    let service = |operation: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: dns, annotations: {{svclab.dev/operation: {operation}}}}}\nspec: {{bogusField: 1, ports: [{{port: 80}}]}}\n"
+        )
+    };
+    check(
+        &service("apply"),
+        expect![[r#"
+        Service /dns
+        Warning 4:8 UnknownField [spec.bogusField] unknown field "spec.bogusField"
+    "#]],
+    );
+    check(
+        &service("delete"),
+        expect![[r#"
+        Service /dns
+    "#]],
+    );
+}

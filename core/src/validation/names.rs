@@ -453,7 +453,7 @@ pub(crate) fn validate_object_meta_update(
 
 /// `path.ValidatePathSegmentName` (apimachinery `pkg/api/validation/path/name.go`): the name
 /// function the generic registry uses for every kind; a prefix only has the "contain" checks.
-fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
+pub(super) fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
     if !prefix && (name == "." || name == "..") {
         return vec![format!("may not be '{name}'")];
     }
@@ -468,7 +468,8 @@ fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
 /// `pkg/registry/rest/update.go`, v0.24.0 to v0.36.0): `ValidateObjectMetaAccessor` of the new
 /// object with the path-segment name rule, then `ValidateObjectMetaAccessorUpdate`. Its causes
 /// come before the strategy's own `ValidateUpdate`, which checks the metadata again, so a
-/// metadata error is listed more than once (the message deduplicates; the causes do not).
+/// metadata error is listed more than once (the message deduplicates; the causes do not, until
+/// 1.37: `releases::Rule::IdenticalCausesOnce`).
 pub(crate) fn validate_common_update_fields(
     errors: &mut Vec<FieldError>,
     t: Texts,

@@ -102,6 +102,8 @@ pub(crate) enum Rule {
     GenerationFromStore,
     /// The generic registry's `validateCommonFields` adds object-meta causes on update.
     CommonFieldsOnUpdate,
+    /// The generic registry keeps one of each identical cause (create and update).
+    IdenticalCausesOnce,
     /// Node ports kept on a type change: dropped when the new ones are a subset of the old.
     NodePortsSubset,
     /// `ValidateServiceUpdate` runs `ValidateObjectMeta(new)` through `ValidateService`.
@@ -305,6 +307,15 @@ pub(crate) const UPDATES: &[Change] = &[
         what: "validateCommonFields: ValidateObjectMetaAccessor(new) and ValidateObjectMetaAccessorUpdate(new, old) causes come before the strategy's ValidateUpdate (so a metadata error is listed again)",
         upstream: "apiserver pkg/registry/rest/update.go BeforeUpdate/validateCommonFields; apimachinery pkg/api/validation/objectmeta.go (v0.24.0..v0.36.0)",
         pin: Pin::Tag,
+        marks: &[],
+    },
+    Change {
+        id: Rule::IdenticalCausesOnce,
+        since: 37,
+        until: None,
+        what: "a create or update of a Service, EndpointSlice or ServiceCIDR lists each identical cause once, the first kept (an update turning a Service into a LoadBalancer with a bad loadBalancerClass: one cause, two to 1.36; a metadata error validateCommonFields and the strategy both give: once): their strategies embed rest.DeclarativeValidation, whose ValidateDeclarativelyWithMigrationChecks filters the handwritten errors through ErrorList.Filter, and Filter goes through ToAggregate, which drops a message it has seen",
+        upstream: "pkg/registry/core/service/strategy.go, pkg/registry/discovery/endpointslice/strategy.go, pkg/registry/networking/servicecidr/strategy.go (rest.DeclarativeValidation: Service and ServiceCIDR from k8s.io/kubernetes@v1.37.2, none in @v1.36.5; the EndpointSlice's in @v1.36.5 filters only with declarative enforcement); apiserver pkg/registry/rest/validate.go ValidateDeclarativelyWithMigrationChecks (v0.37.2: FilterCoveredHandwrittenErrors always), apimachinery pkg/util/validation/field/errors.go ErrorList.Filter/ToAggregate",
+        pin: Pin::Module,
         marks: &[],
     },
     Change {

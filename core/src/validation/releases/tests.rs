@@ -52,6 +52,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         Service rules | 1.33+ | Vendored | SourceRangesAnnotationRatchet
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
+        updates | 1.37+ | Module | IdenticalCausesOnce
         updates | 1.24+ | Copies | NodePortsSubset
         updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
         updates | 1.30+ | Module | PatchNodePortsOnlyWhenAllocated
