@@ -372,14 +372,19 @@ fn run_test(
     let findings = compare::test(test, &answers, &world, files);
     out.goldens.extend(findings.goldens);
     errors.extend(findings.problems.iter().map(|p| error(file, p.pos, &p.message)));
+    if errors.is_empty() {
+        for miss in &findings.misses {
+            if let Some(fix) = &miss.fix {
+                out.misses.push((file.to_owned(), miss.at.clone(), fix.clone()));
+            }
+        }
+    }
+    errors.extend(findings.missing_goldens.iter().map(|p| error(file, p.pos, &p.message)));
     if !errors.is_empty() {
         return Err(errors);
     }
     let mut failures = Vec::with_capacity(findings.misses.len());
     for miss in findings.misses {
-        if let Some(fix) = &miss.fix {
-            out.misses.push((file.to_owned(), miss.at.clone(), fix.clone()));
-        }
         failures.push(Failure {
             path: miss.at.path,
             line: miss.at.pos.line,

@@ -33,6 +33,9 @@ pub(crate) struct Miss {
 pub(crate) struct Findings {
     pub(crate) misses: Vec<Miss>,
     pub(crate) problems: Vec<Problem>,
+    /// Golden files that could not be read: errors too, but `--update` writes them, so they
+    /// keep no other value from being rewritten.
+    pub(crate) missing_goldens: Vec<Problem>,
     /// Golden rulesets to (re)write with `--update`: file and text.
     pub(crate) goldens: Vec<(String, String)>,
 }
@@ -226,7 +229,7 @@ fn compare_rules(
                 findings.goldens.push((path.clone(), ruleset.clone()));
             }
             None => {
-                findings.problems.push(Problem {
+                findings.missing_goldens.push(Problem {
                     pos: golden.at.pos,
                     message: format!(
                         "{}: cannot read the golden file `{path}` (`svclab test --update` writes it)",
