@@ -81,7 +81,7 @@ pub const SUITE_SUFFIX: &str = ".svclab-test.yaml";
 
 /// The JSON Schema of the suite format (`svclab test schema`).
 pub fn test_schema() -> String {
-    schema::schema()
+    schema::SCHEMA.to_owned()
 }
 
 /// The files the suites name (scenario files, policy files, golden rulesets), resolved against

@@ -1,15 +1,26 @@
 //! The JSON Schema (draft 2020-12) of a `TestSuite` document (`svclab test schema`), for
 //! editors and linters. The reader (`format.rs`) is the authority; a test holds the two to the
 //! same keys.
+//!
+//! Hosts get the checked-in `schema.json`: the builder below runs only in the tests, which hold
+//! the file to it (`UPDATE_EXPECT=1` rewrites it), because its `json!` expansions cost the
+//! WebAssembly component tens of kilobytes for one constant string.
 
+/// The schema as pretty JSON with a trailing newline.
+pub(crate) const SCHEMA: &str = include_str!("schema.json");
+
+#[cfg(test)]
 use serde_json::{Value, json};
 
+#[cfg(test)]
 use super::format::{API_VERSION, BANDS, KIND, OUTCOMES, VERDICTS};
 
+#[cfg(test)]
 fn strings(description: &str) -> Value {
     json!({"type": "array", "items": {"type": "string"}, "description": description})
 }
 
+#[cfg(test)]
 fn documents(description: &str) -> Value {
     json!({
         "description": description,
@@ -20,6 +31,7 @@ fn documents(description: &str) -> Value {
     })
 }
 
+#[cfg(test)]
 fn policy() -> Value {
     json!({
         "description": "The operator's Service policy in effect before every object: a file (relative to the suite) holding ServicePolicy documents or the bare settings, or the settings written here (see `svclab policy schema`)",
@@ -27,7 +39,8 @@ fn policy() -> Value {
     })
 }
 
-/// The schema as pretty JSON with a trailing newline.
+/// The schema built from the reader's constants, as pretty JSON with a trailing newline.
+#[cfg(test)]
 pub(crate) fn schema() -> String {
     let object = json!({
         "type": "object",

@@ -541,7 +541,8 @@ fn an_exported_suite_passes_as_written() {
 
 #[test]
 fn the_schema_knows_every_key_the_reader_knows() {
-    let schema = super::test_schema();
+    let schema = super::schema::schema();
+    expect_test::expect_file!["schema.json"].assert_eq(&schema);
     use super::format::{
         EXPECT_KEYS, METADATA_KEYS, OBJECT_KEYS, RULES_KEYS, SUITE_KEYS, TEST_KEYS, TRACE_KEYS,
     };
