@@ -313,12 +313,12 @@ fn unified(want: &str, got: &str, context: usize) -> String {
                 out.push_str(&format!(" {}\n", w[i]));
                 i += 1;
                 j += 1;
-            } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-                out.push_str(&format!("+{}\n", g[j]));
-                j += 1;
-            } else {
+            } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
                 out.push_str(&format!("-{}\n", w[i]));
                 i += 1;
+            } else {
+                out.push_str(&format!("+{}\n", g[j]));
+                j += 1;
             }
         }
     }

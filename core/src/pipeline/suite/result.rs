@@ -345,12 +345,13 @@ fn list_diff(want: &[serde_json::Value], got: &[serde_json::Value]) -> Vec<Strin
             lines.push(format!("  {}", shown(&want[i])));
             i += 1;
             j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            lines.push(format!("+ {}", shown(&got[j])));
-            j += 1;
-        } else {
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            // What was wanted first, then what came, as a reader compares them.
             lines.push(format!("- {}", shown(&want[i])));
             i += 1;
+        } else {
+            lines.push(format!("+ {}", shown(&got[j])));
+            j += 1;
         }
     }
     lines

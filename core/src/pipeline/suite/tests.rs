@@ -256,8 +256,8 @@ fn a_failure_shows_the_file_line_and_a_small_diff() {
 
             ---- dns::kube-dns keeps its address ----
             tests/dns.svclab-test.yaml:66: expect.objects[0].clusterIPs
-              + 10.96.0.10
               - 10.96.0.11
+              + 10.96.0.10
             tests/dns.svclab-test.yaml:86: expect.rules.includes[0]
               - -A KUBE-SERVICES -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp -p udp -d 10.96.0.10 --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNX
               + -A KUBE-SERVICES -m comment --comment "kube-system/kube-dns:dns cluster IP" -m udp -p udp -d 10.96.0.10 --dport 53 -j KUBE-SVC-TCOU7JCQXEZGVUNU
@@ -265,8 +265,8 @@ fn a_failure_shows_the_file_line_and_a_small_diff() {
 
             ---- dns::a port of zero is refused ----
             tests/dns.svclab-test.yaml:105: expect.objects[0].errors
-              + spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive
               - spec.ports[0].port: Invalid value: 0: must be between 1 and 65536, inclusive
+              + spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive
                 spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive
 
             0 passed, 2 failed
