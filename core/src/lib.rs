@@ -71,8 +71,8 @@ pub use model::{
 };
 pub use net::{IpFamily, PortRange};
 pub use pipeline::suite::{
-    ExportOptions, Failure, SUITE_SUFFIX, SuiteResult, TestError, TestOptions, TestResult, TestRun,
-    TestStatus, export_test, run_tests, test_files, test_schema,
+    ExportError, ExportOptions, Failure, SUITE_SUFFIX, SuiteResult, TestError, TestOptions,
+    TestResult, TestRun, TestStatus, export_test, run_tests, test_files, test_schema,
 };
 pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};

@@ -64,7 +64,7 @@ use crate::source::Pos;
 
 use format::{PolicySource, Problem, Suite, Test};
 
-pub use export::{ExportOptions, export_test};
+pub use export::{ExportError, ExportOptions, export_test};
 pub use result::{Failure, SuiteResult, TestError, TestResult, TestRun, TestStatus};
 
 /// How [`run_tests`] runs.

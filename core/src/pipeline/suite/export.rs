@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use crate::manifest::{self, Input};
 use crate::proxy::{ProxyMode, RenderOptions};
 use crate::trace::TraceRequest;
-use crate::world;
+use crate::world::{self, World};
 
 use super::answers::Answers;
 use super::update::scalar;
@@ -27,19 +27,44 @@ pub struct ExportOptions {
     pub proxy_mode: Option<ProxyMode>,
 }
 
+/// Why [`export_test`] wrote no suite.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The scenario holds no object, so a test of it would check nothing (which `svclab test`
+    /// reports as an error, never as a pass).
+    NoObjects,
+}
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExportError::NoObjects => {
+                write!(f, "the scenario holds no object, so a test of it would check nothing")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ExportError {}
+
 /// A `TestSuite` for `scenario` (its text inline, as `resources`), with one test expecting
-/// every object's outcome, addresses, band, node ports, errors, warnings and policy violations,
-/// the Service entries of the ruleset and the packet's endpoints, as svclab answers them now.
+/// every Service's (and every other object's with messages) outcome, addresses, band, node
+/// ports, errors, warnings and policy violations, the Service entries of the ruleset and the
+/// packet's endpoints or verdict, as svclab answers them now. A scenario without Services
+/// expects every object; one without objects is [`ExportError::NoObjects`].
 ///
 /// ```
-/// use svclab_core::{ExportOptions, Input, TestOptions, export_test, run_tests};
+/// use svclab_core::{ExportError, ExportOptions, Input, TestOptions, export_test, run_tests};
 /// let scenario = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 0}]}\n";
-/// let suite = export_test(&Input::new("-", scenario), &ExportOptions::default());
+/// let suite = export_test(&Input::new("-", scenario), &ExportOptions::default()).unwrap();
 /// assert!(suite.contains("outcome: rejected"));
 /// let run = run_tests(&[Input::new("p.svclab-test.yaml", suite)], &[], &TestOptions::default());
 /// assert!(run.success());
+/// let empty = export_test(&Input::new("-", "# nothing yet\n"), &ExportOptions::default());
+/// assert_eq!(empty, Err(ExportError::NoObjects));
 /// ```
-pub fn export_test(scenario: &Input, options: &ExportOptions) -> String {
+pub fn export_test(scenario: &Input, options: &ExportOptions) -> Result<String, ExportError> {
     let name = if options.name.trim().is_empty() { "playground" } else { options.name.trim() };
     let file = format!("{name}{SUITE_SUFFIX}");
     let mut out = String::new();
@@ -58,7 +83,6 @@ pub fn export_test(scenario: &Input, options: &ExportOptions) -> String {
             let _ = writeln!(out, "  {line}");
         }
     }
-    let body_start = out.len();
     let _ = writeln!(out, "tests:\n- name: the scenario as exported\n  expect:");
     // The answers, from the scenario as the suite will hold it.
     let skeleton = format!("{out}    objects: []\n");
@@ -75,12 +99,19 @@ pub fn export_test(scenario: &Input, options: &ExportOptions) -> String {
         crate::pipeline::evaluate(&inputs, &crate::pipeline::CheckOptions::default());
     let objects = manifest::parse(&inputs).objects;
     let answers = Answers::new(&objects, &report);
+    let targets = answers.targets();
+    if targets.is_empty() {
+        return Err(ExportError::NoObjects);
+    }
+    // Objects of other kinds without a message say little; they are kept only when the
+    // scenario has no Service, so that the test still checks something.
+    let keep_quiet = !targets.iter().any(|target| target.kind == "Service");
     let mut expectations = String::new();
-    for target in answers.targets() {
+    for target in targets {
         let Some(answer) = answers.object(&target) else { continue };
         let quiet =
             answer.errors.is_empty() && answer.warnings.is_empty() && answer.violations.is_empty();
-        if target.kind != "Service" && quiet {
+        if target.kind != "Service" && quiet && !keep_quiet {
             continue;
         }
         let reference = target.to_string();
@@ -126,7 +157,7 @@ pub fn export_test(scenario: &Input, options: &ExportOptions) -> String {
             }
         }
     }
-    if let Some(trace) = &options.trace {
+    if let Some((trace, ends)) = options.trace.as_ref().and_then(|t| trace_ends(&world, t)) {
         let _ = writeln!(out, "    traces:");
         let _ =
             writeln!(out, "    - src: {}", scalar(&serde_json::Value::from(trace.src.as_str())));
@@ -138,17 +169,19 @@ pub fn export_test(scenario: &Input, options: &ExportOptions) -> String {
             let _ =
                 writeln!(out, "      node: {}", scalar(&serde_json::Value::from(node.as_str())));
         }
-        let report = world::trace(&world, trace);
-        if report.outcomes.iter().any(|o| o.verdict == "endpoint") {
-            // The update below fills in the set.
-            let _ = writeln!(out, "      endpoints: []");
-        } else {
-            let _ = writeln!(out, "      verdict: DROP");
+        if let Some(interface) = &trace.in_interface {
+            let interface = scalar(&serde_json::Value::from(interface.as_str()));
+            let _ = writeln!(out, "      inInterface: {interface}");
         }
-    }
-    if out.len() == body_start + "tests:\n- name: the scenario as exported\n  expect:\n".len() {
-        // Nothing to expect (an empty scenario): keep the suite a valid one that says so.
-        out.push_str("    objects: []\n");
+        match ends {
+            // The update below fills in the set.
+            TraceEnds::Endpoints => {
+                let _ = writeln!(out, "      endpoints: []");
+            }
+            TraceEnds::Verdict(verdict) => {
+                let _ = writeln!(out, "      verdict: {verdict}");
+            }
+        }
     }
     // Written by the comparison itself: whatever the lines above got wrong, the update fixes.
     let run = super::run_tests(
@@ -156,7 +189,39 @@ pub fn export_test(scenario: &Input, options: &ExportOptions) -> String {
         &[],
         &TestOptions { update: true },
     );
-    run.updated.into_iter().find(|u| u.name == file).map_or(out, |u| u.text.as_str().to_owned())
+    Ok(run.updated.into_iter().find(|u| u.name == file).map_or(out, |u| u.text.as_str().to_owned()))
+}
+
+/// Where a traced packet ends, as a suite can expect it.
+enum TraceEnds {
+    /// At one or more endpoints (the set is filled in by the update).
+    Endpoints,
+    /// With one verdict, the same on every path.
+    Verdict(String),
+}
+
+/// How the exported trace ends; `None` when a suite could not expect it (no outcome, as when
+/// the request names a node that is not in the scenario, or several verdicts without an
+/// endpoint), so the export leaves the packet out rather than write a failing test.
+fn trace_ends<'r>(world: &World, trace: &'r TraceRequest) -> Option<(&'r TraceRequest, TraceEnds)> {
+    let report = world::trace(world, trace);
+    if report.outcomes.iter().any(|o| o.verdict == "endpoint") {
+        return Some((trace, TraceEnds::Endpoints));
+    }
+    let mut verdicts: Vec<&str> = Vec::new();
+    for outcome in &report.outcomes {
+        let verdict =
+            if outcome.verdict == "no service" { "no-service" } else { outcome.verdict.as_str() };
+        if !verdicts.contains(&verdict) {
+            verdicts.push(verdict);
+        }
+    }
+    match verdicts.as_slice() {
+        [verdict] if super::format::VERDICTS.contains(verdict) => {
+            Some((trace, TraceEnds::Verdict((*verdict).to_owned())))
+        }
+        _ => None,
+    }
 }
 
 fn list(values: &[String]) -> String {

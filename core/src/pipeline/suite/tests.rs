@@ -475,8 +475,8 @@ fn the_files_a_suite_names() {
     assert_eq!(files, ["cluster.yaml", "tests/more/b.yaml", "tests/node-a.rules"]);
 }
 
-#[test]
-fn an_exported_suite_passes_as_written() {
+/// The export of [`SUITE`]'s scenario, with the trace and the iptables ruleset.
+fn exported() -> String {
     let scenario_start = SUITE.find("resources: |\n").unwrap() + "resources: |\n".len();
     let scenario_end = SUITE.find("tests:\n").unwrap();
     let scenario: String = SUITE[scenario_start..scenario_end]
@@ -494,7 +494,12 @@ fn an_exported_suite_passes_as_written() {
         }),
         proxy_mode: Some(crate::proxy::ProxyMode::Iptables),
     };
-    let exported = export_test(&Input::new("-", scenario), &options);
+    export_test(&Input::new("-", scenario), &options).unwrap()
+}
+
+#[test]
+fn an_exported_suite_passes_as_written() {
+    let exported = exported();
     let result = run(&[("tests/exported.svclab-test.yaml", &exported)], &[], false);
     assert!(result.success(), "{}\n{exported}", result.to_text());
     expect![[r#"
@@ -537,6 +542,78 @@ fn an_exported_suite_passes_as_written() {
               protocol: udp
               endpoints: ["10.244.1.10:53", "10.244.2.11:53"]
     "#]].assert_eq(&exported[exported.find("tests:").unwrap()..]);
+}
+
+#[test]
+fn an_exported_suite_fails_when_the_cluster_answers_otherwise() {
+    let exported = exported();
+    // One value of each kind the export writes, changed: exactly one failure, at that path.
+    let mutations = [
+        ("outcome: created", "outcome: rejected", "expect.objects[0].outcome"),
+        ("clusterIPs: [10.96.0.10]", "clusterIPs: [10.96.0.11]", "expect.objects[0].clusterIPs"),
+        ("band: static", "band: dynamic", "expect.objects[0].band"),
+        ("nodePorts: [30080]", "nodePorts: [30081]", "expect.objects[1].nodePorts"),
+        ("warnings: [\"spec.loadBalancerIP", "warnings: [\"x", "expect.objects[2].warnings"),
+        ("violations: []", "violations: [ports.allowedPorts]", "expect.objects[0].violations"),
+        ("--dport 53 -j", "--dport 54 -j", "expect.rules.includes[0]"),
+        ("\"10.244.2.11:53\"", "\"10.244.2.12:53\"", "expect.traces[0].endpoints"),
+    ];
+    for (from, to, path) in mutations {
+        let at = exported.find(from).unwrap_or_else(|| panic!("{from:?} not in:\n{exported}"));
+        let changed = format!("{}{to}{}", &exported[..at], &exported[at + from.len()..]);
+        let result = run(&[("tests/exported.svclab-test.yaml", &changed)], &[], false);
+        let failures: Vec<&str> = result.suites[0].tests[0]
+            .failures
+            .iter()
+            .map(|failure| failure.path.as_str())
+            .collect();
+        assert_eq!((result.failed, result.errors, failures), (1, 0, vec![path]), "{to}");
+    }
+}
+
+#[test]
+fn a_scenario_without_services_exports_its_objects_and_an_empty_one_nothing() {
+    let scenario = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\n";
+    let options = ExportOptions {
+        trace: Some(crate::trace::TraceRequest {
+            src: "10.244.1.5".into(),
+            dst: "10.96.0.99".into(),
+            dport: 80,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let exported = export_test(&Input::new("-", scenario), &options).unwrap();
+    let result = run(&[("playground.svclab-test.yaml", &exported)], &[], false);
+    assert!(result.success(), "{}\n{exported}", result.to_text());
+    expect![[r#"
+        metadata:
+          name: playground
+        resources: |2
+          apiVersion: v1
+          kind: Node
+          metadata: {name: node-a}
+        tests:
+        - name: the scenario as exported
+          expect:
+            objects:
+            - ref: Node node-a
+              outcome: created
+              errors: []
+              warnings: []
+              violations: []
+            traces:
+            - src: 10.244.1.5
+              dst: 10.96.0.99
+              dport: 80
+              protocol: tcp
+              verdict: no-service
+    "#]]
+    .assert_eq(&exported[exported.find("metadata:").unwrap()..]);
+    for empty in ["", "# nothing yet\n", "---\n"] {
+        let exported = export_test(&Input::new("-", empty), &ExportOptions::default());
+        assert_eq!(exported, Err(super::ExportError::NoObjects), "{empty:?}");
+    }
 }
 
 #[test]
