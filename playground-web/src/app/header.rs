@@ -1,6 +1,6 @@
 //! The page's header: examples, share link and embed snippet, downloads (the export as a test
-//! suite among them) and the theme toggle; in
-//! the embed view a compact one with the status and a link to the full playground.
+//! suite among them) and the theme toggle; in the embed view a compact one with the status and
+//! a link to the full playground.
 
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
