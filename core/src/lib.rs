@@ -70,6 +70,10 @@ pub use model::{
     ServiceKey, ServicePolicy, ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
+pub use pipeline::suite::{
+    ExportError, ExportOptions, Failure, SUITE_SUFFIX, SuiteResult, TestError, TestOptions,
+    TestResult, TestRun, TestStatus, export_test, run_tests, test_files, test_schema,
+};
 pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{

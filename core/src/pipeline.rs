@@ -7,6 +7,8 @@
 //! allocation (which wins over validation, as in the generic registry `Store.Create`/`Update`),
 //! validation of the allocated object, then commit or rollback.
 
+pub(crate) mod suite;
+
 use std::collections::BTreeMap;
 
 use crate::allocation::{AllocFailure, Allocators, PANIC_RESPONSE, ServiceAllocation, Transaction};

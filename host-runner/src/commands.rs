@@ -5,6 +5,7 @@ mod doc;
 mod policy;
 mod render;
 mod serve;
+mod test;
 mod trace;
 
 use std::io::{Read, Write};
@@ -24,6 +25,7 @@ pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route};
+pub(crate) use test::TestCommand;
 pub(crate) use trace::TraceCommand;
 
 /// Exit code when the scenario has errors (the report was printed).
@@ -164,6 +166,9 @@ enum Command {
     Doc(DocCommand),
     /// The operator's Service policy: its settings schema, and checking settings alone.
     Policy(PolicyCommand),
+    /// Run `*.svclab-test.yaml` suites: expected outcomes, addresses, bands, messages, rules,
+    /// traces and policy violations (`svclab test schema` prints the format's JSON Schema).
+    Test(TestCommand),
 }
 
 impl Cli {
@@ -228,6 +233,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Trace(command) => command.run(&engine, io, cli.verbose),
         Command::Serve(command) => command.run(engine, io),
         Command::Doc(command) => command.run(&engine, io),
+        Command::Test(command) => command.run(&engine, io, cli.verbose),
         Command::Policy(_) => Ok(EXIT_FAILURE),
     }
 }

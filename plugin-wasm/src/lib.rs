@@ -30,7 +30,7 @@ mod bindings {
 }
 
 /// The ABI version of `wit/policy.wit` this adapter implements.
-const ABI_VERSION: u32 = 5;
+const ABI_VERSION: u32 = 6;
 
 struct Plugin;
 
@@ -147,6 +147,35 @@ impl bindings::Guest for Plugin {
 
     fn settings_schema() -> String {
         svclab_core::settings_schema()
+    }
+
+    fn test_files(suites: Vec<types::Input>) -> Vec<String> {
+        svclab_core::test_files(&decode_inputs(suites))
+    }
+
+    fn run_tests(
+        suites: Vec<types::Input>,
+        files: Vec<types::Input>,
+        options: types::TestOptions,
+    ) -> Result<types::TestRun, types::Error> {
+        let options = svclab_core::TestOptions { update: options.update };
+        let run = svclab_core::run_tests(&decode_inputs(suites), &decode_inputs(files), &options);
+        Ok(types::TestRun {
+            json: run.to_json(),
+            text: run.to_text(),
+            updated: run
+                .updated
+                .into_iter()
+                .map(|input| types::Input {
+                    name: input.name,
+                    text: std::sync::Arc::unwrap_or_clone(input.text),
+                })
+                .collect(),
+        })
+    }
+
+    fn test_schema() -> String {
+        svclab_core::test_schema()
     }
 }
 

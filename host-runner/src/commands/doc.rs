@@ -137,8 +137,11 @@ fn check_example(engine: &Engine, example: &markdown::Example) -> Result<String,
         Command::Check(command) => command.run(engine, &mut io, false),
         Command::Render(command) => command.run(engine, &mut io, false),
         Command::Trace(command) => command.run(engine, &mut io, false),
+        // The scenario block is a suite; its exit status (1 when a test fails) is part of
+        // what the expected block shows, not a reason to refuse the example.
+        Command::Test(command) => command.run(engine, &mut io, false),
         Command::Serve(_) | Command::Doc(_) | Command::Policy(_) => {
-            return Err("examples run `check`, `render` or `trace`".to_owned());
+            return Err("examples run `check`, `render`, `trace` or `test`".to_owned());
         }
     };
     result.map_err(|err| format!("error: {err:#}"))?;

@@ -21,7 +21,7 @@
       (i32.store (i32.const 20) (i32.const 100))
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
-    (func (export "abi-version") (result i32) (i32.const 5))
+    (func (export "abi-version") (result i32) (i32.const 6))
     ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
     ;; `no-defaults` (parameter 2), `policy` (tag, name, text), `user-info` (tag, username,
     ;; groups), `explain-release` and `omit-rules`.
@@ -54,6 +54,10 @@
       (i32.store (i32.const 32) (i32.const 100))
       (i32.store (i32.const 36) (i32.const 2))
       (i32.const 32))
+    ;; `svclab test` (ABI 6): present so the guest exports the whole world; never called.
+    (func (export "test-files") (param i32 i32) (result i32) (unreachable))
+    (func (export "run-tests") (param i32 i32 i32 i32 i32) (result i32) (unreachable))
+    (func (export "test-schema") (result i32) (unreachable))
   )
   (core instance $i (instantiate $m))
 
@@ -116,6 +120,11 @@
   (export $error "error" (type $error'))
   (type $text-report' (record (field "text" string) (field "has-errors" bool)))
   (export $text-report "text-report" (type $text-report'))
+  (type $test-options' (record (field "update" bool)))
+  (export $test-options "test-options" (type $test-options'))
+  (type $test-run'
+    (record (field "json" string) (field "text" string) (field "updated" (list $input))))
+  (export $test-run "test-run" (type $test-run'))
 
   (func (export "abi-version") (result u32) (canon lift (core func $i "abi-version")))
   (func (export "check")
@@ -158,4 +167,15 @@
   (func (export "settings-schema")
     (result string)
     (canon lift (core func $i "settings-schema") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "test-files")
+    (param "suites" (list $input))
+    (result (list string))
+    (canon lift (core func $i "test-files") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "run-tests")
+    (param "suites" (list $input)) (param "files" (list $input)) (param "options" $test-options)
+    (result (result $test-run (error $error)))
+    (canon lift (core func $i "run-tests") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "test-schema")
+    (result string)
+    (canon lift (core func $i "test-schema") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
 )
