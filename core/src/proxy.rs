@@ -43,10 +43,10 @@ use serde::{Deserialize, Serialize};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
+pub(crate) use config::configure_release;
 pub use config::{DetectLocal, NftablesMasquerade, NftablesTable, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
-pub(crate) use release::configure_release;
 pub(crate) use startup::{
     diagnostics as configuration_diagnostics, own_gate_default, validate as validate_configuration,
 };
