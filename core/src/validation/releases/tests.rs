@@ -22,7 +22,6 @@ fn check(expect: Expect) {
                 Pin::Tag => "v0.",
                 Pin::Vendored => "vendor",
                 Pin::Pr => "CHANGELOG",
-                Pin::Copies => "cop",
                 Pin::Module => "k8s.io/kubernetes@v1.",
                 Pin::Unpinned => "Unpinned",
             };
