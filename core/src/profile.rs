@@ -615,6 +615,11 @@ impl Profile {
     }
 }
 
+/// kube-apiserver's gates ([`GATES`]), for `upgrade`'s gate findings.
+pub(crate) fn gates() -> &'static [Gate] {
+    &GATES
+}
+
 /// Whether [`GATES`] lists a gate at some release (kube-proxy's own `featureGates` check reads
 /// the apiserver's table for the gates both components know).
 pub(crate) fn lists_gate(name: &str) -> bool {
