@@ -86,7 +86,7 @@ pub use source::{Pos, Source};
 pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep};
 pub use upgrade::{
     Area, DiffLine, DiffTag, Finding, Impact, RulesComparison, UpgradeError, UpgradeOptions,
-    UpgradeReport, UpgradeSide, diff_lines, upgrade,
+    UpgradeReport, UpgradeSide, diff_lines, target_release, upgrade,
 };
 pub use world::{StoredService, World, render, trace};
 

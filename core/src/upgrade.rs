@@ -95,6 +95,8 @@ pub enum UpgradeError {
     },
     /// The target profile (`--to-profile`) cannot be read.
     TargetProfile(String),
+    /// `--to` is not a release.
+    BadRelease(String),
 }
 
 impl std::fmt::Display for UpgradeError {
@@ -113,11 +115,19 @@ impl std::fmt::Display for UpgradeError {
             UpgradeError::TargetProfile(message) => {
                 write!(f, "the target profile cannot be read: {message}")
             }
+            UpgradeError::BadRelease(text) => {
+                write!(f, "--to {text:?} is not a Kubernetes release (1.33 or 1.33.5)")
+            }
         }
     }
 }
 
 impl std::error::Error for UpgradeError {}
+
+/// The release `--to` names (`1.33`, `v1.33.5`), as every host reads it.
+pub fn target_release(text: &str) -> Result<Version, UpgradeError> {
+    Version::parse(text).ok_or_else(|| UpgradeError::BadRelease(text.to_owned()))
+}
 
 /// Rehearses the upgrade of [`UpgradeOptions`] for the scenario: the findings of all five
 /// areas, and with [`UpgradeOptions::diff`] both rulesets and their diff.

@@ -6,6 +6,7 @@ mod policy;
 mod render;
 mod serve;
 mod trace;
+mod upgrade;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route};
 pub(crate) use trace::TraceCommand;
+pub(crate) use upgrade::UpgradeCommand;
 
 /// Exit code when the scenario has errors (the report was printed).
 pub(crate) const EXIT_REPORT_ERRORS: u8 = 1;
@@ -157,6 +159,9 @@ enum Command {
     Render(RenderCommand),
     /// Walk a packet through the rules: matched rules, DNAT choices, masquerade, verdict.
     Trace(TraceCommand),
+    /// Rehearse an upgrade, rollback, kube-proxy mode switch or range change: what the
+    /// cluster's Services meet (exit status 1 when a finding breaks something).
+    Upgrade(UpgradeCommand),
     /// Serve a validating admission webhook (AdmissionReview v1 at /validate; /healthz, /readyz,
     /// /metrics).
     Serve(ServeCommand),
@@ -226,6 +231,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Check(command) => command.run(&engine, io, cli.verbose),
         Command::Render(command) => command.run(&engine, io, cli.verbose),
         Command::Trace(command) => command.run(&engine, io, cli.verbose),
+        Command::Upgrade(command) => command.run(&engine, io, cli.verbose),
         Command::Serve(command) => command.run(engine, io),
         Command::Doc(command) => command.run(&engine, io),
         Command::Policy(_) => Ok(EXIT_FAILURE),

@@ -38,11 +38,12 @@ pub(crate) use generated::{
     AdmissionOptions as WitAdmissionOptions, CheckOptions as WitCheckOptions,
     Diagnostic as WitDiagnostic, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
     ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, Severity as WitSeverity,
-    TextReport as WitTextReport, TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
+    TextReport as WitTextReport, TraceOptions as WitTraceOptions,
+    UpgradeOptions as WitUpgradeOptions, UserInfo as WitUserInfo,
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// The plugin built from `plugin-wasm/` by `build.rs`.
 pub static EMBEDDED_PLUGIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/svclab_plugin.wasm"));
@@ -304,6 +305,24 @@ impl PluginRunner {
         options: WitCheckOptions<'_>,
     ) -> Result<CallOutput<WitTextReport>, PluginError> {
         self.call(|policy, store| policy.call_check_text(store, inputs, options))
+    }
+
+    /// The upgrade rehearsal; the report JSON.
+    pub(crate) fn upgrade(
+        &self,
+        inputs: &[WitInput<'_>],
+        options: WitUpgradeOptions<'_>,
+    ) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_upgrade(store, inputs, options))
+    }
+
+    /// The upgrade rehearsal as text, and whether a finding breaks something.
+    pub(crate) fn upgrade_text(
+        &self,
+        inputs: &[WitInput<'_>],
+        options: WitUpgradeOptions<'_>,
+    ) -> Result<CallOutput<WitTextReport>, PluginError> {
+        self.call(|policy, store| policy.call_upgrade_text(store, inputs, options))
     }
 
     /// The diagnostics of `check`, typed.

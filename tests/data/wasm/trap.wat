@@ -21,7 +21,7 @@
       (i32.store (i32.const 20) (i32.const 100))
       (i32.store (i32.const 24) (i32.const 2))
       (i32.const 16))
-    (func (export "abi-version") (result i32) (i32.const 5))
+    (func (export "abi-version") (result i32) (i32.const 6))
     ;; Parameters: the inputs list (pointer, length), then `check-options` flattened:
     ;; `no-defaults` (parameter 2), `policy` (tag, name, text), `user-info` (tag, username,
     ;; groups), `explain-release` and `omit-rules`.
@@ -39,6 +39,9 @@
       (i32.const 16))
     (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    ;; Parameters: the inputs list, then `upgrade-options` flattened: `to` (pointer, length),
+    ;; `proxy-mode` (tag, value), `to-profile` (tag, name, text) and `diff`.
+    (func (export "upgrade") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     (func (export "render-begin") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     ;; Writes `none` to the return area at 4000: no pieces.
     (func (export "render-next") (result i32)
@@ -48,7 +51,16 @@
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     ;; Parameters: the review, then `admission-options` flattened (16 in all, the most that
     ;; the canonical ABI passes flat).
-    (func (export "validate-admission") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    (func (export "upgrade")
+    (param "inputs" (list $input)) (param "options" $upgrade-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  ;; `upgrade-text` is the core `upgrade` read as a `text-report`, like `check-text`.
+  (func (export "upgrade-text")
+    (param "inputs" (list $input)) (param "options" $upgrade-options)
+    (result (result $text-report (error $error)))
+    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "validate-admission") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     (func (export "check-settings") (param i32 i32 i32 i32) (result i32) (call $empty))
     ;; Writes the string "ok" (pointer and length) to the return area at 32.
     (func (export "settings-schema") (result i32)
@@ -117,6 +129,13 @@
   (export $error "error" (type $error'))
   (type $text-report' (record (field "text" string) (field "has-errors" bool)))
   (export $text-report "text-report" (type $text-report'))
+  (type $upgrade-options'
+    (record
+      (field "to" string)
+      (field "proxy-mode" (option $proxy-mode))
+      (field "to-profile" (option $input))
+      (field "diff" bool)))
+  (export $upgrade-options "upgrade-options" (type $upgrade-options'))
 
   (func (export "abi-version") (result u32) (canon lift (core func $i "abi-version")))
   (func (export "check")
