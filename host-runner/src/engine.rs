@@ -330,14 +330,20 @@ impl UpgradeRequest {
 
 impl Engine {
     /// Runs `svclab upgrade --output json`: the rehearsal's report JSON.
-    pub fn upgrade(&self, inputs: &[Input], request: &UpgradeRequest) -> Result<Outcome, EngineError> {
+    pub fn upgrade(
+        &self,
+        inputs: &[Input],
+        request: &UpgradeRequest,
+    ) -> Result<Outcome, EngineError> {
         match self {
             Engine::Native => {
                 let report = svclab_core::upgrade(inputs, &request.options()?)
                     .map_err(|err| EngineError::BadInput(err.to_string()))?;
                 Ok(native(report.to_json()))
             }
-            Engine::Plugin(runner) => Ok(runner.upgrade(&wit_inputs(inputs), request.wit())?.into()),
+            Engine::Plugin(runner) => {
+                Ok(runner.upgrade(&wit_inputs(inputs), request.wit())?.into())
+            }
         }
     }
 

@@ -177,6 +177,8 @@ impl Observations {
 struct Answer {
     object: String,
     refusal: Option<String>,
+    /// The refusal's `Status.details.causes`, as `<reason> <field>: <message>`.
+    causes: Vec<String>,
     warnings: Vec<String>,
     source: Option<Source>,
 }
@@ -235,6 +237,8 @@ fn answers(
     for (k, (object, list)) in errors {
         if let Some(answer) = out.get_mut(&k) {
             answer.refusal = Some(status_message(&object, &list));
+            answer.causes =
+                list.iter().map(|d| format!("{} {}: {}", d.reason, d.field, d.message)).collect();
         }
     }
     out
@@ -308,6 +312,13 @@ fn compare(
                     when,
                     source.clone(),
                 );
+            }
+            // The same message from other causes (a cause listed once more or less, which the
+            // message's aggregate folds away but `kubectl get -o json` shows).
+            (Some(old), Some(new)) if a.causes != b.causes => {
+                let new = format!("{new} ({} causes: {})", b.causes.len(), b.causes.join("; "));
+                let old = format!("{old} ({} causes: {})", a.causes.len(), a.causes.join("; "));
+                seen.add(object, Kind::RefusalText, new, Some(old), when, source.clone());
             }
             _ => {}
         }

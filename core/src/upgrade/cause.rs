@@ -113,7 +113,10 @@ impl Crossed {
         let validation = validation::TABLES
             .iter()
             .flat_map(|(table, rows)| rows.iter().map(move |row| (*table, row)))
-            .filter(|(_, row)| validation::in_force(row.id, a) != validation::in_force(row.id, b))
+            .filter(|(_, row)| {
+                validation::in_force(row.id, a) != validation::in_force(row.id, b)
+                    || changes_within(row, from.version, to.version)
+            })
             .collect();
         let proxy = release_rows()
             .filter(|(behaviour, ..)| {
@@ -220,6 +223,25 @@ impl Crossed {
         let rows = self.proxy.iter().map(|(_, c)| c);
         profile.chain(&self.proxy_gates).chain(rows).chain(&self.allocation).cloned().collect()
     }
+}
+
+/// Whether a validation row in force on both sides changes at a patch release between them:
+/// the tables count minors, and a row whose text names a patch of a minor (`fixed in 1.34.2`)
+/// says its behaviour changed inside that minor. Such a row is crossed when a side is at a patch
+/// of that minor older than the newest svclab checked (a bare minor is the newest).
+fn changes_within(row: &Change, a: crate::profile::Version, b: crate::profile::Version) -> bool {
+    if !(validation::in_force(row.id, a.minor) && validation::in_force(row.id, b.minor)) || a == b {
+        return false;
+    }
+    let older_patch = |v: crate::profile::Version| {
+        v.patch.is_some()
+            && v.modelled() != crate::profile::Version { minor: v.minor, patch: None }.modelled()
+    };
+    [a, b].iter().any(|v| {
+        older_patch(*v)
+            && (row.what.contains(&format!("1.{}.", v.minor))
+                || row.upstream.contains(&format!("1.{}.", v.minor)))
+    })
 }
 
 /// The cause of a kube-proxy row.

@@ -83,7 +83,9 @@ impl UpgradeCommand {
             UpgradeFormat::Json => {
                 let answer = engine.upgrade(&inputs, &request)?;
                 let breaks = svclab_core::UpgradeReport::from_json(&answer.output)
-                    .map_err(|err| anyhow::anyhow!("the engine returned a malformed report: {err}"))?
+                    .map_err(|err| {
+                        anyhow::anyhow!("the engine returned a malformed report: {err}")
+                    })?
                     .breaks();
                 (answer.output, breaks, answer.fuel)
             }
