@@ -108,6 +108,49 @@ export interface TraceReport {
   warnings: string[];
 }
 
+/** One expectation that did not hold. */
+export interface TestFailure {
+  path: string;
+  line: number;
+  want: unknown;
+  got: unknown;
+  diff?: string;
+  note?: string;
+}
+
+/** A problem that kept a test or a suite from running, with its position. */
+export interface TestError {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+}
+
+/** What `runTests` found: `svclab test --output json`. */
+export interface TestRun {
+  passed: number;
+  failed: number;
+  errors: number;
+  suites: Array<{
+    name: string;
+    file: string;
+    tests: Array<{
+      name: string;
+      status: "passed" | "failed" | "error";
+      failures: TestFailure[];
+      line: number;
+      errors?: TestError[];
+    }>;
+    line: number;
+    errors?: TestError[];
+  }>;
+  /** With `{ update: true }`: the rewritten files. */
+  updated?: Input[];
+}
+
+/** Suites (names ending in `.svclab-test.yaml`) and the files they name. */
+export type TestFiles = Input[] | Record<string, string>;
+
 /** A failed call: `kind` is the WIT error case. */
 export class SvclabError extends Error {
   kind: "bad-input" | "failed";
@@ -133,3 +176,13 @@ export function validateAdmission(review: string | object, options?: AdmissionOp
 export function checkSettings(settings: Document): Diagnostic[];
 /** The JSON Schema (draft 2020-12) of the Service policy settings. */
 export function settingsSchema(): Record<string, unknown>;
+/** The suffix of suite files. */
+export const SUITE_SUFFIX: ".svclab-test.yaml";
+/** Runs `svclab test` suites against the files they name (the same JSON as `svclab test --output json`). */
+export function runTests(files: TestFiles, options?: { update?: boolean }): TestRun;
+/** The text `svclab test` prints for the same files. */
+export function runTestsText(files: TestFiles, options?: { update?: boolean }): string;
+/** The files the suites name, resolved against each suite's folder. */
+export function testFilesNeeded(files: TestFiles): string[];
+/** The JSON Schema (draft 2020-12) of the suite format. */
+export function testSchema(): Record<string, unknown>;

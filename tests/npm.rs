@@ -2,7 +2,8 @@
 //! the package (`cargo xtask npm`, jco over the plugin component), then runs
 //! `npm/test/` with node's test runner: `parity.test.mjs` compares the package's answers with the
 //! command's bytes on the examples, the guide, the validation vectors and the kube-proxy golden
-//! inputs; `types.test.mjs` type-checks a consumer against the package's TypeScript types. Missing tools fail the test with the set-up command that installs them.
+//! inputs; `suites.test.mjs` holds `runTests` to `svclab test --output json` on the example suites;
+//! `types.test.mjs` type-checks a consumer against the package's TypeScript types. Missing tools fail the test with the set-up command that installs them.
 
 use std::io::Write as _;
 

@@ -413,6 +413,13 @@ fn config_of(cfg: &Value, labels: Option<&Value>) -> Result<(ProxyConfig, ProxyM
         &service_cidrs,
     )
     .map_err(|e| e.to_string())?;
+    // A golden taken from kube-proxy's tests of an older release names it (`release: "1.35"`):
+    // the behaviours of kube-proxy's release table are those of that release.
+    if let Some(release) = cfg["release"].as_str() {
+        let version = svclab_core::Version::parse(release)
+            .ok_or_else(|| format!("config.yaml: bad release {release:?}"))?;
+        svclab_core::testing::configure_proxy_release(&mut config, version);
+    }
     // The Go fakes inject the mark string and the two nfacct counters separately.
     if let Some(mark) = cfg["masqueradeMark"].as_str() {
         config.masquerade_mark = mark.to_owned();

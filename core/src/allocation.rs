@@ -22,7 +22,7 @@ pub use ip_range::{IpRange, RangeSnapshot};
 pub use meta::MetaAllocator;
 pub use port_range::PortAllocator;
 pub(crate) use service::{
-    AllocFailure, Allocators, FamilyAllocator, ServiceAllocation, Transaction,
+    AllocFailure, Allocators, FamilyAllocator, PANIC_RESPONSE, ServiceAllocation, Transaction,
 };
 
 use crate::net::PortRange;

@@ -67,10 +67,14 @@ pub use manifest::{Input, Object, Scenario, parse};
 pub use model::well_known::OPERATION_ANNOTATION;
 pub use model::{
     ClusterProfile, Endpoint, EndpointHints, EndpointPort, EndpointSlice, Endpoints, IntOrString,
-    KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service, ServiceKey,
-    ServicePolicy, ServicePort, ServiceSpec, StringMap,
+    KubeProxyChecked, KubeProxyConfiguration, Located, Node, ObjectMeta, Positions, Service,
+    ServiceKey, ServicePolicy, ServicePort, ServiceSpec, StringMap,
 };
 pub use net::{IpFamily, PortRange};
+pub use pipeline::suite::{
+    ExportError, ExportOptions, Failure, SUITE_SUFFIX, SuiteResult, TestError, TestOptions,
+    TestResult, TestRun, TestStatus, export_test, run_tests, test_files, test_schema,
+};
 pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
@@ -102,10 +106,22 @@ pub mod testing {
     pub use crate::field::{ErrorType, FieldError, GoValue};
     pub use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
     pub use crate::proxy::{
-        DetectLocal, EndpointSelection, NftablesTable, ProxyConfig, Rendered, TopologyHints,
-        render_objects, select_endpoints,
+        DetectLocal, EndpointSelection, NftablesMasquerade, NftablesTable, ProxyConfig, Rendered,
+        TopologyHints, render_objects, select_endpoints,
     };
     pub use crate::trace::{trace_nft_text, trace_text};
+
+    /// Applies kube-proxy's release table (proxy/release.rs `configure_release`) to a
+    /// configuration, its gates at the release's defaults: for goldens taken from kube-proxy's
+    /// tests of an older release.
+    pub fn configure_proxy_release(config: &mut ProxyConfig, version: crate::profile::Version) {
+        let profile = crate::profile::Profile::for_version(version);
+        let gate = |name: &str| {
+            crate::proxy::own_gate_default(name, version.minor)
+                .unwrap_or_else(|| profile.gate_named(name))
+        };
+        crate::proxy::configure_release(config, version, &gate);
+    }
     pub use crate::validation::{
         validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,
         validate_service_update,

@@ -3,16 +3,18 @@
 
 mod decode;
 
-use decode::{Decoded, Typed};
+use decode::{Decoded, Releases, Typed};
 
 use std::sync::Arc;
 
 use crate::diagnostic::{Diagnostic, ObjectRef, Severity};
 use crate::limits::{MAX_INPUT_BYTES, MAX_LIST_DEPTH, MAX_OBJECTS};
+use crate::model::well_known::OPERATION_ANNOTATION;
 use crate::model::{
     ClusterProfile, DocumentText, EndpointSlice, Endpoints, KubeProxyConfiguration, Located,
     Node as KubeNode, Origin, Positions, Service, ServiceCidr, ServicePolicy,
 };
+use crate::profile::{Feature, Profile};
 use crate::source::{Pos, Source};
 use crate::yaml::{self, Node, Value};
 
@@ -71,12 +73,70 @@ pub struct Scenario {
     pub objects: Vec<Object>,
     /// Syntax errors, decode errors, unknown kinds and fields.
     pub diagnostics: Vec<Diagnostic>,
+    /// The unknown-field warnings of `diagnostics` about fields some releases have: (index into
+    /// `diagnostics`, the releases that have the field). [`Scenario::at_release`] keeps a
+    /// warning only where its release lacks the field, and empties this.
+    release_fields: Vec<(usize, Releases)>,
 }
 
 /// Parses every input in order, within svclab's limits: an input that would take the text
 /// read past [`MAX_INPUT_BYTES`] is skipped whole, and once [`MAX_OBJECTS`] objects are read
 /// the documents after are skipped; each is one error diagnostic saying where reading stopped.
+/// Unknown fields are warned about as the release of the scenario's own ClusterProfile does.
 pub fn parse(inputs: &[Input]) -> Scenario {
+    let scenario = read(inputs);
+    let profile = Profile::from_scenario(scenario.cluster_profile(), &mut Vec::new());
+    scenario.at_release(&profile)
+}
+
+impl Scenario {
+    /// The scenario's ClusterProfile: the last one wins.
+    pub(crate) fn cluster_profile(&self) -> Option<&Located<ClusterProfile>> {
+        self.objects.iter().rev().find_map(|o| match o {
+            Object::ClusterProfile(p) => Some(&**p),
+            _ => None,
+        })
+    }
+
+    /// The scenario as kube-apiserver of the profile's release decodes it: a field its API
+    /// type has is no unknown field, and without ServerSideFieldValidation (1.24's default)
+    /// the create and update handlers decode with `fieldValidation=Ignore`, so the objects the
+    /// apiserver stores get no unknown-field warnings at all (apiserver
+    /// `pkg/endpoints/handlers/rest.go` `fieldValidation`, v0.24.17).
+    pub(crate) fn at_release(mut self, profile: &Profile) -> Scenario {
+        let minor = profile.version.minor;
+        let ignore = !profile.gate(Feature::ServerSideFieldValidation);
+        let mut known_at = vec![false; self.diagnostics.len()];
+        for (index, releases) in self.release_fields.drain(..) {
+            if let Some(known) = known_at.get_mut(index) {
+                *known = releases.holds(minor);
+            }
+        }
+        let mut index = 0;
+        self.diagnostics.retain(|d| {
+            let known = known_at.get(index).copied().unwrap_or(false);
+            index += 1;
+            let unknown_field = d.reason == "UnknownField" && d.severity == Severity::Warning;
+            !(unknown_field && (known || (ignore && decoded_by_the_apiserver(d))))
+        });
+        self
+    }
+}
+
+/// Whether a diagnostic's object is one kube-apiserver decodes (not svclab's own kinds or
+/// kube-proxy's configuration file).
+fn decoded_by_the_apiserver(d: &Diagnostic) -> bool {
+    d.object.as_ref().is_some_and(|o| {
+        matches!(
+            o.kind.as_str(),
+            "Service" | "EndpointSlice" | "Endpoints" | "Node" | "ServiceCIDR"
+        )
+    })
+}
+
+/// [`parse`] before the release is known: every unknown-field warning a release could give
+/// is in, marked for [`Scenario::at_release`].
+pub(crate) fn read(inputs: &[Input]) -> Scenario {
     let mut scenario = Scenario::default();
     // One object per document, mostly: room for them all up front spares the copies (and the
     // unused half) of a vector of large objects that doubles as it grows.
@@ -271,7 +331,12 @@ fn read_object(
     // Unknown fields of a scenario's objects are warnings, as kubectl's field validation
     // (`Warn`) gives them.
     let (typed, findings) = decoded.into_parts(Severity::Warning, source);
-    scenario.diagnostics.extend(findings);
+    for (finding, known_in) in findings {
+        if let Some(releases) = known_in {
+            scenario.release_fields.push((scenario.diagnostics.len(), releases));
+        }
+        scenario.diagnostics.push(finding);
+    }
     let Some(typed) = typed else { return };
     // For most kinds positions only walk keys and containers and the decoded object holds the
     // values: a whole document keeps its text (parsed again when a diagnostic asks), a List item
@@ -291,32 +356,59 @@ fn read_object(
     scenario.objects.push(typed.located(api_version, positions));
 }
 
+/// A decoder finding: the diagnostic, and for an unknown field some releases have, which.
+type Finding = (Diagnostic, Option<Releases>);
+
 impl Decoded {
     /// The typed object (`None` when a type error rejected it) and the decoder's findings as
-    /// diagnostics: unknown fields at `unknown` severity, then the type error.
+    /// diagnostics: unknown fields at `unknown` severity, in document order as Go's strict
+    /// decoder meets them (svclab's decoder visits a map's keys before its children), then the
+    /// type error (alone, when unknown fields are warnings).
     fn into_parts(
-        self,
+        mut self,
         unknown: Severity,
         source: impl Fn(Pos) -> Source,
-    ) -> (Option<Typed>, Vec<Diagnostic>) {
+    ) -> (Option<Typed>, Vec<Finding>) {
         let object = Some(self.object_ref);
-        let mut findings: Vec<Diagnostic> = self
+        self.unknown_fields.sort_by_key(|field| (field.pos.line, field.pos.column));
+        let mut findings: Vec<Finding> = self
             .unknown_fields
             .into_iter()
             .map(|field| {
                 let message = format!("unknown field \"{}\"", field.path);
                 let finding =
                     Diagnostic::error(object.clone(), field.path, "UnknownField", message);
-                Diagnostic { severity: unknown, ..finding }.at(source(field.pos))
+                (Diagnostic { severity: unknown, ..finding }.at(source(field.pos)), field.known_in)
             })
             .collect();
         match self.object {
-            Ok(typed) => (Some(typed), findings),
+            Ok(typed) => {
+                // A Service document that asks for a delete is a DELETE by name: kube-apiserver
+                // decodes no body, so its fields give no warnings (svclab's configuration kinds,
+                // `unknown` errors, keep them).
+                if unknown == Severity::Warning
+                    && let Typed::Service(service) = &typed
+                    && service
+                        .metadata
+                        .annotations
+                        .get(OPERATION_ANNOTATION)
+                        .is_some_and(|v| v == "delete")
+                {
+                    findings.clear();
+                }
+                (Some(typed), findings)
+            }
             Err(error) => {
-                findings.push(
+                let refusal =
                     Diagnostic::error(object, error.path, "FieldValueTypeInvalid", error.message)
-                        .at(source(error.pos)),
-                );
+                        .at(source(error.pos));
+                // The apiserver answers a decoding error with its 400 alone: strict decoding's
+                // warnings come only with a decoded object. svclab's own configuration (errors)
+                // keeps them.
+                if unknown == Severity::Warning {
+                    findings.clear();
+                }
+                findings.push((refusal, None));
                 (None, findings)
             }
         }
@@ -337,7 +429,7 @@ pub(crate) fn cluster_profile_from(
     let api_version = "svclab.dev/v1alpha1";
     let decoded = decode::object(&root, api_version, "ClusterProfile")?;
     let (typed, findings) = decoded.into_parts(Severity::Error, source);
-    diags.extend(findings);
+    diags.extend(findings.into_iter().map(|(finding, _)| finding));
     let Some(Typed::ClusterProfile(value)) = typed else { return None };
     let object = root.pos;
     let origin = Origin::Tree(Arc::new(root));

@@ -340,6 +340,9 @@ pub struct ObjectMeta {
     pub uid: String,
     /// `metadata.finalizers`.
     pub finalizers: Vec<String>,
+    /// `metadata.clusterName`: a field of 1.24's ObjectMeta only (`ZZZ_DeprecatedClusterName`),
+    /// which the generic registry clears with a warning (`registry::drop_cluster_name`).
+    pub cluster_name: String,
 }
 
 /// What a Service is stored under: its namespace and its name. The map key of the cluster's
@@ -666,6 +669,67 @@ pub struct KubeProxyConfiguration {
     pub tcp_be_liberal: bool,
     /// `featureGates`.
     pub feature_gates: BTreeMap<String, bool>,
+    /// The settings kube-proxy only validates (sync periods, timeouts, bind addresses, ...):
+    /// they change no rule, but a bad value stops kube-proxy (proxy/startup.rs).
+    pub checked: KubeProxyChecked,
+}
+
+/// The KubeProxyConfiguration settings kube-proxy's `Validate` reads and svclab's rules do not,
+/// as written (durations in Go's `time.ParseDuration` form; empty or `None` = not written).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KubeProxyChecked {
+    /// `healthzBindAddress`.
+    pub healthz_bind_address: String,
+    /// `metricsBindAddress`.
+    pub metrics_bind_address: String,
+    /// `configSyncPeriod`.
+    pub config_sync_period: String,
+    /// `udpIdleTimeout` (the userspace proxy's, until 1.25).
+    pub udp_idle_timeout: String,
+    /// `portRange` (until 1.30).
+    pub port_range: String,
+    /// `oomScoreAdj`.
+    pub oom_score_adj: Option<i32>,
+    /// `showHiddenMetricsForVersion`.
+    pub show_hidden_metrics_for_version: String,
+    /// `clientConnection.burst`.
+    pub client_connection_burst: Option<i32>,
+    /// `conntrack.maxPerCore`.
+    pub conntrack_max_per_core: Option<i32>,
+    /// `conntrack.min`.
+    pub conntrack_min: Option<i32>,
+    /// `conntrack.tcpEstablishedTimeout`.
+    pub conntrack_tcp_established_timeout: String,
+    /// `conntrack.tcpCloseWaitTimeout`.
+    pub conntrack_tcp_close_wait_timeout: String,
+    /// `conntrack.udpTimeout` (1.29 on).
+    pub conntrack_udp_timeout: String,
+    /// `conntrack.udpStreamTimeout` (1.29 on).
+    pub conntrack_udp_stream_timeout: String,
+    /// `iptables.syncPeriod`.
+    pub iptables_sync_period: String,
+    /// `iptables.minSyncPeriod`.
+    pub iptables_min_sync_period: String,
+    /// `nftables.syncPeriod` (1.29 on).
+    pub nftables_sync_period: String,
+    /// `nftables.minSyncPeriod` (1.29 on).
+    pub nftables_min_sync_period: String,
+    /// `ipvs.syncPeriod`.
+    pub ipvs_sync_period: String,
+    /// `ipvs.minSyncPeriod`.
+    pub ipvs_min_sync_period: String,
+    /// `ipvs.tcpTimeout`.
+    pub ipvs_tcp_timeout: String,
+    /// `ipvs.tcpFinTimeout`.
+    pub ipvs_tcp_fin_timeout: String,
+    /// `ipvs.udpTimeout`.
+    pub ipvs_udp_timeout: String,
+    /// `ipvs.scheduler`.
+    pub ipvs_scheduler: String,
+    /// `ipvs.excludeCIDRs`.
+    pub ipvs_exclude_cidrs: Vec<String>,
+    /// `logging.format` (1.28 on).
+    pub logging_format: String,
 }
 
 /// `svclab.dev/v1alpha1 ClusterProfile`: facts no Kubernetes object carries.

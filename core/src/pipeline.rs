@@ -7,12 +7,14 @@
 //! allocation (which wins over validation, as in the generic registry `Store.Create`/`Update`),
 //! validation of the allocated object, then commit or rollback.
 
+pub(crate) mod suite;
+
 use std::collections::BTreeMap;
 
-use crate::allocation::{AllocFailure, Allocators, ServiceAllocation, Transaction};
+use crate::allocation::{AllocFailure, Allocators, PANIC_RESPONSE, ServiceAllocation, Transaction};
 use crate::defaulting::default_service;
 use crate::diagnostic::{Diagnostic, ObjectRef};
-use crate::field::FieldError;
+use crate::field::{FieldError, go_quote};
 use crate::manifest::{self, Input, Object};
 use crate::model::well_known::OPERATION_ANNOTATION;
 use crate::model::{
@@ -135,9 +137,7 @@ pub(crate) fn evaluate_with(
     options: &CheckOptions,
     context: &policy::Context,
 ) -> (World, Report) {
-    let scenario = manifest::parse(inputs);
-    let mut diags = scenario.diagnostics;
-    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
+    let (scenario, profile, diags) = read_at_own_release(inputs);
     // Decoded by the host against this profile, if it did.
     let decoded = context.decoded.as_ref();
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, decoded);
@@ -158,9 +158,10 @@ fn evaluate_at_release(
     context: &policy::Context,
     minor: u32,
 ) -> Report {
-    let scenario = manifest::parse(inputs);
+    let scenario = manifest::read(inputs);
+    let profile = profile_at(scenario.cluster_profile(), minor);
+    let scenario = scenario.at_release(&profile);
     let diags = scenario.diagnostics;
-    let profile = profile_at(last_cluster_profile(&scenario.objects), minor);
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, None);
     run.keep_service_reports(&scenario.objects);
     run.apply_all(scenario.objects);
@@ -170,10 +171,8 @@ fn evaluate_at_release(
 /// The cluster state alone, for a render: no Service reports, no policy (a render judges
 /// nothing), the inputs dropped as soon as they are read.
 fn evaluate_world(inputs: Vec<Input>) -> World {
-    let scenario = manifest::parse(&inputs);
+    let (scenario, profile, diags) = read_at_own_release(&inputs);
     drop(inputs);
-    let mut diags = scenario.diagnostics;
-    let profile = Profile::from_scenario(last_cluster_profile(&scenario.objects), &mut diags);
     let context = policy::Context::default();
     let options = &CheckOptions::WORLD_ONLY;
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, &context, None);
@@ -286,7 +285,7 @@ impl<'a> Evaluation<'a> {
                 self.scope.index_if_judging(&world.services);
             }
             Object::Endpoints(e) => world.endpoints.push(*e),
-            Object::Node(n) => world.nodes.push(*n),
+            Object::Node(n) => world.store_node(*n),
             Object::KubeProxyConfiguration(k) => {
                 // What kube-proxy of the profile's release refuses (proxy/startup.rs).
                 diags.extend(proxy::configuration_diagnostics(&k, world.profile.version.minor));
@@ -374,12 +373,16 @@ fn release_ranges(minors: &[u32]) -> Vec<String> {
     out
 }
 
-/// The scenario's ClusterProfile: the last one wins.
-fn last_cluster_profile(objects: &[Object]) -> Option<&Located<ClusterProfile>> {
-    objects.iter().rev().find_map(|o| match o {
-        Object::ClusterProfile(p) => Some(&**p),
-        _ => None,
-    })
+/// The scenario read as the release of its own ClusterProfile decodes it, that profile, and
+/// the diagnostics so far: the reader's, then the profile's.
+fn read_at_own_release(inputs: &[Input]) -> (manifest::Scenario, Profile, Vec<Diagnostic>) {
+    let scenario = manifest::read(inputs);
+    let mut profile_diags = Vec::new();
+    let profile = Profile::from_scenario(scenario.cluster_profile(), &mut profile_diags);
+    let mut scenario = scenario.at_release(&profile);
+    let mut diags = std::mem::take(&mut scenario.diagnostics);
+    diags.extend(profile_diags);
+    (scenario, profile, diags)
 }
 
 /// The allocators of the profile's ranges and the scenario's ServiceCIDRs; `None` (with a
@@ -483,7 +486,8 @@ fn write_service(
             }
             Some(ServiceReport::rejected(Some(allocators), &service, document))
         }
-        Ok((txn, judged)) => {
+        Ok((txn, registry_warnings, judged)) => {
+            diags.extend(registry_warnings);
             diags.extend(service_warnings(&world.profile, &service, &positions));
             diags.extend(judged);
             // finishUpdate(true): release what the old object gave up.
@@ -509,6 +513,22 @@ fn delete_service(
     document: Source,
     diags: &mut Vec<Diagnostic>,
 ) -> ServiceReport {
+    // The generic registry's Store.Delete keys the object before it looks (NamespaceKeyFunc,
+    // apiserver pkg/registry/generic/registry/store.go, v0.24.17 to v0.37.2): a name no URL
+    // path can carry is a 400.
+    let name = &service.metadata.name;
+    let unkeyable = if name.is_empty() {
+        Some("Name parameter required.".to_owned())
+    } else {
+        let why = validation::path_segment_name(name);
+        (!why.is_empty())
+            .then(|| format!("Name parameter invalid: {}: {}", go_quote(name), why.join(";")))
+    };
+    if let Some(message) = unkeyable {
+        let object = Some(service_ref(service));
+        diags.push(Diagnostic::error(object, "", "BadRequest", message).at(document.clone()));
+        return ServiceReport::rejected(Some(allocators), service, document);
+    }
     match stored {
         Some(stored) => {
             allocators.release(&stored.allocation);
@@ -537,8 +557,10 @@ struct ServiceWrite<'r> {
 impl ServiceWrite<'_> {
     /// The registry's steps in kube-apiserver's order: the update's preparation, allocation
     /// (which wins over validation, as in the generic registry `Store.Create`/`Update`),
+    /// the generic registry's `BeforeCreate`/`BeforeUpdate` (1.24's clusterName warning),
     /// validation of the allocated object, then the operator's policy. Accepted: the allocation
-    /// to commit and the policy's diagnostics; refused: the refusal's diagnostics, with this
+    /// to commit, the registry's warnings (they come before the strategy's) and the policy's
+    /// diagnostics; refused: the refusal's diagnostics, after the registry's warnings, with this
     /// request's allocations undone (`finishUpdate(false)`).
     fn admit(
         &self,
@@ -546,10 +568,22 @@ impl ServiceWrite<'_> {
         allocators: &mut Allocators,
         scope: &PolicyScope<'_>,
         stored: &BTreeMap<ServiceKey, StoredService>,
-    ) -> Result<(Transaction, Vec<Diagnostic>), Vec<Diagnostic>> {
+    ) -> Result<(Transaction, Vec<Diagnostic>, Vec<Diagnostic>), Vec<Diagnostic>> {
         let old = self.old.map(|o| &*o.service);
-        if let Some(old) = old {
-            registry::begin_update(old, service);
+        match old {
+            Some(old) => {
+                // The storage's preconditions come before anything of the strategy.
+                registry::update_preconditions(
+                    registry::SERVICES,
+                    &service.metadata,
+                    &old.metadata,
+                )
+                .map_err(|refusal| {
+                    vec![storage_diagnostic(refusal, service_ref(service), self.positions)]
+                })?;
+                registry::begin_update(old, service, self.profile);
+            }
+            None => registry::fill_uid(&mut service.metadata, self.positions, self.profile.seed),
         }
         registry::prepare_service(service, old, self.profile);
         let allocated = match old {
@@ -559,11 +593,20 @@ impl ServiceWrite<'_> {
         let txn = allocated.map_err(|failure| {
             allocation_diagnostics(failure, service, self.positions, self.profile)
         })?;
+        let mut warnings: Vec<Diagnostic> =
+            registry::drop_cluster_name(&mut service.metadata, self.profile)
+                .map(|text| {
+                    let source = self.positions.source_of("metadata.clusterName");
+                    Diagnostic::warning(Some(service_ref(service)), "", "Warning", text).at(source)
+                })
+                .into_iter()
+                .collect();
         let errors = self.validate(service);
         if !errors.is_empty() {
             allocators.revert(txn);
             let object = service_ref(service);
-            return Err(field_diagnostics(&errors, &object, self.positions, self.profile).collect());
+            warnings.extend(field_diagnostics(&errors, &object, self.positions, self.profile));
+            return Err(warnings);
         }
         // The operator's policy judges what the apiserver accepted; a deny is a refusal like
         // any other.
@@ -583,25 +626,44 @@ impl ServiceWrite<'_> {
         ) {
             Judged::Denied(diagnostics) => {
                 allocators.revert(txn);
-                Err(diagnostics)
+                warnings.extend(diagnostics);
+                Err(warnings)
             }
-            Judged::Allowed(diagnostics) => Ok((txn, diagnostics)),
+            Judged::Allowed(diagnostics) => {
+                // The etcd3 store refuses a create that names a resourceVersion last: the
+                // strategy's warnings are already in the response.
+                let Err(refusal) = old.map_or_else(
+                    || registry::create_resource_version(&service.metadata),
+                    |_| Ok(()),
+                ) else {
+                    return Ok((txn, warnings, diagnostics));
+                };
+                allocators.revert(txn);
+                warnings.extend(service_warnings(self.profile, service, self.positions));
+                warnings.extend(diagnostics);
+                warnings.push(storage_diagnostic(refusal, service_ref(service), self.positions));
+                Err(warnings)
+            }
         }
     }
 
     /// Validation of the defaulted, allocated object, after the strategy's PrepareFor*.
     fn validate(&self, service: &mut Service) -> Vec<FieldError> {
         let Some(old) = self.old.map(|o| &*o.service) else {
-            return validation::validate_service_create(service, self.profile);
+            let mut errors = validation::validate_service_create(service, self.profile);
+            validation::registry_causes(&mut errors, self.profile);
+            return errors;
         };
         registry::drop_type_dependent_fields(service, old, self.profile);
-        registry::carry_resource_version(old, service);
+        registry::carry_resource_version(&old.metadata, &mut service.metadata);
         let mut errors = validation::validate_common_update_fields(
             &service.metadata,
             &old.metadata,
+            validation::Scope::Namespaced,
             self.profile,
         );
         errors.extend(validation::validate_service_update(service, old, self.profile));
+        validation::registry_causes(&mut errors, self.profile);
         errors
     }
 }
@@ -706,13 +768,42 @@ fn store_endpoint_slice(
         let meta = &located.value.metadata;
         let stored = world.endpoint_slice_position(&meta.namespace, &meta.name);
         let old = stored.map(|i| &world.endpoint_slices[i].value);
+        match old {
+            Some(old) => {
+                // The storage's preconditions come before anything of the strategy.
+                let checked =
+                    registry::update_preconditions(registry::ENDPOINT_SLICES, meta, &old.metadata);
+                if let Err(refusal) = checked {
+                    let object = ObjectRef::new("EndpointSlice", &meta.namespace, &meta.name);
+                    diags.push(storage_diagnostic(refusal, object, &located.positions));
+                    return;
+                }
+            }
+            None => registry::fill_uid(
+                &mut located.value.metadata,
+                &located.positions,
+                world.profile.seed,
+            ),
+        }
         registry::drop_disabled_endpoint_conditions(&mut located.value, old, &world.profile);
+        if let Some(old) = old {
+            registry::carry_resource_version(&old.metadata, &mut located.value.metadata);
+            registry::meta_before_update(&old.metadata, &mut located.value.metadata);
+        }
     }
+    // BeforeCreate/BeforeUpdate, before the strategy's validation.
+    let cluster_name = (!options.no_defaults)
+        .then(|| registry::drop_cluster_name(&mut located.value.metadata, &world.profile))
+        .flatten();
     let slice = &located.value;
     let meta = &slice.metadata;
     let object = ObjectRef::new("EndpointSlice", &meta.namespace, &meta.name);
+    if let Some(text) = cluster_name {
+        let source = located.positions.source_of("metadata.clusterName");
+        diags.push(Diagnostic::warning(Some(object.clone()), "", "Warning", text).at(source));
+    }
     let existing = world.endpoint_slice_position(&meta.namespace, &meta.name);
-    let errors = match existing {
+    let mut errors = match existing {
         Some(i) => {
             let old = &world.endpoint_slices[i].value;
             // `--no-defaults` calls the strategy's validation alone, as the Go unit tests do.
@@ -722,6 +813,7 @@ fn store_endpoint_slice(
                 validation::validate_common_update_fields(
                     &slice.metadata,
                     &old.metadata,
+                    validation::Scope::Namespaced,
                     &world.profile,
                 )
             };
@@ -730,6 +822,13 @@ fn store_endpoint_slice(
         }
         None => validation::validate_endpoint_slice_create(slice, &world.profile),
     };
+    // The generic registry's declarative validation (1.37+); `--no-defaults` is the strategy's
+    // validation alone.
+    if !options.no_defaults {
+        let old = existing.map(|i| &world.endpoint_slices[i].value);
+        validation::registry_causes(&mut errors, &world.profile);
+        validation::endpoint_slice_declarative(&mut errors, slice, old, &world.profile);
+    }
     if !errors.is_empty() {
         diags.extend(field_diagnostics(&errors, &object, &located.positions, &world.profile));
         return;
@@ -752,7 +851,29 @@ fn store_endpoint_slice(
         );
     }
     diags.extend(judgement.into_iter().flat_map(|j| j.diagnostics));
+    // The etcd3 store refuses a create that names a resourceVersion, last.
+    if existing.is_none()
+        && !options.no_defaults
+        && let Err(refusal) = registry::create_resource_version(&slice.metadata)
+    {
+        diags.push(storage_diagnostic(refusal, object, &located.positions));
+        return;
+    }
     world.store_endpoint_slice(existing, located);
+}
+
+/// What the storage layer refuses, as the apiserver answers it: a 409 `Conflict`, or a plain
+/// error (a 500 with an empty reason, `Unknown`), about the whole object.
+fn storage_diagnostic(
+    refusal: registry::StorageRefusal,
+    object: ObjectRef,
+    positions: &Positions,
+) -> Diagnostic {
+    let (reason, message) = match refusal {
+        registry::StorageRefusal::Conflict(message) => ("Conflict", message),
+        registry::StorageRefusal::Unknown(message) => ("Unknown", message),
+    };
+    Diagnostic::error(Some(object), "", reason, message).at(positions.source_of(""))
 }
 
 /// The object reference of a Service's diagnostics.
@@ -793,6 +914,12 @@ fn allocation_diagnostics(
         AllocFailure::Unknown(message) => {
             vec![Diagnostic::error(Some(object), "", "Unknown", message).at(document())]
         }
+        // What the client gets is the panic filter's 500; svclab says why beside it.
+        AllocFailure::Panic(why) => vec![
+            Diagnostic::error(Some(object.clone()), "", "InternalError", PANIC_RESPONSE)
+                .at(document()),
+            Diagnostic::warning(Some(object), "", "SvclabAdvisory", why).at(document()),
+        ],
     }
 }
 

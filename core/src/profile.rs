@@ -143,6 +143,8 @@ pub(crate) enum Feature {
     RelaxedServiceNameValidation,
     LoadBalancerIPMode,
     AllowServiceLBStatusOnNonLB,
+    ServerSideFieldValidation,
+    DeclarativeValidationBeta,
 }
 
 /// Every [`Feature`], in [`GATES`] order.
@@ -164,23 +166,20 @@ pub(crate) const FEATURES: [Feature; GATES.len()] = [
     Feature::RelaxedServiceNameValidation,
     Feature::LoadBalancerIPMode,
     Feature::AllowServiceLBStatusOnNonLB,
+    Feature::ServerSideFieldValidation,
+    Feature::DeclarativeValidationBeta,
 ];
 
-// Read in `pkg/features/kube_features.go` (and `versioned_kube_features.go` in 1.31 and 1.32) as
-// vendored at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0, v1.30.0, v1.31.0 (ceph/ceph-csi),
-// v1.32.10 (kubeedge/kubeedge), v1.33.3 and v1.34.1 (openshift/openshift-apiserver). Stages before
-// 1.24 are not modelled and not listed. 1.35 and later rest on `test/compatibility_lifecycle/
-// reference/feature_list.md` of the 1.36 cycle (states through 1.35, locks announced for 1.36),
-// the `--feature-gates` help of v1.35 and v1.36 as kubernetes/website's generated component
-// references print it (beta and alpha gates only), and the "remove in" comments of the last
-// release read; each row says which. A copy of `kube_features.go` from early in the 1.36 cycle
-// (VolumeAttributesClass already has its 1.36 row; RelaxedServiceNameValidation is still alpha
-// from 1.34 and StrictIPCIDRValidation alpha from 1.33) gives the same stages through 1.35 for
-// every row here that it still holds (DisableAllocatorDualWrite locked in 1.35,
-// PreferSameTrafficDistribution GA and locked in 1.35, MultiCIDRServiceAllocator locked from
-// 1.34, TopologyAwareHints and ServiceTrafficDistribution locked from 1.33). 1.37 was read only
-// in CHANGELOG-1.37 (v1.37.0-alpha.1), which changes none of these gates; it is taken to be 1.36.
-const GATES: [Gate; 16] = [
+// Read in `pkg/features/kube_features.go` and `versioned_kube_features.go` of the
+// `k8s.io/kubernetes` module, and `pkg/features/kube_features.go` of `k8s.io/apiserver` for the
+// generic gates the apiserver inherits (ServerSideFieldValidation, DeclarativeValidationBeta), at
+// the newest patch of every release svclab models (v1.24.17, v1.25.16, v1.26.15, v1.27.16,
+// v1.28.15, v1.29.15, v1.30.14, v1.31.14, v1.32.13, v1.33.13, v1.34.12, v1.35.8, v1.36.5,
+// v1.37.2: the modules the apiserver oracle builds, which also replays the refusals); earlier
+// reads of vendored copies (ceph/ceph-csi, kubeedge/kubeedge, openshift/openshift-apiserver), the
+// 1.36-cycle feature list and the `--feature-gates` help agree with them wherever they overlap.
+// Stages before 1.24 are not modelled and not listed.
+const GATES: [Gate; 18] = [
     Gate {
         name: "ServiceIPStaticSubrange",
         stages: &[(24, Stage::Alpha), (25, Stage::Beta), (26, Stage::Ga)],
@@ -195,10 +194,11 @@ const GATES: [Gate; 16] = [
     },
     Gate {
         name: "MultiCIDRServiceAllocator",
-        // Beta but off in v1.31.0 and v1.32.10; GA with `LockToDefault: false` in v1.33.3 (it may
-        // still be turned off there); locked from v1.34.1 ("remove in 1.37").
+        // Beta but off in v1.31.14 and v1.32.13; GA with `LockToDefault: false` in v1.33.13 (it
+        // may still be turned off there); locked from v1.34.12, and still listed, locked, in
+        // v1.37.2 despite its "remove in 1.37" comment.
         stages: &[(27, Stage::Alpha), (31, Stage::BetaOff), (33, Stage::GaOpen), (34, Stage::Ga)],
-        removed: Some(37),
+        removed: None,
     },
     Gate {
         name: "DisableAllocatorDualWrite",
@@ -273,9 +273,9 @@ const GATES: [Gate; 16] = [
     },
     Gate {
         name: "RelaxedServiceNameValidation",
-        // Alpha in v1.34.1 and in the `--feature-gates` help of v1.35; "(BETA - default=true)" in
-        // that of v1.36 (the generated kube-scheduler references of kubernetes/website).
-        stages: &[(34, Stage::Alpha), (36, Stage::Beta)],
+        // Alpha in v1.34.12 and v1.35.8, beta in v1.36.5, GA and locked in v1.37.2 ("remove in
+        // 1.40").
+        stages: &[(34, Stage::Alpha), (36, Stage::Beta), (37, Stage::Ga)],
         removed: None,
     },
     Gate {
@@ -291,6 +291,23 @@ const GATES: [Gate; 16] = [
         // also in v1.34.1); absent from the 1.36-cycle list.
         stages: &[(29, Stage::Deprecated), (32, Stage::DeprecatedLocked)],
         removed: Some(35),
+    },
+    Gate {
+        name: "ServerSideFieldValidation",
+        // k8s.io/apiserver: alpha and off in v0.24.17, beta in v0.25.16 and v0.26.15, GA and
+        // locked from v0.27.16 through v0.31.14, gone in v0.32.13. Off, the create and update
+        // handlers decode with `fieldValidation=Ignore`: no unknown-field warnings
+        // (`pkg/endpoints/handlers/rest.go` fieldValidation).
+        stages: &[(24, Stage::Alpha), (25, Stage::Beta), (27, Stage::Ga)],
+        removed: Some(32),
+    },
+    Gate {
+        name: "DeclarativeValidationBeta",
+        // k8s.io/apiserver, beta from v0.36.5 (v0.37.2 too): enforces declarative validation
+        // rules marked `+k8s:beta` (the EndpointSlice's from 1.37) in place of the handwritten
+        // errors they cover (`pkg/registry/rest/validate.go`).
+        stages: &[(36, Stage::Beta)],
+        removed: None,
     },
 ];
 
@@ -618,12 +635,6 @@ impl Profile {
 /// kube-apiserver's gates ([`GATES`]), for `upgrade`'s gate findings.
 pub(crate) fn gates() -> &'static [Gate] {
     &GATES
-}
-
-/// Whether [`GATES`] lists a gate at some release (kube-proxy's own `featureGates` check reads
-/// the apiserver's table for the gates both components know).
-pub(crate) fn lists_gate(name: &str) -> bool {
-    GATES.iter().any(|g| g.name == name)
 }
 
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.

@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
-pub use config::{DetectLocal, NftablesTable, ProxyConfig, TopologyHints};
+pub use config::{DetectLocal, NftablesMasquerade, NftablesTable, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
 pub(crate) use release::{Behaviour, configure_release, holds_at, rows as release_rows};

@@ -12,17 +12,18 @@ use ipnet::IpNet;
 
 use crate::allocation::IpAddressAllocator;
 use crate::diagnostic::{Diagnostic, ObjectRef};
+use crate::field::go_quote;
 use crate::manifest::Object;
-use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceStatus};
+use crate::model::{EndpointSlice, ObjectMeta, Positions, Service, ServiceCidr, ServiceStatus};
 use crate::profile::{Feature, Profile};
-use crate::validation::{Rule, rule_in_force, validate_service_cidr};
+use crate::validation::{Rule, rule_in_force};
 
 /// `beginUpdate` of the Service REST storage: `patchAllocatedValues`, then
 /// `normalizeClusterIPs` (update branch). The stored object is already fully defaulted, so
 /// `defaultOnReadService(old)` has nothing to do.
-pub(crate) fn begin_update(old: &Service, new: &mut Service) {
+pub(crate) fn begin_update(old: &Service, new: &mut Service, profile: &Profile) {
     meta_before_update(&old.metadata, &mut new.metadata);
-    patch_allocated_values(old, new);
+    patch_allocated_values(old, new, profile);
     normalize_cluster_ips_update(old, new);
 }
 
@@ -41,7 +42,19 @@ pub(crate) fn meta_before_update(old: &ObjectMeta, new: &mut ObjectMeta) {
 /// gets the old nodePort of the same-named port unless that number is also named in both
 /// objects; the health-check port is kept while both need one. Families and policy are not
 /// patched here (`initIPFamilyFields` infers and inherits them).
-pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service) {
+pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service, profile: &Profile) {
+    // `needsNodePort` of pkg/registry/core/service/storage/storage.go: any NodePort or
+    // LoadBalancer to 1.29; from 1.30 a LoadBalancer with `allocateLoadBalancerNodePorts: false`
+    // no longer needs them, so an update turning allocation off does not keep the old ports
+    // (`releases::Rule::PatchNodePortsOnlyWhenAllocated`). The strategy's own `needsNodePort`
+    // (dropTypeDependentFields) stays type-only.
+    let allocated_only = rule_in_force(Rule::PatchNodePortsOnlyWhenAllocated, profile);
+    let needs_node_port = |s: &Service| {
+        s.needs_node_port()
+            && !(allocated_only
+                && s.spec.type_ == "LoadBalancer"
+                && s.spec.allocate_load_balancer_node_ports == Some(false))
+    };
     if old.needs_cluster_ip() && new.needs_cluster_ip() {
         if new.spec.cluster_ip.is_empty() {
             new.spec.cluster_ip = old.spec.cluster_ip.clone();
@@ -50,7 +63,7 @@ pub(crate) fn patch_allocated_values(old: &Service, new: &mut Service) {
             new.spec.cluster_ips = old.spec.cluster_ips.clone();
         }
     }
-    if old.needs_node_port() && new.needs_node_port() {
+    if needs_node_port(old) && needs_node_port(new) {
         let named = |s: &Service| {
             s.spec.ports.iter().map(|p| p.node_port).filter(|p| *p != 0).collect::<Vec<_>>()
         };
@@ -94,16 +107,33 @@ pub(crate) fn normalize_cluster_ips_update(old: &Service, new: &mut Service) {
     }
 }
 
-/// `kubectl apply` patches the stored object, so an update that names no resourceVersion
-/// carries the stored one (`1` for an object stored without one).
-pub(crate) fn carry_resource_version(old: &Service, new: &mut Service) {
-    if new.metadata.resource_version.is_empty() {
-        new.metadata.resource_version = if old.metadata.resource_version.is_empty() {
+/// An update that names no resourceVersion is unconditional: the generic registry's
+/// `Store.Update` gives it the stored object's resourceVersion before validation, because the
+/// Service and EndpointSlice strategies both answer `AllowUnconditionalUpdate() == true`
+/// (apiserver `pkg/registry/generic/registry/store.go` Update, `doUnconditionalUpdate`, and
+/// `pkg/registry/core/service/strategy.go`, `pkg/registry/discovery/endpointslice/strategy.go`,
+/// v1.24 to v1.37), so "must be specified for an update" never reaches a client of either
+/// (`1` for an object stored without one).
+pub(crate) fn carry_resource_version(old: &ObjectMeta, new: &mut ObjectMeta) {
+    if new.resource_version.is_empty() {
+        new.resource_version = if old.resource_version.is_empty() {
             "1".to_owned()
         } else {
-            old.metadata.resource_version.clone()
+            old.resource_version.clone()
         };
     }
+}
+
+/// The generic registry's `BeforeCreate`/`BeforeUpdate` clear `metadata.clusterName` (1.24's
+/// `ZZZ_DeprecatedClusterName`, the last release with the field) and warn when it was set
+/// (apiserver `pkg/registry/rest/create.go` and `update.go`, v0.24.17; `releases::Rule::
+/// ClusterNameDropped`). After the Service's allocation, before validation, so a refused
+/// object gets the warning too. The text, when it warns.
+pub(crate) fn drop_cluster_name(meta: &mut ObjectMeta, profile: &Profile) -> Option<&'static str> {
+    let set = !std::mem::take(&mut meta.cluster_name).is_empty();
+    (set && rule_in_force(Rule::ClusterNameDropped, profile)).then_some(
+        "metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25",
+    )
 }
 
 /// `metadata.generateName` on create (`BeforeCreate`: only for an object with a
@@ -131,22 +161,155 @@ fn simple_name_generator(meta: &mut ObjectMeta, seed: u64, salt: &str) {
         }
         base = &base[..cut];
     }
-    // FNV-1a over the seed and the salt, then five draws from a splitmix64 sequence.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in seed.to_le_bytes().iter().chain(salt.as_bytes()) {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
     let mut name = base.to_owned();
-    for _ in 0..5 {
-        h = h.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = h;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        let len = ALPHABET.len() as u64;
+    let len = ALPHABET.len() as u64;
+    for z in SaltedDraws::new(seed, salt).take(5) {
         name.push(char::from(ALPHABET[usize::try_from(z % len).unwrap_or(0)]));
     }
     meta.name = name;
+}
+
+/// Reproducible draws for what Kubernetes picks at random per object: FNV-1a over the seed and
+/// a salt (where the document was written), then a splitmix64 sequence.
+struct SaltedDraws(u64);
+
+impl SaltedDraws {
+    fn new(seed: u64, salt: &str) -> SaltedDraws {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in seed.to_le_bytes().iter().chain(salt.as_bytes()) {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        SaltedDraws(h)
+    }
+}
+
+impl Iterator for SaltedDraws {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Some(z ^ (z >> 31))
+    }
+}
+
+/// `rest.FillObjectMetaSystemFields` on create (apiserver `pkg/registry/rest/meta.go`, v0.24 to
+/// v0.37): every created object gets a fresh random uid, whatever the request said. svclab's is
+/// a version-4 UUID drawn from the seed and the document's position.
+pub(crate) fn fill_uid(meta: &mut ObjectMeta, positions: &Positions, seed: u64) {
+    let salt =
+        format!("uid/{}/{}/{}", positions.file(), positions.document(), positions.object().line);
+    let mut bytes = [0u8; 16];
+    for (chunk, z) in bytes.chunks_mut(8).zip(SaltedDraws::new(seed, &salt)) {
+        chunk.copy_from_slice(&z.to_be_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    meta.uid = format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    );
+}
+
+/// Where the storage layer keeps a kind, for its conflict messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoredKind {
+    /// The qualified resource (`services`, `endpointslices.discovery.k8s.io`).
+    resource: &'static str,
+    /// The etcd key prefix of kube-apiserver's default storage layout.
+    key_prefix: &'static str,
+}
+
+/// Services: `/registry/services/specs/<namespace>/<name>`.
+pub(crate) const SERVICES: StoredKind =
+    StoredKind { resource: "services", key_prefix: "/registry/services/specs" };
+/// ServiceCIDRs (cluster-scoped): `/registry/servicecidrs/<name>`.
+pub(crate) const SERVICE_CIDRS: StoredKind =
+    StoredKind { resource: "servicecidrs.networking.k8s.io", key_prefix: "/registry/servicecidrs" };
+/// EndpointSlices: `/registry/endpointslices/<namespace>/<name>`.
+pub(crate) const ENDPOINT_SLICES: StoredKind = StoredKind {
+    resource: "endpointslices.discovery.k8s.io",
+    key_prefix: "/registry/endpointslices",
+};
+
+/// What the storage layer refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StorageRefusal {
+    /// 409 Conflict with this message.
+    Conflict(String),
+    /// A plain Go error: a 500 with an empty reason, the text as is.
+    Unknown(String),
+}
+
+/// The etcd3 store's `Create` (apiserver `pkg/storage/etcd3/store.go`, v0.24 to v0.37): a
+/// resourceVersion that parses as a non-zero version refuses the create, after validation,
+/// the strategy's warnings and admission (a version that does not parse is dropped).
+pub(crate) fn create_resource_version(meta: &ObjectMeta) -> Result<(), StorageRefusal> {
+    match parse_resource_version(&meta.resource_version) {
+        Ok(version) if version != 0 => Err(StorageRefusal::Unknown(
+            "resourceVersion should not be set on objects to be created".to_owned(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The generic registry's `Store.Update` before anything of the strategy runs (apiserver
+/// `pkg/registry/generic/registry/store.go` Update and the etcd3 store's `GuaranteedUpdate`,
+/// v0.24 to v0.37): a uid in the request is a precondition the stored uid must meet; a
+/// resourceVersion must parse as a version, and a non-zero one must be the stored object's
+/// etcd revision, which a scenario cannot know, so it conflicts (svclab keeps no revisions).
+/// Zero or none is an unconditional update ([`carry_resource_version`]).
+pub(crate) fn update_preconditions(
+    kind: StoredKind,
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+) -> Result<(), StorageRefusal> {
+    let conflict = |detail: String| {
+        StorageRefusal::Conflict(format!(
+            "Operation cannot be fulfilled on {} {}: {detail}",
+            kind.resource,
+            go_quote(&old.name)
+        ))
+    };
+    if !new.uid.is_empty() && new.uid != old.uid {
+        let key = if old.namespace.is_empty() {
+            format!("{}/{}", kind.key_prefix, old.name)
+        } else {
+            format!("{}/{}/{}", kind.key_prefix, old.namespace, old.name)
+        };
+        return Err(conflict(format!(
+            "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {}, UID in object meta: {}",
+            new.uid, old.uid
+        )));
+    }
+    match parse_resource_version(&new.resource_version) {
+        Err(text) => Err(StorageRefusal::Unknown(text)),
+        Ok(0) => Ok(()),
+        Ok(_) => Err(conflict(
+            "the object has been modified; please apply your changes to the latest version and try again"
+                .to_owned(),
+        )),
+    }
+}
+
+/// `APIObjectVersioner.ParseResourceVersion`: empty and `0` are no version; anything else must
+/// be a decimal `uint64`, else the error is Go's `strconv.ParseUint` text.
+fn parse_resource_version(text: &str) -> Result<u64, String> {
+    if text.is_empty() || text == "0" {
+        return Ok(0);
+    }
+    let error = |why: &str| format!("strconv.ParseUint: parsing {}: {why}", go_quote(text));
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(error("invalid syntax"));
+    }
+    text.parse::<u64>().map_err(|_| error("value out of range"))
 }
 
 /// What the registry does to an object before validation that is not defaulting:
@@ -304,18 +467,28 @@ pub(crate) fn drop_disabled_endpoint_conditions(
 
 /// The networks of the scenario's ServiceCIDR objects that get an allocator (KEP-1880's
 /// `ServiceCIDR` storage and the IPAddress allocator's readiness). Without the
-/// MultiCIDRServiceAllocator gate the objects are ignored with a warning; an invalid object is
-/// refused; an IPv6 prefix shorter than /64 is stored, but its allocator never becomes ready.
+/// MultiCIDRServiceAllocator gate the objects are ignored with a warning. Otherwise each goes
+/// through the ServiceCIDR storage in stream order, as Services do: a name seen before is an
+/// update (the storage's preconditions, the stored generation and uid, the common metadata
+/// checks, `ValidateServiceCIDRUpdate`), a new one a create (`ValidateServiceCIDR`, a fresh uid,
+/// no resourceVersion); a refused object changes nothing. An IPv6 prefix shorter than /64 is
+/// stored, but its allocator never becomes ready.
 pub(crate) fn service_cidrs(
     objects: &[Object],
     profile: &Profile,
     diags: &mut Vec<Diagnostic>,
 ) -> Vec<IpNet> {
-    let mut nets = Vec::new();
+    // The stored objects, in the order they were created.
+    let mut stored: Vec<ServiceCidr> = Vec::new();
+    let json = profile.json_field_values();
     for object in objects {
         let Object::ServiceCidr(located) = object else { continue };
-        let name = &located.value.metadata.name;
-        let object_ref = ObjectRef::new("ServiceCIDR", "", name);
+        let mut cidr = located.value.clone();
+        // rest.EnsureObjectNamespaceMatchesRequestNamespace: a cluster-scoped request carries no
+        // namespace, and the object's is cleared (apiserver pkg/registry/rest/meta.go, v0.24
+        // to v0.37), so ValidateObjectMeta never sees one.
+        cidr.metadata.namespace.clear();
+        let object_ref = ObjectRef::new("ServiceCIDR", "", &cidr.metadata.name);
         if !profile.multi_cidr() {
             let message = format!(
                 "ServiceCIDR objects are ignored: MultiCIDRServiceAllocator is off in Kubernetes {}",
@@ -327,32 +500,86 @@ pub(crate) fn service_cidrs(
             );
             continue;
         }
-        let parsed = match validate_service_cidr(&located.value.cidrs) {
-            Ok(parsed) => parsed,
-            Err(errors) => {
-                let json = profile.json_field_values();
-                diags.extend(
-                    errors.iter().map(|e| e.to_diagnostic(&object_ref, &located.positions, json)),
-                );
-                continue;
-            }
+        let refuse = |diags: &mut Vec<Diagnostic>, errors: &[crate::field::FieldError]| {
+            diags.extend(
+                errors.iter().map(|e| e.to_diagnostic(&object_ref, &located.positions, json)),
+            );
         };
-        for (i, net) in parsed.into_iter().enumerate() {
+        let storage = |diags: &mut Vec<Diagnostic>, refusal: StorageRefusal| {
+            let (reason, message) = match refusal {
+                StorageRefusal::Conflict(message) => ("Conflict", message),
+                StorageRefusal::Unknown(message) => ("Unknown", message),
+            };
+            diags.push(
+                Diagnostic::error(Some(object_ref.clone()), "", reason, message)
+                    .at(located.positions.source_of("")),
+            );
+        };
+        match stored.iter().position(|s| s.metadata.name == cidr.metadata.name) {
+            Some(i) => {
+                let old = &stored[i];
+                if let Err(refusal) =
+                    update_preconditions(SERVICE_CIDRS, &cidr.metadata, &old.metadata)
+                {
+                    storage(diags, refusal);
+                    continue;
+                }
+                carry_resource_version(&old.metadata, &mut cidr.metadata);
+                meta_before_update(&old.metadata, &mut cidr.metadata);
+                let mut errors = crate::validation::validate_common_update_fields(
+                    &cidr.metadata,
+                    &old.metadata,
+                    crate::validation::Scope::Cluster,
+                    profile,
+                );
+                errors.extend(crate::validation::validate_service_cidr_update(&cidr, old, profile));
+                crate::validation::registry_causes(&mut errors, profile);
+                if !errors.is_empty() {
+                    refuse(diags, &errors);
+                    continue;
+                }
+                stored[i] = cidr;
+            }
+            None => {
+                fill_uid(&mut cidr.metadata, &located.positions, profile.seed);
+                let mut errors = crate::validation::validate_service_cidr_create(&cidr, profile);
+                crate::validation::registry_causes(&mut errors, profile);
+                if !errors.is_empty() {
+                    refuse(diags, &errors);
+                    continue;
+                }
+                if let Err(refusal) = create_resource_version(&cidr.metadata) {
+                    storage(diags, refusal);
+                    continue;
+                }
+                stored.push(cidr);
+            }
+        }
+    }
+    let mut nets = Vec::new();
+    for cidr in &stored {
+        let name = &cidr.metadata.name;
+        for (i, net) in
+            crate::validation::service_cidr_networks(&cidr.cidrs).into_iter().enumerate()
+        {
             match IpAddressAllocator::new(net, 0, 0) {
                 Ok(_) => nets.push(net),
                 Err(err) => {
+                    let object_ref = ObjectRef::new("ServiceCIDR", "", name);
                     let field = format!("spec.cidrs[{i}]");
                     let message = format!("ServiceCIDR {name:?} has no allocator: {err}");
-                    let source = located.positions.source_of(&field);
-                    diags.push(
-                        Diagnostic::warning(
-                            Some(object_ref.clone()),
-                            field,
-                            "AllocatorNotReady",
-                            message,
-                        )
-                        .at(source),
-                    );
+                    let source = objects.iter().rev().find_map(|o| match o {
+                        Object::ServiceCidr(l) if l.value.metadata.name == *name => {
+                            Some(l.positions.source_of(&field))
+                        }
+                        _ => None,
+                    });
+                    let warning =
+                        Diagnostic::warning(Some(object_ref), field, "AllocatorNotReady", message);
+                    diags.push(match source {
+                        Some(source) => warning.at(source),
+                        None => warning,
+                    });
                 }
             }
         }

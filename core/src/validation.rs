@@ -14,10 +14,11 @@ mod warnings;
 use std::net::IpAddr;
 
 use crate::field::{FieldError, GoValue};
-use crate::model::{EndpointSlice, Service};
+use crate::model::{EndpointSlice, Service, ServiceCidr};
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
 use crate::profile::Profile;
 
+pub(crate) use names::Scope;
 pub(crate) use releases::{Change, Rule, TABLES, governing, in_force};
 pub(crate) use service::cluster_ips_related_fields;
 
@@ -64,13 +65,35 @@ pub fn validate_service_update(new: &Service, old: &Service, profile: &Profile) 
 pub(crate) fn validate_common_update_fields(
     new: &crate::model::ObjectMeta,
     old: &crate::model::ObjectMeta,
+    scope: Scope,
     profile: &Profile,
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if releases::in_force(Rule::CommonFieldsOnUpdate, profile.version.minor) {
-        names::validate_common_update_fields(&mut errors, names::Texts::of(profile), new, old);
+        let t = names::Texts::of(profile);
+        names::validate_common_update_fields(&mut errors, t, new, old, scope);
     }
     errors
+}
+
+/// What the generic registry does with the strategy's causes before they reach the client
+/// (`releases::Rule::IdenticalCausesOnce`): from 1.37 each identical cause once, the first kept.
+pub(crate) fn registry_causes(errors: &mut Vec<FieldError>, profile: &Profile) {
+    if releases::in_force(Rule::IdenticalCausesOnce, profile.version.minor) {
+        let mut seen: Vec<FieldError> = Vec::with_capacity(errors.len());
+        errors.retain(|e| {
+            let first = !seen.contains(e);
+            if first {
+                seen.push(e.clone());
+            }
+            first
+        });
+    }
+}
+
+/// `path.IsValidPathSegmentName`: why a name cannot be a URL path segment (none when it can).
+pub(crate) fn path_segment_name(name: &str) -> Vec<String> {
+    names::path_segment_name(name, false)
 }
 
 /// `ValidateEndpointSliceCreate`.
@@ -85,6 +108,18 @@ pub fn validate_endpoint_slice_update(
     profile: &Profile,
 ) -> Vec<FieldError> {
     endpoint_slice::validate(new, Some(old), profile)
+}
+
+/// The declarative validation the generic registry runs after the EndpointSlice strategy's
+/// (from 1.37, DeclarativeValidationBeta): replaces the handwritten errors it covers and appends
+/// its own to `errors`.
+pub(crate) fn endpoint_slice_declarative(
+    errors: &mut Vec<FieldError>,
+    new: &EndpointSlice,
+    old: Option<&EndpointSlice>,
+    profile: &Profile,
+) {
+    endpoint_slice::declarative(errors, new, old, profile);
 }
 
 /// Whether a text is an IP for the strict (KEP-4858) parser: Go `netip.ParseAddr` accepts it
@@ -198,43 +233,169 @@ pub(crate) fn non_special_ip_errors(path: &str, text: &str) -> Vec<FieldError> {
     errors
 }
 
-/// `ValidateServiceCIDR` of `spec.cidrs` (`pkg/apis/networking/validation`): one or two CIDRs, at
-/// most one per family. The parsed networks when valid.
-pub(crate) fn validate_service_cidr(
-    cidrs: &[String],
-) -> Result<Vec<ipnet::IpNet>, Vec<FieldError>> {
+/// `ValidateServiceCIDR` (`pkg/apis/networking/validation/validation.go`): the metadata of a
+/// cluster-scoped object named as a DNS subdomain, then `spec.cidrs` as the release checks it
+/// (`releases::Rule::ServiceCidrStrictSpec`).
+pub(crate) fn validate_service_cidr_create(
+    cidr: &ServiceCidr,
+    profile: &Profile,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
+    let t = names::Texts::of(profile);
+    names::validate_object_meta(
+        &mut errors,
+        t,
+        &cidr.metadata,
+        names::NameRule::Dns1123Subdomain,
+        Scope::Cluster,
+    );
+    names::kube_finalizer_names(&mut errors, &cidr.metadata);
+    if rule_in_force(Rule::ServiceCidrStrictSpec, profile) {
+        service_cidr_spec(&mut errors, &cidr.cidrs);
+    } else {
+        service_cidr_spec_netip(&mut errors, &cidr.cidrs);
+    }
+    errors
+}
+
+/// `ValidateServiceCIDRUpdate`: the metadata update, then `spec.cidrs` unchanged; from 1.33 one
+/// CIDR may become two (the first unchanged, the pair checked as on create; issues.k8s.io/131261).
+pub(crate) fn validate_service_cidr_update(
+    new: &ServiceCidr,
+    old: &ServiceCidr,
+    profile: &Profile,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    names::validate_object_meta_update(
+        &mut errors,
+        names::Texts::of(profile),
+        &new.metadata,
+        &old.metadata,
+    );
+    names::kube_finalizer_names(&mut errors, &new.metadata);
+    let immutable =
+        |path: String, value: GoValue| FieldError::invalid(path, value, "field is immutable");
+    if !rule_in_force(Rule::ServiceCidrStrictSpec, profile) {
+        if new.cidrs != old.cidrs {
+            errors.push(immutable("spec.cidrs".to_owned(), GoValue::strings(&new.cidrs)));
+        }
+        return errors;
+    }
+    match (old.cidrs.len(), new.cidrs.len()) {
+        (before, after) if before == after => {
+            for (i, (was, now)) in old.cidrs.iter().zip(&new.cidrs).enumerate() {
+                if was != now {
+                    errors.push(immutable(format!("spec.cidrs[{i}]"), GoValue::Str(now.clone())));
+                }
+            }
+        }
+        (1, 2) => {
+            if new.cidrs[0] != old.cidrs[0] {
+                let first = GoValue::Str(new.cidrs[0].clone());
+                errors.push(immutable("spec.cidrs[0]".to_owned(), first));
+            }
+            service_cidr_spec(&mut errors, &new.cidrs);
+        }
+        _ => errors.push(immutable("spec.cidrs".to_owned(), GoValue::strings(&new.cidrs))),
+    }
+    errors
+}
+
+/// The networks of a ServiceCIDR the storage accepted.
+pub(crate) fn service_cidr_networks(cidrs: &[String]) -> Vec<ipnet::IpNet> {
+    cidrs.iter().filter_map(|c| parse_cidr_sloppy(c).map(|(_, net)| net)).collect()
+}
+
+/// The spec value `field.Invalid` is given when it names `ServiceCIDRSpec` whole.
+fn service_cidr_spec_value(cidrs: &[String]) -> GoValue {
+    let quoted: Vec<String> = cidrs.iter().map(|c| crate::field::go_quote(c)).collect();
+    let json: Vec<String> = cidrs.iter().map(|c| crate::field::go_json_quote(c)).collect();
+    GoValue::Composite {
+        go: format!("networking.ServiceCIDRSpec{{CIDRs:[]string{{{}}}}}", quoted.join(", ")),
+        json: format!("{{\"CIDRs\":[{}]}}", json.join(",")),
+    }
+}
+
+/// `validateServiceCIDRSpec` of 1.33 on: one or two CIDRs, each apimachinery `IsValidCIDR`
+/// (strict), at most one per family.
+fn service_cidr_spec(errors: &mut Vec<FieldError>, cidrs: &[String]) {
     if cidrs.is_empty() {
         errors.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
-    } else if cidrs.len() > 2 {
-        errors.push(FieldError::invalid(
-            "spec.cidrs",
-            GoValue::strings(cidrs),
-            "may only hold up to 2 values",
-        ));
+        return;
     }
-    let mut nets = Vec::new();
+    if cidrs.len() > 2 {
+        let value = service_cidr_spec_value(cidrs);
+        errors.push(FieldError::invalid("spec.cidrs", value, "may only hold up to 2 values"));
+        return;
+    }
     for (i, text) in cidrs.iter().enumerate() {
-        match parse_cidr_sloppy(text) {
-            Some((_, net)) => nets.push(net),
-            None => errors.push(FieldError::invalid(
+        for msg in cidr_messages(text, true) {
+            errors.push(FieldError::invalid(
                 format!("spec.cidrs[{i}]"),
                 GoValue::Str(text.clone()),
-                MSG_CIDR,
-            )),
+                msg,
+            ));
         }
     }
-    if errors.is_empty()
-        && nets.len() == 2
-        && IpFamily::of_net(&nets[0]) == IpFamily::of_net(&nets[1])
-    {
+    let family = |text: &String| parse_cidr_sloppy(text).map(|(_, net)| IpFamily::of_net(&net));
+    if cidrs.len() == 2 && family(&cidrs[0]).is_some() && family(&cidrs[0]) == family(&cidrs[1]) {
         errors.push(FieldError::invalid(
             "spec.cidrs",
             GoValue::strings(cidrs),
             "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
         ));
     }
-    if errors.is_empty() { Ok(nets) } else { Err(errors) }
+}
+
+/// `ValidateServiceCIDR`'s spec checks of 1.29 to 1.32: one or two CIDRs, a pair of both
+/// families (`IsDualStackCIDRStrings`), then each through Go `netip.ParsePrefix`, its network
+/// address and its canonical form.
+fn service_cidr_spec_netip(errors: &mut Vec<FieldError>, cidrs: &[String]) {
+    if cidrs.is_empty() {
+        errors.push(FieldError::required("spec.cidrs", "at least one CIDR required"));
+        return;
+    }
+    if cidrs.len() > 2 {
+        let value = service_cidr_spec_value(cidrs);
+        errors.push(FieldError::invalid("spec.cidrs", value, "may only hold up to 2 values"));
+        return;
+    }
+    if cidrs.len() == 2 {
+        let family = |text: &String| parse_cidr_sloppy(text).map(|(_, net)| IpFamily::of_net(&net));
+        let dual = matches!((family(&cidrs[0]), family(&cidrs[1])), (Some(a), Some(b)) if a != b);
+        if !dual {
+            errors.push(FieldError::invalid(
+                "spec.cidrs",
+                service_cidr_spec_value(cidrs),
+                "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+            ));
+            return;
+        }
+    }
+    for (i, text) in cidrs.iter().enumerate() {
+        let path = format!("spec.cidrs[{i}]");
+        let value = || GoValue::Str(text.clone());
+        match warnings::parse_prefix_netip(text) {
+            Err(message) => errors.push(FieldError::invalid(&path, value(), message)),
+            Ok((ip, bits, canonical)) => {
+                let net = ipnet::IpNet::new(ip, bits).map(|n| n.trunc());
+                if net.is_ok_and(|n| n.addr() != ip) {
+                    errors.push(FieldError::invalid(
+                        &path,
+                        value(),
+                        "wrong CIDR format, IP doesn't match network IP address",
+                    ));
+                }
+                if canonical != *text {
+                    errors.push(FieldError::invalid(
+                        &path,
+                        value(),
+                        "CIDR not in RFC 5952 canonical format",
+                    ));
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ pub struct World {
     pub endpoint_slices: Vec<Located<EndpointSlice>>,
     /// v1 Endpoints in stream order.
     pub endpoints: Vec<Located<Endpoints>>,
-    /// Nodes in stream order.
+    /// Nodes in the order their names first appeared, each the last document of its name.
     pub nodes: Vec<Located<Node>>,
     /// The last KubeProxyConfiguration.
     pub kube_proxy: Option<Located<KubeProxyConfiguration>>,
@@ -107,6 +107,16 @@ impl World {
         }
     }
 
+    /// Stores a Node: a later document of the same name replaces the earlier one where it
+    /// stands, as kube-proxy's Node informer keeps the last version of an object (its store is
+    /// keyed by name); the Nodes keep the order in which their names first appeared.
+    pub(crate) fn store_node(&mut self, node: Located<Node>) {
+        match self.nodes.iter_mut().find(|n| n.value.metadata.name == node.value.metadata.name) {
+            Some(stored) => *stored = node,
+            None => self.nodes.push(node),
+        }
+    }
+
     /// Forgets the documents the objects were read from (their text or tree, kept for the
     /// field positions of diagnostics, which a render never writes): the input text goes as
     /// soon as the host drops its own handle on it.
@@ -152,7 +162,8 @@ impl ProxyConfig {
         let release = world.profile.version.to_string();
         validate_configuration(kpc, mode, world.profile.version.minor, &release)?;
         let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
-        let mut config = ProxyConfig::from_objects(
+        let mut config = ProxyConfig::from_objects_at(
+            world.profile.version,
             family,
             mode,
             world.kube_proxy.as_ref().map(|k| &k.value),

@@ -5,6 +5,7 @@ mod doc;
 mod policy;
 mod render;
 mod serve;
+mod test;
 mod trace;
 mod upgrade;
 
@@ -25,6 +26,7 @@ pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route};
+pub(crate) use test::TestCommand;
 pub(crate) use trace::TraceCommand;
 pub(crate) use upgrade::UpgradeCommand;
 
@@ -169,6 +171,9 @@ enum Command {
     Doc(DocCommand),
     /// The operator's Service policy: its settings schema, and checking settings alone.
     Policy(PolicyCommand),
+    /// Run `*.svclab-test.yaml` suites: expected outcomes, addresses, bands, messages, rules,
+    /// traces and policy violations (`svclab test schema` prints the format's JSON Schema).
+    Test(TestCommand),
 }
 
 impl Cli {
@@ -234,6 +239,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Upgrade(command) => command.run(&engine, io, cli.verbose),
         Command::Serve(command) => command.run(engine, io),
         Command::Doc(command) => command.run(&engine, io),
+        Command::Test(command) => command.run(&engine, io, cli.verbose),
         Command::Policy(_) => Ok(EXIT_FAILURE),
     }
 }

@@ -5,13 +5,13 @@ use std::io::Write;
 
 use svclab_core::{
     AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ObjectRef, ProxyMode,
-    RenderOptions, Report, Severity, Source, TraceRequest,
+    RenderOptions, Report, Severity, Source, TestOptions, TestRun, TraceRequest,
 };
 
 use crate::plugin::{
     CacheDir, Limits, PluginError, PluginRunner, WitAdmissionOptions, WitCheckOptions,
     WitDiagnostic, WitInput, WitIpFamily, WitProxyMode, WitRenderOptions, WitSeverity,
-    WitTextReport, WitTraceOptions, WitUpgradeOptions, WitUserInfo,
+    WitTestOptions, WitTestRun, WitTextReport, WitTraceOptions, WitUpgradeOptions, WitUserInfo,
 };
 
 /// A ready engine.
@@ -415,6 +415,68 @@ impl Engine {
             Engine::Plugin(runner) => Ok(runner.settings_schema()?.into()),
         }
     }
+}
+
+impl Engine {
+    /// The files test suites name, resolved against each suite's folder (what `svclab test`
+    /// reads for [`Engine::run_tests`]).
+    pub fn test_files(&self, suites: &[Input]) -> Result<Vec<String>, EngineError> {
+        match self {
+            Engine::Native => Ok(svclab_core::test_files(suites)),
+            Engine::Plugin(runner) => Ok(runner.test_files(&wit_inputs(suites))?.output),
+        }
+    }
+
+    /// Runs `svclab test` suites against the files they name: the run, its JSON and its text
+    /// (the plugin's bytes, or the native run's encodings: the same bytes).
+    pub fn run_tests(
+        &self,
+        suites: &[Input],
+        files: &[Input],
+        options: &TestOptions,
+    ) -> Result<Tested, EngineError> {
+        match self {
+            Engine::Native => {
+                let run = svclab_core::run_tests(suites, files, options);
+                Ok(Tested { json: run.to_json(), text: run.to_text(), run, fuel: None })
+            }
+            Engine::Plugin(runner) => {
+                let call = runner.run_tests(
+                    &wit_inputs(suites),
+                    &wit_inputs(files),
+                    WitTestOptions { update: options.update },
+                )?;
+                let WitTestRun { json, text, updated } = call.output;
+                let mut run = TestRun::from_json(&json).map_err(|err| {
+                    EngineError::Failed(format!("the engine returned a malformed test run: {err}"))
+                })?;
+                run.updated =
+                    updated.into_iter().map(|input| Input::new(input.name, input.text)).collect();
+                Ok(Tested { run, json, text, fuel: call.fuel })
+            }
+        }
+    }
+
+    /// The JSON Schema of the suite format.
+    pub fn test_schema(&self) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => Ok(native(svclab_core::test_schema())),
+            Engine::Plugin(runner) => Ok(runner.test_schema()?.into()),
+        }
+    }
+}
+
+/// What [`Engine::run_tests`] produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tested {
+    /// The run, with the files `update` rewrote.
+    pub run: TestRun,
+    /// Its JSON (`svclab test --output json`).
+    pub json: String,
+    /// Its text (`svclab test`).
+    pub text: String,
+    /// Fuel the plugin used; `None` for the native engine or an unmetered plugin.
+    pub fuel: Option<u64>,
 }
 
 impl Outcome {

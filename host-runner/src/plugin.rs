@@ -36,8 +36,9 @@ mod generated {
 
 pub(crate) use generated::{
     AdmissionOptions as WitAdmissionOptions, CheckOptions as WitCheckOptions,
-    Diagnostic as WitDiagnostic, Error as WitError, Input as WitInput, IpFamily as WitIpFamily,
-    ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions, Severity as WitSeverity,
+    Diagnostic as WitDiagnostic, Error as WitError, InputParam as WitInput,
+    IpFamily as WitIpFamily, ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions,
+    Severity as WitSeverity, TestOptions as WitTestOptions, TestRun as WitTestRun,
     TextReport as WitTextReport, TraceOptions as WitTraceOptions,
     UpgradeOptions as WitUpgradeOptions, UserInfo as WitUserInfo,
 };
@@ -405,6 +406,29 @@ impl PluginRunner {
     /// The JSON Schema of the settings.
     pub(crate) fn settings_schema(&self) -> Result<CallOutput, PluginError> {
         self.call(|policy, store| policy.call_settings_schema(store).map(Ok))
+    }
+
+    /// The files test suites name.
+    pub(crate) fn test_files(
+        &self,
+        suites: &[WitInput<'_>],
+    ) -> Result<CallOutput<Vec<String>>, PluginError> {
+        self.call(|policy, store| policy.call_test_files(store, suites).map(Ok))
+    }
+
+    /// Runs test suites against the files they name.
+    pub(crate) fn run_tests(
+        &self,
+        suites: &[WitInput<'_>],
+        files: &[WitInput<'_>],
+        options: WitTestOptions,
+    ) -> Result<CallOutput<WitTestRun>, PluginError> {
+        self.call(|policy, store| policy.call_run_tests(store, suites, files, options))
+    }
+
+    /// The JSON Schema of the suite format.
+    pub(crate) fn test_schema(&self) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_test_schema(store).map(Ok))
     }
 
     /// Instantiates a fresh store and instance, runs `f` under the limits, and maps the outcome.

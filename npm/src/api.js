@@ -143,3 +143,48 @@ export function validateAdmission(review, options = {}) {
   };
   return JSON.parse(call(() => component.validateAdmission(text, admission)));
 }
+
+/** The suffix of suite files (`*.svclab-test.yaml`): `runTests` runs the files so named. */
+export const SUITE_SUFFIX = ".svclab-test.yaml";
+
+function testFiles(files) {
+  if (files == null || typeof files !== "object") {
+    throw new TypeError("runTests takes an array of {name, text} or an object of name: text");
+  }
+  const list = Array.isArray(files)
+    ? files.map((f) => ({ name: String(f.name), text: String(f.text ?? "") }))
+    : Object.entries(files).map(([name, text]) => ({ name, text: String(text) }));
+  const suites = list.filter((f) => f.name.endsWith(SUITE_SUFFIX));
+  if (suites.length === 0) throw new TypeError(`runTests found no suite (a name ending in ${SUITE_SUFFIX})`);
+  return { suites, others: list.filter((f) => !f.name.endsWith(SUITE_SUFFIX)) };
+}
+
+/**
+ * Runs `svclab test` suites: `files` holds the suites (names ending in `.svclab-test.yaml`) and
+ * every file they name (scenario files, policies, golden rulesets), under the names the suites
+ * give them relative to their own folder. The result is `svclab test --output json`'s, parsed;
+ * with `{ update: true }` it also has `updated`: the rewritten files, `{name, text}`.
+ */
+export function runTests(files, options = {}) {
+  const { suites, others } = testFiles(files);
+  const run = call(() => component.runTests(suites, others, { update: Boolean(options.update) }));
+  const result = JSON.parse(run.json);
+  if (options.update) result.updated = run.updated;
+  return result;
+}
+
+/** The text of `svclab test` for the same files (cargo test's shape, byte for byte). */
+export function runTestsText(files, options = {}) {
+  const { suites, others } = testFiles(files);
+  return call(() => component.runTests(suites, others, { update: Boolean(options.update) })).text;
+}
+
+/** The files the suites among `files` name, resolved against each suite's folder. */
+export function testFilesNeeded(files) {
+  return component.testFiles(testFiles(files).suites);
+}
+
+/** The JSON Schema (draft 2020-12) of the suite format (`svclab test schema`). */
+export function testSchema() {
+  return JSON.parse(component.testSchema());
+}

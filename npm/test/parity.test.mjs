@@ -50,7 +50,7 @@ const scenarios = [
 ].map((file) => ({ label: path.relative(root, file), text: readFileSync(file, "utf8") }));
 
 test("the package speaks the plugin ABI and keeps the WIT shapes", () => {
-  assert.equal(svclab.abiVersion, 5);
+  assert.equal(svclab.abiVersion, 6);
   const diagnostics = svclab.diagnose([{ name: "bad.yaml", text: "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec:\n  ports: [{port: 0}]\n" }]);
   assert.equal(diagnostics[0].severity, "error");
   assert.equal(diagnostics[0].field, "spec.ports[0].port");

@@ -13,7 +13,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const NPM = process.env.SVCLAB_NPM ?? path.join(root, "target/npm/svclab");
 const TSC = path.join(root, "playground-web/js/node_modules/.bin/tsc");
 
-const GOOD = `import { check, checkSettings, diagnose, render, settingsSchema, trace, validateAdmission, SvclabError, type Report } from "svclab";
+const GOOD = `import { check, checkSettings, diagnose, render, runTests, settingsSchema, trace, validateAdmission, SvclabError, type Report, type TestRun } from "svclab";
 import type { SvclabExample } from "svclab/element";
 const report: Report = check([{ name: "a.yaml", text: "kind: Service" }], { noDefaults: true });
 const severity: "error" | "warning" | "info" = diagnose("kind: Service", { policy: { nodePorts: { forbid: true } }, userInfo: { username: "ci" } })[0].severity;
@@ -21,6 +21,9 @@ const settingsErrors = checkSettings("spec: {}").length + Object.keys(settingsSc
 const rules: string = render("x", { proxyMode: "nftables", ipFamily: "IPv6" });
 const walk = trace("x", { src: "10.244.1.5", dst: "10.96.0.10", dport: 53, protocol: "udp" });
 const element: SvclabExample | null = document.querySelector("svclab-example");
+const run: TestRun = runTests({ "a.svclab-test.yaml": "kind: TestSuite" }, { update: true });
+const status: "passed" | "failed" | "error" | undefined = run.suites[0]?.tests[0]?.status;
+console.log(run.passed + run.failed + run.errors, status, run.updated?.length);
 console.log(report.services.length, severity, rules, walk.outcomes[0]?.steps.length, validateAdmission("{}", { profile: { kubernetesVersion: "1.30" } }), SvclabError, element, settingsErrors);
 `;
 

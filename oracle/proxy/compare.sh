@@ -6,9 +6,11 @@
 # RELEASE is a release tag (v1.37.2); SCENARIO files default to oracle/testdata/proxy/*.yaml.
 # Each scenario may start with a line
 #
-#   # oracle: node=NAME families=IPv4[,IPv6] modes=iptables[,nftables]
+#   # oracle: node=NAME families=IPv4[,IPv6] modes=iptables[,nftables] minors=24-33
 #
-# (defaults: svclab's default node, IPv4, every mode the release has). Its ClusterProfile must
+# (defaults: svclab's default node, IPv4, every mode the release has, every release; `minors`
+# limits a scenario to the minors where svclab's apiserver stores its objects as kube-proxy
+# reads them, for objects a later apiserver refuses). Its ClusterProfile must
 # carry a `kubernetesVersion:` line at the start of a line: it is rewritten to the release under
 # test (X.Y.Z) for both sides.
 #
@@ -32,7 +34,8 @@
 # reported as a divergence; exits 1 when one is not.
 #
 # For nftables at 1.29 and 1.30, where the mode is alpha, `featureGates: {NFTablesProxyMode:
-# true}` is added to the scenario's KubeProxyConfiguration (unless it names the gate).
+# true}` is added to the scenario's KubeProxyConfiguration (unless it names the gate; into its
+# `featureGates: {...}` line when it has one).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -96,14 +99,18 @@ ncases=0
 for scenario in "${scenarios[@]}"; do
   name="$(basename "$scenario" .yaml)"
   header="$(sed -n 's/^# oracle: //p' "$scenario" | head -1)"
-  node=""; families="IPv4"; modes="$(IFS=,; echo "${release_modes[*]}")"
+  node=""; families="IPv4"; modes="$(IFS=,; echo "${release_modes[*]}")"; minors=""
   for kv in $header; do
     case "$kv" in
       node=*) node="${kv#node=}" ;;
       families=*) families="${kv#families=}" ;;
       modes=*) modes="${kv#modes=}" ;;
+      minors=*) minors="${kv#minors=}" ;;
     esac
   done
+  if [ -n "$minors" ] && { [ "$minor" -lt "${minors%-*}" ] || [ "$minor" -gt "${minors#*-}" ]; }; then
+    continue
+  fi
   versioned="$run/$name.yaml"
   sed "s/^\([[:space:]]*\)kubernetesVersion:.*/\1kubernetesVersion: \"$version\"/" "$scenario" > "$versioned"
   for mode in ${modes//,/ }; do
@@ -112,7 +119,12 @@ for scenario in "${scenarios[@]}"; do
     if [ "$mode" = nftables ] && [ "$minor" -le 30 ] && ! grep -q NFTablesProxyMode "$versioned"; then
       # The nftables mode is alpha (off) in 1.29 and 1.30: turn kube-proxy's gate on.
       input="$run/$name.nftables-gate.yaml"
-      sed 's/^kind: KubeProxyConfiguration[[:space:]]*$/&\nfeatureGates: {NFTablesProxyMode: true}/' "$versioned" > "$input"
+      if grep -q '^featureGates: {' "$versioned"; then
+        # A flow mapping of its own: the gate joins it (a second key would replace it).
+        sed 's/^featureGates: {/&NFTablesProxyMode: true, /' "$versioned" > "$input"
+      else
+        sed 's/^kind: KubeProxyConfiguration[[:space:]]*$/&\nfeatureGates: {NFTablesProxyMode: true}/' "$versioned" > "$input"
+      fi
     fi
     for family in ${families//,/ }; do
       id="$name.$mode.$family"

@@ -9,9 +9,11 @@
 //! (svclab's `Warning` and `UnknownField` diagnostics; its own advisories are not upstream's),
 //! and for an accepted Service its type, families, policy, ClusterIPs, node ports and
 //! health-check node port, exactly (both sides pick first-fit). Per case: the feature gates
-//! refused. Not compared: names `generateName` gives (random upstream), bands and ranges,
-//! rules, policy verdicts, the aggregated message of an `Invalid` Status (built from the
-//! causes).
+//! refused. Not compared: names `generateName` gives (random upstream; in a message each
+//! side's own stands for itself), a stored object's uid and the etcd key in a storage error,
+//! the order of the errors of one label, annotation or selector field (Go map order upstream),
+//! bands and ranges, rules, policy verdicts, the aggregated message of an `Invalid` Status
+//! (built from the causes).
 
 use std::collections::BTreeMap;
 
@@ -311,6 +313,8 @@ pub fn compare_answers(
             return out;
         }
     }
+    // Set once a refusal may have left an address allocated upstream ([`may_leak_a_pick`]).
+    let (mut leaked, mut dual_stack) = (false, false);
     for (index, s) in &svclab {
         let object = if s.kind == "ServiceCIDR" {
             format!("{} {}", s.kind, s.name)
@@ -332,7 +336,20 @@ pub fn compare_answers(
             add(Some(*index), object, DivergenceKind::Outcome, side(s), side(u));
             continue;
         }
-        if s.errors != u.errors {
+        // A name generateName gave is random upstream (names.SimpleNameGenerator: the prefix and
+        // five random characters), and upstream reports no name for a refused object: the five
+        // characters after the prefix of the generated name either side reports are masked.
+        let generated = |a: &Answer| -> Vec<String> {
+            let errors = comparable(&a.errors);
+            let name = if s.name.is_empty() { &u.name } else { &s.name };
+            match name.len().checked_sub(5).map(|cut| &name[..cut]) {
+                Some(prefix) if s.name != u.name && !prefix.is_empty() => {
+                    errors.iter().map(|e| mask_generated(e, prefix)).collect()
+                }
+                _ => errors,
+            }
+        };
+        if generated(s) != generated(u) {
             add(
                 Some(*index),
                 object.clone(),
@@ -354,15 +371,124 @@ pub fn compare_answers(
         // allocator picks follows Go's map order, the oracle's `notes` say so), its addresses
         // are not compared.
         let reproducible = line["notes"].as_array().is_none_or(Vec::is_empty);
-        if s.kind == "Service" && u.outcome != "rejected" && reproducible && s.service != u.service
+        if s.kind == "Service" && u.outcome != "rejected" && reproducible {
+            let facts = |a: &Answer| {
+                let mut facts = a.service.clone();
+                if leaked {
+                    for ip in facts.iter_mut().flat_map(|f| f.cluster_ips.iter_mut()) {
+                        *ip = "<pick after a leak>".to_owned();
+                    }
+                }
+                facts
+            };
+            if facts(s) != facts(u) {
+                add(
+                    Some(*index),
+                    object,
+                    DivergenceKind::Addresses,
+                    json!(s.service),
+                    json!(u.service),
+                );
+            }
+        }
+        dual_stack |= u.service.as_ref().is_some_and(|f| f.ip_families.len() == 2);
+        leaked |= s.kind == "Service"
+            && u.outcome == "rejected"
+            && u.errors.iter().any(|e| may_leak_a_pick(e, dual_stack));
+    }
+    out
+}
+
+/// Whether a Service's refusal may leave one of its addresses allocated upstream: `allocIPs`
+/// (pkg/registry/core/service/storage/alloc.go, k8s.io/kubernetes@v1.24.17 to @v1.37.2) walks a
+/// Go map of family to requested IP and returns at the first failure without releasing what the
+/// other family took, when the map happened to give that family first. So a dual-stack request
+/// that fails to allocate leaves a random address taken (the repair loop frees it later) and
+/// the ClusterIPs picked after it are not compared; svclab gives it back at once
+/// (`allocation/service.rs` `alloc_cluster_ips`), the state the cluster settles in.
+fn may_leak_a_pick(error: &str, dual_stack: bool) -> bool {
+    if !error.contains("failed to allocate") {
+        return false;
+    }
+    // `spec.clusterIPs: Invalid value: []string{"fd00:10:96::", ""}: failed to allocate IP …`
+    let two_families = error
+        .split_once("[]string{")
+        .and_then(|(_, rest)| rest.split_once('}'))
+        .is_some_and(|(ips, _)| ips.contains(", "));
+    two_families || (dual_stack && error.contains("failed to allocate a serviceIP"))
+}
+
+/// Errors as they are compared: what kube-apiserver draws at random or lays out per
+/// installation is masked (a stored object's uid, random at create; the etcd key of a storage
+/// error, which the oracle keeps under a prefix of its own per case, where a real apiserver and
+/// svclab use `/registry/services/specs/…`), and a run of errors of one label, annotation or
+/// selector field is sorted: upstream ranges over a Go map there (`ValidateLabels`,
+/// `ValidateAnnotations` in apimachinery's validation), whose order is random.
+fn comparable(errors: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = errors.iter().map(|e| mask_storage(e)).collect();
+    let field = |e: &str| -> String {
+        // `<reason> <field>: <body>`
+        let rest = e.split_once(' ').map_or(e, |(_, rest)| rest);
+        rest.split_once(": ").map_or(rest, |(field, _)| field).to_owned()
+    };
+    let unordered =
+        |f: &str| ["labels", "annotations", "selector"].iter().any(|suffix| f.ends_with(suffix));
+    let mut start = 0;
+    while start < out.len() {
+        let f = field(&out[start]);
+        let end = start + out[start..].iter().take_while(|e| field(e) == f).count();
+        if unordered(&f) {
+            out[start..end].sort();
+        }
+        start = end;
+    }
+    out
+}
+
+/// `error` with the five characters `names.SimpleNameGenerator` appends after `prefix` masked.
+fn mask_generated(error: &str, prefix: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut out = String::with_capacity(error.len());
+    let mut rest = error;
+    while let Some(at) = rest.find(prefix) {
+        let after = &rest[at + prefix.len()..];
+        let suffix = after.as_bytes().iter().take(5).take_while(|b| ALPHABET.contains(b)).count();
+        out.push_str(&rest[..at + prefix.len()]);
+        if suffix == 5 {
+            out.push_str("<5>");
+            rest = &after[5..];
+        } else {
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `error` with every uid replaced by `<uid>` and a storage error's `Key: …,` by `Key: <key>,`.
+fn mask_storage(error: &str) -> String {
+    let is_uid = |w: &[u8]| {
+        w.len() == 36
+            && w.iter().enumerate().all(|(i, b)| match i {
+                8 | 13 | 18 | 23 => *b == b'-',
+                _ => b.is_ascii_digit() || (b'a'..=b'f').contains(b),
+            })
+    };
+    let mut out = String::with_capacity(error.len());
+    let mut rest = error;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("Key: ")
+            && let Some(end) = after.find(',')
         {
-            add(
-                Some(*index),
-                object,
-                DivergenceKind::Addresses,
-                json!(s.service),
-                json!(u.service),
-            );
+            out.push_str("Key: <key>");
+            rest = &after[end..];
+        } else if rest.len() >= 36 && is_uid(&rest.as_bytes()[..36]) {
+            out.push_str("<uid>");
+            rest = &rest[36..];
+        } else {
+            let next = rest.chars().next().map_or(1, char::len_utf8);
+            out.push_str(&rest[..next]);
+            rest = &rest[next..];
         }
     }
     out
@@ -469,5 +595,63 @@ mod tests {
         assert_eq!(check(warning), [DivergenceKind::Warnings]);
         let outcome = |line: &mut Value| line["results"][1]["outcome"] = json!("created");
         assert_eq!(check(outcome), [DivergenceKind::Outcome]);
+    }
+
+    #[test]
+    fn uids_storage_keys_and_label_order_are_upstreams_randomness() {
+        let conflict = |key: &str, uid: &str| {
+            format!(
+                "Conflict : Operation cannot be fulfilled on services \"uid\": StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 99999999-2222-3333-4444-555555555555, UID in object meta: {uid}"
+            )
+        };
+        let ours = conflict(
+            "/registry/services/specs/default/uid",
+            "eaf93019-5ab3-4c99-bbfb-2a5e05ca84dd",
+        );
+        let theirs = conflict(
+            "/registry/oracle-526/services/default/uid",
+            "54f3eaa9-de12-4d21-a95b-68279b40821e",
+        );
+        assert_eq!(super::comparable(std::slice::from_ref(&ours)), super::comparable(&[theirs]));
+        let other = ours.replace("Code: 4", "Code: 5");
+        assert_ne!(super::comparable(&[ours]), super::comparable(&[other]));
+        let (a, b) = (
+            "FieldValueInvalid metadata.annotations: Invalid value: \"k\": a".to_owned(),
+            "FieldValueInvalid metadata.annotations: Invalid value: \"p\": b".to_owned(),
+        );
+        let (c, d) = (
+            "FieldValueInvalid spec.ports[0].name: a".to_owned(),
+            "FieldValueInvalid spec.ports[0].name: b".to_owned(),
+        );
+        assert_eq!(super::comparable(&[a.clone(), b.clone()]), super::comparable(&[b, a]));
+        assert_ne!(super::comparable(&[c.clone(), d.clone()]), super::comparable(&[d, c]));
+    }
+
+    #[test]
+    fn a_failed_dual_stack_pick_may_leak_one_address() {
+        let failed = |value: &str| {
+            format!(
+                "FieldValueInvalid spec.clusterIPs: Invalid value: []string{{{value}}}: failed to allocate IP fd00:10:96::: the provided network does not match the current range"
+            )
+        };
+        assert!(super::may_leak_a_pick(&failed("\"fd00:10:96::\", \"\""), false));
+        assert!(!super::may_leak_a_pick(&failed("\"fd00:10:96::\""), false));
+        let internal = "InternalError : Internal error occurred: failed to allocate a serviceIP: range is full";
+        assert!(!super::may_leak_a_pick(internal, false));
+        assert!(super::may_leak_a_pick(internal, true));
+    }
+
+    #[test]
+    fn generated_names_are_masked() {
+        let error =
+            |name: &str| format!("FieldValueInvalid metadata.name: Invalid value: \"{name}\": bad");
+        assert_eq!(
+            super::mask_generated(&error("Bad_t2wpg"), "Bad_"),
+            super::mask_generated(&error("Bad_qcwzf"), "Bad_")
+        );
+        assert_ne!(
+            super::mask_generated(&error("Bad_t2wpg"), "Bad_"),
+            super::mask_generated(&error("Bad_other"), "Bad_")
+        );
     }
 }

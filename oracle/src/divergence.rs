@@ -141,8 +141,8 @@ pub fn mask(text: &str) -> String {
                     break;
                 }
             }
-            // `10.96.0.5:` is an address and the colon after it.
-            let trailing_colon = word.contains('.') && word.ends_with(':');
+            // `10.96.0.5:` is an address and the colon after it, `line 87:` a number and one.
+            let trailing_colon = word.ends_with(':') && word.matches(':').count() == 1;
             if trailing_colon {
                 word.pop();
             }
@@ -176,5 +176,6 @@ mod tests {
             r#"spec.clusterIPs[#]: Invalid value: "…": failed to allocate IP #: range is full at #"#
         );
         assert_eq!(mask("fd00::1 and dead beef"), "# and dead beef");
+        assert_eq!(mask("(at line 87: delete element"), "(at line #: delete element");
     }
 }

@@ -96,12 +96,14 @@ pub fn compare(
                     json!("(parses)"),
                 )];
             }
-            let ours = line["svclabNormalized"].as_str().unwrap_or("");
-            let theirs = line["normalized"].as_str().unwrap_or("");
+            let (ours, theirs) = shared_key_comments(
+                line["svclabNormalized"].as_str().unwrap_or(""),
+                line["normalized"].as_str().unwrap_or(""),
+            );
             if ours != theirs {
                 return vec![divergence(
-                    json!(differing_lines(ours, theirs)),
-                    json!(differing_lines(theirs, ours)),
+                    json!(differing_lines(&ours, &theirs)),
+                    json!(differing_lines(&theirs, &ours)),
                 )];
             }
             // The same state; an element added twice leaves it as once, but the transaction
@@ -114,7 +116,8 @@ pub fn compare(
                     lines.join("\n")
                 };
                 let (ours, theirs) =
-                    (elements(rules), elements(line["rules"].as_str().unwrap_or("")));
+                    shared_key_comments(rules, line["rules"].as_str().unwrap_or(""));
+                let (ours, theirs) = (elements(&ours), elements(&theirs));
                 if ours != theirs {
                     return vec![divergence(
                         json!(differing_lines(&ours, &theirs)),
@@ -125,6 +128,45 @@ pub fn compare(
             Vec::new()
         }
     }
+}
+
+/// Both texts with the comment dropped from every `add element` line that the other text has
+/// with another comment and otherwise the same. Several Service ports can write one key with
+/// one value (two Services without endpoints on one external IP and port): kube-proxy's
+/// `nftElementStorage.ensureElem` (pkg/proxy/nftables/proxier.go, 1.31 on) keeps the first
+/// writer's comment, and which writer is first is the order it ranges over its service map, a
+/// Go map. svclab keeps its own first; the key and value are still compared.
+fn shared_key_comments(ours: &str, theirs: &str) -> (String, String) {
+    fn uncommented(line: &str) -> Option<String> {
+        let rest = line.strip_prefix("add element ")?;
+        let start = rest.find(" comment \"")?;
+        let end = start + " comment \"".len() + rest[start + " comment \"".len()..].find('"')? + 1;
+        Some(format!("add element {}{}", &rest[..start], &rest[end..]))
+    }
+    let forms = |text: &str| -> std::collections::HashMap<String, Vec<String>> {
+        let mut forms: std::collections::HashMap<String, Vec<String>> = Default::default();
+        for line in text.lines() {
+            if let Some(form) = uncommented(line) {
+                forms.entry(form).or_default().push(line.to_owned());
+            }
+        }
+        forms
+    };
+    let (our_forms, their_forms) = (forms(ours), forms(theirs));
+    let align = |text: &str, other: &std::collections::HashMap<String, Vec<String>>| {
+        let mut out = String::with_capacity(text.len());
+        for line in text.lines() {
+            match uncommented(line) {
+                Some(form) if other.get(&form).is_some_and(|o| !o.iter().any(|l| l == line)) => {
+                    out.push_str(&form);
+                }
+                _ => out.push_str(line),
+            }
+            out.push('\n');
+        }
+        out
+    };
+    (align(ours, &their_forms), align(theirs, &our_forms))
 }
 
 /// The lines of `text` that `other` lacks (as many times as they are missing), in order.
@@ -177,5 +219,20 @@ mod tests {
             [DivergenceKind::Rules]
         );
         assert_eq!(check(Ok(rules.into()), line("", "", Some(refusal))), [DivergenceKind::Rules]);
+    }
+
+    #[test]
+    fn a_shared_key_compares_without_its_first_writers_comment() {
+        let element = |comment: &str, value: &str| {
+            format!(
+                "add element ip kube-proxy no-endpoint-services {{ 203.0.113.10 . tcp . 80 comment \"{comment}\" : {value} }}\n"
+            )
+        };
+        let (ours, theirs) =
+            (element("shop/svc-0:http", "drop"), element("shop/svc-5:http", "drop"));
+        let line = |svclab: &str, upstream: &str| json!({"id": "c", "rules": upstream, "normalized": upstream, "svclabNormalized": svclab, "error": null});
+        assert_eq!(check(Ok(ours.clone()), line(&ours, &theirs)), []);
+        let rejected = element("shop/svc-5:http", "reject");
+        assert_eq!(check(Ok(ours.clone()), line(&ours, &rejected)), [DivergenceKind::Rules]);
     }
 }

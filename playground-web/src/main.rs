@@ -5,6 +5,7 @@
 mod app;
 mod editor;
 mod examples;
+mod export;
 mod panels;
 mod profile_document;
 mod proxy_view;

@@ -168,6 +168,35 @@ impl bindings::Guest for Plugin {
     fn settings_schema() -> String {
         svclab_core::settings_schema()
     }
+
+    fn test_files(suites: Vec<types::Input>) -> Vec<String> {
+        svclab_core::test_files(&decode_inputs(suites))
+    }
+
+    fn run_tests(
+        suites: Vec<types::Input>,
+        files: Vec<types::Input>,
+        options: types::TestOptions,
+    ) -> Result<types::TestRun, types::Error> {
+        let options = svclab_core::TestOptions { update: options.update };
+        let run = svclab_core::run_tests(&decode_inputs(suites), &decode_inputs(files), &options);
+        Ok(types::TestRun {
+            json: run.to_json(),
+            text: run.to_text(),
+            updated: run
+                .updated
+                .into_iter()
+                .map(|input| types::Input {
+                    name: input.name,
+                    text: std::sync::Arc::unwrap_or_clone(input.text),
+                })
+                .collect(),
+        })
+    }
+
+    fn test_schema() -> String {
+        svclab_core::test_schema()
+    }
 }
 
 thread_local! {

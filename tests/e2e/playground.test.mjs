@@ -187,6 +187,13 @@ test("share link restores the same state in a fresh page; malformed links say so
   assert.deepEqual(report.services.map((s) => s.outcome), ["created", "rejected"]);
   const [rules] = await Promise.all([page.waitForEvent("download"), page.click("#download-iptables")]);
   assert.match(await streamText(await rules.createReadStream()), /^\*filter$/m);
+  // Export as test: a suite of the editor's scenario with what the panels show as expectations.
+  const [exported] = await Promise.all([page.waitForEvent("download"), page.click("#export-test")]);
+  assert.equal(exported.suggestedFilename(), "playground.svclab-test.yaml");
+  const suite = await streamText(await exported.createReadStream());
+  assert.match(suite, /^kind: TestSuite$/m);
+  assert.match(suite, /^    - ref: Service default\/web\n      outcome: created\n      clusterIPs: \[10\.96\.0\.10\]$/m);
+  assert.match(suite, /^    - ref: Service default\/dns\n      outcome: rejected\n/m);
 
   const fresh = await newPage("shared");
   await fresh.goto(link);

@@ -182,11 +182,10 @@ fn render_prints_only_the_ruleset() {
     assert!(iptables.stdout.starts_with("*filter\n"), "{}", iptables.stdout);
     assert!(iptables.stdout.ends_with("COMMIT\n"), "{}", iptables.stdout);
     let nftables = check(&["render", "data/cli/valid.yaml", "--proxy-mode", "nftables"], "", 0);
-    // valid.yaml is at 1.37: svclab's notice on the 1.36 masquerading it does not model comes
-    // first, as a comment `nft -f` skips.
-    let (notice, payload) = nftables.stdout.split_once('\n').unwrap_or_default();
-    assert!(notice.starts_with("# svclab: kube-proxy 1.36 and later"), "{}", nftables.stdout);
-    assert!(payload.starts_with("add table ip kube-proxy"), "{}", nftables.stdout);
+    // valid.yaml is at 1.37: the 1.36 masquerading (the hairpin-connections set), the table
+    // first.
+    assert!(nftables.stdout.starts_with("add table ip kube-proxy"), "{}", nftables.stdout);
+    assert!(nftables.stdout.contains(" hairpin-connections "), "{}", nftables.stdout);
     let plugin = check(&["render", "data/cli/valid.yaml"], "", 0);
     assert_eq!(plugin.stdout, iptables.stdout);
     let run = check(&["render", "data/cli/valid.yaml", "--node", "nowhere"], "", 0);

@@ -118,10 +118,10 @@ fn trap_mid_call_is_reported() {
 fn wrong_abi_version_is_refused_at_load() {
     let text = std::fs::read("data/wasm/wrong-abi.wat").expect("hostile guest fixture");
     let err = Engine::plugin(&text, Limits::default(), &CacheDir::disabled()).expect_err("refused");
-    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 5 }));
+    assert_eq!(err, EngineError::Plugin(PluginError::AbiVersion { found: 999, expected: 6 }));
     assert_eq!(
         err.to_string(),
-        "plugin speaks svclab:policy ABI version 999, this host speaks version 5"
+        "plugin speaks svclab:policy ABI version 999, this host speaks version 6"
     );
 }
 

@@ -13,4 +13,5 @@ mod http_api;
 mod parity;
 mod plugin_abi;
 mod scaling;
+mod suites;
 mod support;

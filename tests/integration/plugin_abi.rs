@@ -3,8 +3,11 @@
 
 use svclab_host::{ComponentInterface, EMBEDDED_PLUGIN, component_interface};
 
-/// The largest component we accept (issue 5's target).
-const MAX_COMPONENT_BYTES: usize = 1_500_000;
+/// The largest component we accept: issue 5's target was 1,500,000 bytes, which the component
+/// met by 13 kB until `svclab test` ran suites in it (issue 38: the suite reader, the
+/// comparisons and the nftables tracer suites reach, about 0.22 MB at opt-level 3); the guard
+/// against accidental growth stays, with that added.
+const MAX_COMPONENT_BYTES: usize = 1_792 * 1024;
 
 /// Lists the embedded plugin's imports and exports and checks them against the allow-list.
 #[track_caller]
@@ -26,8 +29,13 @@ fn check(interface: &ComponentInterface) {
             "render",
             "render-begin",
             "render-next",
+            "run-tests",
             "settings-schema",
+            "test-files",
+            "test-schema",
             "trace",
+            "upgrade",
+            "upgrade-text",
             "validate-admission"
         ]
     );

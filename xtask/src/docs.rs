@@ -249,10 +249,13 @@ fn element(example: &Example, file: &str) -> anyhow::Result<String> {
     let attributes: Vec<(&str, &str)> =
         words.iter().filter(|w| is_attribute(w)).filter_map(|w| w.split_once('=')).collect();
     ensure!(
-        matches!(command.first(), Some(&"check" | &"render" | &"trace")),
-        "`{}`: examples run check, render or trace",
+        matches!(command.first(), Some(&"check" | &"render" | &"trace" | &"test")),
+        "`{}`: examples run check, render, trace or test",
         example.info
     );
+    if command.first() == Some(&"test") {
+        return Ok(suite_example(example, &command, file));
+    }
     // `profile=` and the other element attributes would change what the reader sees without
     // `svclab doc test` knowing: in Markdown the scenario's own ClusterProfile is the profile.
     if let Some((name, _)) = attributes.iter().find(|(name, _)| *name != "show") {
@@ -285,6 +288,25 @@ fn element(example: &Example, file: &str) -> anyhow::Result<String> {
         escape(expected),
     );
     Ok(html)
+}
+
+/// A `svclab test` example: the suite and its checked output, pre-rendered and not live (a suite
+/// is not a scenario the element or the playground can run).
+fn suite_example(example: &Example, command: &[&str], file: &str) -> String {
+    let command_line = command.join(" ");
+    format!(
+        "<div class=\"svclab-suite\">\n\
+         <pre class=\"svclab-scenario\" tabindex=\"0\" aria-label=\"Test suite\"><code>{}</code></pre>\n\
+         <div class=\"svclab-bar\"><span><code>$ svclab {}</code></span><span class=\"svclab-links\">\
+         <a href=\"{}\" download>YAML</a></span></div>\n\
+         <div class=\"svclab-result\" role=\"region\" tabindex=\"0\" aria-label=\"Output of svclab {}\"><pre><code>{}</code></pre></div>\n\
+         </div>\n",
+        escape(&example.scenario),
+        escape(&command_line),
+        escape(file),
+        escape(&command_line),
+        escape(example.expected.as_deref().unwrap_or_default()),
+    )
 }
 
 /// The whole HTML page around a rendered body.
@@ -376,6 +398,11 @@ code { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, C
 main > pre { background: var(--code-bg); padding: 0.7rem 0.9rem; border-radius: 8px; overflow: auto; font-size: 13.5px; }
 table { border-collapse: collapse; margin: 1rem 0; }
 th, td { border-bottom: 1px solid var(--line); padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
+.svclab-suite { margin: 1rem 0; border: 1px solid var(--line); border-radius: 8px; overflow: hidden; background: var(--panel); }
+.svclab-suite pre { margin: 0; padding: 0.7rem 0.9rem; overflow: auto; max-height: 32rem; font-size: 13.5px; background: var(--code-bg); }
+.svclab-suite .svclab-bar { display: flex; justify-content: space-between; gap: 1rem; padding: 0.3rem 0.9rem;
+  border-top: 1px solid var(--line); border-bottom: 1px solid var(--line); font-size: 13px; color: var(--muted); }
+.svclab-suite .svclab-result pre { background: var(--panel); }
 .pager { display: flex; justify-content: space-between; gap: 1rem; margin-top: 2.5rem; padding-top: 1rem; border-top: 1px solid var(--line); }
 @media (max-width: 860px) {
   .layout { grid-template-columns: minmax(0, 1fr); }
@@ -421,6 +448,17 @@ mod tests {
             "```svclab check show=rules\na\n```\n```text expected\nb\n```\n",
             "unknown view \"rules\"",
         );
+    }
+
+    #[test]
+    fn a_test_example_is_shown_with_its_checked_output() {
+        let markdown = "```svclab test\nkind: TestSuite\na: <b>\n```\n\n```text expected\n0 passed, 0 failed\n```\n";
+        check(markdown, "<div class=\"svclab-suite\">");
+        check(markdown, "<code>kind: TestSuite\na: &lt;b&gt;\n</code>");
+        check(markdown, "<code>$ svclab test</code>");
+        check(markdown, "<pre><code>0 passed, 0 failed\n</code></pre>");
+        let (html, _) = render_page(markdown, "page").unwrap_or_default();
+        assert!(!html.contains("<svclab-example"), "{html}");
     }
 
     #[test]

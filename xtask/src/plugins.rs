@@ -18,8 +18,13 @@ use crate::workspace::{say, workspace_root};
 
 mod lower;
 
-/// The size every guest stays under.
+/// The size every policy-engine and gateway guest stays under.
 const MAX_SIZE: u64 = 1_536 * 1024;
+
+/// The size the WIT component stays under: it alone carries `svclab test`'s suite runner (the
+/// suite reader, the comparisons, the nftables tracer suites reach: about 0.22 MB), which took
+/// it past [`MAX_SIZE`]; our host and jco load it once per process, not with every policy.
+const MAX_COMPONENT_SIZE: u64 = 1_792 * 1024;
 
 /// One guest: a cdylib package built for a wasm target, then finished for its host.
 struct Guest {
@@ -98,11 +103,12 @@ pub(crate) fn build(args: &[String]) -> anyhow::Result<()> {
             .with_context(|| format!("cannot stat {}", path.display()))?
             .len();
         say(&format!("{:<28} {:>9} bytes  {}", guest.file, size, path.display()));
-        if size > MAX_SIZE {
-            too_large.push(format!("{} ({size} bytes)", guest.file));
+        let max = if guest.target == "wasm32-wasip2" { MAX_COMPONENT_SIZE } else { MAX_SIZE };
+        if size > max {
+            too_large.push(format!("{} ({size} bytes, over {max})", guest.file));
         }
     }
-    ensure!(too_large.is_empty(), "over {MAX_SIZE} bytes: {}", too_large.join(", "));
+    ensure!(too_large.is_empty(), "too large: {}", too_large.join(", "));
     Ok(())
 }
 

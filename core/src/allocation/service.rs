@@ -10,10 +10,11 @@ use ipnet::IpNet;
 use crate::allocation::{
     AllocationError, IpRange, MetaAllocator, Picks, PortAllocator, PortError, ip_offset_for,
 };
-use crate::field::{FieldError, GoValue};
+use crate::field::{FieldError, GoValue, go_quote};
 use crate::model::Service;
 use crate::net::{IpFamily, ip_string, parse_ip_sloppy};
 use crate::profile::{Feature, Profile};
+use crate::validation::{Rule, rule_in_force};
 
 /// The allocator of one family: the bitmap, or ServiceCIDR/IPAddress objects.
 #[derive(Debug, Clone)]
@@ -88,7 +89,16 @@ pub(crate) enum AllocFailure {
     /// 500 with reason Unknown: a plain Go error returned by the REST storage, shown verbatim
     /// (`duplicate nodePort: {TCP 30080}` from `updateNodePorts`).
     Unknown(String),
+    /// kube-apiserver panics in the storage: the client gets the 500 the panic-recovery filter
+    /// writes (apiserver `pkg/server/filters/wrap.go` `WithPanicRecovery`, its text is
+    /// [`PANIC_RESPONSE`]); the string says why it panics, for svclab's own advisory.
+    Panic(String),
 }
+
+/// The body of the 500 a request gets when kube-apiserver panics while serving it (apiserver
+/// `pkg/server/filters/wrap.go` `WithPanicRecovery`, `http.Error`; v0.24 to v0.37).
+pub(crate) const PANIC_RESPONSE: &str =
+    "This request caused apiserver to panic. Look in the logs for details.";
 
 /// What one create or update took and what it gives up, as the REST storage's transaction
 /// (`txn`, `portallocator` operation): allocations happen at once and are undone on failure;
@@ -122,6 +132,55 @@ pub(crate) struct Allocators {
     pub(crate) ports: PortAllocator,
     /// StrictIPCIDRValidation: the pre-allocation validation rejects leading zeros too.
     strict_ip: bool,
+    /// How a failed dynamic ClusterIP pick is answered (`allocIPs`, by release).
+    pick_failure: PickFailure,
+}
+
+/// What `allocIPs` of `pkg/registry/core/service/storage/alloc.go` makes of a failed
+/// `AllocateNext`, by release (`releases::Rule::ServiceIpNonFullInvalid`,
+/// `releases::Rule::ServiceIpFullNamesService`).
+#[derive(Debug, Clone, Copy)]
+struct PickFailure {
+    /// 1.35+: an error other than "range is full" is a 422 on `spec.clusterIPs` ("failed to
+    /// allocate IP: ..."); before, every error is a 500.
+    other_errors_invalid: bool,
+    /// 1.36+: the 500 names the Service ("failed to allocate a serviceIP for Service %q").
+    names_service: bool,
+}
+
+impl PickFailure {
+    fn of(profile: &Profile) -> PickFailure {
+        PickFailure {
+            other_errors_invalid: rule_in_force(Rule::ServiceIpNonFullInvalid, profile),
+            names_service: rule_in_force(Rule::ServiceIpFullNamesService, profile),
+        }
+    }
+
+    /// The answer to `err` from the pick of `service`'s address, `cluster_ips` being
+    /// `spec.clusterIPs` with the empty markers of the families to pick.
+    fn answer(self, err: &AllocationError, service: &str, cluster_ips: &[String]) -> AllocFailure {
+        match err {
+            // Go's `rand.Intn` with a negative bound (kubernetes#115316): a panic, not an error.
+            AllocationError::OffsetExceedsRange => AllocFailure::Panic(err.to_string()),
+            AllocationError::Full if self.names_service => AllocFailure::Internal(format!(
+                "failed to allocate a serviceIP for Service {}: {err}",
+                go_quote(service)
+            )),
+            AllocationError::Full => {
+                AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}"))
+            }
+            _ if self.other_errors_invalid => AllocFailure::Invalid(vec![FieldError::invalid(
+                "spec.clusterIPs",
+                GoValue::strings(cluster_ips),
+                format!("failed to allocate IP: {err}"),
+            )]),
+            _ if self.names_service => AllocFailure::Internal(format!(
+                "failed to allocate a serviceIP for Service {}: {err}",
+                go_quote(service)
+            )),
+            _ => AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}")),
+        }
+    }
 }
 
 impl Allocators {
@@ -136,11 +195,22 @@ impl Allocators {
         let mut families = BTreeMap::new();
         if profile.multi_cidr() {
             let mut by_family: BTreeMap<IpFamily, Vec<(IpNet, u128)>> = BTreeMap::new();
-            for net in profile.service_cluster_ip_ranges.iter().chain(service_cidrs) {
+            for net in &profile.service_cluster_ip_ranges {
                 by_family
                     .entry(IpFamily::of_net(net))
                     .or_default()
                     .push((*net, ip_offset_for(profile, net)));
+            }
+            // kube-apiserver makes one MetaAllocator per family of its flag ranges
+            // (`pkg/registry/core/rest/storage_core.go`: `NewMetaAllocator(..., isIPv6 of
+            // --service-cluster-ip-range)`, and one more for the secondary range, 1.29 to 1.37),
+            // and each takes only the ServiceCIDRs of its own family (`cidrallocator.go`
+            // `addServiceCIDR`). A ServiceCIDR of another family is stored but allocates
+            // nothing: on a single-stack cluster the other family stays "not configured".
+            for net in service_cidrs {
+                if let Some(cidrs) = by_family.get_mut(&IpFamily::of_net(net)) {
+                    cidrs.push((*net, ip_offset_for(profile, net)));
+                }
             }
             let dual_write = profile.allocator_dual_write();
             for (family, cidrs) in by_family {
@@ -176,6 +246,7 @@ impl Allocators {
             families,
             ports,
             strict_ip: profile.gate(Feature::StrictIPCIDRValidation),
+            pick_failure: PickFailure::of(profile),
         })
     }
 
@@ -544,7 +615,7 @@ impl Allocators {
         let requested = spec.cluster_ips.clone();
         for (i, family_name) in spec.ip_families.clone().iter().enumerate() {
             let Some(family) = IpFamily::parse(family_name) else { continue };
-            let ip = self.alloc_ip(family, &requested[i], &requested, txn)?;
+            let ip = self.alloc_ip(family, &requested[i], &requested, &svc.metadata.name, txn)?;
             spec.cluster_ips[i] = ip;
         }
         spec.cluster_ip = spec.cluster_ips.first().cloned().unwrap_or_default();
@@ -557,6 +628,7 @@ impl Allocators {
         family: IpFamily,
         text: &str,
         cluster_ips: &[String],
+        service: &str,
         txn: &mut Transaction,
     ) -> Result<String, AllocFailure> {
         let Some(allocator) = self.families.get_mut(&family) else {
@@ -570,9 +642,7 @@ impl Allocators {
                     txn.taken_ips.push((family, ip, false));
                     Ok(ip_string(ip))
                 }
-                Err(err) => {
-                    Err(AllocFailure::Internal(format!("failed to allocate a serviceIP: {err}")))
-                }
+                Err(err) => Err(self.pick_failure.answer(&err, service, cluster_ips)),
             };
         }
         let Some(ip) = parse_ip_sloppy(text) else {
@@ -620,7 +690,9 @@ impl Allocators {
             }
             if let Some(family) = IpFamily::parse(&new.spec.ip_families[1]) {
                 let requested = new.spec.cluster_ips.clone();
-                new.spec.cluster_ips[1] = self.alloc_ip(family, &requested[1], &requested, txn)?;
+                let name = &new.metadata.name;
+                new.spec.cluster_ips[1] =
+                    self.alloc_ip(family, &requested[1], &requested, name, txn)?;
             }
         } else if old_families == 2
             && new_families == 1

@@ -328,6 +328,103 @@ spec: {clusterIP: 10.100.0.5, ports: [{port: 80}]}
 }
 
 #[test]
+fn r35_a_service_cidr_of_a_family_the_flags_lack_allocates_nothing() {
+    // See: issue 35 (the apiserver oracle). kube-apiserver makes a MetaAllocator per family of
+    // --service-cluster-ip-range (storage_core.go, 1.29 to 1.37), each taking the ServiceCIDRs
+    // of its family only: an IPv6 ServiceCIDR on an IPv4 cluster is stored, IPv6 stays
+    // unconfigured, and only the IPv4 one adds addresses.
+    check_scenario(
+        "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '1.33'
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {name: v6}
+spec: {cidrs: ['fd00:98::/112']}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: v6-single}
+spec: {ipFamilies: [IPv6], ports: [{port: 80}]}
+",
+        expect![[r#"
+            v6-single rejected SingleStack ["IPv6"] [] [] ports=0
+            FieldValueInvalid spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster
+        "#]],
+    );
+}
+
+#[test]
+fn r35_service_cidrs_are_created_and_updated_as_their_storage_validates_them() {
+    // See: issue 35 (the apiserver oracle). pkg/apis/networking/validation/validation.go: from
+    // k8s.io/kubernetes@v1.33.13 each CIDR through IsValidCIDR (host bits refused), the name a
+    // DNS subdomain of a cluster-scoped object, and an update may only add a second CIDR; in
+    // @v1.29.15 to @v1.32.13 netip.ParsePrefix's checks and spec.cidrs immutable whole. A
+    // refused update leaves the stored ranges as they were.
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{MultiCIDRServiceAllocator: true}}
+serviceClusterIPRanges: [10.96.0.0/16, 'fd00:10::/108']
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: hostbits}}
+spec: {{cidrs: [10.213.0.5/24]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: Bad_Name, namespace: default}}
+spec: {{cidrs: [10.214.0.0/24]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: grow}}
+spec: {{cidrs: [10.220.0.0/24]}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: grow}}
+spec: {{cidrs: [10.220.0.0/24, 'fd00:220::/112']}}
+---
+apiVersion: networking.k8s.io/v1
+kind: ServiceCIDR
+metadata: {{name: grow}}
+spec: {{cidrs: [10.221.0.0/24]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: in-grown}}
+spec: {{ipFamilies: [IPv6], clusterIP: 'fd00:220::5', ports: [{{port: 80}}]}}
+"
+        )
+    };
+    check_scenario(
+        &scenario("1.32"),
+        expect![[r#"
+        in-grown rejected SingleStack ["IPv6"] ["fd00:220::5"] [] ports=0
+        FieldValueInvalid spec.cidrs[0]: Invalid value: "10.213.0.5/24": wrong CIDR format, IP doesn't match network IP address
+        FieldValueInvalid metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+        FieldValueInvalid spec.cidrs: Invalid value: []string{"10.220.0.0/24", "fd00:220::/112"}: field is immutable
+        FieldValueInvalid spec.cidrs: Invalid value: []string{"10.221.0.0/24"}: field is immutable
+        FieldValueInvalid spec.clusterIPs: Invalid value: []string{"fd00:220::5"}: failed to allocate IP fd00:220::5: the provided network does not match the current range
+    "#]],
+    );
+    check_scenario(
+        &scenario("1.33"),
+        expect![[r#"
+        in-grown created SingleStack ["IPv6"] ["fd00:220::5"] [fd00:220::5(static)] ports=0
+        FieldValueInvalid spec.cidrs[0]: Invalid value: "10.213.0.5/24": must not have bits set beyond the prefix length
+        FieldValueInvalid metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
+        FieldValueInvalid spec.cidrs: Invalid value: []string{"10.221.0.0/24"}: field is immutable
+    "#]],
+    );
+}
+
+#[test]
 fn service_cidr_objects_are_validated_and_short_ipv6_prefixes_skipped() {
     check_scenario(
         "apiVersion: svclab.dev/v1alpha1
@@ -373,6 +470,72 @@ fn a_full_range_is_an_internal_error() {
     assert_eq!(
         report.diagnostics[0].message,
         "Internal error occurred: failed to allocate a serviceIP: range is full"
+    );
+}
+
+#[test]
+fn r35_a_full_range_names_the_service_from_1_36() {
+    // See: issue 35 (the apiserver oracle). alloc.go allocIPs: "failed to allocate a serviceIP:
+    // %v" in k8s.io/kubernetes@v1.24.17 to @v1.35.8, "failed to allocate a serviceIP for Service
+    // %q: %w" in @v1.36.5 and @v1.37.2.
+    let scenario = |version: &str| {
+        let mut input = format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\nserviceClusterIPRanges: [10.0.0.0/30]\n"
+        );
+        for name in ["a", "b", "web"] {
+            input.push_str(&format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\nspec: {{ports: [{{port: 80}}]}}\n"));
+        }
+        input
+    };
+    check_scenario(
+        &scenario("1.35"),
+        expect![[r#"
+        a created SingleStack ["IPv4"] ["10.0.0.1"] [10.0.0.1(none)] ports=0
+        b created SingleStack ["IPv4"] ["10.0.0.2"] [10.0.0.2(none)] ports=0
+        web rejected SingleStack ["IPv4"] [""] [] ports=0
+        InternalError Internal error occurred: failed to allocate a serviceIP: range is full
+    "#]],
+    );
+    check_scenario(
+        &scenario("1.36"),
+        expect![[r#"
+        a created SingleStack ["IPv4"] ["10.0.0.1"] [10.0.0.1(none)] ports=0
+        b created SingleStack ["IPv4"] ["10.0.0.2"] [10.0.0.2(none)] ports=0
+        web rejected SingleStack ["IPv4"] [""] [] ports=0
+        InternalError Internal error occurred: failed to allocate a serviceIP for Service "web": range is full
+    "#]],
+    );
+}
+
+#[test]
+fn r35_the_1_24_band_panic_is_the_500_a_client_gets() {
+    // See: issue 35. With ServiceIPStaticSubrange on, 1.24's band offset of a /28 (16) exceeds
+    // its 14 addresses and rand.Intn panics (kubernetes#115316): the client gets the panic
+    // filter's 500 (apiserver pkg/server/filters/wrap.go WithPanicRecovery); svclab's advisory
+    // says why. A requested address is allocated without a draw.
+    check_scenario(
+        "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '1.24'
+featureGates: {ServiceIPStaticSubrange: true}
+serviceClusterIPRanges: [10.96.0.0/28]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dyn}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: static}
+spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
+",
+        expect![[r#"
+            dyn rejected SingleStack ["IPv4"] [""] [] ports=0
+            static created SingleStack ["IPv4"] ["10.96.0.10"] [10.96.0.10(static)] ports=0
+            InternalError This request caused apiserver to panic. Look in the logs for details.
+            SvclabAdvisory kube-apiserver panics here: the static band offset exceeds the range (rand.Intn with a negative argument, kubernetes#115316)
+        "#]],
     );
 }
 
@@ -712,8 +875,40 @@ fn update_node_port_rules_differ_from_create() {
             a created SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30206
             a updated SingleStack ["IPv4"] ["10.101.39.219"] [10.101.39.219(dynamic)] ports=30080,30080
             lb created SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=32688
-            lb updated SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=32688,0
+            lb updated SingleStack ["IPv4"] ["10.103.224.41"] [10.103.224.41(dynamic)] ports=0,0
         "#]],
+    );
+}
+
+#[test]
+fn r35_turning_load_balancer_node_ports_off_drops_them_from_1_30() {
+    // See: issue 35 (the apiserver oracle). patchAllocatedValues copies the old node ports into
+    // ports that name none while storage.go's needsNodePort holds for both objects; from
+    // k8s.io/kubernetes@v1.30.14 a LoadBalancer with allocateLoadBalancerNodePorts: false does
+    // not need them, so the update gives its port up (to 1.29 it kept 30086).
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: '{version}'\ndynamicPicks: FirstFit\n---\n{}{}",
+            svc("lb", "type: LoadBalancer, ports: [{name: web, port: 80}]"),
+            svc(
+                "lb",
+                "type: LoadBalancer, allocateLoadBalancerNodePorts: false, ports: [{name: web, port: 80}]"
+            ),
+        )
+    };
+    check_scenario(
+        &scenario("1.29"),
+        expect![[r#"
+        lb created SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+        lb updated SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+    "#]],
+    );
+    check_scenario(
+        &scenario("1.30"),
+        expect![[r#"
+        lb created SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=30086
+        lb updated SingleStack ["IPv4"] ["10.96.1.1"] [10.96.1.1(dynamic)] ports=0
+    "#]],
     );
 }
 
@@ -791,6 +986,31 @@ spec: {{ports: [{{port: 80}}]}}
         expect![[r#"
             far created SingleStack ["IPv6"] ["fd00::1:5"] [fd00::1:5(dynamic)] ports=0
             picked created SingleStack ["IPv6"] ["fd00::2:f85"] [fd00::2:f85(dynamic)] ports=0
+        "#]],
+    );
+}
+
+#[test]
+fn r35_a_delete_keys_the_name_first() {
+    // See: issue 35 (the apiserver oracle). Store.Delete calls NamespaceKeyFunc before it
+    // looks: an empty name or one a URL path cannot carry is a 400, anything else not stored a
+    // 404 (apiserver pkg/registry/generic/registry/store.go, v0.24.17 to v0.37.2).
+    let delete = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata: {{name: '{name}', annotations: {{svclab.dev/operation: delete}}}}\n"
+        )
+    };
+    check_scenario(
+        &[delete(""), delete(".."), delete("a/b"), delete("absent")].join("---\n"),
+        expect![[r#"
+             rejected  [] [] [] ports=
+            .. rejected  [] [] [] ports=
+            a/b rejected  [] [] [] ports=
+            absent rejected  [] [] [] ports=
+            BadRequest Name parameter required.
+            BadRequest Name parameter invalid: "..": may not be '..'
+            BadRequest Name parameter invalid: "a/b": may not contain '/'
+            NotFound services "absent" not found
         "#]],
     );
 }

@@ -228,7 +228,9 @@ fn api_under_the_prefix() {
                 "kubernetesVersion": "1.37",
                 "modelledRelease": "1.37.2",
                 "featureGates": {
+                  "DeclarativeValidationBeta": true,
                   "DisableAllocatorDualWrite": true,
+                  "MultiCIDRServiceAllocator": true,
                   "PreferSameTrafficDistribution": true,
                   "RelaxedServiceNameValidation": true,
                   "StrictIPCIDRValidation": true
@@ -246,11 +248,7 @@ fn api_under_the_prefix() {
               },
               "services": [
                 {
-                  "namespace": "default",
-                  "name": "dns",
-                  "type": "ClusterIP",
-                  "outcome": "created",
-             ...
+                  "namespace": "defau...
         "#]],
     );
     check(

@@ -8,9 +8,10 @@ use super::Object;
 use crate::diagnostic::ObjectRef;
 use crate::model::{
     ClientIpConfig, ClusterProfile, Endpoint, EndpointAddress, EndpointHints, EndpointPort,
-    EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyConfiguration,
-    LoadBalancerIngress, Located, Node as KubeNode, ObjectMeta, Positions, Service, ServiceCidr,
-    ServicePolicy, ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, StringMap,
+    EndpointSlice, EndpointSubset, Endpoints, IntOrString, KubeProxyChecked,
+    KubeProxyConfiguration, LoadBalancerIngress, Located, Node as KubeNode, ObjectMeta, Positions,
+    Service, ServiceCidr, ServicePolicy, ServicePort, ServiceSpec, ServiceStatus,
+    SessionAffinityConfig, StringMap,
 };
 use crate::source::Pos;
 use crate::yaml::{Entry, Node, Value, same_bytes};
@@ -25,11 +26,74 @@ pub(crate) struct TypeError {
     pub(crate) message: String,
 }
 
-/// A field the API type does not have.
+/// A field the API type does not have, in every release or in some.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UnknownField {
     pub(crate) path: String,
     pub(crate) pos: Pos,
+    /// The releases whose API type has the field (`None`: none has it).
+    pub(crate) known_in: Option<Releases>,
+}
+
+/// Minor releases `since..=until` (`until: None`: still in the newest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Releases {
+    pub(crate) since: u32,
+    pub(crate) until: Option<u32>,
+}
+
+impl Releases {
+    pub(crate) fn holds(self, minor: u32) -> bool {
+        minor >= self.since && self.until.is_none_or(|u| minor <= u)
+    }
+}
+
+/// A field of an API type svclab decodes that only some releases have: in the others the
+/// apiserver's strict decoder drops it with an `unknown field` warning. Read in the Go types of
+/// `k8s.io/api` (`core/v1`, `discovery/v1`) and `k8s.io/apimachinery` (`pkg/apis/meta/v1`) at
+/// v0.24.17 to v0.37.2, the staging modules of the releases the apiserver oracle builds.
+struct ReleaseField {
+    /// The Go type as decode errors name it (`v1.ServiceSpec`).
+    go_type: &'static str,
+    /// Its JSON name.
+    name: &'static str,
+    releases: Releases,
+}
+
+const RELEASE_FIELDS: &[ReleaseField] = &[
+    // `ZZZ_DeprecatedClusterName string json:"clusterName"` in apimachinery v0.24.17; only a
+    // comment from v0.25.16. svclab ignores its value.
+    ReleaseField {
+        go_type: "v1.ObjectMeta",
+        name: "clusterName",
+        releases: Releases { since: 24, until: Some(24) },
+    },
+    // `IPMode *LoadBalancerIPMode json:"ipMode"` from k8s.io/api v0.29.15 (KEP-1860).
+    ReleaseField {
+        go_type: "v1.LoadBalancerIngress",
+        name: "ipMode",
+        releases: Releases { since: 29, until: None },
+    },
+    // `TrafficDistribution *string json:"trafficDistribution"` from v0.30.14 (KEP-4444).
+    ReleaseField {
+        go_type: "v1.ServiceSpec",
+        name: "trafficDistribution",
+        releases: Releases { since: 30, until: None },
+    },
+    // `ForNodes []ForNode json:"forNodes"` from v0.33.13 (KEP-3015).
+    ReleaseField {
+        go_type: "v1.EndpointHints",
+        name: "forNodes",
+        releases: Releases { since: 33, until: None },
+    },
+];
+
+/// The releases that have `name` in `go_type`, when not all of them do.
+fn release_field(go_type: &str, name: &[u8]) -> Option<Releases> {
+    RELEASE_FIELDS
+        .iter()
+        .find(|f| f.go_type == go_type && same_bytes(f.name.as_bytes(), name))
+        .map(|f| f.releases)
 }
 
 #[derive(Default)]
@@ -159,10 +223,16 @@ impl Ctx {
                     // Lengths settle most candidates, and `same_bytes` compares them first.
                     let key = e.key.as_bytes();
                     let is_known = known.iter().any(|k| same_bytes(k.as_bytes(), key));
-                    if !is_known {
-                        self.unknown_fields
-                            .push(UnknownField { path: join(&at.path(), &e.key), pos: e.key_pos });
-                    }
+                    let known_in = if is_known {
+                        match release_field(go_type, key) {
+                            Some(releases) => Some(releases),
+                            None => continue,
+                        }
+                    } else {
+                        None
+                    };
+                    let path = join(&at.path(), &e.key);
+                    self.unknown_fields.push(UnknownField { path, pos: e.key_pos, known_in });
                 }
                 Some(entries)
             }
@@ -319,11 +389,13 @@ const META_FIELDS: &[&str] = &[
     "ownerReferences",
     "managedFields",
     "selfLink",
+    "clusterName",
 ];
 
 fn metadata(ctx: &mut Ctx, root: &Node, top: &At) -> ObjectMeta {
     let at = top.field("metadata").within("ObjectMeta");
     let m = ctx.map(root.get("metadata"), &top.field("metadata"), "v1.ObjectMeta", META_FIELDS);
+    owner_references(ctx, get(m, "ownerReferences"), &at.field("ownerReferences"));
     ObjectMeta {
         name: ctx.string(get(m, "name"), &at.field("name")),
         generate_name: ctx.string(get(m, "generateName"), &at.field("generateName")),
@@ -336,6 +408,38 @@ fn metadata(ctx: &mut Ctx, root: &Node, top: &At) -> ObjectMeta {
         generation: ctx.int(get(m, "generation"), &at.field("generation"), "int64").unwrap_or(0),
         uid: ctx.string(get(m, "uid"), &at.field("uid")),
         finalizers: ctx.strings(get(m, "finalizers"), &at.field("finalizers")),
+        cluster_name: ctx.string(get(m, "clusterName"), &at.field("clusterName")),
+    }
+}
+
+/// `metadata.ownerReferences` (`[]v1.OwnerReference`): read for their fields' names and types
+/// only, as the apiserver's decoder checks them.
+fn owner_references(ctx: &mut Ctx, node: Option<&Node>, at: &At) {
+    for (i, n) in ctx.seq(node, at, "[]v1.OwnerReference").iter().enumerate() {
+        let at = at.index(i).within("OwnerReference");
+        let m = ctx.map(
+            Some(n),
+            &at,
+            "v1.OwnerReference",
+            &["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"],
+        );
+        for key in ["apiVersion", "kind", "name", "uid"] {
+            ctx.string(get(m, key), &at.field(key));
+        }
+        for key in ["controller", "blockOwnerDeletion"] {
+            ctx.opt_bool(get(m, key), &at.field(key));
+        }
+    }
+}
+
+/// A `targetRef` (`v1.ObjectReference`): read for its fields' names and types only.
+fn object_reference(ctx: &mut Ctx, node: Option<&Node>, at: &At) {
+    const FIELDS: [&str; 7] =
+        ["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"];
+    let m = ctx.map(node, at, "v1.ObjectReference", &FIELDS);
+    let at = at.within("ObjectReference");
+    for key in FIELDS {
+        ctx.string(get(m, key), &at.field(key));
     }
 }
 
@@ -444,6 +548,8 @@ pub(crate) fn object(root: &Node, api_version: &str, kind: &str) -> Option<Decod
         _ => return None,
     };
     let Ctx { mut type_errors, unknown_fields } = ctx;
+    // Go's decoder keeps the first type error it meets, in document order.
+    type_errors.sort_by_key(|e| (e.pos.line, e.pos.column));
     let object = match type_errors.drain(..).next() {
         None => Ok(object),
         Some(first) => {
@@ -582,6 +688,7 @@ fn service(ctx: &mut Ctx, root: &Node) -> Service {
             "v1.ServiceStatus",
             &["loadBalancer", "conditions"],
         );
+        conditions(ctx, get(st, "conditions"), &at.field("conditions"));
         let lb_at = at.field("loadBalancer").within("LoadBalancerStatus");
         let lb = ctx.map(
             get(st, "loadBalancer"),
@@ -602,6 +709,7 @@ fn service(ctx: &mut Ctx, root: &Node) -> Service {
                 "v1.LoadBalancerIngress",
                 &["ip", "hostname", "ipMode", "ports"],
             );
+            port_statuses(ctx, get(im, "ports"), &at.field("ports"));
             ingress.push(LoadBalancerIngress {
                 ip: ctx.string(get(im, "ip"), &at.field("ip")),
                 hostname: ctx.string(get(im, "hostname"), &at.field("hostname")),
@@ -611,6 +719,34 @@ fn service(ctx: &mut Ctx, root: &Node) -> Service {
         ServiceStatus { load_balancer_ingress: ingress }
     };
     Service { metadata, spec, status }
+}
+
+/// `status.conditions` (`[]metav1.Condition`): read for their fields' names and types only.
+fn conditions(ctx: &mut Ctx, node: Option<&Node>, at: &At) {
+    for (i, n) in ctx.seq(node, at, "[]v1.Condition").iter().enumerate() {
+        let at = at.index(i).within("Condition");
+        let m = ctx.map(
+            Some(n),
+            &at,
+            "v1.Condition",
+            &["type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"],
+        );
+        for key in ["type", "status", "lastTransitionTime", "reason", "message"] {
+            ctx.string(get(m, key), &at.field(key));
+        }
+        ctx.int(get(m, "observedGeneration"), &at.field("observedGeneration"), "int64");
+    }
+}
+
+/// A load-balancer ingress's `ports` (`[]v1.PortStatus`): read for names and types only.
+fn port_statuses(ctx: &mut Ctx, node: Option<&Node>, at: &At) {
+    for (i, n) in ctx.seq(node, at, "[]v1.PortStatus").iter().enumerate() {
+        let at = at.index(i).within("PortStatus");
+        let m = ctx.map(Some(n), &at, "v1.PortStatus", &["port", "protocol", "error"]);
+        ctx.int32(get(m, "port"), &at.field("port"));
+        ctx.string(get(m, "protocol"), &at.field("protocol"));
+        ctx.opt_string(get(m, "error"), &at.field("error"));
+    }
 }
 
 fn endpoint_ports(ctx: &mut Ctx, node: Option<&Node>, at: &At) -> Vec<EndpointPort> {
@@ -658,6 +794,7 @@ fn endpoint_slice(ctx: &mut Ctx, root: &Node) -> EndpointSlice {
                 "deprecatedTopology",
             ],
         );
+        object_reference(ctx, get(em, "targetRef"), &at.field("targetRef"));
         let cat = at.field("conditions").within("EndpointConditions");
         let cm = ctx.map(
             get(em, "conditions"),
@@ -734,6 +871,7 @@ fn endpoints(ctx: &mut Ctx, root: &Node) -> Endpoints {
                     "v1.EndpointAddress",
                     &["ip", "hostname", "nodeName", "targetRef"],
                 );
+                object_reference(ctx, get(am, "targetRef"), &aat.field("targetRef"));
                 out.push(EndpointAddress {
                     ip: ctx.string(get(am, "ip"), &aat.field("ip")),
                     hostname: ctx.string(get(am, "hostname"), &aat.field("hostname")),
@@ -833,6 +971,55 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
         _ => None,
     };
     let cat = f("conntrack").within("KubeProxyConntrackConfiguration");
+    let ipvs = match root.get("ipvs").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let vat = f("ipvs").within("KubeProxyIPVSConfiguration");
+    let client = match root.get("clientConnection").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let cca = f("clientConnection").within("ClientConnectionConfiguration");
+    let logging = match root.get("logging").map(|n| &n.value) {
+        Some(Value::Map(entries)) => Some(entries.as_slice()),
+        _ => None,
+    };
+    let lat = f("logging").within("LoggingConfiguration");
+    let checked = KubeProxyChecked {
+        healthz_bind_address: ctx.string(root.get("healthzBindAddress"), &f("healthzBindAddress")),
+        metrics_bind_address: ctx.string(root.get("metricsBindAddress"), &f("metricsBindAddress")),
+        config_sync_period: ctx.string(root.get("configSyncPeriod"), &f("configSyncPeriod")),
+        udp_idle_timeout: ctx.string(root.get("udpIdleTimeout"), &f("udpIdleTimeout")),
+        port_range: ctx.string(root.get("portRange"), &f("portRange")),
+        oom_score_adj: ctx.int32(root.get("oomScoreAdj"), &f("oomScoreAdj")),
+        show_hidden_metrics_for_version: ctx
+            .string(root.get("showHiddenMetricsForVersion"), &f("showHiddenMetricsForVersion")),
+        client_connection_burst: ctx.int32(get(client, "burst"), &cca.field("burst")),
+        conntrack_max_per_core: ctx.int32(get(conntrack, "maxPerCore"), &cat.field("maxPerCore")),
+        conntrack_min: ctx.int32(get(conntrack, "min"), &cat.field("min")),
+        conntrack_tcp_established_timeout: ctx
+            .string(get(conntrack, "tcpEstablishedTimeout"), &cat.field("tcpEstablishedTimeout")),
+        conntrack_tcp_close_wait_timeout: ctx
+            .string(get(conntrack, "tcpCloseWaitTimeout"), &cat.field("tcpCloseWaitTimeout")),
+        conntrack_udp_timeout: ctx.string(get(conntrack, "udpTimeout"), &cat.field("udpTimeout")),
+        conntrack_udp_stream_timeout: ctx
+            .string(get(conntrack, "udpStreamTimeout"), &cat.field("udpStreamTimeout")),
+        iptables_sync_period: ctx.string(get(ipt, "syncPeriod"), &iat.field("syncPeriod")),
+        iptables_min_sync_period: ctx
+            .string(get(ipt, "minSyncPeriod"), &iat.field("minSyncPeriod")),
+        nftables_sync_period: ctx.string(get(nft, "syncPeriod"), &nat.field("syncPeriod")),
+        nftables_min_sync_period: ctx
+            .string(get(nft, "minSyncPeriod"), &nat.field("minSyncPeriod")),
+        ipvs_sync_period: ctx.string(get(ipvs, "syncPeriod"), &vat.field("syncPeriod")),
+        ipvs_min_sync_period: ctx.string(get(ipvs, "minSyncPeriod"), &vat.field("minSyncPeriod")),
+        ipvs_tcp_timeout: ctx.string(get(ipvs, "tcpTimeout"), &vat.field("tcpTimeout")),
+        ipvs_tcp_fin_timeout: ctx.string(get(ipvs, "tcpFinTimeout"), &vat.field("tcpFinTimeout")),
+        ipvs_udp_timeout: ctx.string(get(ipvs, "udpTimeout"), &vat.field("udpTimeout")),
+        ipvs_scheduler: ctx.string(get(ipvs, "scheduler"), &vat.field("scheduler")),
+        ipvs_exclude_cidrs: ctx.strings(get(ipvs, "excludeCIDRs"), &vat.field("excludeCIDRs")),
+        logging_format: ctx.string(get(logging, "format"), &lat.field("format")),
+    };
     KubeProxyConfiguration {
         mode: ctx.string(root.get("mode"), &f("mode")),
         hostname_override: ctx.string(root.get("hostnameOverride"), &f("hostnameOverride")),
@@ -857,6 +1044,7 @@ fn kube_proxy_configuration(ctx: &mut Ctx, root: &Node) -> KubeProxyConfiguratio
             .opt_bool(get(conntrack, "tcpBeLiberal"), &cat.field("tcpBeLiberal"))
             .unwrap_or(false),
         feature_gates: ctx.bool_map(root.get("featureGates"), &f("featureGates")),
+        checked,
     }
 }
 

@@ -27,7 +27,7 @@ fn kubernetes_1_24_has_no_bands_by_default() {
     check(
         "1.24",
         expect![[r#"
-            EndpointSliceTerminatingCondition=true MixedProtocolLBService=true ServiceIPStaticSubrange=false ServiceInternalTrafficPolicy=true ServiceLBNodePortControl=true ServiceLoadBalancerClass=true TopologyAwareHints=true
+            EndpointSliceTerminatingCondition=true MixedProtocolLBService=true ServerSideFieldValidation=false ServiceIPStaticSubrange=false ServiceInternalTrafficPolicy=true ServiceLBNodePortControl=true ServiceLoadBalancerClass=true TopologyAwareHints=true
             bands: ip=false port=false multiCIDR=false rule=LessThan16
         "#]],
     );
@@ -95,6 +95,18 @@ fn gates_lock_and_disappear_in_the_releases_read() {
         (25, "ServiceLBNodePortControl", true),
         (25, "ServiceLBNodePortControl", false),
         (26, "ServiceLBNodePortControl", true),
+        // Issue 35 (the apiserver oracle), read in the k8s.io/kubernetes and k8s.io/apiserver
+        // modules of each release: MultiCIDRServiceAllocator is still there, locked, in 1.37;
+        // RelaxedServiceNameValidation is locked in 1.37; the generic ServerSideFieldValidation
+        // is alpha in 1.24, locked from 1.27, gone in 1.32; DeclarativeValidationBeta is beta
+        // from 1.36.
+        (37, "MultiCIDRServiceAllocator", false),
+        (37, "RelaxedServiceNameValidation", false),
+        (24, "ServerSideFieldValidation", true),
+        (27, "ServerSideFieldValidation", false),
+        (32, "ServerSideFieldValidation", true),
+        (35, "DeclarativeValidationBeta", false),
+        (37, "DeclarativeValidationBeta", false),
     ] {
         let mut p = Profile::for_version(Version { minor, patch: None });
         let result = p.set_gate(gate, value).map(|()| format!("ok, now {}", p.gate_named(gate)));
@@ -115,6 +127,13 @@ fn gates_lock_and_disappear_in_the_releases_read() {
         1.25 ServiceLBNodePortControl=true: ok, now true
         1.25 ServiceLBNodePortControl=false: cannot set feature gate ServiceLBNodePortControl to false, feature is locked to true; in effect true
         1.26 ServiceLBNodePortControl=true: unrecognized feature gate: ServiceLBNodePortControl; in effect true
+        1.37 MultiCIDRServiceAllocator=false: cannot set feature gate MultiCIDRServiceAllocator to false, feature is locked to true; in effect true
+        1.37 RelaxedServiceNameValidation=false: cannot set feature gate RelaxedServiceNameValidation to false, feature is locked to true; in effect true
+        1.24 ServerSideFieldValidation=true: ok, now true
+        1.27 ServerSideFieldValidation=false: cannot set feature gate ServerSideFieldValidation to false, feature is locked to true; in effect true
+        1.32 ServerSideFieldValidation=true: unrecognized feature gate: ServerSideFieldValidation; in effect true
+        1.35 DeclarativeValidationBeta=false: unrecognized feature gate: DeclarativeValidationBeta; in effect false
+        1.37 DeclarativeValidationBeta=false: ok, now false
     "#]].assert_eq(&out);
 }
 

@@ -6,10 +6,11 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
+use super::release::{Behaviour, holds};
 use super::{ProxyMode, RenderError};
 use crate::model::{KubeProxyConfiguration, Node};
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
-use crate::profile::HostFacts;
+use crate::profile::{HostFacts, Version};
 
 /// kube-proxy's local-traffic detector (`--detect-local-mode`, localdetector.go).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +19,9 @@ pub enum DetectLocal {
     None,
     /// `ClusterCIDR` or `NodeCIDR`: `-s CIDR` / `! -s CIDR`.
     Cidr(IpNet),
+    /// `ClusterCIDR` or `NodeCIDR` in 1.24 to 1.29, which match the CIDR as written, host bits
+    /// and leading zeros kept (proxy/release.rs `LocalDetectorCidrAsWritten`).
+    WrittenCidr(String),
     /// `BridgeInterface`: `-i br0` / `! -i br0`.
     BridgeInterface(String),
     /// `InterfaceNamePrefix`: `-i veth+` / `! -i veth+`.
@@ -30,6 +34,7 @@ impl DetectLocal {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("-s {net}")),
+            DetectLocal::WrittenCidr(text) => Some(format!("-s {text}")),
             DetectLocal::BridgeInterface(name) => Some(format!("-i {name}")),
             DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("-i {prefix}+")),
         }
@@ -47,6 +52,7 @@ impl DetectLocal {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr {net}", nft_ip(family))),
+            DetectLocal::WrittenCidr(text) => Some(format!("{} saddr {text}", nft_ip(family))),
             DetectLocal::BridgeInterface(name) => Some(format!("{} {name}", iif(by_name))),
             DetectLocal::InterfaceNamePrefix(prefix) => Some(format!("{} {prefix}*", iif(by_name))),
         }
@@ -57,6 +63,7 @@ impl DetectLocal {
         match self {
             DetectLocal::None => None,
             DetectLocal::Cidr(net) => Some(format!("{} saddr != {net}", nft_ip(family))),
+            DetectLocal::WrittenCidr(text) => Some(format!("{} saddr != {text}", nft_ip(family))),
             DetectLocal::BridgeInterface(name) => Some(format!("{} != {name}", iif(by_name))),
             DetectLocal::InterfaceNamePrefix(prefix) => {
                 Some(format!("{} != {prefix}*", iif(by_name)))
@@ -122,7 +129,9 @@ pub struct ProxyConfig {
     pub node_name: String,
     /// Node labels (topology zone).
     pub node_labels: BTreeMap<String, String>,
-    /// The node's primary IP of the family (`proxier.nodeIP`).
+    /// The node IP kube-proxy hands this family's proxier (`proxier.nodeIP`): the Node's IP of
+    /// the family (1.29 on), or what older releases derive (proxy/release.rs
+    /// `NodeIpFromBindAddress`, `NodeIpPrimaryFamilyOnly`: possibly the zero address).
     pub node_ip: Option<IpAddr>,
     /// Local-traffic detector.
     pub detect_local: DetectLocal,
@@ -130,12 +139,13 @@ pub struct ProxyConfig {
     pub masquerade_all: bool,
     /// Mark string, `%#08x` of `1 << masqueradeBit` (`0x00004000`); the Go test fakes use `0x4000`.
     pub masquerade_mark: String,
-    /// iptables supports `--random-fully`.
+    /// The MASQUERADE rule carries `--random-fully`: the iptables binary supports it, or the
+    /// release writes it always (1.37 on).
     pub random_fully: bool,
     /// `iptables.localhostNodePorts` as configured (default true); forced off where kube-proxy
     /// forces it off (IPv6, nodePortAddresses without IPv4 loopback).
     pub localhost_node_ports: bool,
-    /// `nodePortAddresses` as written (CIDRs or `primary`); empty = kube-proxy's default.
+    /// `nodePortAddresses` as written (CIDRs and keywords); empty = kube-proxy's default.
     pub node_port_addresses: Vec<String>,
     /// Addresses on the node's interfaces, of the family.
     pub host_addresses: Vec<IpAddr>,
@@ -162,10 +172,19 @@ pub struct ProxyConfig {
     /// Feature gate LoadBalancerIPMode: `ipMode: Proxy` ingress IPs get no rules (else the
     /// field is ignored and every ingress IP is a VIP).
     pub ip_mode_proxy_skipped: bool,
-    /// `nodePortAddresses: [primary]` drops a loopback node IP, leaving the list empty, so
-    /// NodePorts match every local address (1.30, where the nftables default became the
-    /// primary node IPs, to the newest).
-    pub primary_skips_loopback: bool,
+    /// `nodePortAddresses` keywords beyond a lone `primary`: `localhost`, `all`, and `primary`
+    /// among CIDRs (1.37 on).
+    pub node_port_keywords: bool,
+    /// Only `0.0.0.0/0` and `::/0` as written mean every address (`IsZeroCIDR` on the text,
+    /// 1.24 to 1.33); later any CIDR of prefix length 0 does.
+    pub zero_cidr_by_text: bool,
+    /// A CIDR of prefix length 0 written otherwise (`192.168.0.9/0`) matches no host address
+    /// (1.27: `GetNodeAddresses` skips it by its parsed text).
+    pub zero_prefix_matches_nothing: bool,
+    /// The iptables proxier takes `nodePortAddresses` of both families (1.27: `NewNodePortAddresses`
+    /// without a family): a family without a CIDR matches nothing, unless a `0.0.0.0/0` or
+    /// `::/0` of either family is written.
+    pub node_port_addresses_unfiltered: bool,
     /// kube-proxy writes KUBE-FIREWALL's "block incoming localnet connections" rule (IPv4 with
     /// localhost NodePorts), 1.27 to the newest; before, kubelet owned the chain and the
     /// payload has none.
@@ -177,8 +196,25 @@ pub struct ProxyConfig {
     /// A Local policy without local endpoints is dropped in filter (1.25 to the newest); in
     /// 1.24 the jumps go on to KUBE-SVL-*, which ends in `-j KUBE-MARK-DROP`.
     pub no_local_endpoints_in_filter: bool,
-    /// nftables mode turns an empty `nodePortAddresses` into the primary node IPs (1.30 to the
-    /// newest); 1.29's nftables mode matches every local address but loopback.
+    /// External IPs, load-balancer ingress IPs and source ranges are written as the Service
+    /// writes them (1.24 to 1.29); from 1.30 as parsed (`1.2.3.4`, `203.0.113.0/25`).
+    pub service_ips_as_written: bool,
+    /// Endpoint addresses are written as the EndpointSlice writes them (1.24 to 1.30); from
+    /// 1.31 as parsed.
+    pub endpoint_ips_as_written: bool,
+    /// The iptables hairpin rule's `-s` is the endpoint address parsed (`IPPart`) even where the
+    /// endpoint string keeps it as written (1.24 to 1.28).
+    pub endpoint_ip_part_parsed: bool,
+    /// The nat KUBE-FW-* chain ends in "other traffic to ... will be dropped by
+    /// KUBE-PROXY-FIREWALL" (1.27 on).
+    pub fw_closing_comment: bool,
+    /// NodePort rules only when a host address matches `nodePortAddresses` (1.24 to 1.26).
+    pub node_port_rules_need_address: bool,
+    /// 1.30's nftables proxier: a family without a `nodePortAddresses` CIDR takes the node IP
+    /// (`/32`, `/128`; loopback kept).
+    pub nftables_node_ip_fallback: bool,
+    /// nftables mode turns an empty `nodePortAddresses` into `primary`, the node IPs (1.31 to
+    /// the newest); 1.29's nftables mode matches every local address but loopback.
     pub nftables_default_primary: bool,
     /// iptables mode keeps loopback destinations out of KUBE-NODEPORTS where they cannot work
     /// (`! -d ::1/128`, and `! -d 127.0.0.0/8` with localhost NodePorts off): 1.26, which added
@@ -193,15 +229,35 @@ pub struct ProxyConfig {
     /// The nftables internal chain's masquerade rule also matches the service port (1.29 to
     /// 1.33).
     pub nftables_masquerade_port: bool,
-    /// The nftables proxier writes each set or map key once (`nftElementStorage`, 1.32 to the
+    /// The nftables proxier writes each set or map key once (`nftElementStorage`, 1.31 to the
     /// newest); before, every element is added as met.
     pub nftables_elements_once: bool,
     /// The nftables interface detectors match `iifname` (1.35, 1.34.2, 1.33.6 on); before,
     /// `iif`.
     pub nftables_iifname: bool,
-    /// The release's nftables masquerading is not the one svclab writes (1.36 on): the payload
-    /// opens with a `#` comment saying so (`nftables::MASQUERADE_NOTICE`).
-    pub nftables_masquerade_unmodelled: bool,
+    /// How the nftables proxier masquerades and reaches endpoints.
+    pub nftables_masquerade: NftablesMasquerade,
+    /// A service chain with a single endpoint DNATs with `dnat to ip:port` (1.37 on).
+    pub nftables_single_endpoint_dnat: bool,
+    /// Element comments are cut to 128 bytes (`knftables.CommentLengthMax`, 1.37 on).
+    pub nftables_truncate_comments: bool,
+    /// `firewall-ips` elements carry the service port name as a comment (1.30).
+    pub nftables_firewall_comment: bool,
+    /// kube-proxy's own KubeProxyNFTablesLocalhostNodePorts gate (alpha in 1.37): NodePorts on
+    /// loopback destinations are rejected and counted by the nftables proxier.
+    pub nftables_localhost_node_ports: bool,
+}
+
+/// How the nftables proxier masquerades (proxy/release.rs `NftablesMarkForMasqueradeChain`,
+/// `NftablesHairpinMasquerade`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NftablesMasquerade {
+    /// 1.29 to 1.35: rules jump to the `mark-for-masquerade` chain; the internal chain
+    /// masquerades off-cluster sources; every endpoint has a chain with a hairpin rule.
+    MarkChain,
+    /// 1.36 on: `mark set mark or <mark>` inline, one `services` rule on `@cluster-ips`, the
+    /// `hairpin-connections` set; endpoint chains only with session affinity.
+    HairpinSet,
 }
 
 /// `fmt.Sprintf("%#08x", 1<<bit)`: Go counts the width in digits after `0x`.
@@ -211,7 +267,9 @@ pub(crate) fn mark_string(bit: i32) -> String {
 }
 
 impl ProxyConfig {
-    /// A proxier with kube-proxy's defaults and no node facts.
+    /// A proxier with kube-proxy's defaults and no node facts: the newest release's behaviours
+    /// but for the nftables masquerading, which is that of 1.29 to 1.35
+    /// ([`NftablesMasquerade::MarkChain`]), the release of kube-proxy's own goldens.
     pub fn new(family: IpFamily) -> ProxyConfig {
         ProxyConfig {
             family,
@@ -236,7 +294,16 @@ impl ProxyConfig {
             prefer_non_terminating_duplicates: true,
             topology_hints: TopologyHints::Always,
             ip_mode_proxy_skipped: true,
-            primary_skips_loopback: true,
+            node_port_keywords: true,
+            zero_cidr_by_text: false,
+            zero_prefix_matches_nothing: false,
+            node_port_addresses_unfiltered: false,
+            service_ips_as_written: false,
+            endpoint_ips_as_written: false,
+            endpoint_ip_part_parsed: false,
+            fw_closing_comment: true,
+            node_port_rules_need_address: false,
+            nftables_node_ip_fallback: false,
             nftables_default_primary: true,
             kube_firewall_rule: true,
             lb_firewall_in_filter: true,
@@ -246,13 +313,48 @@ impl ProxyConfig {
             nftables_masquerade_port: false,
             nftables_elements_once: true,
             nftables_iifname: true,
-            nftables_masquerade_unmodelled: false,
+            // The goldens of kube-proxy's own tests (tests/data/proxy, and the conformance
+            // copies) are of the 1.34/1.35 era: a bare configuration keeps that layout;
+            // `configure_release` sets each release's.
+            nftables_masquerade: NftablesMasquerade::MarkChain,
+            nftables_single_endpoint_dnat: true,
+            nftables_truncate_comments: true,
+            nftables_firewall_comment: false,
+            nftables_localhost_node_ports: false,
         }
     }
 
-    /// Builds the configuration from the real objects for a kube-proxy running in `mode`.
-    /// `node_name` overrides `hostnameOverride`; without both, the first Node is used.
+    /// Builds the configuration from the real objects for a kube-proxy of the newest release
+    /// running in `mode` ([`ProxyConfig::from_objects_at`]).
     pub fn from_objects(
+        family: IpFamily,
+        mode: ProxyMode,
+        kube_proxy: Option<&KubeProxyConfiguration>,
+        nodes: &[&Node],
+        node_name: Option<&str>,
+        host: &HostFacts,
+        service_cidrs: &[IpNet],
+    ) -> Result<ProxyConfig, RenderError> {
+        ProxyConfig::from_objects_at(
+            Version::NEWEST,
+            family,
+            mode,
+            kube_proxy,
+            nodes,
+            node_name,
+            host,
+            service_cidrs,
+        )
+    }
+
+    /// Builds the configuration from the real objects for a kube-proxy of `version` running
+    /// in `mode`: what cmd/kube-proxy derives before it creates the proxier (node, node IP,
+    /// local detector, the mode's block). `node_name` overrides `hostnameOverride`; without
+    /// both, the first Node is used. The rest of the release's behaviours are applied by
+    /// proxy/release.rs `configure_release`.
+    #[allow(clippy::too_many_arguments, reason = "the inputs cmd/kube-proxy reads, each once")]
+    pub fn from_objects_at(
+        version: Version,
         family: IpFamily,
         mode: ProxyMode,
         kube_proxy: Option<&KubeProxyConfiguration>,
@@ -287,15 +389,6 @@ impl ProxyConfig {
             wanted.or_else(|| node.map(|n| n.metadata.name.clone())).unwrap_or_default();
         if let Some(node) = node {
             config.node_labels = node.metadata.labels.clone().into_iter().collect();
-            // kube-proxy's node IP: the first InternalIP of the family, else the first ExternalIP.
-            let pick = |kind: &str| {
-                node.addresses
-                    .iter()
-                    .filter(|(t, _)| t == kind)
-                    .filter_map(|(_, a)| parse_ip_sloppy(a).map(unmap))
-                    .find(|ip| IpFamily::of(*ip) == family)
-            };
-            config.node_ip = pick("InternalIP").or_else(|| pick("ExternalIP"));
         }
         config.host_addresses = host
             .interface_addresses
@@ -309,10 +402,7 @@ impl ProxyConfig {
             .collect();
         if config.host_addresses.is_empty() {
             // No interface facts: the node's addresses plus loopback.
-            config.host_addresses.push(match family {
-                IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-                IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
-            });
+            config.host_addresses.push(loopback(family));
             if let Some(node) = node {
                 for (_, a) in &node.addresses {
                     if let Some(ip) = parse_ip_sloppy(a).map(unmap)
@@ -324,31 +414,17 @@ impl ProxyConfig {
                 }
             }
         }
-        // cmd/kube-proxy/app/server.go `detectNodeIPs` (1.24 to 1.28: `detectNodeIP`): the
-        // Node's IP of the family, else loopback ("Can't determine this node's IP, assuming
-        // loopback; if this is incorrect, please set the --bind-address flag"); a specified
-        // `bindAddress` overrides the IP of its own family, in every release.
-        if config.node_ip.is_none() {
-            config.node_ip = Some(match family {
-                IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-                IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
-            });
-        }
-        if let Some(bind) = parse_ip_sloppy(kpc.bind_address.trim()).map(unmap)
-            && !bind.is_unspecified()
-            && IpFamily::of(bind) == family
-        {
-            config.node_ip = Some(bind);
-        }
-        config.detect_local = detect_local(kpc, node, family);
+        config.node_ip = Some(node_ip(version.minor, family, node, &kpc.bind_address));
+        config.detect_local = detect_local(kpc, node, family, version.minor);
         // pkg/proxy/apis/config/v1alpha1/conversion.go
         // `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration` (1.31 to
         // the newest) takes masqueradeAll from the block of the configured mode, and
         // cmd/kube-proxy/app/server_linux.go `createProxier` hands the nftables proxier
         // `NFTables.MasqueradeBit`, the iptables proxier `IPTables.MasqueradeBit` (each
-        // defaulted to 14 by `SetDefaults_KubeProxyConfiguration`). The `nftables` block
-        // appeared with the nftables mode in 1.29; 1.29 and 1.30 are taken to read it the same
-        // way (not checked at those tags).
+        // defaulted to 14 by `SetDefaults_KubeProxyConfiguration`). In 1.29 and 1.30
+        // cmd/kube-proxy passes `config.NFTables.MasqueradeAll` and `MasqueradeBit` to the
+        // nftables proxier itself (server_others.go `newProxyServer` in v1.29.15,
+        // server_linux.go `createProxier` in v1.30.14).
         let (masquerade_all, masquerade_bit) = match mode {
             ProxyMode::Nftables => (kpc.nftables_masquerade_all, kpc.nftables_masquerade_bit),
             ProxyMode::Iptables => (kpc.masquerade_all, kpc.masquerade_bit),
@@ -373,34 +449,94 @@ impl ProxyConfig {
     }
 
     /// `nodePortAddresses` resolved for a mode: CIDRs of the family; `None` = match all.
-    /// nftables mode defaults an empty list to `primary` (the node IP) from 1.30.
+    /// Keywords as cmd/kube-proxy expands them (`primary`: 1.31 on, alone until 1.36;
+    /// `localhost`, `all`: 1.37 on; the release's validation refuses them before); nftables
+    /// defaults an empty list to `primary` (1.31 on) or, in 1.30, takes the node IP for a
+    /// family without a CIDR (`NewNodePortAddresses(family, cidrs, nodeIP)`, loopback kept).
     pub(crate) fn node_port_cidrs(&self, mode: ProxyMode) -> Option<Vec<IpNet>> {
-        let mut texts = self.node_port_addresses.clone();
-        if texts.is_empty() && mode == ProxyMode::Nftables && self.nftables_default_primary {
-            texts.push("primary".to_owned());
+        let nftables = mode == ProxyMode::Nftables;
+        let mut texts: Vec<&str> = self.node_port_addresses.iter().map(String::as_str).collect();
+        if texts.is_empty() && nftables && self.nftables_default_primary {
+            texts.push("primary");
         }
+        let host = |ip: IpAddr| IpNet::new(ip, if ip.is_ipv4() { 32 } else { 128 }).ok();
         let mut cidrs = Vec::new();
-        for text in &texts {
-            if text == "primary" {
-                if let Some(ip) = self.node_ip
-                    && !(self.primary_skips_loopback && ip.is_loopback())
-                    && let Ok(net) = IpNet::new(ip, if ip.is_ipv4() { 32 } else { 128 })
-                {
-                    cidrs.push(net);
+        let mut all = false;
+        for text in texts {
+            match text {
+                // cmd/kube-proxy/app/server.go `newProxyServer` (1.31 to 1.36) and
+                // `expandNodePortAddressKeywords` (1.37): the node IPs that are not loopback.
+                "primary" => {
+                    if let Some(ip) = self.node_ip
+                        && !ip.is_loopback()
+                        && !ip.is_unspecified()
+                        && IpFamily::of(ip) == self.family
+                    {
+                        cidrs.extend(host(ip));
+                    }
                 }
-                continue;
+                // `127.0.0.0/8` and `::1/128`.
+                "localhost" if self.node_port_keywords => {
+                    let loopback = match self.family {
+                        IpFamily::V4 => "127.0.0.0/8",
+                        IpFamily::V6 => "::1/128",
+                    };
+                    cidrs.extend(loopback.parse::<IpNet>().ok());
+                }
+                "all" if self.node_port_keywords => all = true,
+                _ => {
+                    let Some((_, net)) = parse_cidr_sloppy(text.trim()) else { continue };
+                    if IpFamily::of_net(&net) != self.family {
+                        continue;
+                    }
+                    // pkg/proxy/util `IsZeroCIDR`: the text `0.0.0.0/0` or `::/0` until 1.33,
+                    // any prefix length 0 from 1.34 (proxy/release.rs `ZeroCidrByText`).
+                    let zero = if self.zero_cidr_by_text {
+                        matches!(text, "0.0.0.0/0" | "::/0")
+                    } else {
+                        net.prefix_len() == 0
+                    };
+                    if zero {
+                        all = true;
+                    } else {
+                        cidrs.push(net);
+                    }
+                }
             }
-            if let Some((_, net)) = parse_cidr_sloppy(text.trim())
-                && IpFamily::of_net(&net) == self.family
-            {
-                cidrs.push(net);
-            }
+        }
+        if nftables && self.nftables_node_ip_fallback && cidrs.is_empty() && !all {
+            // 1.30: no CIDR of the family, so the node IP, loopback or not.
+            return self.node_ip.and_then(host).map(|net| vec![net]);
+        }
+        if !nftables
+            && self.node_port_addresses_unfiltered
+            && cidrs.is_empty()
+            && !all
+            && !self.node_port_addresses.is_empty()
+        {
+            // 1.27: the other family's CIDRs hold no address of this one; a zero CIDR of any
+            // family as written ends the final loop with the match-all rule.
+            let any_zero =
+                self.node_port_addresses.iter().any(|t| matches!(t.as_str(), "0.0.0.0/0" | "::/0"));
+            return if any_zero { None } else { Some(Vec::new()) };
         }
         // No CIDR of this family means "all" (0.0.0.0/0 resp. ::/0), as NewNodePortAddresses.
-        if cidrs.is_empty() || cidrs.iter().any(|c| c.prefix_len() == 0) {
+        if cidrs.is_empty() || all {
             return None;
         }
         Some(cidrs)
+    }
+
+    /// pkg/proxy/util `NodePortAddresses.ContainsExplicitLoopback` (1.37): a CIDR of the
+    /// family whose network address is loopback (`127.0.0.0/8`, `::1/128`, the `localhost`
+    /// keyword), as opposed to one that merely holds loopback (`0.0.0.0/0`).
+    pub(crate) fn node_port_explicit_loopback(&self) -> bool {
+        self.node_port_addresses.iter().any(|text| match text.as_str() {
+            "localhost" => self.node_port_keywords,
+            _ => parse_cidr_sloppy(text.trim()).is_some_and(|(_, net)| {
+                IpFamily::of_net(&net) == self.family && net.network().is_loopback()
+            }),
+        })
     }
 
     /// Whether localhost NodePorts are in effect (iptables mode, IPv4 only, and only when
@@ -427,7 +563,12 @@ impl ProxyConfig {
             .host_addresses
             .iter()
             .copied()
-            .filter(|ip| cidrs.iter().any(|c| c.contains(ip)))
+            .filter(|ip| {
+                cidrs
+                    .iter()
+                    .filter(|c| !(self.zero_prefix_matches_nothing && c.prefix_len() == 0))
+                    .any(|c| c.contains(ip))
+            })
             .filter(|ip| !(skip_loopback && ip.is_loopback()))
             .collect();
         ips.sort();
@@ -441,24 +582,101 @@ impl ProxyConfig {
     }
 }
 
+/// `127.0.0.1` or `::1`.
+fn loopback(family: IpFamily) -> IpAddr {
+    match family {
+        IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+    }
+}
+
+/// `0.0.0.0` or `::` (`net.IPv4zero`, `net.IPv6zero`).
+fn zero(family: IpFamily) -> IpAddr {
+    match family {
+        IpFamily::V4 => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+        IpFamily::V6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+    }
+}
+
+/// pkg/util/node `GetNodeHostIPs`: the Node's InternalIPs, then its ExternalIPs, in order; the
+/// first, then the first of the other family.
+fn node_host_ips(node: Option<&Node>) -> Vec<IpAddr> {
+    let Some(node) = node else { return Vec::new() };
+    let all: Vec<IpAddr> = ["InternalIP", "ExternalIP"]
+        .iter()
+        .flat_map(|kind| {
+            node.addresses
+                .iter()
+                .filter(move |(t, _)| t == kind)
+                .filter_map(|(_, a)| parse_ip_sloppy(a).map(unmap))
+        })
+        .collect();
+    let Some(&first) = all.first() else { return Vec::new() };
+    let mut ips = vec![first];
+    ips.extend(all.iter().copied().find(|ip| IpFamily::of(*ip) != IpFamily::of(first)));
+    ips
+}
+
+/// The node IP cmd/kube-proxy hands the proxier of `family`, as a dual-stack kube-proxy (one
+/// on a host with both iptables and ip6tables, or nftables) derives it at its release
+/// (proxy/release.rs `NodeIpFromBindAddress`, `NodeIpPrimaryFamilyOnly`). `bindAddress` is
+/// `0.0.0.0` when not written (v1alpha1 `SetDefaults_KubeProxyConfiguration`).
+fn node_ip(minor: u32, family: IpFamily, node: Option<&Node>, bind_address: &str) -> IpAddr {
+    let bind_text = if bind_address.is_empty() { "0.0.0.0" } else { bind_address };
+    let bind = parse_ip_sloppy(bind_text).map(unmap);
+    if holds(Behaviour::NodeIpFromBindAddress, minor) {
+        // cmd/kube-proxy/app/server.go `nodeIPTuple`: the bind address, unspecified or not,
+        // fills its own family's slot; the other gets the zero address.
+        return bind.filter(|ip| IpFamily::of(*ip) == family).unwrap_or_else(|| zero(family));
+    }
+    if holds(Behaviour::NodeIpPrimaryFamilyOnly, minor) {
+        // cmd/kube-proxy/app/server.go `detectNodeIPs` (1.28): one IP, for its family only.
+        let ip = bind
+            .filter(|ip| !ip.is_unspecified())
+            .or_else(|| node_host_ips(node).first().copied())
+            .unwrap_or_else(|| loopback(IpFamily::V4));
+        return if IpFamily::of(ip) == family { ip } else { zero(family) };
+    }
+    // cmd/kube-proxy/app/server.go `detectNodeIPs` (1.29 on): the Node's IP of the family,
+    // else loopback ("Can't determine this node's IP, assuming loopback; if this is incorrect,
+    // please set the --bind-address flag"); a specified `bindAddress` overrides the IP of its
+    // own family.
+    if let Some(bind) = bind.filter(|ip| !ip.is_unspecified() && IpFamily::of(*ip) == family) {
+        return bind;
+    }
+    node_host_ips(node)
+        .into_iter()
+        .find(|ip| IpFamily::of(*ip) == family)
+        .unwrap_or_else(|| loopback(family))
+}
+
 /// cmd/kube-proxy's detector selection: ClusterCIDR is the default mode; a mode without its
-/// value (no CIDR of the family, no interface name) means no detector.
+/// value (no CIDR of the family, no interface name) means no detector. A CIDR detector writes
+/// the CIDR as written in 1.24 to 1.29 (proxy/release.rs `LocalDetectorCidrAsWritten`), the
+/// parsed network after.
 fn detect_local(
     kpc: &KubeProxyConfiguration,
     node: Option<&Node>,
     family: IpFamily,
+    minor: u32,
 ) -> DetectLocal {
+    let as_written = holds(Behaviour::LocalDetectorCidrAsWritten, minor);
     let first_cidr = |texts: &mut dyn Iterator<Item = &str>| {
         texts
-            .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
-            .find(|n| IpFamily::of_net(n) == family)
+            .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| (t.trim(), n)))
+            .find(|(_, n)| IpFamily::of_net(n) == family)
+            .map_or(DetectLocal::None, |(text, net)| {
+                if as_written {
+                    DetectLocal::WrittenCidr(text.to_owned())
+                } else {
+                    DetectLocal::Cidr(net)
+                }
+            })
     };
     match kpc.detect_local_mode.as_str() {
-        "" | "ClusterCIDR" => first_cidr(&mut kpc.cluster_cidr.split(','))
-            .map_or(DetectLocal::None, DetectLocal::Cidr),
+        "" | "ClusterCIDR" => first_cidr(&mut kpc.cluster_cidr.split(',')),
         "NodeCIDR" => node
-            .and_then(|n| first_cidr(&mut n.pod_cidrs.iter().map(String::as_str)))
-            .map_or(DetectLocal::None, DetectLocal::Cidr),
+            .map_or(DetectLocal::None, |n| first_cidr(&mut n.pod_cidrs.iter().map(String::as_str))),
         "BridgeInterface" if !kpc.bridge_interface.is_empty() => {
             DetectLocal::BridgeInterface(kpc.bridge_interface.clone())
         }

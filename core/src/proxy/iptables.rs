@@ -504,8 +504,14 @@ pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool)
         endpoints: total_endpoints as u64,
         ..RuleStats::default()
     };
+    // 1.24 to 1.26 write no NodePort rule when no host address matches `nodePortAddresses`
+    // (proxy/release.rs `NodePortRulesNeedNodeAddress`).
+    let node_ports = !config.node_port_rules_need_address
+        || config
+            .node_port_cidrs(ProxyMode::Iptables)
+            .is_none_or(|cidrs| !config.node_port_ips(&cidrs, false).is_empty());
     for sp in ports {
-        service_rules(sp, config, large, localhost_nps, &mut t, &mut stats);
+        service_rules(sp, config, large, (localhost_nps, node_ports), &mut t, &mut stats);
     }
     forward_rules(&mut t.f_forward, config);
     nodeports_last(&mut t.n_services, config, localhost_nps);
@@ -729,11 +735,12 @@ struct PortRules<'a> {
 /// Per service-port rules (the service-port loop of `syncProxyRules`), in its order: the
 /// filter and nat jumps for the cluster IP, external IPs, load-balancer VIPs, NodePort and
 /// health-check port, then the EXT, FW, SVC/SVL and SEP chains.
+/// `node_ports` is `(localhost NodePorts in effect, NodePort rules written at all)`.
 fn service_rules(
     sp: &SvcPort,
     config: &ProxyConfig,
     large: bool,
-    localhost_nps: bool,
+    (localhost_nps, node_ports): (bool, bool),
     t: &mut Tables,
     stats: &mut RuleStats,
 ) {
@@ -742,12 +749,14 @@ fn service_rules(
     rules.cluster_ip(t);
     rules.external_ips(t);
     rules.load_balancer_vips(t);
-    rules.node_port(t, config, localhost_nps);
+    if node_ports {
+        rules.node_port(t, config, localhost_nps);
+    }
     rules.health_check_node_port(t);
     rules.ext_chain(&mut t.arena, config);
     rules.fw_chain(&mut t.arena, config);
     rules.svc_and_svl_chains(&mut t.arena, config, large);
-    rules.sep_chains(&mut t.arena, large);
+    rules.sep_chains(&mut t.arena, config, large);
     t.arena.end();
 }
 
@@ -823,8 +832,7 @@ impl<'a> PortRules<'a> {
 
     /// Each external IP: to the EXT chain, or rejected/dropped when nothing serves it.
     fn external_ips(&self, t: &mut Tables) {
-        for eip in &self.sp.external_ips {
-            let eip = &eip.to_string();
+        for eip in &self.sp.external_ip_texts {
             if self.has_endpoints {
                 self.address_rule(&mut t.n_services, "external IP", eip, &self.ext);
             }
@@ -839,8 +847,7 @@ impl<'a> PortRules<'a> {
     fn load_balancer_vips(&self, t: &mut Tables) {
         let (n, p, port, fw) = (&self.sp.svc_name, &self.sp.protocol, &self.port, &self.fw);
         let target = if self.use_fw { &self.fw } else { &self.ext };
-        for vip in &self.sp.lb_vips {
-            let vip = &vip.to_string();
+        for vip in &self.sp.lb_vip_texts {
             if self.has_endpoints {
                 self.address_rule(&mut t.n_services, "loadbalancer IP", vip, target);
             }
@@ -853,8 +860,7 @@ impl<'a> PortRules<'a> {
             }
         }
         if !self.has_external {
-            for vip in &self.sp.lb_vips {
-                let vip = &vip.to_string();
+            for vip in &self.sp.lb_vip_texts {
                 self.address_rule(&mut t.f_external, self.why, vip, self.verdict);
             }
         }
@@ -935,26 +941,45 @@ impl<'a> PortRules<'a> {
         }
         let (sp, n, ext) = (self.sp, &self.sp.svc_name, &self.ext);
         a.begin(&self.fw);
-        for cidr in &sp.source_ranges {
-            a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"));
-        }
         let allow_node =
             config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
+        if !config.lb_firewall_in_filter {
+            // 1.24 (pkg/proxy/iptables/proxier.go `syncProxyRules` at v1.24.17, before
+            // kubernetes/kubernetes#110289): the allow rules are written once per VIP, inside
+            // the loop over the VIPs, each block with its own VIP as an allowed source when the
+            // node is in a range, then the mark for kubelet's filter KUBE-FIREWALL to drop.
+            for vip in &sp.lb_vip_texts {
+                for cidr in &sp.source_range_texts {
+                    a.rule(format_args!(
+                        "-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"
+                    ));
+                }
+                if allow_node {
+                    a.rule(format_args!(
+                        "-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"
+                    ));
+                }
+                a.rule(format_args!(
+                    "-m comment --comment \"{n} loadbalancer IP\" -j KUBE-MARK-DROP"
+                ));
+            }
+            return;
+        }
+        for cidr in &sp.source_range_texts {
+            a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -s {cidr} -j {ext}"));
+        }
         if allow_node {
-            for vip in &sp.lb_vips {
+            for vip in &sp.lb_vip_texts {
                 a.rule(format_args!(
                     "-m comment --comment \"{n} loadbalancer IP\" -s {vip} -j {ext}"
                 ));
             }
         }
-        if config.lb_firewall_in_filter {
+        // 1.27 on (proxy/release.rs `FirewallChainClosingComment`).
+        if config.fw_closing_comment {
             a.rule(format_args!(
                 "-m comment --comment \"other traffic to {n} will be dropped by KUBE-PROXY-FIREWALL\""
             ));
-        } else {
-            // 1.24: the nat chain marks what no range allowed; kubelet's filter KUBE-FIREWALL
-            // drops the mark (kubernetes/kubernetes#110289 describes this form).
-            a.rule(format_args!("-m comment --comment \"{n} loadbalancer IP\" -j KUBE-MARK-DROP"));
         }
     }
 
@@ -998,7 +1023,7 @@ impl<'a> PortRules<'a> {
 
     /// The SEP chain of every reachable endpoint: masquerade hairpin traffic, then DNAT (with
     /// the `recent` list for ClientIP affinity).
-    fn sep_chains(&self, a: &mut Arena, large: bool) {
+    fn sep_chains(&self, a: &mut Arena, config: &ProxyConfig, large: bool) {
         let sp = self.sp;
         let p = &sp.protocol;
         // Joined once per service port (`format!` costs a rule's worth in the plugin).
@@ -1014,7 +1039,14 @@ impl<'a> PortRules<'a> {
             let ep = &sp.endpoints[i];
             let sep = &self.seps[i];
             a.begin(sep);
-            a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
+            // 1.24 to 1.28: `epInfo.IP()` is `proxyutil.IPPart(endpoint)`, which parses the
+            // address the endpoint string keeps as written (proxy/release.rs
+            // `EndpointIpPartParsed`).
+            if config.endpoint_ip_part_parsed && ep.ip_text() != ep.ip.to_string() {
+                a.rule_parts(&[&c, "-s ", &ep.ip.to_string(), " -j KUBE-MARK-MASQ"]);
+            } else {
+                a.rule_parts(&[&c, "-s ", ep.ip_text(), " -j KUBE-MARK-MASQ"]);
+            }
             if sp.affinity.is_some() {
                 a.rule(format_args!(
                     "{c}-m recent --name {sep} --set -m {p} -p {p} -j DNAT --to-destination {}",

@@ -51,6 +51,12 @@ pub(crate) struct SvcPort {
     pub(crate) external_ips: Vec<IpAddr>,
     pub(crate) lb_vips: Vec<IpAddr>,
     pub(crate) source_ranges: Vec<IpNet>,
+    /// The addresses as the rules write them, one for each of `external_ips`, `lb_vips` and
+    /// `source_ranges`: as the Service writes them until 1.29, the parsed address (network)
+    /// from 1.30 (proxy/release.rs `ServiceIpsAsWritten`).
+    pub(crate) external_ip_texts: Vec<String>,
+    pub(crate) lb_vip_texts: Vec<String>,
+    pub(crate) source_range_texts: Vec<String>,
     pub(crate) etp_local: bool,
     pub(crate) itp_local: bool,
     pub(crate) affinity: Option<i32>,
@@ -156,6 +162,12 @@ impl SvcPort {
             has_any_endpoints: self.cat.has_any,
         }
     }
+}
+
+/// `net.JoinHostPort(ip, port)` of the address as written (1.24 to 1.30, before
+/// endpointslicecache.go parsed it: proxy/release.rs `EndpointIpsAsWritten`).
+fn join_host_port(written: &str, port: i32) -> String {
+    if written.contains(':') { format!("[{written}]:{port}") } else { format!("{written}:{port}") }
 }
 
 /// `ip:port` from the address as written when that is already canonical dotted IPv4 (the
@@ -311,7 +323,11 @@ fn slice_endpoints<'a>(slice: &'a EndpointSlice, config: &ProxyConfig) -> PortEn
             list.push(Ep {
                 ip,
                 port: number,
-                text: endpoint_text_from(written.trim(), ip, number),
+                text: if config.endpoint_ips_as_written {
+                    join_host_port(written.trim(), number)
+                } else {
+                    endpoint_text_from(written.trim(), ip, number)
+                },
                 ready: endpoint.ready.unwrap_or(true),
                 serving: endpoint.serving.unwrap_or(true),
                 terminating: endpoint.terminating.unwrap_or(false),
@@ -464,7 +480,11 @@ fn mirror_endpoints<'a>(
                     list.push(Ep {
                         ip,
                         port: number,
-                        text: endpoint_text(ip, number),
+                        text: if config.endpoint_ips_as_written {
+                            join_host_port(address.ip.trim(), number)
+                        } else {
+                            endpoint_text(ip, number)
+                        },
                         ready,
                         serving: true,
                         terminating: false,
@@ -504,22 +524,33 @@ fn service_ports<'a>(
         .filter(|t| !t.is_empty() && t.as_str() != "None")
         .find_map(|t| parse_family_ip(t, family));
     let Some(cluster_ip) = cluster_ip else { return };
-    let external_ips: Vec<IpAddr> =
-        spec.external_ips.iter().filter_map(|t| parse_family_ip(t, family)).collect();
-    let source_ranges: Vec<IpNet> = spec
+    // pkg/proxy/service.go `newBaseServiceInfo` (1.24 to 1.29) keeps the strings it filtered
+    // by family (`MapIPsByIPFamily`, the source ranges trimmed); serviceport.go (1.30 on)
+    // keeps `net.IP`s and `*net.IPNet`s, which print canonical.
+    let written = |text: &str, canonical: String| {
+        if config.service_ips_as_written { text.trim().to_owned() } else { canonical }
+    };
+    let (external_ips, external_ip_texts): (Vec<IpAddr>, Vec<String>) = spec
+        .external_ips
+        .iter()
+        .filter_map(|t| parse_family_ip(t, family).map(|ip| (ip, written(t, ip.to_string()))))
+        .unzip();
+    let (source_ranges, source_range_texts): (Vec<IpNet>, Vec<String>) = spec
         .load_balancer_source_ranges
         .iter()
-        .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| n))
-        .filter(|n| IpFamily::of_net(n) == family)
-        .collect();
+        .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| (n, written(t, n.to_string()))))
+        .filter(|(n, _)| IpFamily::of_net(n) == family)
+        .unzip();
     // pkg/proxy/util/utils.go `IsVIPMode`: `ipMode: Proxy` counts only while the
     // LoadBalancerIPMode gate is on (kube-proxy's own gates).
-    let lb_vips: Vec<IpAddr> = status
+    let (lb_vips, lb_vip_texts): (Vec<IpAddr>, Vec<String>) = status
         .load_balancer_ingress
         .iter()
         .filter(|i| !(config.ip_mode_proxy_skipped && i.ip_mode.as_deref() == Some("Proxy")))
-        .filter_map(|i| parse_family_ip(&i.ip, family))
-        .collect();
+        .filter_map(|i| {
+            parse_family_ip(&i.ip, family).map(|ip| (ip, written(&i.ip, ip.to_string())))
+        })
+        .unzip();
     // apihelpers ExternallyAccessible / ExternalPolicyLocal / NeedsHealthCheck.
     let etp_local = service.is_externally_accessible() && spec.external_traffic_policy == "Local";
     let needs_hc = service.needs_health_check();
@@ -565,6 +596,9 @@ fn service_ports<'a>(
             external_ips: external_ips.clone(),
             lb_vips: lb_vips.clone(),
             source_ranges: source_ranges.clone(),
+            external_ip_texts: external_ip_texts.clone(),
+            lb_vip_texts: lb_vip_texts.clone(),
+            source_range_texts: source_range_texts.clone(),
             etp_local,
             itp_local,
             affinity,

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 mod fixed;
 
 use super::chain_hash;
-use super::config::{NftablesTable, ProxyConfig, nft_ip};
+use super::config::{NftablesMasquerade, NftablesTable, ProxyConfig, nft_ip};
 use super::model::{Ep, SvcPort};
 use super::{ProxyMode, Rendered, RuleStats};
 use crate::net::IpFamily;
@@ -72,9 +72,14 @@ struct Tx {
     /// Per set or map, each key written so far and its value (empty for a set): the
     /// `nftElementStorage` of pkg/proxy/nftables/proxier.go.
     elements: BTreeMap<(&'static str, String), String>,
-    /// Every element is added as met (no `nftElementStorage`): 1.29 to 1.31.
+    /// Every element is added as met (no `nftElementStorage`): 1.29 and 1.30.
     every_add: bool,
+    /// Element comments are cut to this many bytes (`knftables.CommentLengthMax`, 1.37 on).
+    comment_max: Option<usize>,
 }
+
+/// `knftables.CommentLengthMax`: the longest comment nft takes.
+const COMMENT_LENGTH_MAX: usize = 128;
 
 impl Tx {
     fn line(&mut self, kind: &str, rest: &str) {
@@ -131,13 +136,12 @@ impl Tx {
 
     /// One element of a set (`value` empty) or map, written as kube-proxy's
     /// `nftElementStorage.ensureElem` (pkg/proxy/nftables/proxier.go, added by
-    /// kubernetes/kubernetes#126013, opened July 2024 after the 1.31 freeze, so taken as 1.32
-    /// to the newest) writes it: a key is added once; the same key again with the same value (a
+    /// kubernetes/kubernetes#126013, 1.31 to the newest) writes it: a key is added once; the same key again with the same value (a
     /// multi-port Service's ClusterIP in `cluster-ips`, two Services without endpoints on one
     /// external IP and port) adds nothing and keeps the first comment; with another value (two
     /// Services with endpoints sharing an external IP and port) the element is deleted and
     /// added again, so the last writer in svclab's (namespace, name, port) order wins, where
-    /// kube-proxy ranges over a Go map. Before (`every_add`, 1.29 to 1.31) kube-proxy added every
+    /// kube-proxy ranges over a Go map. Before (`every_add`, 1.29 and 1.30) kube-proxy added every
     /// element it met, so a key shared with another value is a second `add element`, which the
     /// kernel refuses ("File exists"), failing the whole `nft -f` transaction: svclab writes
     /// what that kube-proxy wrote.
@@ -167,8 +171,15 @@ impl Tx {
         b.push_str(" { ");
         b.push_str(key);
         if let Some(comment) = comment {
+            // pkg/proxy/nftables/proxier.go `truncateNFTablesComment` (1.37 on) cuts the bytes;
+            // a service port name is ASCII (DNS labels, an IANA service name), so the cut
+            // never splits a character.
+            let mut cut = self.comment_max.map_or(comment.len(), |max| max.min(comment.len()));
+            while !comment.is_char_boundary(cut) {
+                cut -= 1;
+            }
             b.push_str(" comment \"");
-            b.push_str(comment);
+            b.push_str(&comment[..cut]);
             b.push('"');
         }
         if !value.is_empty() {
@@ -179,13 +190,14 @@ impl Tx {
     }
 }
 
-/// What svclab says where it writes the 1.35 masquerading for a later release (the release
-/// table's `NftablesMarkForMasqueradeChain` row): at the top of the nftables payload and, for a
-/// KubeProxyConfiguration in nftables mode, as a `svclab check` warning.
-pub(crate) const MASQUERADE_NOTICE: &str = "kube-proxy 1.36 and later masquerade differently \
-(kubernetes/kubernetes#135800 removed the mark-for-masquerade chain, #136499 added the \
-hairpin-connections set) and put the endpoints in each service chain's dnat map; svclab does \
-not model that yet and writes the masquerading and endpoint chains of 1.35";
+/// The statement that marks a packet for masquerading: `mark set mark or <mark>` inline (1.36
+/// on, `proxier.masqueradeRule`), else a jump to the `mark-for-masquerade` chain.
+pub(super) fn masquerade_statement(config: &ProxyConfig) -> String {
+    match config.nftables_masquerade {
+        NftablesMasquerade::HairpinSet => format!("mark set mark or {}", config.masquerade_mark),
+        NftablesMasquerade::MarkChain => "jump mark-for-masquerade".to_owned(),
+    }
+}
 
 /// Renders the table for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
@@ -198,11 +210,8 @@ pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
         chains: 0,
         elements: BTreeMap::new(),
         every_add: !config.nftables_elements_once,
+        comment_max: config.nftables_truncate_comments.then_some(COMMENT_LENGTH_MAX),
     };
-    if config.nftables_masquerade_unmodelled {
-        // A `#` line is a comment to `nft -f` and to svclab's trace, so the payload still loads.
-        let _ = writeln!(tx.text, "# svclab: {MASQUERADE_NOTICE}");
-    }
     let _ =
         writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
     let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
@@ -246,6 +255,12 @@ struct PortObjects<'a> {
     /// 1.29: source ranges are elements of the `firewall` and `firewall-allow` sets, not a
     /// per-service `firewall-*` chain behind the `firewall-ips` map.
     fw_sets: bool,
+    /// 1.36 on (`NftablesMasquerade::HairpinSet`): inline marks, hairpin set, and endpoint
+    /// chains only with session affinity.
+    hairpin: bool,
+    /// `mark set mark or <mark>` (1.36's `proxier.masqueradeRule`) or `jump
+    /// mark-for-masquerade`.
+    masquerade: String,
     /// `drop` when only the local policy finds nothing, else `goto reject-chain`.
     verdict: &'static str,
 }
@@ -287,8 +302,16 @@ impl<'a> PortObjects<'a> {
             // Unlike iptables, the firewall does not depend on endpoints (it filters before DNAT).
             use_fw: !sp.lb_vips.is_empty() && !sp.source_ranges.is_empty(),
             fw_sets: config.nftables_table == NftablesTable::Alpha,
+            hairpin: config.nftables_masquerade == NftablesMasquerade::HairpinSet,
+            masquerade: masquerade_statement(config),
             verdict: if has_endpoints { "drop" } else { "goto reject-chain" },
         }
+    }
+
+    /// Whether the endpoints get chains of their own: always before 1.36; from 1.36
+    /// (`serviceUsesAffinity`) only with ClientIP affinity, whose sets they update.
+    fn endpoint_chains_used(&self) -> bool {
+        !self.hairpin || self.sp.affinity.is_some()
     }
 
     /// The chain internal traffic goes to.
@@ -319,16 +342,21 @@ impl<'a> PortObjects<'a> {
         if self.use_ext {
             tx.chain(&self.ext);
         }
-        for &i in &self.sp.cat.reachable {
-            tx.parts("chain", &["endpoint-", &self.ep_bases[i]]);
+        if self.endpoint_chains_used() {
+            for &i in &self.sp.cat.reachable {
+                tx.parts("chain", &["endpoint-", &self.ep_bases[i]]);
+            }
         }
         if self.use_fw && !self.fw_sets {
             tx.chain(&self.fw);
         }
     }
 
-    /// The cluster-wide and local chains: the internal policy's chain masquerades off-cluster
-    /// sources, affinity jumps go first, then a random pick among the endpoints.
+    /// The cluster-wide and local chains: before 1.36 the internal policy's chain masquerades
+    /// off-cluster sources (from 1.36 one `services` rule on `@cluster-ips` does,
+    /// nftables/fixed.rs); affinity jumps go first, then a random pick among the endpoints: a
+    /// jump to an endpoint chain, or from 1.36 without affinity a DNAT from a map
+    /// (`writeServiceToEndpointDNATs`; 1.37: `dnat to` for a single endpoint).
     fn service_chains(&self, tx: &mut Tx) {
         let (sp, config, ipx) = (self.sp, self.config, self.ipx);
         let cip = sp.cluster_ip;
@@ -339,7 +367,9 @@ impl<'a> PortObjects<'a> {
         } else {
             format!("{ipx} daddr {cip}")
         };
-        let masq = if config.masquerade_all {
+        let masq = if self.hairpin {
+            None
+        } else if config.masquerade_all {
             Some(format!("{dest} jump mark-for-masquerade"))
         } else {
             config
@@ -359,6 +389,10 @@ impl<'a> PortObjects<'a> {
             {
                 tx.rule(chain, m);
             }
+            if !self.endpoint_chains_used() {
+                self.endpoint_dnats(tx, chain, eps);
+                continue;
+            }
             if sp.affinity.is_some() {
                 for &i in eps {
                     let b = &self.ep_bases[i];
@@ -376,6 +410,35 @@ impl<'a> PortObjects<'a> {
         }
     }
 
+    /// pkg/proxy/nftables/proxier.go `writeServiceToEndpointDNATs` (1.36 on): `meta l4proto
+    /// tcp dnat ip addr . port to numgen random mod n map { 0 : ip . port , ... }`; 1.37 writes
+    /// `dnat to ip:port` (`net.JoinHostPort`) for a single endpoint.
+    fn endpoint_dnats(&self, tx: &mut Tx, chain: &str, eps: &[usize]) {
+        let (sp, ipx, p) = (self.sp, self.ipx, &self.sp.protocol);
+        if let [only] = eps
+            && self.config.nftables_single_endpoint_dnat
+        {
+            // The endpoint string is `ip:port` / `[ip]:port`, what `JoinHostPort` gives.
+            tx.rulef(chain, format_args!("meta l4proto {p} dnat to {}", sp.endpoints[*only].text));
+            return;
+        }
+        let mut elements = String::with_capacity(eps.len() * 32);
+        for (k, &i) in eps.iter().enumerate() {
+            if k > 0 {
+                elements.push_str(" , ");
+            }
+            let ep = &sp.endpoints[i];
+            let _ = write!(elements, "{k} : {} . {}", ep.ip_text(), ep.port);
+        }
+        tx.rulef(
+            chain,
+            format_args!(
+                "meta l4proto {p} dnat {ipx} addr . port to numgen random mod {} map {{ {elements} }}",
+                eps.len()
+            ),
+        );
+    }
+
     /// The external chain: masquerade external traffic (with `externalTrafficPolicy: Local`,
     /// only traffic from the node itself, short-circuited to the cluster-wide chain), then the
     /// external policy's chain.
@@ -383,9 +446,14 @@ impl<'a> PortObjects<'a> {
         if !self.use_ext {
             return;
         }
-        let (ext, svc) = (&self.ext, &self.svc);
+        let (ext, svc, masquerade) = (&self.ext, &self.svc, &self.masquerade);
         if !self.sp.etp_local {
-            tx.rule(ext, "jump mark-for-masquerade");
+            if self.hairpin {
+                // 1.36 on: the mark inline, with a comment.
+                tx.rulef(ext, format_args!("{masquerade} comment \"masquerade\""));
+            } else {
+                tx.rule(ext, "jump mark-for-masquerade");
+            }
         } else {
             if let Some(m) = self
                 .config
@@ -394,7 +462,12 @@ impl<'a> PortObjects<'a> {
             {
                 tx.rulef(ext, format_args!("{m} goto {svc} comment \"short-circuit pod traffic\""));
             }
-            tx.rule(ext, "fib saddr type local jump mark-for-masquerade comment \"masquerade local traffic\"");
+            tx.rulef(
+                ext,
+                format_args!(
+                    "fib saddr type local {masquerade} comment \"masquerade local traffic\""
+                ),
+            );
             tx.rulef(
                 ext,
                 format_args!(
@@ -408,25 +481,31 @@ impl<'a> PortObjects<'a> {
         }
     }
 
-    /// Each reachable endpoint's chain: masquerade hairpin traffic, remember the client for
-    /// affinity, DNAT.
+    /// Each reachable endpoint's chain: masquerade hairpin traffic (before 1.36; from 1.36 the
+    /// `hairpin-connections` set does), remember the client for affinity, DNAT. From 1.36 only
+    /// a Service with affinity has endpoint chains.
     fn endpoint_chains(&self, tx: &mut Tx) {
+        if !self.endpoint_chains_used() {
+            return;
+        }
         let (sp, ipx, p) = (self.sp, self.ipx, &self.sp.protocol);
         for &i in &sp.cat.reachable {
             let ep = &sp.endpoints[i];
             let base = self.ep_bases[i].as_str();
-            tx.parts(
-                "rule",
-                &[
-                    "endpoint-",
-                    base,
-                    " ",
-                    ipx,
-                    " saddr ",
-                    ep.ip_text(),
-                    " jump mark-for-masquerade",
-                ],
-            );
+            if !self.hairpin {
+                tx.parts(
+                    "rule",
+                    &[
+                        "endpoint-",
+                        base,
+                        " ",
+                        ipx,
+                        " saddr ",
+                        ep.ip_text(),
+                        " jump mark-for-masquerade",
+                    ],
+                );
+            }
             if sp.affinity.is_some() {
                 tx.parts(
                     "rule",
@@ -445,11 +524,11 @@ impl<'a> PortObjects<'a> {
             return;
         }
         let sp = self.sp;
-        let mut sources: Vec<String> = sp.source_ranges.iter().map(ToString::to_string).collect();
+        let mut sources: Vec<String> = sp.source_range_texts.clone();
         let allow_node =
             self.config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
         if allow_node {
-            sources.extend(sp.lb_vips.iter().map(ToString::to_string));
+            sources.extend(sp.lb_vip_texts.iter().cloned());
         }
         tx.rulef(
             &self.fw,
@@ -466,9 +545,9 @@ impl<'a> PortObjects<'a> {
         let (n, p, port) = (&sp.svc_name, &sp.protocol, sp.port);
         let allow_node =
             self.config.node_ip.is_some_and(|ip| sp.source_ranges.iter().any(|c| c.contains(&ip)));
-        for vip in &sp.lb_vips {
+        for vip in &sp.lb_vip_texts {
             tx.element("firewall", &format!("{vip} . {p} . {port}"), Some(n), "");
-            for range in &sp.source_ranges {
+            for range in &sp.source_range_texts {
                 tx.element(
                     "firewall-allow",
                     &format!("{vip} . {p} . {port} . {range}"),
@@ -490,6 +569,19 @@ impl<'a> PortObjects<'a> {
         let (ext, fw, verdict) = (&self.ext, &self.fw, self.verdict);
         let key = |ip: &dyn std::fmt::Display| format!("{ip} . {p} . {port}");
         let node_key = format!("{p} . {}", sp.node_port);
+        // 1.36 on: this node's reachable endpoints as `ip . ip . protocol . port`, the hairpin
+        // connections `masquerading` masquerades (`hairpinConnections.ensureElem` for
+        // `epInfo.IsLocal()`).
+        if self.hairpin {
+            for &i in &sp.cat.reachable {
+                let ep = &sp.endpoints[i];
+                if ep.local {
+                    let ip = ep.ip_text();
+                    let key = format!("{ip} . {ip} . {p} . {}", ep.port);
+                    tx.element("hairpin-connections", &key, None, "");
+                }
+            }
+        }
         // No `cluster-ips` set in 1.29 (kubernetes/kubernetes#122692 added it in 1.30).
         if !self.fw_sets {
             tx.element("cluster-ips", &cip.to_string(), None, "");
@@ -500,10 +592,20 @@ impl<'a> PortObjects<'a> {
         } else {
             tx.element("no-endpoint-services", &key(&cip), Some(n), verdict);
         }
-        for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
+        for ip in sp.external_ip_texts.iter().chain(&sp.lb_vip_texts) {
             if self.has_endpoints {
                 tx.element("service-ips", &key(ip), None, &format!("goto {ext}"));
             }
+        }
+        // 1.37 with KubeProxyNFTablesLocalhostNodePorts: the NodePort on loopback is rejected
+        // (and counted) for each protocol kube-proxy does not serve there itself.
+        if sp.node_port != 0 && fixed::localhost_rejects(self.config).contains(&p.as_str()) {
+            tx.element(
+                "localhost-nodeport-reject-ports",
+                &node_key,
+                None,
+                &format!("goto localhost-nodeport-reject-{p}"),
+            );
         }
         if sp.node_port != 0 && self.has_endpoints {
             tx.element("service-nodeports", &node_key, None, &format!("goto {ext}"));
@@ -511,15 +613,17 @@ impl<'a> PortObjects<'a> {
         if self.use_fw && self.fw_sets {
             self.firewall_set_elements(tx);
         } else if self.use_fw {
-            for vip in &sp.lb_vips {
-                tx.element("firewall-ips", &key(vip), None, &format!("goto {fw}"));
+            // 1.30 comments each element with the service port name.
+            let comment = self.config.nftables_firewall_comment.then_some(n.as_str());
+            for vip in &sp.lb_vip_texts {
+                tx.element("firewall-ips", &key(vip), comment, &format!("goto {fw}"));
             }
         }
         if !self.has_external {
             if sp.node_port != 0 {
                 tx.element("no-endpoint-nodeports", &node_key, Some(n), verdict);
             }
-            for ip in sp.external_ips.iter().chain(sp.lb_vips.iter()) {
+            for ip in sp.external_ip_texts.iter().chain(&sp.lb_vip_texts) {
                 tx.element("no-endpoint-services", &key(ip), Some(n), verdict);
             }
         }

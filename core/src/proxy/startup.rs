@@ -1,19 +1,23 @@
-//! What kube-proxy checks in its configuration before it starts, by release: the proxy mode
-//! (`--proxy-mode nftables` before the mode existed or with its gate off) and
-//! `nodePortAddresses` (`primary` before the keyword existed, entries that are not CIDRs), and
-//! before that, kube-proxy's own `featureGates` where a gate is unknown at the release or locked
-//! ([`OWN_GATES`] for the gates only kube-proxy acts on, the profile's table for the rest).
-//! A refusal is the text kube-proxy's command returns (cmd/kube-proxy/app/server.go
-//! `NewProxyCommand`: `failed validate: ` and the aggregate of the `field.Error`s of
-//! pkg/proxy/apis/config/validation/validation.go `Validate`), never rules; `svclab check`
-//! reports each field error on the KubeProxyConfiguration (`diagnostics`).
+//! What kube-proxy checks in its configuration before it starts, by release: its own
+//! `featureGates` against the release's whole gate registry (`Options.Complete`: component-base
+//! `SetFromMap`, [`gates`] read from upstream's binaries, returned as `failed complete: ...`),
+//! then pkg/proxy/apis/config/validation/validation.go `Validate` field by field after
+//! v1alpha1 defaulting and, from 1.28, `platformApplyDefaults` (the mode and its blocks, sync
+//! periods, conntrack, bind addresses, `clusterCIDR`, `portRange`, `nodePortAddresses`, the
+//! detect-local settings, the log format; `failed validate: ` and the aggregate of the
+//! `field.Error`s), and in 1.24 to 1.27 `getDetectLocalMode`. A refusal is the text
+//! cmd/kube-proxy's command returns, never rules; `svclab check` reports each field error on
+//! the KubeProxyConfiguration field as written (`diagnostics`).
 
-use super::release::{Behaviour, holds, past};
+use super::release::{Behaviour, holds};
 use super::{ProxyMode, RenderError};
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::{FieldError, GoValue};
 use crate::model::{KubeProxyConfiguration, Located};
-use crate::net::parse_cidr_sloppy;
+use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
+
+mod gates;
+mod go;
 use crate::profile::{Gate, Stage};
 
 /// Whether the nftables mode is a valid `--proxy-mode` at a release, given kube-proxy's own
@@ -24,82 +28,82 @@ pub(crate) fn nftables_mode_valid(minor: u32, own_gate: Option<bool>) -> bool {
             && own_gate.unwrap_or_else(|| holds(Behaviour::NftablesModeOnByDefault, minor)))
 }
 
-/// kube-proxy's validation of the settings svclab models, in `Validate`'s order (the mode,
-/// then `nodePortAddresses`), for a kube-proxy of `minor` running in `mode`.
+/// What kube-proxy of `minor`, running in `mode`, says about its configuration before it
+/// programs anything: `Options.Complete`'s feature gates (`failed complete:`), then
+/// `Validate`'s field errors (`failed validate:` and their aggregate), then, in 1.24 to 1.27,
+/// `newProxyServer`'s detect-local mode.
 pub(crate) fn validate(
     kpc: &KubeProxyConfiguration,
     mode: ProxyMode,
     minor: u32,
     release: &str,
 ) -> Result<(), RenderError> {
+    let refused = |message: String| {
+        Err(RenderError::InvalidConfiguration { release: release.to_owned(), message })
+    };
     if let Some((_, text)) = complete_error(kpc, minor) {
-        return Err(RenderError::InvalidConfiguration {
-            release: release.to_owned(),
-            message: format!("failed complete: {text}"),
-        });
+        return refused(format!("failed complete: {text}"));
     }
     let errors: Vec<FieldError> =
         refusals(kpc, mode.as_str(), minor).into_iter().map(|(_, error)| error).collect();
-    if errors.is_empty() {
-        return Ok(());
+    if !errors.is_empty() {
+        return refused(format!("failed validate: {}", aggregate(&errors, json_values(minor))));
     }
-    Err(RenderError::InvalidConfiguration {
-        release: release.to_owned(),
-        message: format!("failed validate: {}", aggregate(&errors)),
-    })
+    if let Some(text) = detect_local_mode_error(kpc, minor) {
+        return refused(text);
+    }
+    Ok(())
 }
 
-/// The refusal of a scenario's KubeProxyConfiguration (in the mode it writes, blank meaning
-/// iptables) as `svclab check` errors: one per field error, on the field as written, with
-/// kube-proxy's text.
+/// Whether `field.Error` prints a bad value that is not a string, number or bool with
+/// `json.Marshal` (apimachinery v0.34.0, kubernetes/kubernetes#132314; the validation tables'
+/// `JsonValues` row), else with Go's `fmt`.
+fn json_values(minor: u32) -> bool {
+    crate::profile::Profile::for_version(crate::profile::Version { minor, patch: None })
+        .json_field_values()
+}
+
+/// cmd/kube-proxy/app/server_others.go `getDetectLocalMode` (1.24 to 1.27): a detect-local
+/// mode it does not know stops `newProxyServer` ("cannot determine detect-local-mode: ...");
+/// from 1.28 `Validate` refuses it (`validateDetectLocalMode`).
+fn detect_local_mode_error(kpc: &KubeProxyConfiguration, minor: u32) -> Option<String> {
+    let mode = kpc.detect_local_mode.as_str();
+    let known =
+        matches!(mode, "ClusterCIDR" | "NodeCIDR" | "BridgeInterface" | "InterfaceNamePrefix");
+    (holds(Behaviour::DetectLocalModeStartupError, minor) && !known && !mode.trim().is_empty())
+        .then(|| format!("cannot determine detect-local-mode: unknown detect-local-mode: {mode}"))
+}
+
+/// The refusal of a scenario's KubeProxyConfiguration (in the mode it writes) as `svclab
+/// check` errors: one per field error, on the field as written, with kube-proxy's text.
 pub(crate) fn diagnostics(
     located: &Located<KubeProxyConfiguration>,
     minor: u32,
 ) -> Vec<Diagnostic> {
-    if let Some((field, text)) = complete_error(&located.value, minor) {
+    let error = |field: String, message: String| {
         let source = located.positions.source_of(&field);
-        return vec![
-            Diagnostic::error(
-                Some(ObjectRef::kind("KubeProxyConfiguration")),
-                field,
-                "FieldValueInvalid",
-                format!("kube-proxy refuses to start: failed complete: {text}"),
-            )
-            .at(source),
-        ];
+        Diagnostic::error(
+            Some(ObjectRef::kind("KubeProxyConfiguration")),
+            field,
+            "FieldValueInvalid",
+            format!("kube-proxy refuses to start: {message}"),
+        )
+        .at(source)
+    };
+    if let Some((field, text)) = complete_error(&located.value, minor) {
+        return vec![error(field, format!("failed complete: {text}"))];
     }
+    let json = json_values(minor);
     let refused: Vec<Diagnostic> = refusals(&located.value, &located.value.mode, minor)
         .into_iter()
-        .map(|(field, error)| {
-            let source = located.positions.source_of(&field);
-            Diagnostic::error(
-                Some(ObjectRef::kind("KubeProxyConfiguration")),
-                field,
-                "FieldValueInvalid",
-                format!("kube-proxy refuses to start: failed validate: {}", error.message(false)),
-            )
-            .at(source)
-        })
+        .map(|(field, e)| error(field, format!("failed validate: {}", e.message(json))))
         .collect();
-    if refused.is_empty()
-        && located.value.mode == ProxyMode::Nftables.as_str()
-        && past(Behaviour::NftablesMarkForMasqueradeChain, minor)
-    {
-        // svclab's own word (never an apiserver or kube-proxy message): the rules it renders
-        // for this kube-proxy are not the release's (release.rs
-        // `NftablesMarkForMasqueradeChain`).
-        let source = located.positions.source_of("mode");
-        return vec![
-            Diagnostic::warning(
-                Some(ObjectRef::kind("KubeProxyConfiguration")),
-                "mode",
-                "SvclabAdvisory",
-                super::nftables::MASQUERADE_NOTICE,
-            )
-            .at(source),
-        ];
+    if !refused.is_empty() {
+        return refused;
     }
-    refused
+    detect_local_mode_error(&located.value, minor)
+        .map(|text| vec![error("detectLocalMode".to_owned(), text)])
+        .unwrap_or_default()
 }
 
 /// kube-proxy's own gates, beyond those of `profile.rs`.
@@ -152,12 +156,21 @@ const OWN_GATES: &[Gate] = &[
         name: "NFTablesProxyMode",
         stages: &[(29, Stage::Alpha), (31, Stage::Beta), (33, Stage::Ga)],
         removed: None,
-    }, // KEP-5495: added in 1.37 as GA, on by default and not locked (kubernetes/kubernetes#139397,
-    // CHANGELOG-1.37 v1.37.0-alpha.1; its review shows `Default: true, PreRelease:
-    // featuregate.GA` without `LockToDefault`), the first step to turning the ipvs mode off and
-    // removing it. svclab renders no ipvs rules, so only the name is modelled: what
-    // `validateProxyModeLinux` says about `mode: ipvs` with the gate off was not read.
+    },
+    // KEP-5495: in 1.37's registry (pkg/features/kube_features.go at v1.37.2: `{1.0, true, GA}`
+    // then `{1.37, true, Deprecated}`), on by default and not locked: the first step to turning
+    // the ipvs mode off. `validateProxyModeLinux` lists `ipvs` only while it is on
+    // (`Behaviour::IpvsModeGated`); svclab renders no ipvs rules.
     Gate { name: "KubeProxyIPVS", stages: &[(37, Stage::GaOpen)], removed: None },
+    // KEP-6032: alpha in 1.37 (`{1.37, false, Alpha}` at v1.37.2), off by default. On, the
+    // nftables proxier rejects and counts NodePort traffic to loopback
+    // (`localhostNodePortRejectProtocols`, nftables/fixed.rs) and, with loopback among
+    // `nodePortAddresses`, serves TCP from a userspace proxy (no rules).
+    Gate {
+        name: "KubeProxyNFTablesLocalhostNodePorts",
+        stages: &[(37, Stage::Alpha)],
+        removed: None,
+    },
 ];
 
 /// kube-proxy's own gates ([`OWN_GATES`]), for `upgrade`'s gate findings.
@@ -171,21 +184,32 @@ pub(crate) fn own_gate_default(name: &str, minor: u32) -> Option<bool> {
     OWN_GATES.iter().find(|g| g.name == name).map(|g| g.default_at(minor))
 }
 
-/// What `SetFromMap` says about one gate kube-proxy's `featureGates` sets: unknown at the
-/// release, or locked and set to the other value. Gates of the apiserver's table get the
-/// apiserver's answer (one featuregate registry, `pkg/features`, serves every component);
-/// names neither table lists are not judged (svclab models the Service gates only, so an
-/// unlisted name is not known to be wrong).
+/// What component-base `SetFromMap` says about one gate kube-proxy's `featureGates` sets:
+/// a name the release's registry does not hold ("unrecognized feature gate"), or a locked gate
+/// set the other way. The registry is every gate a kube-proxy binary of the release registers
+/// (pkg/features, k8s.io/apiserver, component-base), read from upstream's own binaries
+/// ([`gates::GATES`]).
 fn own_gate_error(name: &str, value: bool, minor: u32) -> Option<String> {
-    if let Some(gate) = OWN_GATES.iter().find(|g| g.name == name) {
-        return gate.refusal(value, minor);
-    }
-    if !crate::profile::lists_gate(name) {
-        return None;
-    }
-    let mut profile =
-        crate::profile::Profile::for_version(crate::profile::Version { minor, patch: None });
-    profile.set_gate(name, value).err()
+    let state = gates::GATES
+        .binary_search_by(|(gate, _)| (*gate).cmp(name))
+        .ok()
+        .and_then(|i| {
+            gates::GATES[i].1.as_bytes().get(minor.checked_sub(gates::FIRST_MINOR)? as usize)
+        })
+        .copied()
+        .filter(|c| *c != b'-');
+    let Some(state) = state else {
+        return Some(format!("unrecognized feature gate: {name}"));
+    };
+    let (default, locked) = match state {
+        b'G' => (true, true),
+        b'D' => (false, true),
+        b'b' => (true, false),
+        _ => (false, false),
+    };
+    (locked && value != default).then(|| {
+        format!("cannot set feature gate {name} to {value}, feature is locked to {default}")
+    })
 }
 
 /// What kube-proxy's `Options.Complete` refuses before validation runs (cmd/kube-proxy/app/
@@ -201,26 +225,429 @@ fn complete_error(kpc: &KubeProxyConfiguration, minor: u32) -> Option<(String, S
     })
 }
 
-/// Every field error of `Validate` that svclab models, with the field as the document writes
-/// it (`mode`, `nodePortAddresses[0]`).
-fn refusals(kpc: &KubeProxyConfiguration, mode: &str, minor: u32) -> Vec<(String, FieldError)> {
-    let own_gate = kpc.feature_gates.get("NFTablesProxyMode").copied();
-    let mut errors = Vec::new();
-    if let Some(error) = mode_error(mode, minor, own_gate) {
-        errors.push(("mode".to_owned(), error));
+/// One setting of the configuration after v1alpha1 decoding and defaulting
+/// (pkg/proxy/apis/config/v1alpha1/defaults.go `SetDefaults_KubeProxyConfiguration`): a
+/// duration written as text, its default when not written (or, for the plain `metav1.Duration`
+/// fields, written as zero).
+struct Duration<'a> {
+    /// The field as the document writes it (`iptables.syncPeriod`).
+    field: &'static str,
+    text: &'a str,
+    default: i64,
+    /// `*metav1.Duration` (conntrack's TCP timeouts): only a missing value takes the default.
+    pointer: bool,
+}
+
+impl<'a> Duration<'a> {
+    /// A `metav1.Duration` field: zero (or not written) takes the default.
+    fn plain(field: &'static str, text: &'a str, default: i64) -> Duration<'a> {
+        Duration { field, text, default, pointer: false }
     }
-    errors.extend(node_port_address_errors(&kpc.node_port_addresses, minor));
-    errors
+
+    /// A `*metav1.Duration` field: only a missing value takes the default.
+    fn pointer(field: &'static str, text: &'a str, default: i64) -> Duration<'a> {
+        Duration { field, text, default, pointer: true }
+    }
+
+    /// The value kube-proxy validates, in nanoseconds. A text `time.ParseDuration` refuses
+    /// makes kube-proxy's decoder fail before validation; svclab takes the default (the
+    /// document's own diagnostics say nothing of it either: not modelled).
+    fn value(&self) -> i64 {
+        match go::parse_duration(self.text) {
+            Some(0) if !self.pointer => self.default,
+            Some(v) => v,
+            None => self.default,
+        }
+    }
+
+    /// The bad value as `ErrorBody` prints a `metav1.Duration`: `%#v` before 1.34
+    /// (`v1.Duration{Duration:-1000000000}`: the generated `(*Duration).String` hides the
+    /// embedded `time.Duration`'s, so the value is no `fmt.Stringer`), `json.Marshal` from 1.34
+    /// (`"-1s"`, `Duration.String` quoted).
+    fn go_value(nanos: i64) -> GoValue {
+        let text = go::format_duration(nanos);
+        GoValue::Composite {
+            json: format!("\"{text}\""),
+            go: format!("v1.Duration{{Duration:{nanos}}}"),
+        }
+    }
+}
+
+const SECOND: i64 = 1_000_000_000;
+
+/// The sync periods kube-proxy checks for one block or (1.31 on) for the mode: `SyncPeriod`
+/// above zero, `MinSyncPeriod` at least zero and not above `SyncPeriod` (reported on
+/// `SyncPeriod` with the value of `MinSyncPeriod`).
+fn sync_periods(
+    prefix: &str,
+    sync: &Duration<'_>,
+    min: &Duration<'_>,
+    out: &mut Vec<(String, FieldError)>,
+) {
+    let (sync_value, min_value) = (sync.value(), min.value());
+    if sync_value <= 0 {
+        out.push((
+            sync.field.to_owned(),
+            FieldError::invalid(
+                format!("{prefix}.SyncPeriod"),
+                Duration::go_value(sync_value),
+                "must be greater than 0",
+            ),
+        ));
+    }
+    if min_value < 0 {
+        out.push((
+            min.field.to_owned(),
+            FieldError::invalid(
+                format!("{prefix}.MinSyncPeriod"),
+                Duration::go_value(min_value),
+                "must be greater than or equal to 0",
+            ),
+        ));
+    }
+    if min_value > sync_value {
+        out.push((
+            sync.field.to_owned(),
+            FieldError::invalid(
+                format!("{prefix}.SyncPeriod"),
+                Duration::go_value(min_value),
+                format!("must be greater than or equal to {prefix}.MinSyncPeriod"),
+            ),
+        ));
+    }
+}
+
+/// A duration that must not be negative (`must be greater than or equal to 0`).
+fn not_negative(path: &str, duration: &Duration<'_>, out: &mut Vec<(String, FieldError)>) {
+    let value = duration.value();
+    if value < 0 {
+        out.push((
+            duration.field.to_owned(),
+            FieldError::invalid(
+                path,
+                Duration::go_value(value),
+                "must be greater than or equal to 0",
+            ),
+        ));
+    }
+}
+
+/// An `int32` pointer that must not be negative.
+fn count_not_negative(
+    field: &str,
+    path: &str,
+    value: Option<i32>,
+    out: &mut Vec<(String, FieldError)>,
+) {
+    if let Some(v) = value.filter(|v| *v < 0) {
+        out.push((
+            field.to_owned(),
+            FieldError::invalid(
+                path,
+                GoValue::Int(i64::from(v)),
+                "must be greater than or equal to 0",
+            ),
+        ));
+    }
+}
+
+/// Every field error of pkg/proxy/apis/config/validation/validation.go `Validate` of the
+/// release, in its order, each with the field as the document writes it (`mode`,
+/// `iptables.masqueradeBit`, `nodePortAddresses[0]`), for a kube-proxy running in `mode` (the
+/// rendered mode, or the document's own for `svclab check`) after cmd/kube-proxy's
+/// `platformApplyDefaults` (1.28 on, in `Options.Complete`: a blank mode is iptables, a blank
+/// detectLocalMode is ClusterCIDR). The `featureGates` check that opens `Validate` cannot fail
+/// once `Complete` has applied the same gates (`complete_error`).
+fn refusals(kpc: &KubeProxyConfiguration, mode: &str, minor: u32) -> Vec<(String, FieldError)> {
+    let checked = &kpc.checked;
+    let defaults_applied = holds(Behaviour::PlatformDefaultsBeforeValidate, minor);
+    let mode = if mode.is_empty() && defaults_applied { "iptables" } else { mode };
+    let detect_mode = if kpc.detect_local_mode.is_empty() && defaults_applied {
+        "ClusterCIDR"
+    } else {
+        kpc.detect_local_mode.as_str()
+    };
+    let linux = holds(Behaviour::ValidateLinuxBlock, minor);
+    let root = "KubeProxyConfiguration";
+    let mut out = Vec::new();
+    let d = Duration::plain;
+    // validateKubeProxyIPTablesConfiguration (its sync periods until 1.30).
+    let ipt = format!("{root}.KubeProxyIPTablesConfiguration");
+    masquerade_bit("iptables.masqueradeBit", &ipt, kpc.masquerade_bit, &mut out);
+    let iptables_sync = d("iptables.syncPeriod", &checked.iptables_sync_period, 30 * SECOND);
+    let iptables_min = d("iptables.minSyncPeriod", &checked.iptables_min_sync_period, SECOND);
+    if !linux {
+        sync_periods(&ipt, &iptables_sync, &iptables_min, &mut out);
+    }
+    // The mode's own block.
+    let ipvs_sync = d("ipvs.syncPeriod", &checked.ipvs_sync_period, 30 * SECOND);
+    let ipvs_min = d("ipvs.minSyncPeriod", &checked.ipvs_min_sync_period, 0);
+    let nft_sync = d("nftables.syncPeriod", &checked.nftables_sync_period, 30 * SECOND);
+    let nft_min = d("nftables.minSyncPeriod", &checked.nftables_min_sync_period, SECOND);
+    if mode == "ipvs" {
+        let ipvs = format!("{root}.KubeProxyIPVSConfiguration");
+        if !linux {
+            sync_periods(&ipvs, &ipvs_sync, &ipvs_min, &mut out);
+        }
+        for (field, name, text) in [
+            ("ipvs.tcpTimeout", "TCPTimeout", &checked.ipvs_tcp_timeout),
+            ("ipvs.tcpFinTimeout", "TCPFinTimeout", &checked.ipvs_tcp_fin_timeout),
+            ("ipvs.udpTimeout", "UDPTimeout", &checked.ipvs_udp_timeout),
+        ] {
+            not_negative(&format!("{ipvs}.{name}"), &d(field, text, 0), &mut out);
+        }
+        if holds(Behaviour::ValidateIpvsScheduler, minor) {
+            out.extend(ipvs_scheduler_error(&ipvs, &checked.ipvs_scheduler));
+        }
+        for (i, cidr) in checked.ipvs_exclude_cidrs.iter().enumerate() {
+            if parse_cidr_sloppy(cidr).is_none() {
+                out.push((
+                    format!("ipvs.excludeCIDRs[{i}]"),
+                    FieldError::invalid(
+                        format!("{ipvs}.ExcludeCidrs[{i}]"),
+                        GoValue::Str(cidr.clone()),
+                        "must be a valid CIDR",
+                    ),
+                ));
+            }
+        }
+    } else if mode == "nftables" && holds(Behaviour::ValidateNftablesBlock, minor) {
+        let nft = format!("{root}.KubeProxyNFTablesConfiguration");
+        masquerade_bit("nftables.masqueradeBit", &nft, kpc.nftables_masquerade_bit, &mut out);
+        if !linux {
+            sync_periods(&nft, &nft_sync, &nft_min, &mut out);
+        }
+    }
+    // validateKubeProxyConntrackConfiguration (in validateKubeProxyLinuxConfiguration from 1.31,
+    // with oomScoreAdj after it).
+    let conntrack = if linux {
+        format!("{root}.KubeProxyLinuxConfiguration.KubeProxyConntrackConfiguration")
+    } else {
+        format!("{root}.KubeProxyConntrackConfiguration")
+    };
+    count_not_negative(
+        "conntrack.maxPerCore",
+        &format!("{conntrack}.MaxPerCore"),
+        checked.conntrack_max_per_core,
+        &mut out,
+    );
+    count_not_negative(
+        "conntrack.min",
+        &format!("{conntrack}.Min"),
+        checked.conntrack_min,
+        &mut out,
+    );
+    let pointer = Duration::pointer;
+    not_negative(
+        &format!("{conntrack}.TCPEstablishedTimeout"),
+        &pointer(
+            "conntrack.tcpEstablishedTimeout",
+            &checked.conntrack_tcp_established_timeout,
+            24 * 3600 * SECOND,
+        ),
+        &mut out,
+    );
+    not_negative(
+        &format!("{conntrack}.TCPCloseWaitTimeout"),
+        &pointer(
+            "conntrack.tcpCloseWaitTimeout",
+            &checked.conntrack_tcp_close_wait_timeout,
+            3600 * SECOND,
+        ),
+        &mut out,
+    );
+    if holds(Behaviour::ValidateConntrackUdpTimeouts, minor) {
+        not_negative(
+            &format!("{conntrack}.UDPTimeout"),
+            &d("conntrack.udpTimeout", &checked.conntrack_udp_timeout, 0),
+            &mut out,
+        );
+        not_negative(
+            &format!("{conntrack}.UDPStreamTimeout"),
+            &d("conntrack.udpStreamTimeout", &checked.conntrack_udp_stream_timeout, 0),
+            &mut out,
+        );
+    }
+    let oom = checked.oom_score_adj.filter(|v| !(-1000..=1000).contains(v));
+    let oom_error = oom.map(|v| {
+        let path = if linux {
+            format!("{root}.KubeProxyLinuxConfiguration.OOMScoreAdj")
+        } else {
+            format!("{root}.OOMScoreAdj")
+        };
+        (
+            "oomScoreAdj".to_owned(),
+            FieldError::invalid(
+                path,
+                GoValue::Int(i64::from(v)),
+                "must be within the range [-1000, 1000]",
+            ),
+        )
+    });
+    if linux {
+        out.extend(oom_error.clone());
+    }
+    // validateProxyMode, validateClientConnectionConfiguration.
+    let own_gate = kpc.feature_gates.get("NFTablesProxyMode").copied();
+    let ipvs_gate = kpc.feature_gates.get("KubeProxyIPVS").copied();
+    if let Some(error) = mode_error(mode, minor, own_gate, ipvs_gate) {
+        out.push(("mode".to_owned(), error));
+    }
+    count_not_negative(
+        "clientConnection.burst",
+        &format!("{root}.ClientConnection.Burst"),
+        checked.client_connection_burst,
+        &mut out,
+    );
+    if !linux {
+        out.extend(oom_error);
+    }
+    if holds(Behaviour::ValidateUdpIdleTimeout, minor) {
+        let udp = d("udpIdleTimeout", &checked.udp_idle_timeout, 250_000_000).value();
+        if udp <= 0 {
+            out.push((
+                "udpIdleTimeout".to_owned(),
+                FieldError::invalid(
+                    format!("{root}.UDPIdleTimeout"),
+                    Duration::go_value(udp),
+                    "must be greater than 0",
+                ),
+            ));
+        }
+    }
+    let config_sync = d("configSyncPeriod", &checked.config_sync_period, 15 * 60 * SECOND).value();
+    if config_sync <= 0 {
+        out.push((
+            "configSyncPeriod".to_owned(),
+            FieldError::invalid(
+                format!("{root}.ConfigSyncPeriod"),
+                Duration::go_value(config_sync),
+                "must be greater than 0",
+            ),
+        ));
+    }
+    if linux {
+        // conversion.go: the mode's block gives the top-level sync periods.
+        let (sync, min) = match mode {
+            "ipvs" => (&ipvs_sync, &ipvs_min),
+            "nftables" => (&nft_sync, &nft_min),
+            _ => (&iptables_sync, &iptables_min),
+        };
+        sync_periods(root, sync, min, &mut out);
+    }
+    // BindAddress, HealthzBindAddress, MetricsBindAddress (defaulted: the port appended).
+    let bind = if kpc.bind_address.is_empty() { "0.0.0.0" } else { kpc.bind_address.as_str() };
+    if parse_ip_sloppy(bind).is_none() {
+        out.push((
+            "bindAddress".to_owned(),
+            FieldError::invalid(
+                format!("{root}.BindAddress"),
+                GoValue::Str(bind.to_owned()),
+                "not a valid textual representation of an IP address",
+            ),
+        ));
+    }
+    let (healthz, metrics) = default_addresses(bind, checked);
+    out.extend(host_port_errors(
+        "healthzBindAddress",
+        &format!("{root}.HealthzBindAddress"),
+        &healthz,
+    ));
+    out.extend(host_port_errors(
+        "metricsBindAddress",
+        &format!("{root}.MetricsBindAddress"),
+        &metrics,
+    ));
+    if !linux && !kpc.cluster_cidr.is_empty() {
+        out.extend(cluster_cidr_error(&format!("{root}.ClusterCIDR"), &kpc.cluster_cidr));
+    }
+    if holds(Behaviour::ValidatePortRange, minor) && !go::port_range_valid(&checked.port_range) {
+        out.push((
+            "portRange".to_owned(),
+            FieldError::invalid(
+                format!("{root}.PortRange"),
+                GoValue::Str(checked.port_range.clone()),
+                "must be a valid port range (e.g. 300-2000)",
+            ),
+        ));
+    }
+    out.extend(node_port_address_errors(&kpc.node_port_addresses, minor));
+    out.extend(show_hidden_metrics_error(
+        &format!("{root}.ShowHiddenMetricsForVersion"),
+        &checked.show_hidden_metrics_for_version,
+        minor,
+    ));
+    if holds(Behaviour::ValidateDetectLocalMode, minor) {
+        const MODES: &[&str] =
+            &["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix", ""];
+        if !MODES.contains(&detect_mode) {
+            out.push((
+                "detectLocalMode".to_owned(),
+                FieldError::not_supported(
+                    format!("{root}.DetectLocalMode"),
+                    GoValue::Str(detect_mode.to_owned()),
+                    MODES,
+                ),
+            ));
+        }
+    }
+    // The interface names (validateInterface) and, from 1.31, the cluster CIDRs
+    // (validateDetectLocalConfiguration, for the ClusterCIDR mode only).
+    let detect = if linux { format!("{root}.DetectLocalConfiguration") } else { root.to_owned() };
+    match detect_mode {
+        "BridgeInterface" if kpc.bridge_interface.is_empty() => out.push((
+            "detectLocal.bridgeInterface".to_owned(),
+            FieldError::invalid(
+                format!("{detect}.InterfaceName"),
+                GoValue::Str(String::new()),
+                "must not be empty",
+            ),
+        )),
+        "InterfaceNamePrefix" if kpc.interface_name_prefix.is_empty() => out.push((
+            "detectLocal.interfaceNamePrefix".to_owned(),
+            FieldError::invalid(
+                format!("{detect}.InterfacePrefix"),
+                GoValue::Str(String::new()),
+                "must not be empty",
+            ),
+        )),
+        "ClusterCIDR" if linux && !kpc.cluster_cidr.is_empty() => {
+            out.extend(cluster_cidrs_errors(&format!("{detect}.ClusterCIDRs"), &kpc.cluster_cidr));
+        }
+        _ => {}
+    }
+    if holds(Behaviour::ValidateLogging, minor)
+        && !matches!(checked.logging_format.as_str(), "" | "text" | "json")
+    {
+        out.push((
+            "logging.format".to_owned(),
+            FieldError::invalid(
+                format!("{root}.logging.format"),
+                GoValue::Str(checked.logging_format.clone()),
+                "Unsupported log format",
+            ),
+        ));
+    }
+    out
 }
 
 /// `validateProxyModeLinux`: blank or one of the valid modes, else `field.Invalid` on
-/// `KubeProxyConfiguration.Mode.ProxyMode` with the sorted valid modes (`sets.List`). 1.24
-/// and 1.25 list `userspace` and join with `,`; from 1.26 the list is `iptables, ipvs`, with
-/// `nftables` where the mode is valid (its gate on, or GA).
-fn mode_error(mode: &str, minor: u32, own_gate: Option<bool>) -> Option<FieldError> {
-    let userspace = holds(Behaviour::UserspaceProxyMode, minor);
-    let mut valid = vec!["iptables", "ipvs"];
-    if userspace {
+/// `KubeProxyConfiguration.Mode.ProxyMode` with the sorted valid modes (`sets.List`), joined
+/// with `,` until 1.27 and `, ` from 1.28 (`strings.Join(sets.List(validModes), ", ")`, read in
+/// v1.28.15; v1.27.16 has `validModes.List(), ","`). 1.24 and 1.25 list `userspace`; the
+/// nftables mode where it is valid (its gate on, or GA); from 1.37 `ipvs` only while
+/// kube-proxy's KubeProxyIPVS gate is on (GA, on by default).
+fn mode_error(
+    mode: &str,
+    minor: u32,
+    own_gate: Option<bool>,
+    ipvs_gate: Option<bool>,
+) -> Option<FieldError> {
+    let mut valid = vec!["iptables"];
+    if !holds(Behaviour::IpvsModeGated, minor) || ipvs_gate.unwrap_or(true) {
+        valid.push("ipvs");
+    }
+    if holds(Behaviour::UserspaceProxyMode, minor) {
         valid.push("userspace");
     }
     if nftables_mode_valid(minor, own_gate) {
@@ -230,7 +657,8 @@ fn mode_error(mode: &str, minor: u32, own_gate: Option<bool>) -> Option<FieldErr
         return None;
     }
     valid.sort_unstable();
-    let valid = valid.join(if userspace { "," } else { ", " });
+    let separator = if holds(Behaviour::ModeListCommaSpace, minor) { ", " } else { "," };
+    let valid = valid.join(separator);
     Some(FieldError::invalid(
         "KubeProxyConfiguration.Mode.ProxyMode",
         GoValue::Str(mode.to_owned()),
@@ -240,17 +668,206 @@ fn mode_error(mode: &str, minor: u32, own_gate: Option<bool>) -> Option<FieldErr
     ))
 }
 
+/// `masqueradeBit` of a mode block within `[0, 31]` (the value printed as the int32 it points
+/// to).
+fn masquerade_bit(field: &str, block: &str, bit: Option<i32>, out: &mut Vec<(String, FieldError)>) {
+    if let Some(bit) = bit.filter(|b| !(0..=31).contains(b)) {
+        out.push((
+            field.to_owned(),
+            FieldError::invalid(
+                format!("{block}.MasqueradeBit"),
+                GoValue::Int(i64::from(bit)),
+                "must be within the range [0, 31]",
+            ),
+        ));
+    }
+}
+
+/// `validateIPVSSchedulerMethod` (1.24 to 1.26): one of the scheduler names, printed with `%v`
+/// of the `[]IPVSSchedulerMethod` (`[rr wrr ... nq ]`).
+fn ipvs_scheduler_error(block: &str, scheduler: &str) -> Option<(String, FieldError)> {
+    const METHODS: &[&str] =
+        &["rr", "wrr", "lc", "wlc", "lblc", "lblcr", "sh", "dh", "sed", "nq", ""];
+    if METHODS.contains(&scheduler) {
+        return None;
+    }
+    Some((
+        "ipvs.scheduler".to_owned(),
+        FieldError::invalid(
+            format!("{block}.Scheduler.Scheduler"),
+            GoValue::Str(scheduler.to_owned()),
+            format!(
+                "must be in [{}], blank means the default algorithm method (currently rr)",
+                METHODS.join(" ")
+            ),
+        ),
+    ))
+}
+
+/// `healthzBindAddress` and `metricsBindAddress` after `SetDefaults_KubeProxyConfiguration`:
+/// unset, `0.0.0.0:10256` and `127.0.0.1:10249` (`[::]` and `[::1]` for an IPv6
+/// `bindAddress`, `getDefaultAddresses`); set, `proxyutil.AppendPortIfNeeded` adds the port to
+/// a bare IP.
+fn default_addresses(bind: &str, checked: &crate::model::KubeProxyChecked) -> (String, String) {
+    let ipv6 = parse_ip_sloppy(bind).is_some_and(|ip| ip.is_ipv6());
+    let (healthz_host, metrics_host) =
+        if ipv6 { ("[::]", "[::1]") } else { ("0.0.0.0", "127.0.0.1") };
+    let with_port = |address: &str, host: &str, port: u16| {
+        if address.is_empty() {
+            return format!("{host}:{port}");
+        }
+        if go::split_host_port(address).is_some() {
+            return address.to_owned();
+        }
+        match parse_ip_sloppy(address) {
+            Some(ip) if ip.is_ipv4() => format!("{address}:{port}"),
+            Some(_) => format!("[{address}]:{port}"),
+            None => address.to_owned(),
+        }
+    };
+    (
+        with_port(&checked.healthz_bind_address, healthz_host, 10256),
+        with_port(&checked.metrics_bind_address, metrics_host, 10249),
+    )
+}
+
+/// `validateHostPort`: `IP:port` with a valid IP and a port in 1 to 65535.
+fn host_port_errors(field: &str, path: &str, input: &str) -> Vec<(String, FieldError)> {
+    let Some((host, port)) = go::split_host_port(input) else {
+        return vec![(
+            field.to_owned(),
+            FieldError::invalid(path, GoValue::Str(input.to_owned()), "must be IP:port"),
+        )];
+    };
+    let mut out = Vec::new();
+    if parse_ip_sloppy(host).is_none() {
+        out.push((
+            field.to_owned(),
+            FieldError::invalid(path, GoValue::Str(host.to_owned()), "must be a valid IP"),
+        ));
+    }
+    if !go::atoi(port).is_some_and(|p| (1..=65535).contains(&p)) {
+        out.push((
+            field.to_owned(),
+            FieldError::invalid(path, GoValue::Str(port.to_owned()), "must be a valid port"),
+        ));
+    }
+    out
+}
+
+/// `netutils.IsDualStackCIDRStrings`: `None` when an entry does not parse, else whether the
+/// list holds both families.
+fn dual_stack(cidrs: &[&str]) -> Option<bool> {
+    let nets: Option<Vec<_>> = cidrs.iter().map(|c| parse_cidr_sloppy(c)).collect();
+    let nets = nets?;
+    let v4 = nets.iter().any(|(_, n)| n.addr().is_ipv4());
+    let v6 = nets.iter().any(|(_, n)| n.addr().is_ipv6());
+    Some(v4 && v6)
+}
+
+/// `clusterCIDR` as one string (1.24 to 1.30): at most two CIDRs, two of different families.
+fn cluster_cidr_error(path: &str, text: &str) -> Option<(String, FieldError)> {
+    let cidrs: Vec<&str> = text.split(',').collect();
+    let detail = match cidrs.len() {
+        n if n > 2 => {
+            "only one CIDR allowed or a valid DualStack CIDR (e.g. 10.100.0.0/16,fde4:8dba:82e1::/48)"
+        }
+        2 if dual_stack(&cidrs) != Some(true) => {
+            "must be a valid DualStack CIDR (e.g. 10.100.0.0/16,fde4:8dba:82e1::/48)"
+        }
+        1 if parse_cidr_sloppy(text).is_none() => {
+            "must be a valid CIDR block (e.g. 10.100.0.0/16 or fde4:8dba:82e1::/48)"
+        }
+        _ => return None,
+    };
+    Some((
+        "clusterCIDR".to_owned(),
+        FieldError::invalid(path, GoValue::Str(text.to_owned()), detail),
+    ))
+}
+
+/// `validateDualStackCIDRStrings` of `DetectLocal.ClusterCIDRs` (1.31 on: conversion.go splits
+/// `clusterCIDR` on `,`).
+fn cluster_cidrs_errors(path: &str, text: &str) -> Vec<(String, FieldError)> {
+    let cidrs: Vec<&str> = text.split(',').collect();
+    let items: Vec<String> = cidrs.iter().map(|c| (*c).to_owned()).collect();
+    let pair = "must be a either a single CIDR or dual-stack pair of CIDRs (e.g. [10.100.0.0/16, fde4:8dba:82e1::/48]";
+    let whole =
+        || ("clusterCIDR".to_owned(), FieldError::invalid(path, GoValue::strings(&items), pair));
+    if cidrs.len() > 2 {
+        return vec![whole()];
+    }
+    let mut out = Vec::new();
+    for (i, cidr) in cidrs.iter().enumerate() {
+        if parse_cidr_sloppy(cidr).is_none() {
+            out.push((
+                "clusterCIDR".to_owned(),
+                FieldError::invalid(
+                    format!("{path}[{i}]"),
+                    GoValue::Str((*cidr).to_owned()),
+                    "must be a valid CIDR block (e.g. 10.100.0.0/16 or fde4:8dba:82e1::/48)",
+                ),
+            ));
+        }
+    }
+    if cidrs.len() == 2 && dual_stack(&cidrs) == Some(false) {
+        out.push(whole());
+    }
+    out
+}
+
+/// `metrics.ValidateShowHiddenMetricsVersion` against the binary's own version: only the
+/// previous minor (`1.36` for kube-proxy 1.37) or nothing. Its text changed in 1.36, when
+/// component-base moved the check into metrics/api/v1
+/// (`ValidateShowHiddenMetricsVersionForKubeletBackwardCompatOnly`, which nests a
+/// `field.Error`).
+fn show_hidden_metrics_error(
+    path: &str,
+    version: &str,
+    minor: u32,
+) -> Option<(String, FieldError)> {
+    let previous = format!("1.{}", minor.saturating_sub(1));
+    if version.is_empty() || version == previous {
+        return None;
+    }
+    let quoted = crate::field::go_quote(version);
+    let detail = if holds(Behaviour::ShowHiddenMetricsFieldError, minor) {
+        format!(
+            "invalid showHiddenMetricsForVersion: showHiddenMetricsForVersion: Invalid value: {quoted}: must be omitted or have the value '{previous}'; only the previous minor version is allowed"
+        )
+    } else {
+        format!(
+            "--show-hidden-metrics-for-version must be omitted or have the value '{previous}'. Only the previous minor version is allowed"
+        )
+    };
+    Some((
+        "showHiddenMetricsForVersion".to_owned(),
+        FieldError::invalid(path, GoValue::Str(version.to_owned()), detail),
+    ))
+}
+
 /// `validateKubeProxyNodePortAddress`: each entry must parse as a CIDR (`ParseCIDRSloppy`;
-/// per index since kubernetes/kubernetes#95036, 1.20). From 1.31 (#123105) `primary` is
-/// accepted as the only entry; anywhere else it is "can't use both 'primary' and CIDRs", and
-/// the loop stops at the first `primary`.
+/// per index since kubernetes/kubernetes#95036, 1.20). 1.31 to 1.36 (#123105) accept
+/// `primary` as the only entry; anywhere else it is "can't use both 'primary' and CIDRs", and
+/// the loop stops at the first `primary`. 1.37 accepts the keywords `primary`, `localhost` and
+/// `all` anywhere, each once (`field.Duplicate` for a repeated keyword), and names them in
+/// the error of an entry that is neither.
 fn node_port_address_errors(addresses: &[String], minor: u32) -> Vec<(String, FieldError)> {
-    let keyword = holds(Behaviour::PrimaryKeyword, minor);
+    let primary = holds(Behaviour::PrimaryKeyword, minor);
+    let keywords = holds(Behaviour::NodePortAddressKeywords, minor);
     let mut errors = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
     for (i, address) in addresses.iter().enumerate() {
         let field = format!("nodePortAddresses[{i}]");
         let path = format!("KubeProxyConfiguration.NodePortAddresses[{i}]");
-        if keyword && address == "primary" {
+        if keywords && matches!(address.as_str(), "primary" | "localhost" | "all") {
+            if seen.contains(&address.as_str()) {
+                errors.push((field, FieldError::duplicate(path, GoValue::Str(address.clone()))));
+            }
+            seen.push(address);
+            continue;
+        }
+        if primary && !keywords && address == "primary" {
             if i != 0 || addresses.len() != 1 {
                 errors.push((
                     field,
@@ -264,10 +881,12 @@ fn node_port_address_errors(addresses: &[String], minor: u32) -> Vec<(String, Fi
             break;
         }
         if parse_cidr_sloppy(address).is_none() {
-            errors.push((
-                field,
-                FieldError::invalid(path, GoValue::Str(address.clone()), "must be a valid CIDR"),
-            ));
+            let detail = if keywords {
+                "must be a valid CIDR or one of the keywords 'primary', 'localhost', 'all'"
+            } else {
+                "must be a valid CIDR"
+            };
+            errors.push((field, FieldError::invalid(path, GoValue::Str(address.clone()), detail)));
         }
     }
     errors
@@ -275,12 +894,10 @@ fn node_port_address_errors(addresses: &[String], minor: u32) -> Vec<(String, Fi
 
 /// apimachinery util/errors `aggregate.Error`: one error as it is, several distinct ones as
 /// `[a, b]` (duplicates dropped).
-fn aggregate(errors: &[FieldError]) -> String {
+fn aggregate(errors: &[FieldError], json: bool) -> String {
     let mut seen: Vec<String> = Vec::new();
     for error in errors {
-        // String values render with `%q` in every release, so the JSON switch of 1.34 does
-        // not change these texts.
-        let text = error.message(false);
+        let text = error.message(json);
         if !seen.contains(&text) {
             seen.push(text);
         }
@@ -290,3 +907,6 @@ fn aggregate(errors: &[FieldError]) -> String {
     }
     format!("[{}]", seen.join(", "))
 }
+
+#[cfg(test)]
+mod tests;

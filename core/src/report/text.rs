@@ -178,6 +178,11 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
                 d.message
             ),
             "NotFound" => format!("Error from server (NotFound): {}", d.message),
+            "Conflict" => format!(
+                "Error from server (Conflict): error when replacing {}: {}",
+                crate::field::go_quote(file),
+                d.message
+            ),
             _ => format!("error: {}", d.message),
         };
         let _ = writeln!(out, "{line}");

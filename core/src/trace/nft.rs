@@ -112,6 +112,8 @@ pub(crate) fn parse(text: &str) -> Table {
             "map" => {
                 t.maps.entry(name).or_default();
             }
+            // 1.37's named counters (localhost NodePort rejects) only count.
+            "counter" => {}
             "rule" => t.chains.entry(name).or_default().push(rest_of(5)),
             "element" => {
                 let body = rest_of(5);
@@ -146,6 +148,9 @@ enum Action {
     Return,
     /// `numgen random mod n vmap { ... }`: each target with probability 1/n.
     Random(Vec<String>),
+    /// `dnat ip addr . port to numgen random mod n map { ... }` (1.36 on): each `ip:port`
+    /// (`[ip]:port`) with probability 1/n.
+    RandomDnat(Vec<String>),
 }
 
 pub(crate) struct Walker<'a> {
@@ -249,6 +254,24 @@ impl Walker<'_> {
                     out.extend(self.run(&target, p, depth + 1));
                     return;
                 }
+                Action::RandomDnat(targets) => {
+                    let share = 1.0 / targets.len() as f64;
+                    for (i, to) in targets.into_iter().enumerate() {
+                        if i > 0 && !self.budget.path(&p.steps) {
+                            break;
+                        }
+                        let mut q = p.clone();
+                        q.probability *= share;
+                        if let Some((ip, port)) = split_host_port(&to) {
+                            q.dst = ip;
+                            q.dport = port;
+                        }
+                        step(&mut q, format!("dnat to {to} (random, p={share:.10})"));
+                        q.dnat = Some(to);
+                        out.push((q, Flow::Accept));
+                    }
+                    return;
+                }
                 Action::Random(targets) => {
                     let share = 1.0 / targets.len() as f64;
                     for (i, target) in targets.into_iter().enumerate() {
@@ -279,6 +302,23 @@ impl Walker<'_> {
                 "ct" if at(i + 1) == "state" => {
                     // A first packet is "new".
                     if !at(i + 2).split(',').any(|s| s == "new") {
+                        return None;
+                    }
+                    i += 3;
+                }
+                // 1.36's hairpin connections: `ip saddr . ip daddr . meta l4proto . th dport
+                // @hairpin-connections`.
+                "ip" | "ip6" if at(i + 2) == "." && at(i + 4) == "daddr" => {
+                    let key = format!("{} . {} . {} . {}", p.src, p.dst, self.protocol, p.dport);
+                    let set = at(i + 11).trim_start_matches('@');
+                    if !self.table.sets.get(set).is_some_and(|elems| elems.contains(&key)) {
+                        return None;
+                    }
+                    i += 12;
+                }
+                // `ct status dnat`: the connection was DNATed.
+                "ct" if at(i + 1) == "status" => {
+                    if at(i + 2) == "dnat" && p.dnat.is_none() {
                         return None;
                     }
                     i += 3;
@@ -371,10 +411,11 @@ impl Walker<'_> {
                     i += if negate { 3 } else { 2 };
                 }
                 "mark" if at(i + 1) == "and" => {
-                    // mark and M == 0
+                    // mark and M == 0 (1.29 to 1.35), mark and M != 0 (1.36 on)
                     let mask = number(at(i + 2));
                     let value = number(at(i + 4));
-                    if p.mark & mask != value {
+                    let equal = p.mark & mask == value;
+                    if equal == (at(i + 3) == "!=") {
                         return None;
                     }
                     i += 5;
@@ -401,6 +442,26 @@ impl Walker<'_> {
                 "masquerade" => {
                     p.masquerade = true;
                     return Some(Action::Verdict(Flow::Accept));
+                }
+                // dnat ip addr . port to numgen random mod n map { 0 : a . p , 1 : b . q }
+                "dnat" if at(i + 2) == "addr" => {
+                    let open = w.iter().position(|x| *x == "{").unwrap_or(w.len());
+                    let close = w.iter().rposition(|x| *x == "}").unwrap_or(w.len());
+                    let inner = w.get(open + 1..close).unwrap_or_default().join(" ");
+                    let targets = inner
+                        .split(" , ")
+                        .filter_map(|entry| {
+                            let (_, value) = entry.split_once(" : ")?;
+                            let (ip, port) = value.split_once(" . ")?;
+                            let ip = ip.trim();
+                            Some(if ip.contains(':') {
+                                format!("[{ip}]:{}", port.trim())
+                            } else {
+                                format!("{ip}:{}", port.trim())
+                            })
+                        })
+                        .collect();
+                    return Some(Action::RandomDnat(targets));
                 }
                 "dnat" => {
                     let to = at(i + 2).to_owned();

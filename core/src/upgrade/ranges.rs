@@ -106,18 +106,22 @@ pub(crate) fn findings(sides: &Sides, today: &World, migrated: &World, out: &mut
             if sides.from.service_cidrs.iter().any(|(n, c)| n == name && c == cidrs) {
                 continue;
             }
-            let answer = match validation::validate_service_cidr(cidrs) {
-                Ok(_) => format!("servicecidr.networking.k8s.io/{name} created"),
-                Err(errors) => {
-                    let object = ObjectRef::new("ServiceCIDR", "", name);
-                    let json = to.json_field_values();
-                    let diags: Vec<_> = errors
-                        .iter()
-                        .map(|e| e.to_diagnostic(&object, &Default::default(), json))
-                        .collect();
-                    let refs: Vec<_> = diags.iter().collect();
-                    status_message(&object, &refs)
-                }
+            let object = crate::model::ServiceCidr {
+                metadata: crate::model::ObjectMeta { name: name.clone(), ..Default::default() },
+                cidrs: cidrs.clone(),
+            };
+            let errors = validation::validate_service_cidr_create(&object, to);
+            let answer = if errors.is_empty() {
+                format!("servicecidr.networking.k8s.io/{name} created")
+            } else {
+                let object = ObjectRef::new("ServiceCIDR", "", name);
+                let json = to.json_field_values();
+                let diags: Vec<_> = errors
+                    .iter()
+                    .map(|e| e.to_diagnostic(&object, &Default::default(), json))
+                    .collect();
+                let refs: Vec<_> = diags.iter().collect();
+                status_message(&object, &refs)
             };
             let impact = if answer.ends_with(" created") { Impact::Note } else { Impact::Breaks };
             steps.push(

@@ -1,13 +1,13 @@
 //! `ValidateEndpointSlice{Create,Update}` (`pkg/apis/discovery/validation`): paths have no `spec.` prefix
 //! because an EndpointSlice has no spec.
 
-use crate::field::{ErrorType, FieldError, GoValue};
+use crate::field::{ErrorType, FieldError, GoValue, go_quote};
 use crate::model::{Endpoint, EndpointPort, EndpointSlice};
-use crate::net::{IpFamily, parse_ip_sloppy, push_decimal};
+use crate::net::{IpFamily, go_ip_string, parse_ip_sloppy, push_decimal};
 use crate::profile::{Feature, Profile};
 use crate::validation::names::{
-    NameRule, Texts, dns1123_label, dns1123_subdomain, label_value, push_invalid, qualified_name,
-    validate_object_meta,
+    NameRule, Scope, Texts, dns1123_label, dns1123_subdomain, kube_finalizer_names, label_value,
+    push_invalid, qualified_name, validate_object_meta,
 };
 use crate::validation::releases::{Rule, in_force};
 use crate::validation::{ip_messages, non_special_ip_errors};
@@ -32,29 +32,50 @@ fn max_ports(profile: &Profile) -> usize {
 }
 
 /// `ValidateEndpointSlice` (and, given `old`, `ValidateEndpointSliceUpdate`'s own check), field
-/// by field in upstream's order.
+/// by field in upstream's order: the endpoints before the ports to 1.32, after them from 1.33
+/// (`releases::Rule::EndpointSlicePortsFirst`).
 pub(super) fn validate(
     slice: &EndpointSlice,
     old: Option<&EndpointSlice>,
     profile: &Profile,
 ) -> Vec<FieldError> {
+    let minor = profile.version.minor;
     let mut errors = Vec::new();
     let t = Texts::of(profile);
-    validate_object_meta(&mut errors, t, &slice.metadata, NameRule::Dns1123Subdomain);
+    validate_object_meta(
+        &mut errors,
+        t,
+        &slice.metadata,
+        NameRule::Dns1123Subdomain,
+        Scope::Namespaced,
+    );
+    kube_finalizer_names(&mut errors, &slice.metadata);
     address_type(&mut errors, &slice.address_type);
-    // Ratcheting: an unchanged `endpoints` list is not re-checked strictly.
-    let endpoints_unchanged = old.is_some_and(|o| o.endpoints == slice.endpoints);
     let addresses = Addresses {
         address_type: &slice.address_type,
-        strict: profile.gate(Feature::StrictIPCIDRValidation) && !endpoints_unchanged,
-        // 1.24 to 1.32 follow the family error with `ValidateNonSpecialIP` (later renamed
-        // `ValidateEndpointIP`, same texts), so "foo" also gets "must be a valid IP address";
-        // 1.33 stops there.
-        special_after_family: in_force(Rule::EndpointSliceFamilyAndSpecial, profile.version.minor),
+        form: if in_force(Rule::EndpointSliceFamilyAndSpecial, minor) {
+            AddressForm::FamilyAndSpecial
+        } else {
+            AddressForm::Kep4858 { strict: profile.gate(Feature::StrictIPCIDRValidation) }
+        },
         texts: t,
     };
-    endpoints(&mut errors, &slice.endpoints, &addresses);
-    ports(&mut errors, &slice.ports, t, max_ports(profile));
+    let mut endpoint_errors = Vec::new();
+    endpoints(&mut endpoint_errors, &slice.endpoints, &addresses);
+    // From 1.33 an update whose endpoints did not change drops their errors: older releases
+    // accepted them (`apiequality.Semantic.DeepEqual(old.Endpoints, new.Endpoints)`).
+    if in_force(Rule::EndpointSliceUnchangedEndpoints, minor)
+        && old.is_some_and(|o| o.endpoints == slice.endpoints)
+    {
+        endpoint_errors.clear();
+    }
+    if in_force(Rule::EndpointSlicePortsFirst, minor) {
+        ports(&mut errors, &slice.ports, t, max_ports(profile));
+        errors.append(&mut endpoint_errors);
+    } else {
+        errors.append(&mut endpoint_errors);
+        ports(&mut errors, &slice.ports, t, max_ports(profile));
+    }
     if let Some(old) = old
         && old.address_type != slice.address_type
     {
@@ -65,6 +86,100 @@ pub(super) fn validate(
         ));
     }
     errors
+}
+
+/// Declarative validation (KEP-5073) as the generic registry runs it after the handwritten
+/// checks (apiserver `pkg/registry/rest/create.go` `ValidateCreate`, `update.go`
+/// `ValidateUpdate`, `validate.go` `ValidateDeclarativelyWithMigrationChecks`): from 1.37 the
+/// EndpointSlice's `+k8s:beta` rules are enforced while DeclarativeValidationBeta is on (1.36
+/// has them as `+k8s:alpha`, shadowed). A handwritten error marked `MarkCoveredByDeclarative`
+/// is removed when a declarative error of the same type, origin and field is enforced, and the
+/// declarative errors are appended after all others (`releases::Rule::
+/// EndpointSliceDeclarativeBeta`). `errors` are every cause so far, the common update fields'
+/// included.
+pub(super) fn declarative(
+    errors: &mut Vec<FieldError>,
+    slice: &EndpointSlice,
+    old: Option<&EndpointSlice>,
+    profile: &Profile,
+) {
+    if !in_force(Rule::EndpointSliceDeclarativeBeta, profile.version.minor)
+        || !profile.gate(Feature::DeclarativeValidationBeta)
+    {
+        return;
+    }
+    let enforced = declarative_errors(slice, old);
+    if enforced.is_empty() {
+        return;
+    }
+    // validate.FilterCoveredHandwrittenErrors: type, origin and field (the origins of a covered
+    // error and its declarative twin agree: "immutable", "maxItems" or none).
+    errors.retain(|e| {
+        !(covered_by_declarative(e)
+            && enforced.iter().any(|d| d.kind == e.kind && d.path == e.path))
+    });
+    errors.extend(enforced);
+}
+
+/// `Validate_EndpointSlice` of `pkg/apis/discovery/v1/zz_generated.validations.go`
+/// (k8s.io/kubernetes@v1.37.2), its beta rules: `addressType` required, immutable (each a short
+/// circuit), else one of the enum's values; each endpoint's `addresses` required and at most
+/// 100. Unchanged fields are not validated again on update; the metadata's rules are alpha.
+fn declarative_errors(slice: &EndpointSlice, old: Option<&EndpointSlice>) -> Vec<FieldError> {
+    let mut out = Vec::new();
+    if old.is_none_or(|o| o.address_type != slice.address_type) {
+        let mut short_circuit = false;
+        if slice.address_type.is_empty() {
+            out.push(FieldError::required("addressType", ""));
+            short_circuit = true;
+        }
+        if old.is_some() {
+            // validate.Immutable: `field.Invalid(fldPath, nil, "field is immutable")`.
+            out.push(FieldError::invalid("addressType", GoValue::Null, "field is immutable"));
+            short_circuit = true;
+        }
+        if !short_circuit && !matches!(slice.address_type.as_str(), "IPv4" | "IPv6" | "FQDN") {
+            out.push(FieldError::not_supported(
+                "addressType",
+                GoValue::Named(slice.address_type.clone()),
+                &["FQDN", "IPv4", "IPv6"],
+            ));
+        }
+    }
+    // `OptionalSlice` ends an empty list's checks; `EachValSliceVal` without a match function
+    // checks every endpoint, even past the handwritten limit of 1000.
+    if old.is_none_or(|o| o.endpoints != slice.endpoints) {
+        let mut path = String::new();
+        for (i, endpoint) in slice.endpoints.iter().enumerate() {
+            indexed(&mut path, "endpoints", i);
+            path.push_str(".addresses");
+            if endpoint.addresses.is_empty() {
+                out.push(FieldError::required(path.clone(), ""));
+            }
+            if endpoint.addresses.len() > MAX_ADDRESSES {
+                out.push(too_many(&path, endpoint.addresses.len(), MAX_ADDRESSES));
+            }
+        }
+    }
+    out
+}
+
+/// The handwritten errors `ValidateEndpointSlice{,Update}` marks `MarkCoveredByDeclarative`
+/// (k8s.io/kubernetes@v1.36.5 and @v1.37.2): `addressType` required, unsupported or changed,
+/// and an endpoint's `addresses` empty or too long.
+fn covered_by_declarative(error: &FieldError) -> bool {
+    match error.path.as_str() {
+        "addressType" => match error.kind {
+            ErrorType::Required | ErrorType::NotSupported => true,
+            ErrorType::Invalid => error.detail == "field is immutable",
+            _ => false,
+        },
+        path => {
+            path.starts_with("endpoints[")
+                && path.ends_with("].addresses")
+                && matches!(error.kind, ErrorType::Required | ErrorType::TooMany)
+        }
+    }
 }
 
 /// `addressType`: required, one of the supported types. The deprecated `IP` type is rejected on
@@ -85,11 +200,21 @@ fn address_type(errors: &mut Vec<FieldError>, address_type: &str) {
 /// How the addresses of a slice are checked.
 struct Addresses<'a> {
     address_type: &'a str,
-    /// StrictIPCIDRValidation on, and the endpoints changed.
-    strict: bool,
-    /// A family error is followed by the special-address checks (1.24 to 1.32).
-    special_after_family: bool,
+    form: AddressForm,
     texts: Texts,
+}
+
+/// The two ways upstream has checked an IP address of a slice.
+#[derive(Clone, Copy)]
+enum AddressForm {
+    /// 1.24 to 1.32: `IsValidIPv4Address`/`IsValidIPv6Address` ("must be a valid IPv4
+    /// address"), then `ValidateNonSpecialIP` on every address, so a bad one gets both.
+    FamilyAndSpecial,
+    /// 1.33 on (KEP-4858): `IsValidIPForLegacyField` (IPv4 slices, `strict` with
+    /// StrictIPCIDRValidation) or `IsValidIP` (IPv6 slices, always strict and canonical);
+    /// only an address that passes is checked for its family, at the list's path ("must be an
+    /// IPv4 address"), and by `ValidateEndpointIP`.
+    Kep4858 { strict: bool },
 }
 
 /// `endpoints`: at most 1000, each endpoint checked. The paths are built in place, once per
@@ -132,24 +257,57 @@ impl Addresses<'_> {
         }
     }
 
-    /// An IP address of the slice's family (Go's `ip.To4() != nil`: IPv4-mapped IPv6 counts as
-    /// IPv4), then the strict form and the special addresses.
+    /// An IP address of the slice's family, `path` being `endpoints[i].addresses[j]`.
     fn ip(&self, errors: &mut Vec<FieldError>, path: &str, address: &str) {
         let want_v4 = self.address_type == "IPv4";
+        // Go's `ip.To4() != nil`: IPv4-mapped IPv6 counts as IPv4 (`netutils.IsIPv4String`).
         let of_family = parse_ip_sloppy(address)
             .is_some_and(|ip| (IpFamily::of(ip) == IpFamily::V4) == want_v4);
-        if !of_family {
-            let msg = format!("must be a valid {} address", self.address_type);
-            errors.push(FieldError::invalid(path, GoValue::Str(address.to_owned()), msg));
-            if self.special_after_family {
+        let value = || GoValue::Str(address.to_owned());
+        match self.form {
+            AddressForm::FamilyAndSpecial => {
+                if !of_family {
+                    let msg = format!("must be a valid {} address", self.address_type);
+                    errors.push(FieldError::invalid(path, value(), msg));
+                }
                 errors.extend(non_special_ip_errors(path, address));
             }
-            return;
+            AddressForm::Kep4858 { strict } => {
+                // pkg/apis/discovery/validation/validation.go validateEndpoints (v1.33.13 to
+                // v1.37.2): IPv4 slices keep the legacy parser, IPv6 slices get `IsValidIP`.
+                let msgs = if want_v4 {
+                    ip_messages(address, strict).into_iter().map(str::to_owned).collect()
+                } else {
+                    valid_ip(address)
+                };
+                if !msgs.is_empty() {
+                    errors.extend(msgs.into_iter().map(|m| FieldError::invalid(path, value(), m)));
+                    return;
+                }
+                if !of_family {
+                    // The list's path, not the address's: upstream passes `addressPath`.
+                    let list = path.rsplit_once('[').map_or(path, |(list, _)| list);
+                    let msg = format!("must be an {} address", self.address_type);
+                    errors.push(FieldError::invalid(list, value(), msg));
+                }
+                errors.extend(non_special_ip_errors(path, address));
+            }
         }
-        for msg in ip_messages(address, self.strict) {
-            errors.push(FieldError::invalid(path, GoValue::Str(address.to_owned()), msg));
-        }
-        errors.extend(non_special_ip_errors(path, address));
+    }
+}
+
+/// apimachinery `IsValidIP` (`pkg/util/validation/ip.go`, v0.33 on): the strict checks, then
+/// the canonical form, `net.IP.String()` of the parsed address.
+fn valid_ip(address: &str) -> Vec<String> {
+    let strict = ip_messages(address, true);
+    if !strict.is_empty() {
+        return strict.into_iter().map(str::to_owned).collect();
+    }
+    let canonical = parse_ip_sloppy(address).map(go_ip_string).unwrap_or_default();
+    if canonical == address {
+        Vec::new()
+    } else {
+        vec![format!("must be in canonical form ({})", go_quote(&canonical))]
     }
 }
 

@@ -321,13 +321,24 @@ impl NameRule {
     }
 }
 
-/// `ValidateObjectMeta` for a namespaced object: generateName, name, namespace, generation,
-/// labels, annotations, in that order.
+/// Whether a kind lives in a namespace (`strategy.NamespaceScoped()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Services, EndpointSlices: a namespace is required.
+    Namespaced,
+    /// ServiceCIDRs: a namespace is forbidden.
+    Cluster,
+}
+
+/// `ValidateObjectMeta`: generateName, name, namespace, generation,
+/// labels, annotations, finalizers, in that order (apimachinery `ValidateObjectMetaAccessor`,
+/// the same order v0.24.17 to v0.37.2; owner references and managed fields are not modelled).
 pub(crate) fn validate_object_meta(
     errors: &mut Vec<FieldError>,
     t: Texts,
     meta: &ObjectMeta,
     rule: NameRule,
+    scope: Scope,
 ) {
     if !meta.generate_name.is_empty() {
         push_invalid(
@@ -342,15 +353,20 @@ pub(crate) fn validate_object_meta(
     } else {
         push_invalid(errors, "metadata.name", &meta.name, rule.check(t, &meta.name, false));
     }
-    if meta.namespace.is_empty() {
-        errors.push(FieldError::required("metadata.namespace", ""));
-    } else {
-        push_invalid(
+    match scope {
+        Scope::Namespaced if meta.namespace.is_empty() => {
+            errors.push(FieldError::required("metadata.namespace", ""));
+        }
+        Scope::Namespaced => push_invalid(
             errors,
             "metadata.namespace",
             &meta.namespace,
             dns1123_label(t, &meta.namespace),
-        );
+        ),
+        Scope::Cluster if !meta.namespace.is_empty() => {
+            errors.push(FieldError::forbidden("metadata.namespace", "not allowed on this type"));
+        }
+        Scope::Cluster => {}
     }
     if meta.generation < 0 {
         errors.push(FieldError::invalid(
@@ -361,6 +377,40 @@ pub(crate) fn validate_object_meta(
     }
     validate_labels(errors, t, &meta.labels, "metadata.labels");
     validate_annotations(errors, t, &meta.annotations, "metadata.annotations");
+    validate_finalizers(errors, t, &meta.finalizers);
+}
+
+/// apimachinery `ValidateFinalizers` (`pkg/api/validation/objectmeta.go`, unchanged v0.24.17 to
+/// v0.37.2): each name a qualified name, at the list's path, and not both `orphan` and
+/// `foregroundDeletion`.
+fn validate_finalizers(errors: &mut Vec<FieldError>, t: Texts, finalizers: &[String]) {
+    for finalizer in finalizers {
+        push_invalid(errors, "metadata.finalizers", finalizer, qualified_name(t, finalizer));
+    }
+    let has = |name: &str| finalizers.iter().any(|f| f == name);
+    if has("orphan") && has("foregroundDeletion") {
+        errors.push(FieldError::invalid(
+            "metadata.finalizers",
+            GoValue::strings(finalizers),
+            "finalizer orphan and foregroundDeletion cannot be both set",
+        ));
+    }
+}
+
+/// The core group's extra finalizer check after `ValidateObjectMeta` and `ValidateObjectMetaUpdate`
+/// (`pkg/apis/core/validation/validation.go` `validateKubeFinalizerName`, unchanged in
+/// k8s.io/kubernetes@v1.24.17 to @v1.37.2): a name without a `/` must be a standard one.
+pub(crate) fn kube_finalizer_names(errors: &mut Vec<FieldError>, meta: &ObjectMeta) {
+    for (i, finalizer) in meta.finalizers.iter().enumerate() {
+        let standard = matches!(finalizer.as_str(), "kubernetes" | "orphan" | "foregroundDeletion");
+        if !finalizer.contains('/') && !standard {
+            errors.push(FieldError::invalid(
+                format!("metadata.finalizers[{i}]"),
+                GoValue::Str(finalizer.clone()),
+                "name is neither a standard finalizer name nor is it fully qualified",
+            ));
+        }
+    }
 }
 
 /// `ValidateObjectMetaUpdate`: resourceVersion, generation, immutable identity, then the new
@@ -403,7 +453,7 @@ pub(crate) fn validate_object_meta_update(
 
 /// `path.ValidatePathSegmentName` (apimachinery `pkg/api/validation/path/name.go`): the name
 /// function the generic registry uses for every kind; a prefix only has the "contain" checks.
-fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
+pub(super) fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
     if !prefix && (name == "." || name == "..") {
         return vec![format!("may not be '{name}'")];
     }
@@ -418,13 +468,15 @@ fn path_segment_name(name: &str, prefix: bool) -> Vec<String> {
 /// `pkg/registry/rest/update.go`, v0.24.0 to v0.36.0): `ValidateObjectMetaAccessor` of the new
 /// object with the path-segment name rule, then `ValidateObjectMetaAccessorUpdate`. Its causes
 /// come before the strategy's own `ValidateUpdate`, which checks the metadata again, so a
-/// metadata error is listed more than once (the message deduplicates; the causes do not).
+/// metadata error is listed more than once (the message deduplicates; the causes do not, until
+/// 1.37: `releases::Rule::IdenticalCausesOnce`).
 pub(crate) fn validate_common_update_fields(
     errors: &mut Vec<FieldError>,
     t: Texts,
     new: &ObjectMeta,
     old: &ObjectMeta,
+    scope: Scope,
 ) {
-    validate_object_meta(errors, t, new, NameRule::PathSegment);
+    validate_object_meta(errors, t, new, NameRule::PathSegment, scope);
     validate_object_meta_update(errors, t, new, old);
 }

@@ -8,7 +8,10 @@
 //! at released versions on both sides of each boundary, as another repository vendored them
 //! (`Pin::Vendored`), dated by a kubernetes/kubernetes pull request and the CHANGELOG of the
 //! release that lists it (`Pin::Pr`), read in copies of the file dated by the API they use
-//! (`Pin::Copies`), or not pinned (`Pin::Unpinned`, with what is missing in `upstream`).
+//! (`Pin::Copies`), read in the `k8s.io/kubernetes` Go module of every release the apiserver
+//! oracle builds (`oracle/apiserver`: the newest patch of each minor, v1.24.17 to v1.37.2) and
+//! replayed through it (`Pin::Module`), or not pinned (`Pin::Unpinned`, with what is missing in
+//! `upstream`).
 //!
 //! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
 //! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
@@ -32,6 +35,11 @@ pub(crate) enum Pin {
     /// Read in copies of the file dated by the API they use (forks of kubernetes/kubernetes),
     /// one on each side of each boundary, not at the tags.
     Copies,
+    /// Read in the `k8s.io/kubernetes` module (and its staging modules `k8s.io/apimachinery`,
+    /// `k8s.io/apiserver`, `k8s.io/api`) at the newest patch of every release svclab models,
+    /// from the Go module cache the apiserver oracle builds against (`oracle/apiserver`), and
+    /// checked by replaying scenarios through that release's own REST storage.
+    Module,
     /// A boundary is not pinned; `upstream` says which and what svclab assumes.
     Unpinned,
 }
@@ -94,28 +102,55 @@ pub(crate) enum Rule {
     GenerationFromStore,
     /// The generic registry's `validateCommonFields` adds object-meta causes on update.
     CommonFieldsOnUpdate,
+    /// The generic registry keeps one of each identical cause (create and update).
+    IdenticalCausesOnce,
     /// Node ports kept on a type change: dropped when the new ones are a subset of the old.
     NodePortsSubset,
     /// `ValidateServiceUpdate` runs `ValidateObjectMeta(new)` through `ValidateService`.
     ServiceUpdateObjectMeta,
+    /// A set `metadata.clusterName` is cleared with a warning.
+    ClusterNameDropped,
+    /// `patchAllocatedValues` keeps old node ports only while the new Service allocates them.
+    PatchNodePortsOnlyWhenAllocated,
     // warnings
     /// `getWarningsForIP`/`getWarningsForCIDR` with the `netip` error and RFC 5952 texts.
     IpWarningsNetip,
     /// KEP-4858 warnings: "non-standard", "should be in RFC 5952", ambiguous CIDRs.
     IpWarningsKep4858,
+    /// A non-standard IP or CIDR "is invalid" (no longer "will be considered invalid ...").
+    NonStandardIsInvalid,
     /// "spec.externalIPs is ignored when spec.type is ExternalName" and its counterpart.
     ExternalNameIgnored,
     /// EndpointSlice address warnings for slices not managed in-tree.
     EndpointSliceIpWarnings,
+    /// "spec.addressType: FQDN endpoints are deprecated" on creating an FQDN slice.
+    EndpointSliceFqdnDeprecated,
     /// "... is ignored for headless services" warnings.
     HeadlessIgnored,
     /// `trafficDistribution: PreferClose` is deprecated.
     PreferCloseDeprecated,
     /// `spec.externalIPs` is deprecated.
     ExternalIpsDeprecated,
+    // allocation
+    /// A failed dynamic ClusterIP pick other than "range is full" is a 422 on `spec.clusterIPs`.
+    ServiceIpNonFullInvalid,
+    /// The 500 of a failed dynamic ClusterIP pick names the Service.
+    ServiceIpFullNamesService,
+    // ServiceCIDR
+    /// ServiceCIDR specs are checked by `IsValidCIDR` and may grow from one CIDR to two.
+    ServiceCidrStrictSpec,
     // EndpointSlice
     /// An address that fails its family check is also checked by `ValidateEndpointIP`.
     EndpointSliceFamilyAndSpecial,
+    /// KEP-4858's address checks: the IP parser's errors alone, else the family at the list's
+    /// path ("must be an IPv4 address") and `ValidateEndpointIP`.
+    EndpointSliceKep4858Addresses,
+    /// `ports` are checked before `endpoints`.
+    EndpointSlicePortsFirst,
+    /// An update whose endpoints did not change drops their errors.
+    EndpointSliceUnchangedEndpoints,
+    /// The `+k8s:beta` declarative rules replace the handwritten errors they cover.
+    EndpointSliceDeclarativeBeta,
     /// At most 20000 ports per EndpointSlice.
     EndpointSlicePorts20000,
 }
@@ -254,7 +289,7 @@ pub(crate) const SERVICE: &[Change] = &[
     },
 ];
 
-/// The generic registry and the Service strategy on update.
+/// The generic registry, the Service strategy and the Service REST storage on update.
 pub(crate) const UPDATES: &[Change] = &[
     Change {
         id: Rule::GenerationFromStore,
@@ -275,6 +310,15 @@ pub(crate) const UPDATES: &[Change] = &[
         marks: &[],
     },
     Change {
+        id: Rule::IdenticalCausesOnce,
+        since: 37,
+        until: None,
+        what: "a create or update of a Service, EndpointSlice or ServiceCIDR lists each identical cause once, the first kept (an update turning a Service into a LoadBalancer with a bad loadBalancerClass: one cause, two to 1.36; a metadata error validateCommonFields and the strategy both give: once): their strategies embed rest.DeclarativeValidation, whose ValidateDeclarativelyWithMigrationChecks filters the handwritten errors through ErrorList.Filter, and Filter goes through ToAggregate, which drops a message it has seen",
+        upstream: "pkg/registry/core/service/strategy.go, pkg/registry/discovery/endpointslice/strategy.go, pkg/registry/networking/servicecidr/strategy.go (rest.DeclarativeValidation: Service and ServiceCIDR from k8s.io/kubernetes@v1.37.2, none in @v1.36.5; the EndpointSlice's in @v1.36.5 filters only with declarative enforcement); apiserver pkg/registry/rest/validate.go ValidateDeclarativelyWithMigrationChecks (v0.37.2: FilterCoveredHandwrittenErrors always), apimachinery pkg/util/validation/field/errors.go ErrorList.Filter/ToAggregate",
+        pin: Pin::Module,
+        marks: &[],
+    },
+    Change {
         id: Rule::NodePortsSubset,
         since: 24,
         until: None,
@@ -291,6 +335,24 @@ pub(crate) const UPDATES: &[Change] = &[
         upstream: "pkg/apis/core/validation/validation.go ValidateService/ValidateServiceUpdate: ValidateObjectMeta inside ValidateService in v1.24.0 to v1.31.0 (ceph/ceph-csi's vendor), v1.32.10 (kubeedge/kubeedge's) and v1.33.3 (openshift/openshift-apiserver's); validateService without it, ValidateServiceCreate with RelaxedServiceNameValidation (KEP-5311), in v1.34.1 (openshift/openshift-apiserver's) and in a fork's copy of 1.35 or later",
         pin: Pin::Vendored,
         marks: &[],
+    },
+    Change {
+        id: Rule::PatchNodePortsOnlyWhenAllocated,
+        since: 30,
+        until: None,
+        what: "an update keeps the old node ports of ports that name none only while the new Service still needs node ports, and a LoadBalancer with allocateLoadBalancerNodePorts: false does not (to 1.29 every NodePort and LoadBalancer kept them, so turning allocation off kept the ports)",
+        upstream: "pkg/registry/core/service/storage/storage.go needsNodePort (read by patchAllocatedValues): type NodePort or LoadBalancer in k8s.io/kubernetes@v1.24.17 to @v1.29.15, with `AllocateLoadBalancerNodePorts == nil || *AllocateLoadBalancerNodePorts` for LoadBalancers in @v1.30.14 to @v1.37.2",
+        pin: Pin::Module,
+        marks: &[],
+    },
+    Change {
+        id: Rule::ClusterNameDropped,
+        since: 24,
+        until: Some(24),
+        what: "a create or update with metadata.clusterName set warns \"metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25\" and stores the object without it; from 1.25 ObjectMeta has no such field (an unknown field)",
+        upstream: "apiserver pkg/registry/rest/create.go BeforeCreate and update.go BeforeUpdate (ZZZ_DeprecatedClusterName) in v0.24.17; apimachinery pkg/apis/meta/v1/types.go has the field in v0.24.17 and only a comment from v0.25.16 (the generic registry of k8s.io/kubernetes@v1.24.17 and @v1.25.16)",
+        pin: Pin::Module,
+        marks: &["metadata.clusterName was specified"],
     },
 ];
 
@@ -309,10 +371,19 @@ pub(crate) const WARNINGS: &[Change] = &[
         id: Rule::IpWarningsKep4858,
         since: 33,
         until: None,
-        what: "KEP-4858 warnings: \"non-standard IP address ... will be considered invalid\", \"should be in RFC 5952 canonical format\", \"CIDR value ... is ambiguous in this context\"",
+        what: "KEP-4858 warnings: \"non-standard IP address ... will be considered invalid in a future Kubernetes release\" (\"is invalid\" from 1.36, NonStandardIsInvalid), \"should be in RFC 5952 canonical format\", \"CIDR value ... is ambiguous in this context\"",
         upstream: "pkg/api/service/warnings.go, apimachinery pkg/api/validation/ip.go GetWarningsForIP/GetWarningsForCIDR (v0.33.0)",
         pin: Pin::Tag,
         marks: &["non-standard", "should be in RFC 5952", "is ambiguous in this context"],
+    },
+    Change {
+        id: Rule::NonStandardIsInvalid,
+        since: 36,
+        until: None,
+        what: "GetWarningsForIP/GetWarningsForCIDR say a non-standard value \"is invalid: use ...\" (1.33 to 1.35: \"will be considered invalid in a future Kubernetes release: use ...\")",
+        upstream: "apimachinery pkg/util/validation/ip.go GetWarningsForIP/GetWarningsForCIDR: the future-release text in v0.33.13 to v0.35.8, \"is invalid\" in v0.36.5 and v0.37.2 (called by pkg/api/service/warnings.go and the EndpointSlice strategy's warnOnBadIPs in k8s.io/kubernetes@v1.36.5 and @v1.37.2)",
+        pin: Pin::Module,
+        marks: &["is invalid: use"],
     },
     Change {
         id: Rule::ExternalNameIgnored,
@@ -328,9 +399,18 @@ pub(crate) const WARNINGS: &[Change] = &[
         since: 33,
         until: None,
         what: "EndpointSlice address warnings (KEP-4858) for slices not managed by the in-tree controllers",
-        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (KEP-4858): a fork's copy with discovery/v1beta1 still served (1.25 or earlier) warns about FQDN only and returns nil on update; a copy of 1.33 or later calls apimachinery GetWarningsForIP, which first appears in v0.33.0",
-        pin: Pin::Copies,
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (apimachinery GetWarningsForIP): absent in k8s.io/kubernetes@v1.27.16 to @v1.32.13, present in @v1.33.13 to @v1.37.2",
+        pin: Pin::Module,
         marks: &["endpoints["],
+    },
+    Change {
+        id: Rule::EndpointSliceFqdnDeprecated,
+        since: 27,
+        until: None,
+        what: "creating an FQDN EndpointSlice warns \"spec.addressType: FQDN endpoints are deprecated\" (with a spec. prefix the kind does not have); before 1.27 WarningsOnCreate returns nil",
+        upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate: returns nil in k8s.io/kubernetes@v1.24.17 to @v1.26.15, warnOnDeprecatedAddressType from @v1.27.16 to @v1.37.2",
+        pin: Pin::Module,
+        marks: &["FQDN endpoints are deprecated"],
     },
 ];
 
@@ -365,20 +445,98 @@ pub(crate) const LATER_WARNINGS: &[Change] = &[
     },
 ];
 
+/// The Service REST storage's allocation (`pkg/registry/core/service/storage/alloc.go`).
+pub(crate) const ALLOCATION: &[Change] = &[
+    Change {
+        id: Rule::ServiceIpNonFullInvalid,
+        since: 35,
+        until: None,
+        what: "a dynamic ClusterIP pick that fails with anything but \"range is full\" is a 422 Invalid on spec.clusterIPs (\"failed to allocate IP: <error>\"); before, every failed pick is a 500 InternalError",
+        upstream: "pkg/registry/core/service/storage/alloc.go allocIPs: `!errors.Is(err, ipallocator.ErrFull)` branch absent in k8s.io/kubernetes@v1.34.12, present in @v1.35.8 to @v1.37.2",
+        pin: Pin::Module,
+        marks: &["failed to allocate IP: "],
+    },
+    Change {
+        id: Rule::ServiceIpFullNamesService,
+        since: 36,
+        until: None,
+        what: "the 500 of a failed dynamic ClusterIP pick names the Service (\"failed to allocate a serviceIP for Service %q: range is full\"; before: \"failed to allocate a serviceIP: range is full\")",
+        upstream: "pkg/registry/core/service/storage/alloc.go allocIPs: fmt.Errorf(\"failed to allocate a serviceIP: %w\") in k8s.io/kubernetes@v1.24.17 (%v) to @v1.35.8, \"failed to allocate a serviceIP for Service %q: %w\" in @v1.36.5 and @v1.37.2",
+        pin: Pin::Module,
+        marks: &["failed to allocate a serviceIP"],
+    },
+];
+
+/// `ValidateServiceCIDR` and `ValidateServiceCIDRUpdate`.
+pub(crate) const SERVICE_CIDR: &[Change] = &[Change {
+    id: Rule::ServiceCidrStrictSpec,
+    since: 33,
+    until: None,
+    what: "ValidateServiceCIDR checks each CIDR with apimachinery IsValidCIDR (\"must not have bits set beyond the prefix length\"), the pair's families after them, and an update may add a second CIDR (the first unchanged); 1.29 to 1.32: a pair of one family ends the checks, each CIDR goes through Go netip.ParsePrefix (\"wrong CIDR format, IP doesn't match network IP address\", \"CIDR not in RFC 5952 canonical format\"), and spec.cidrs is immutable whole",
+    upstream: "pkg/apis/networking/validation/validation.go ValidateServiceCIDR/validateCIDR/ValidateServiceCIDRUpdate in k8s.io/kubernetes@v1.29.15 to @v1.32.13 (the same in all four); validateServiceCIDRSpec and the 1-to-2 update (issues.k8s.io/131261) in @v1.33.13 to @v1.37.2",
+    pin: Pin::Module,
+    marks: &[
+        "may only hold up to 2 values",
+        "wrong CIDR format",
+        "CIDR not in RFC 5952 canonical format",
+    ],
+}];
+
 /// `ValidateEndpointSlice`.
 pub(crate) const ENDPOINT_SLICE: &[Change] = &[
     Change {
         id: Rule::EndpointSliceFamilyAndSpecial,
         since: 24,
         until: Some(32),
-        what: "an address is checked for its family (\"must be a valid IPv4 address\") and then by ValidateEndpointIP, so a bad address gets both errors",
-        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: the family check, then the core special-IP check on every IPv4/IPv6 address, in a fork's copy that serves discovery v1 with deprecatedTopology (1.21 or later; the check's texts are ValidateNonSpecialIP's in v1.24.0 to v1.32.10 and ValidateEndpointIP's in v1.33.3, the same). Unpinned: the 1.33 form (the family error alone) was read in no copy; it is dated by KEP-4858 (kubernetes/kubernetes#122550 and #128786, CHANGELOG-1.33's StrictIPCIDRValidation line). Searched again for a 1.33+ copy: kubernetes/kubernetes' stored copy and the twelve forks holding the path predate 1.33 (no forNodes hints); the one copy that calls ValidateEndpointIP(address, path) after the family check also has no forNodes hints and serves 1.21 to 1.23, before the function was renamed ValidateNonSpecialIP (v1.24.0)",
-        pin: Pin::Unpinned,
+        what: "an address is checked for its family (\"must be a valid IPv4 address\", at the address's path) and then by ValidateNonSpecialIP, so a bad address gets both errors",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints: IsValidIPv4Address/IsValidIPv6Address, then ValidateNonSpecialIP, in k8s.io/kubernetes@v1.24.17 to @v1.32.13 (the file is the same in all nine); replaced in @v1.33.13 by KEP-4858's form (kubernetes/kubernetes#128786)",
+        pin: Pin::Module,
         marks: &[
             "must be a valid IPv4 address",
             "must be a valid IPv6 address",
             "must be a valid IP address",
         ],
+    },
+    Change {
+        id: Rule::EndpointSliceKep4858Addresses,
+        since: 33,
+        until: None,
+        what: "an IPv4 slice's address goes through IsValidIPForLegacyField (strict with StrictIPCIDRValidation), an IPv6 slice's through IsValidIP (always strict: leading 0s, IPv4-mapped, canonical form); only an address without such errors is checked for its family, at the list's path (\"endpoints[0].addresses: ... must be an IPv4 address\"), and by ValidateEndpointIP",
+        upstream: "pkg/apis/discovery/validation/validation.go validateEndpoints in k8s.io/kubernetes@v1.33.13 to @v1.37.2; apimachinery pkg/util/validation/ip.go IsValidIP/IsValidIPForLegacyField (v0.33.13 to v0.37.2)",
+        pin: Pin::Module,
+        marks: &[
+            "must be an IPv4 address",
+            "must be an IPv6 address",
+            "must be in canonical form",
+            "must not be an IPv4-mapped IPv6 address",
+        ],
+    },
+    Change {
+        id: Rule::EndpointSlicePortsFirst,
+        since: 33,
+        until: None,
+        what: "ValidateEndpointSlice checks ports before endpoints (to 1.32: endpoints, then ports)",
+        upstream: "pkg/apis/discovery/validation/validation.go ValidateEndpointSlice: validateEndpoints before validatePorts in k8s.io/kubernetes@v1.24.17 to @v1.32.13, after it from @v1.33.13 (where the endpoints' errors became droppable on update) to @v1.37.2",
+        pin: Pin::Module,
+        marks: &[],
+    },
+    Change {
+        id: Rule::EndpointSliceUnchangedEndpoints,
+        since: 33,
+        until: None,
+        what: "an update whose endpoints are semantically equal to the stored ones drops all their errors (older releases accepted them)",
+        upstream: "pkg/apis/discovery/validation/validation.go ValidateEndpointSlice(new, old): apiequality.Semantic.DeepEqual(old.Endpoints, new.Endpoints) in k8s.io/kubernetes@v1.33.13 to @v1.37.2; absent (ValidateEndpointSlice(new) only) in @v1.32.13",
+        pin: Pin::Module,
+        marks: &[],
+    },
+    Change {
+        id: Rule::EndpointSliceDeclarativeBeta,
+        since: 37,
+        until: None,
+        what: "with DeclarativeValidationBeta on (beta from 1.36), the EndpointSlice's +k8s:beta declarative rules are enforced: the handwritten addressType required/unsupported/immutable and addresses required/too-many errors they cover are removed and the declarative ones appended after every other cause (\"endpoints[0].addresses: Required value\" without its detail, \"addressType: Invalid value: null: field is immutable\"); in 1.36 the same rules are +k8s:alpha and only shadow",
+        upstream: "staging/src/k8s.io/api/discovery/v1/types.go +k8s:alpha(since: \"1.36\") in k8s.io/api@v0.36.5, +k8s:beta(since: \"1.37\") in @v0.37.2; pkg/apis/discovery/v1/zz_generated.validations.go Validate_EndpointSlice and pkg/apis/discovery/validation/validation.go MarkCoveredByDeclarative in k8s.io/kubernetes@v1.36.5 and @v1.37.2; apiserver pkg/registry/rest/validate.go ValidateDeclarativelyWithMigrationChecks, apimachinery pkg/api/validate/errors.go FilterCoveredHandwrittenErrors (v0.37.2)",
+        pin: Pin::Module,
+        marks: &["Invalid value: null: field is immutable"],
     },
     Change {
         id: Rule::EndpointSlicePorts20000,
@@ -398,6 +556,8 @@ pub(crate) const TABLES: &[(&str, &[Change])] = &[
     ("updates", UPDATES),
     ("warnings", WARNINGS),
     ("later warnings", LATER_WARNINGS),
+    ("allocation", ALLOCATION),
+    ("ServiceCIDR", SERVICE_CIDR),
     ("EndpointSlice", ENDPOINT_SLICE),
 ];
 

@@ -10,8 +10,9 @@ use crate::model::{IntOrString, Service};
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::{Feature, Profile};
 use crate::validation::names::{
-    NameRule, Texts, dns1123_label, dns1123_subdomain, port_name, push_invalid, qualified_name,
-    validate_labels, validate_object_meta, validate_object_meta_update,
+    NameRule, Scope, Texts, dns1123_label, dns1123_subdomain, kube_finalizer_names, port_name,
+    push_invalid, qualified_name, validate_labels, validate_object_meta,
+    validate_object_meta_update,
 };
 use crate::validation::releases::{Rule, in_force};
 use crate::validation::{MSG_PORT, cidr_messages, ip_messages, non_special_ip_errors};
@@ -42,6 +43,7 @@ pub(super) fn validate_update(new: &Service, old: &Service, profile: &Profile) -
     let mut errors = Vec::new();
     let t = Texts::of(profile);
     validate_object_meta_update(&mut errors, t, &new.metadata, &old.metadata);
+    kube_finalizer_names(&mut errors, &new.metadata);
     cluster_ips_update(&mut errors, new, old);
     ip_families_update(&mut errors, new, old);
     // validateLoadBalancerClassField(old, new): immutability and the format checks, which
@@ -73,7 +75,8 @@ fn validate_service(svc: &Service, old: Option<&Service>, profile: &Profile) -> 
     // alike; from 1.34 ValidateServiceCreate does that and the update path has only
     // ValidateObjectMetaUpdate (`Rule::ServiceUpdateObjectMeta`).
     if old.is_none() || in_force(Rule::ServiceUpdateObjectMeta, profile.version.minor) {
-        validate_object_meta(&mut errors, t, &svc.metadata, rule);
+        validate_object_meta(&mut errors, t, &svc.metadata, rule, Scope::Namespaced);
+        kube_finalizer_names(&mut errors, &svc.metadata);
     }
     if in_force(Rule::TopologyModeMatch, profile.version.minor) {
         topology_annotations(&mut errors, svc);

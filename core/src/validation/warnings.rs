@@ -69,10 +69,18 @@ fn netip_cidr_warning(path: &str, value: &str) -> Option<String> {
     }
 }
 
+/// Go `netip.ParsePrefix` and `Prefix.String()`: the address, the length and the canonical
+/// text, or the error text (for ServiceCIDR validation of 1.29 to 1.32).
+pub(crate) fn parse_prefix_netip(text: &str) -> Result<(IpAddr, u8, String), String> {
+    let (ip, bits) = netip::parse_prefix(text)?;
+    let canonical = format!("{}/{bits}", netip::addr_string(ip, ""));
+    Ok((ip, u8::try_from(bits).unwrap_or(u8::MAX), canonical))
+}
+
 /// The IP warning of the release, if it warns about IPs at all.
 fn ip_warning_at(minor: u32, path: &str, value: &str) -> Option<String> {
     if in_force(Rule::IpWarningsKep4858, minor) {
-        ip_warning(path, value)
+        ip_warning(minor, path, value)
     } else if in_force(Rule::IpWarningsNetip, minor) {
         netip_ip_warning(path, value)
     } else {
@@ -83,7 +91,7 @@ fn ip_warning_at(minor: u32, path: &str, value: &str) -> Option<String> {
 /// The CIDR warnings of the release.
 fn cidr_warnings_at(minor: u32, path: &str, value: &str) -> Vec<String> {
     if in_force(Rule::IpWarningsKep4858, minor) {
-        cidr_warnings(path, value)
+        cidr_warnings(minor, path, value)
     } else if in_force(Rule::IpWarningsNetip, minor) {
         netip_cidr_warning(path, value).into_iter().collect()
     } else {
@@ -91,13 +99,13 @@ fn cidr_warnings_at(minor: u32, path: &str, value: &str) -> Vec<String> {
     }
 }
 /// `GetWarningsForIP`: non-standard (leading zeros, IPv4-mapped) or non-RFC-5952 addresses.
-pub(crate) fn ip_warning(path: &str, value: &str) -> Option<String> {
+pub(crate) fn ip_warning(minor: u32, path: &str, value: &str) -> Option<String> {
     let ip = parse_ip_sloppy(value)?;
     let strict: Option<IpAddr> = value.parse().ok();
     let mapped = matches!(strict, Some(IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_some());
     match strict {
-        None => Some(non_standard_ip(path, value, ip)),
-        Some(_) if mapped => Some(non_standard_ip(path, value, ip)),
+        None => Some(non_standard_ip(minor, path, value, ip)),
+        Some(_) if mapped => Some(non_standard_ip(minor, path, value, ip)),
         Some(IpAddr::V6(v6)) if v6.to_string() != value => Some(format!(
             "{path}: IPv6 address {} should be in RFC 5952 canonical format ({})",
             go_quote(value),
@@ -107,17 +115,29 @@ pub(crate) fn ip_warning(path: &str, value: &str) -> Option<String> {
     }
 }
 
-fn non_standard_ip(path: &str, value: &str, ip: IpAddr) -> String {
+fn non_standard_ip(minor: u32, path: &str, value: &str, ip: IpAddr) -> String {
     format!(
-        "{path}: non-standard IP address {} will be considered invalid in a future Kubernetes release: use {}",
+        "{path}: non-standard IP address {} {}: use {}",
         go_quote(value),
+        non_standard_verdict(minor),
         go_quote(&go_ip_string(ip))
     )
 }
 
+/// What a non-standard IP or CIDR value is said to be: "will be considered invalid in a future
+/// Kubernetes release" in 1.33 to 1.35, "is invalid" from 1.36 (`releases::Rule::
+/// NonStandardIsInvalid`).
+fn non_standard_verdict(minor: u32) -> &'static str {
+    if in_force(Rule::NonStandardIsInvalid, minor) {
+        "is invalid"
+    } else {
+        "will be considered invalid in a future Kubernetes release"
+    }
+}
+
 /// `GetWarningsForCIDR`: host bits set, non-standard form, then (only if neither) non-canonical
 /// IPv6.
-pub(crate) fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
+pub(crate) fn cidr_warnings(minor: u32, path: &str, value: &str) -> Vec<String> {
     let Some((ip, net)) = parse_cidr_sloppy(value) else { return Vec::new() };
     let mut out = Vec::new();
     let unmapped = crate::net::unmap(ip);
@@ -134,8 +154,9 @@ pub(crate) fn cidr_warnings(path: &str, value: &str) -> Vec<String> {
     let mapped = matches!(strict, Some((IpAddr::V6(v6), _)) if v6.to_ipv4_mapped().is_some());
     if strict.is_none() || mapped {
         out.push(format!(
-            "{path}: non-standard CIDR value {} will be considered invalid in a future Kubernetes release: use {}",
+            "{path}: non-standard CIDR value {} {}: use {}",
             go_quote(value),
+            non_standard_verdict(minor),
             go_quote(&net.to_string())
         ));
     }
@@ -287,15 +308,19 @@ pub(crate) fn service_advisories(svc: &Service) -> Vec<Warning> {
     out
 }
 
-/// EndpointSlice warnings (`warningsForEndpointSlice`): FQDN deprecation on create, and IP
-/// format warnings for slices not managed by the in-tree controllers.
+/// EndpointSlice warnings (the strategy's `WarningsOnCreate`/`WarningsOnUpdate`): FQDN
+/// deprecation on create (1.27+), and IP format warnings for slices not managed by the in-tree
+/// controllers (1.33+).
 pub(crate) fn endpoint_slice_warnings(
     slice: &EndpointSlice,
     create: bool,
     profile: &Profile,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
-    if create && slice.address_type == "FQDN" {
+    if create
+        && slice.address_type == "FQDN"
+        && in_force(Rule::EndpointSliceFqdnDeprecated, profile.version.minor)
+    {
         // Quirk kept on purpose: upstream writes a `spec.` prefix an EndpointSlice does not have.
         out.push(warning("addressType", "spec.addressType: FQDN endpoints are deprecated".into()));
     }
@@ -306,7 +331,9 @@ pub(crate) fn endpoint_slice_warnings(
         for (i, endpoint) in slice.endpoints.iter().enumerate() {
             for (j, address) in endpoint.addresses.iter().enumerate() {
                 let path = format!("endpoints[{i}].addresses[{j}]");
-                out.extend(ip_warning(&path, address).map(|m| warning(&path, m)));
+                out.extend(
+                    ip_warning(profile.version.minor, &path, address).map(|m| warning(&path, m)),
+                );
             }
         }
     }

@@ -144,8 +144,11 @@ fn check_example(
         Command::Render(command) => command.run(engine, &mut io, false),
         Command::Trace(command) => command.run(engine, &mut io, false),
         Command::Upgrade(command) => command.relative_to(dir).run(engine, &mut io, false),
+        // The scenario block is a suite; its exit status (1 when a test fails) is part of
+        // what the expected block shows, not a reason to refuse the example.
+        Command::Test(command) => command.run(engine, &mut io, false),
         Command::Serve(_) | Command::Doc(_) | Command::Policy(_) => {
-            return Err("examples run `check`, `render`, `trace` or `upgrade`".to_owned());
+            return Err("examples run `check`, `render`, `trace`, `upgrade` or `test`".to_owned());
         }
     };
     result.map_err(|err| format!("error: {err:#}"))?;

@@ -1,5 +1,6 @@
-//! The page's header: examples, share link and embed snippet, downloads and the theme toggle; in
-//! the embed view a compact one with the status and a link to the full playground.
+//! The page's header: examples, share link and embed snippet, downloads (the export as a test
+//! suite among them) and the theme toggle; in the embed view a compact one with the status and
+//! a link to the full playground.
 
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -8,6 +9,7 @@ use super::page_url;
 use super::status::StatusLine;
 use crate::editor::{copy_text, download_text};
 use crate::examples::EXAMPLES;
+use crate::export;
 use crate::proxy_view::rules_available;
 use crate::share;
 use crate::state::{Action, State};
@@ -53,6 +55,7 @@ pub(super) fn full(
                 <button id="download-report" onclick={on_download(state, Download::Report)}>{"Report JSON"}</button>
                 <button id="download-iptables" onclick={on_download(state, Download::Iptables)} disabled={!rules_available}>{"iptables"}</button>
                 <button id="download-nftables" onclick={on_download(state, Download::Nftables)} disabled={!rules_available}>{"nftables"}</button>
+                <button id="export-test" onclick={on_export(state)} title="Download a svclab test suite of this scenario whose expectations are the current results">{"Export as test"}</button>
                 <button id="theme-toggle" onclick={on_theme} aria-pressed={state.dark.to_string()} title="Switch light/dark theme">
                     {if state.dark { "☀ Light" } else { "☾ Dark" }}
                 </button>
@@ -155,6 +158,17 @@ fn on_download(state: &UseReducerHandle<State>, what: Download) -> Callback<Mous
                     download_text("kube-proxy.nft", &rules.nftables, "text/plain");
                 }
             }
+        }
+    })
+}
+
+/// Export as test: the suite is downloaded, or the notice says why there is none.
+fn on_export(state: &UseReducerHandle<State>) -> Callback<MouseEvent> {
+    let state = state.clone();
+    Callback::from(move |_: MouseEvent| match export::suite(&state) {
+        Ok(suite) => download_text(&export::file_name(), &suite, "application/yaml"),
+        Err(err) => {
+            state.dispatch(Action::Notice(Some(format!("Nothing to export as a test: {err}."))))
         }
     })
 }

@@ -56,16 +56,7 @@
       (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     ;; Parameters: the review, then `admission-options` flattened (16 in all, the most that
     ;; the canonical ABI passes flat).
-    (func (export "upgrade")
-    (param "inputs" (list $input)) (param "options" $upgrade-options)
-    (result (result string (error $error)))
-    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
-  ;; `upgrade-text` is the core `upgrade` read as a `text-report`, like `check-text`.
-  (func (export "upgrade-text")
-    (param "inputs" (list $input)) (param "options" $upgrade-options)
-    (result (result $text-report (error $error)))
-    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
-  (func (export "validate-admission") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
+    (func (export "validate-admission") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32)
       (local $fresh i32)
       ;; A second page, as a heap grows: 1 MiB stays under any memory limit.
       (drop (memory.grow (i32.const 1)))
@@ -89,6 +80,10 @@
       (i32.store (i32.const 32) (i32.const 100))
       (i32.store (i32.const 36) (i32.const 2))
       (i32.const 32))
+    ;; `svclab test` (ABI 6): present so the guest exports the whole world; never called.
+    (func (export "test-files") (param i32 i32) (result i32) (unreachable))
+    (func (export "run-tests") (param i32 i32 i32 i32 i32) (result i32) (unreachable))
+    (func (export "test-schema") (result i32) (unreachable))
   )
   (core instance $i (instantiate $m))
 
@@ -158,6 +153,11 @@
       (field "to-profile" (option $input))
       (field "diff" bool)))
   (export $upgrade-options "upgrade-options" (type $upgrade-options'))
+  (type $test-options' (record (field "update" bool)))
+  (export $test-options "test-options" (type $test-options'))
+  (type $test-run'
+    (record (field "json" string) (field "text" string) (field "updated" (list $input))))
+  (export $test-run "test-run" (type $test-run'))
 
   (func (export "abi-version") (result u32) (canon lift (core func $i "abi-version")))
   (func (export "check")
@@ -189,6 +189,15 @@
     (param "inputs" (list $input)) (param "options" $trace-options)
     (result (result string (error $error)))
     (canon lift (core func $i "trace") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "upgrade")
+    (param "inputs" (list $input)) (param "options" $upgrade-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  ;; `upgrade-text` is the core `upgrade` read as a `text-report`, like `check-text`.
+  (func (export "upgrade-text")
+    (param "inputs" (list $input)) (param "options" $upgrade-options)
+    (result (result $text-report (error $error)))
+    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "validate-admission")
     (param "review" string) (param "options" $admission-options)
     (result (result string (error $error)))
@@ -200,4 +209,15 @@
   (func (export "settings-schema")
     (result string)
     (canon lift (core func $i "settings-schema") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "test-files")
+    (param "suites" (list $input))
+    (result (list string))
+    (canon lift (core func $i "test-files") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "run-tests")
+    (param "suites" (list $input)) (param "files" (list $input)) (param "options" $test-options)
+    (result (result $test-run (error $error)))
+    (canon lift (core func $i "run-tests") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "test-schema")
+    (result string)
+    (canon lift (core func $i "test-schema") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
 )

@@ -5,9 +5,25 @@
 
 use ipnet::IpNet;
 
-use super::Tx;
+use super::{Tx, masquerade_statement};
 use crate::net::IpFamily;
-use crate::proxy::config::{NftablesTable, ProxyConfig, nft_ip};
+use crate::proxy::config::{NftablesMasquerade, NftablesTable, ProxyConfig, nft_ip};
+
+/// The protocols whose NodePorts on loopback the nftables proxier rejects and counts
+/// (pkg/proxy/nftables/proxier.go `localhostNodePortRejectProtocols`, 1.37 with
+/// KubeProxyNFTablesLocalhostNodePorts): none with the gate off; with `nodePortAddresses`
+/// naming loopback itself (`localhostNodePortProxy`, a userspace proxy serving TCP, which writes
+/// no rules) UDP and SCTP (`metrics.LocalhostNodePortRejectedProtocols`); else all three
+/// (`LocalhostNodePortRejectableProtocols`).
+pub(super) fn localhost_rejects(config: &ProxyConfig) -> &'static [&'static str] {
+    if !config.nftables_localhost_node_ports {
+        &[]
+    } else if config.node_port_explicit_loopback() {
+        &["udp", "sctp"]
+    } else {
+        &["tcp", "udp", "sctp"]
+    }
+}
 
 /// The fixed part of one sync's table.
 pub(super) struct Fixed<'a> {
@@ -47,6 +63,11 @@ impl<'a> Fixed<'a> {
         self.layout == NftablesTable::Alpha
     }
 
+    /// 1.36 on: inline marks and the hairpin set (`NftablesMasquerade::HairpinSet`).
+    fn hairpin(&self) -> bool {
+        self.config.nftables_masquerade == NftablesMasquerade::HairpinSet
+    }
+
     fn sets_and_maps(&self, tx: &mut Tx) {
         let addr_type = self.addr_type;
         let lb_type = format!("{addr_type} . inet_proto . inet_service");
@@ -55,6 +76,9 @@ impl<'a> Fixed<'a> {
                 "set",
                 &format!("cluster-ips {{ type {addr_type} ; comment \"Active ClusterIPs\" ; }}"),
             );
+        }
+        if self.hairpin() {
+            tx.line("set", &format!("hairpin-connections {{ type {addr_type} . {addr_type} . inet_proto . inet_service ; comment \"service hairpin connections\" ; }}"));
         }
         if self.node_port_cidrs.is_some() {
             tx.line("set", &format!("nodeport-ips {{ type {addr_type} ; comment \"IPs that accept NodePort traffic\" ; }}"));
@@ -83,6 +107,16 @@ impl<'a> Fixed<'a> {
             &format!("service-ips {{ type {lb_type} : verdict ; comment \"ClusterIP, ExternalIP and LoadBalancer IP traffic\" ; }}"),
         );
         tx.line("map", "service-nodeports { type inet_proto . inet_service : verdict ; comment \"NodePort traffic\" ; }");
+        if !localhost_rejects(self.config).is_empty() {
+            tx.line(
+                "map",
+                "localhost-nodeport-reject-ports { type inet_proto . inet_service : verdict ; comment \"localhost NodePorts rejected by kube-proxy\" ; }",
+            );
+            // `metrics.LocalhostNodePortRejectedCounterName`.
+            for protocol in localhost_rejects(self.config) {
+                tx.line("counter", &format!("localhost-nodeport-rejected-{protocol}"));
+            }
+        }
     }
 
     /// The filter base chains by release: 1.29 runs them at dstnat - 1 on input, forward and
@@ -123,7 +157,19 @@ impl<'a> Fixed<'a> {
                 &["firewall-check"],
             ),
         };
-        let nat: &[&str] = if self.alpha() {
+        let nat_1_36: &[&str] = &[
+            "masquerading",
+            "nat-output { type nat hook output priority -100 ; }",
+            "nat-postrouting { type nat hook postrouting priority 100 ; }",
+            "nat-prerouting { type nat hook prerouting priority -100 ; }",
+            "nodeport-endpoints-check",
+            "reject-chain { comment \"helper for @no-endpoint-services / @no-endpoint-nodeports\" ; }",
+            "services",
+            "service-endpoints-check",
+        ];
+        let nat: &[&str] = if self.hairpin() {
+            nat_1_36
+        } else if self.alpha() {
             &[
                 "mark-for-masquerade",
                 "masquerading",
@@ -148,6 +194,9 @@ impl<'a> Fixed<'a> {
         };
         for chain in base.iter().chain(regular).chain(nat) {
             tx.chain(chain);
+        }
+        for protocol in localhost_rejects(self.config) {
+            tx.chain(&format!("localhost-nodeport-reject-{protocol}"));
         }
     }
 
@@ -239,7 +288,11 @@ impl<'a> Fixed<'a> {
             };
             tx.rule("nodeport-endpoints-check", &Self::nodeports_lookup(&m));
         }
+        self.localhost_reject(tx);
         tx.rule("reject-chain", "reject");
+        if self.hairpin() {
+            self.cluster_ip_masquerade(tx);
+        }
         tx.rule("services", &format!("{ipx} daddr . meta l4proto . th dport vmap @service-ips"));
         tx.rule(
             "services",
@@ -299,9 +352,74 @@ impl<'a> Fixed<'a> {
         }
     }
 
-    /// The masquerade mark and the chain that masquerades marked packets.
+    /// 1.37, KubeProxyNFTablesLocalhostNodePorts on: each rejected protocol's chain counts and
+    /// rejects, and `nodeport-endpoints-check` sends loopback NodePorts to them
+    /// (`setupNFTables`, after the no-endpoint rule).
+    fn localhost_reject(&self, tx: &mut Tx) {
+        let protocols = localhost_rejects(self.config);
+        if protocols.is_empty() {
+            return;
+        }
+        for protocol in protocols {
+            tx.rule(
+                &format!("localhost-nodeport-reject-{protocol}"),
+                &format!("counter name \"localhost-nodeport-rejected-{protocol}\" reject"),
+            );
+        }
+        let loopback = match self.config.family {
+            IpFamily::V4 => "127.0.0.0/8",
+            IpFamily::V6 => "::1",
+        };
+        tx.rule(
+            "nodeport-endpoints-check",
+            &format!(
+                "{} daddr {loopback} meta l4proto . th dport vmap @localhost-nodeport-reject-ports",
+                self.ipx
+            ),
+        );
+    }
+
+    /// 1.36 on: ClusterIP traffic is marked for masquerading in `services`, before the
+    /// dispatch, once for every ClusterIP (`setupNFTables`: `masqueradeAll`, else the local
+    /// detector's "not local" match; no rule without a detector).
+    fn cluster_ip_masquerade(&self, tx: &mut Tx) {
+        let (config, ipx) = (self.config, self.ipx);
+        let mark = masquerade_statement(config);
+        if config.masquerade_all {
+            tx.rule(
+                "services",
+                &format!(
+                    "{ipx} daddr @cluster-ips {mark} comment \"masquerade all clusterIP traffic\""
+                ),
+            );
+        } else if let Some(not_local) =
+            config.detect_local.nft_if_not_local(config.family, config.nftables_iifname)
+        {
+            tx.rule(
+                "services",
+                &format!(
+                    "{ipx} daddr @cluster-ips {not_local} {mark} comment \"masquerade clusterIP traffic from outside cluster\""
+                ),
+            );
+        }
+    }
+
+    /// The masquerade mark and the chain that masquerades marked packets; from 1.36 one rule
+    /// takes the mark off and masquerades, another masquerades the hairpin connections.
     fn masquerading(&self, tx: &mut Tx) {
         let mark = &self.config.masquerade_mark;
+        if self.hairpin() {
+            let ipx = self.ipx;
+            tx.rule(
+                "masquerading",
+                &format!("mark and {mark} != 0 mark set mark xor {mark} masquerade fully-random"),
+            );
+            tx.rule(
+                "masquerading",
+                &format!("ct status dnat {ipx} saddr . {ipx} daddr . meta l4proto . th dport @hairpin-connections masquerade fully-random"),
+            );
+            return;
+        }
         tx.rule("mark-for-masquerade", &format!("mark set mark or {mark}"));
         tx.rule("masquerading", &format!("mark and {mark} == 0 return"));
         tx.rule("masquerading", &format!("mark set mark xor {mark}"));

@@ -329,3 +329,103 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
         );
     }
 }
+
+/// Two Node documents of one name: kube-proxy's Node informer keeps the last version of an
+/// object (client-go's store is keyed by name), so the later document's addresses and labels
+/// are what kube-proxy reads; the Node keeps its place as the first Node of the scenario.
+#[test]
+fn a_later_node_document_replaces_the_earlier() {
+    let yaml = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges: [172.30.0.0/16]\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: z1}}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.3}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: z2}}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.9}]}\n";
+    let (world, report) = crate::pipeline::evaluate(
+        &[Input::new("n.yaml", yaml)],
+        &crate::pipeline::CheckOptions::default(),
+    );
+    assert!(!report.has_errors(), "{:?}", report.diagnostics);
+    let names: Vec<&str> = world.nodes.iter().map(|n| n.value.metadata.name.as_str()).collect();
+    assert_eq!(names, ["node-a", "node-b"]);
+    let config =
+        ProxyConfig::from_world(&world, Some(IpFamily::V4), None, ProxyMode::Nftables).unwrap();
+    assert_eq!(config.node_name, "node-a");
+    assert_eq!(config.node_ip, Some("192.168.0.9".parse().unwrap()));
+    assert_eq!(
+        config.node_labels.get("topology.kubernetes.io/zone").map(String::as_str),
+        Some("z2")
+    );
+}
+
+/// `svclab check` on a KubeProxyConfiguration: its `(severity reason field line: message)`
+/// diagnostics at a release.
+fn check_kube_proxy(version: &str, kpc: &str) -> String {
+    let yaml = format!(
+        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n"
+    );
+    let report = crate::check(&[Input::new("kp.yaml", yaml)], &crate::CheckOptions::default());
+    report
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let line = d.source.as_ref().map_or(0, |s| s.line);
+            format!("{:?} {} line {line}: {}", d.severity, d.field, d.message)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// pkg/proxy/apis/config/validation/validation.go `Validate` as `svclab check` reports it: one
+/// error per field error, on the field as the document writes it, in `Validate`'s order, with
+/// the release's path and value format (proxy/release.rs `Validate*` rows): 1.30 checks the
+/// iptables sync periods in their block, `portRange`, the `clusterCIDR` string; 1.37 the
+/// sync periods at the top, the clusterCIDRs list, and prints durations as JSON.
+#[test]
+fn kube_proxy_validation_as_check_errors() {
+    let kpc = "bindAddress: not-an-ip\nconfigSyncPeriod: -1s\nportRange: 2000-300\noomScoreAdj: 2000\nconntrack: {maxPerCore: -1, udpTimeout: -1s}\niptables: {masqueradeBit: 32, syncPeriod: -30s}\nclusterCIDR: 10.244.0.0/16,bogus\ndetectLocalMode: BridgeInterface\nshowHiddenMetricsForVersion: \"1.20\"\nlogging: {format: yaml}";
+    expect_test::expect![[r#"
+        Error iptables.masqueradeBit line 12: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MasqueradeBit: Invalid value: 32: must be within the range [0, 31]
+        Error iptables.syncPeriod line 12: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPTablesConfiguration.SyncPeriod: Invalid value: v1.Duration{Duration:-30000000000}: must be greater than 0
+        Error iptables.syncPeriod line 12: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPTablesConfiguration.SyncPeriod: Invalid value: v1.Duration{Duration:1000000000}: must be greater than or equal to KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MinSyncPeriod
+        Error conntrack.maxPerCore line 11: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyConntrackConfiguration.MaxPerCore: Invalid value: -1: must be greater than or equal to 0
+        Error conntrack.udpTimeout line 11: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyConntrackConfiguration.UDPTimeout: Invalid value: v1.Duration{Duration:-1000000000}: must be greater than or equal to 0
+        Error oomScoreAdj line 10: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.OOMScoreAdj: Invalid value: 2000: must be within the range [-1000, 1000]
+        Error configSyncPeriod line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.ConfigSyncPeriod: Invalid value: v1.Duration{Duration:-1000000000}: must be greater than 0
+        Error bindAddress line 7: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.BindAddress: Invalid value: "not-an-ip": not a valid textual representation of an IP address
+        Error clusterCIDR line 13: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.ClusterCIDR: Invalid value: "10.244.0.0/16,bogus": must be a valid DualStack CIDR (e.g. 10.100.0.0/16,fde4:8dba:82e1::/48)
+        Error portRange line 9: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.PortRange: Invalid value: "2000-300": must be a valid port range (e.g. 300-2000)
+        Error showHiddenMetricsForVersion line 15: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.ShowHiddenMetricsForVersion: Invalid value: "1.20": --show-hidden-metrics-for-version must be omitted or have the value '1.29'. Only the previous minor version is allowed
+        Error detectLocal.bridgeInterface line 5: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.InterfaceName: Invalid value: "": must not be empty
+        Error logging.format line 16: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.logging.format: Invalid value: "yaml": Unsupported log format"#]].assert_eq(&check_kube_proxy("1.30", kpc));
+    expect_test::expect![[r#"
+        Error iptables.masqueradeBit line 12: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPTablesConfiguration.MasqueradeBit: Invalid value: 32: must be within the range [0, 31]
+        Error conntrack.maxPerCore line 11: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyLinuxConfiguration.KubeProxyConntrackConfiguration.MaxPerCore: Invalid value: -1: must be greater than or equal to 0
+        Error conntrack.udpTimeout line 11: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyLinuxConfiguration.KubeProxyConntrackConfiguration.UDPTimeout: Invalid value: "-1s": must be greater than or equal to 0
+        Error oomScoreAdj line 10: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyLinuxConfiguration.OOMScoreAdj: Invalid value: 2000: must be within the range [-1000, 1000]
+        Error configSyncPeriod line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.ConfigSyncPeriod: Invalid value: "-1s": must be greater than 0
+        Error iptables.syncPeriod line 12: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.SyncPeriod: Invalid value: "-30s": must be greater than 0
+        Error iptables.syncPeriod line 12: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.SyncPeriod: Invalid value: "1s": must be greater than or equal to KubeProxyConfiguration.MinSyncPeriod
+        Error bindAddress line 7: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.BindAddress: Invalid value: "not-an-ip": not a valid textual representation of an IP address
+        Error showHiddenMetricsForVersion line 15: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.ShowHiddenMetricsForVersion: Invalid value: "1.20": invalid showHiddenMetricsForVersion: showHiddenMetricsForVersion: Invalid value: "1.20": must be omitted or have the value '1.36'; only the previous minor version is allowed
+        Error detectLocal.bridgeInterface line 5: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.DetectLocalConfiguration.InterfaceName: Invalid value: "": must not be empty
+        Error logging.format line 16: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.logging.format: Invalid value: "yaml": Unsupported log format"#]].assert_eq(&check_kube_proxy("1.37", kpc));
+}
+
+/// The ipvs block is validated only for `mode: ipvs` (the oracle never runs that mode): its
+/// timeouts, the excluded CIDRs, and until 1.26 the scheduler's name (`%v` of the slice of
+/// names); from 1.37 `mode: ipvs` needs kube-proxy's KubeProxyIPVS gate. A detect-local mode
+/// kube-proxy does not know stops 1.24 to 1.27 after validation (`getDetectLocalMode`).
+#[test]
+fn ipvs_block_and_detect_local_mode_by_release() {
+    let ipvs =
+        "mode: ipvs\nipvs: {scheduler: bogus, tcpTimeout: -5s, excludeCIDRs: [10.0.0.0/8, nope]}";
+    expect_test::expect![[r#"
+        Error ipvs.tcpTimeout line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPVSConfiguration.TCPTimeout: Invalid value: v1.Duration{Duration:-5000000000}: must be greater than or equal to 0
+        Error ipvs.scheduler line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPVSConfiguration.Scheduler.Scheduler: Invalid value: "bogus": must be in [rr wrr lc wlc lblc lblcr sh dh sed nq ], blank means the default algorithm method (currently rr)
+        Error ipvs.excludeCIDRs[1] line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPVSConfiguration.ExcludeCidrs[1]: Invalid value: "nope": must be a valid CIDR"#]].assert_eq(&check_kube_proxy("1.26", ipvs));
+    expect_test::expect![[r#"
+        Error ipvs.tcpTimeout line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPVSConfiguration.TCPTimeout: Invalid value: v1.Duration{Duration:-5000000000}: must be greater than or equal to 0
+        Error ipvs.excludeCIDRs[1] line 8: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.KubeProxyIPVSConfiguration.ExcludeCidrs[1]: Invalid value: "nope": must be a valid CIDR"#]].assert_eq(&check_kube_proxy("1.27", ipvs));
+    expect_test::expect![[r#"Error mode line 7: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.Mode.ProxyMode: Invalid value: "ipvs": must be iptables, nftables or blank (blank means the best-available proxy [currently iptables])"#]]
+        .assert_eq(&check_kube_proxy("1.37", "mode: ipvs\nfeatureGates: {KubeProxyIPVS: false}"));
+    expect_test::expect!["Error detectLocalMode line 7: kube-proxy refuses to start: cannot determine detect-local-mode: unknown detect-local-mode: Bogus"].assert_eq(&check_kube_proxy("1.27", "detectLocalMode: Bogus"));
+    expect_test::expect![[r#"Error detectLocalMode line 7: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.DetectLocalMode: Unsupported value: "Bogus": supported values: "ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix", """#]].assert_eq(&check_kube_proxy("1.28", "detectLocalMode: Bogus"));
+    expect_test::expect![[r#"Error showHiddenMetricsForVersion line 7: kube-proxy refuses to start: failed validate: KubeProxyConfiguration.ShowHiddenMetricsForVersion: Invalid value: "1.20": invalid showHiddenMetricsForVersion: showHiddenMetricsForVersion: Invalid value: "1.20": must be omitted or have the value '1.35'; only the previous minor version is allowed"#]]
+        .assert_eq(&check_kube_proxy("1.36", "showHiddenMetricsForVersion: \"1.20\""));
+}

@@ -23,6 +23,7 @@ fn check(expect: Expect) {
                 Pin::Vendored => "vendor",
                 Pin::Pr => "CHANGELOG",
                 Pin::Copies => "cop",
+                Pin::Module => "k8s.io/kubernetes@v1.",
                 Pin::Unpinned => "Unpinned",
             };
             assert!(row.upstream.contains(evidence), "{:?} must name its evidence", row.id);
@@ -51,16 +52,28 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         Service rules | 1.33+ | Vendored | SourceRangesAnnotationRatchet
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
+        updates | 1.37+ | Module | IdenticalCausesOnce
         updates | 1.24+ | Copies | NodePortsSubset
         updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
+        updates | 1.30+ | Module | PatchNodePortsOnlyWhenAllocated
+        updates | 1.24 | Module | ClusterNameDropped
         warnings | 1.27–1.32 | Vendored | IpWarningsNetip
         warnings | 1.33+ | Tag | IpWarningsKep4858
+        warnings | 1.36+ | Module | NonStandardIsInvalid
         warnings | 1.28+ | Vendored | ExternalNameIgnored
-        warnings | 1.33+ | Copies | EndpointSliceIpWarnings
+        warnings | 1.33+ | Module | EndpointSliceIpWarnings
+        warnings | 1.27+ | Module | EndpointSliceFqdnDeprecated
         later warnings | 1.34+ | Vendored | HeadlessIgnored
         later warnings | 1.35+ | Pr | PreferCloseDeprecated
         later warnings | 1.36+ | Pr | ExternalIpsDeprecated
-        EndpointSlice | 1.24–1.32 | Unpinned | EndpointSliceFamilyAndSpecial
+        allocation | 1.35+ | Module | ServiceIpNonFullInvalid
+        allocation | 1.36+ | Module | ServiceIpFullNamesService
+        ServiceCIDR | 1.33+ | Module | ServiceCidrStrictSpec
+        EndpointSlice | 1.24–1.32 | Module | EndpointSliceFamilyAndSpecial
+        EndpointSlice | 1.33+ | Module | EndpointSliceKep4858Addresses
+        EndpointSlice | 1.33+ | Module | EndpointSlicePortsFirst
+        EndpointSlice | 1.33+ | Module | EndpointSliceUnchangedEndpoints
+        EndpointSlice | 1.37+ | Module | EndpointSliceDeclarativeBeta
         EndpointSlice | 1.24+ | Copies | EndpointSlicePorts20000
     "#]]);
 }

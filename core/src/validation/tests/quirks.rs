@@ -233,21 +233,23 @@ ports: [{port: 80}, {port: 81}, {name: x, protocol: HTTP}]
 ",
         expect![[r#"
             Warning Warning spec.addressType: FQDN endpoints are deprecated @4:1
-            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "::1": must be a valid IPv4 address @11:26
-            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0) @11:33
-            Error FieldValueInvalid endpoints[0].addresses[2]: Invalid value: "010.1.2.3": must not have leading 0s @11:42
-            Error FieldValueRequired endpoints[1].addresses: Required value: must contain at least 1 address @11:56
             Error FieldValueDuplicate ports[1].name: Duplicate value: "" @12:21
             Error FieldValueNotSupported ports[2].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP" @12:43
+            Error FieldValueInvalid endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address @11:14
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @11:26
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0) @11:33
+            Error FieldValueInvalid endpoints[0].addresses[2]: Invalid value: "010.1.2.3": must not have leading 0s @11:42
+            Error FieldValueRequired endpoints[1].addresses: Required value @11:56
             --- text
             Warning: spec.addressType: FQDN endpoints are deprecated
             The EndpointSlice "bad" is invalid: 
-            * endpoints[0].addresses[0]: Invalid value: "::1": must be a valid IPv4 address
-            * endpoints[0].addresses[1]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)
-            * endpoints[0].addresses[2]: Invalid value: "010.1.2.3": must not have leading 0s
-            * endpoints[1].addresses: Required value: must contain at least 1 address
             * ports[1].name: Duplicate value: ""
             * ports[2].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"
+            * endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address
+            * endpoints[0].addresses[0]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
+            * endpoints[0].addresses[1]: Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)
+            * endpoints[0].addresses[2]: Invalid value: "010.1.2.3": must not have leading 0s
+            * endpoints[1].addresses: Required value
         "#]],
     );
 }

@@ -612,10 +612,13 @@ spec:
 }
 
 #[test]
-fn endpoint_slice_family_and_special_ip_errors_together_until_1_32() {
-    // discovery validation.go validateEndpoints, 1.24 to 1.32: the family error, then core
-    // ValidateNonSpecialIP (so named through v1.32.10; later ValidateEndpointIP) on the same
-    // address; 1.33 (KEP-4858) stops at the family error.
+fn r35_endpoint_slice_addresses_until_1_32_and_with_kep_4858_from_1_33() {
+    // See: issue 35 (the apiserver oracle). discovery validation.go validateEndpoints, read in
+    // k8s.io/kubernetes@v1.24.17 to @v1.37.2: to 1.32 the family error, then ValidateNonSpecialIP
+    // on the same address, endpoints before ports. From 1.33 (KEP-4858) an IPv4 slice's address
+    // goes through IsValidIPForLegacyField and an IPv6 slice's through the strict IsValidIP
+    // (canonical form, no IPv4-mapped addresses); only an address that parses is checked for
+    // its family, at the list's path, then by ValidateEndpointIP; ports come first.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: discovery.k8s.io/v1
@@ -624,7 +627,14 @@ metadata: {{name: e, namespace: ns}}
 addressType: IPv4
 endpoints:
 - addresses: [foo, '::1']
-ports: [{{name: p, protocol: TCP, port: 80}}]
+ports: [{{name: p, protocol: ICMP, port: 80}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e6, namespace: ns}}
+addressType: IPv6
+endpoints:
+- addresses: ['FD00::1', '::ffff:10.0.0.1', 10.0.0.1]
 ",
             profile(version)
         )
@@ -633,29 +643,356 @@ ports: [{{name: p, protocol: TCP, port: 80}}]
         false,
         &scenario("1.32"),
         expect![[r#"
-        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
-        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address @10:15
-        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
-        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
-        --- text
-        The EndpointSlice "e" is invalid: 
-        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
-        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address
-        * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
-        * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
-    "#]],
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address @10:15
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
+            Error FieldValueNotSupported ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP" @11:19
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must be a valid IPv6 address @18:26
+            Error FieldValueInvalid endpoints[0].addresses[2]: Invalid value: "10.0.0.1": must be a valid IPv6 address @18:45
+            --- text
+            The EndpointSlice "e" is invalid: 
+            * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
+            * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address
+            * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
+            * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
+            * ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"
+            The EndpointSlice "e6" is invalid: 
+            * endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must be a valid IPv6 address
+            * endpoints[0].addresses[2]: Invalid value: "10.0.0.1": must be a valid IPv6 address
+        "#]],
     );
     check(
         false,
         &scenario("1.33"),
         expect![[r#"
-        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address @10:15
-        Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address @10:20
+            Error FieldValueNotSupported ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP" @11:19
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:15
+            Error FieldValueInvalid endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address @10:3
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128) @10:20
+            Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "FD00::1": must be in canonical form ("fd00::1") @18:15
+            Error FieldValueInvalid endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must not be an IPv4-mapped IPv6 address @18:26
+            Error FieldValueInvalid endpoints[0].addresses: Invalid value: "10.0.0.1": must be an IPv6 address @18:3
+            --- text
+            The EndpointSlice "e" is invalid: 
+            * ports[0].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"
+            * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+            * endpoints[0].addresses: Invalid value: "::1": must be an IPv4 address
+            * endpoints[0].addresses[1]: Invalid value: "::1": may not be in the loopback range (127.0.0.0/8, ::1/128)
+            The EndpointSlice "e6" is invalid: 
+            * endpoints[0].addresses[0]: Invalid value: "FD00::1": must be in canonical form ("fd00::1")
+            * endpoints[0].addresses[1]: Invalid value: "::ffff:10.0.0.1": must not be an IPv4-mapped IPv6 address
+            * endpoints[0].addresses: Invalid value: "10.0.0.1": must be an IPv6 address
+        "#]],
+    );
+}
+
+#[test]
+fn r35_endpoint_slice_update_with_unchanged_endpoints_drops_their_errors_from_1_33() {
+    // See: issue 35. ValidateEndpointSlice(new, old) from k8s.io/kubernetes@v1.33.13: when the
+    // endpoints are semantically equal to the stored ones, their errors are dropped (a stored
+    // slice with leading zeros stays writable once StrictIPCIDRValidation is on); to 1.32 every
+    // update checks them again.
+    let slice = "apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: e, namespace: ns, resourceVersion: '1'}
+addressType: IPv4
+endpoints: [{addresses: [010.0.0.1]}]
+ports: [{name: p, protocol: TCP, port: 80}]
+";
+    let parsed = crate::parse(&[Input::new("s.yaml", slice)]);
+    let Some(crate::Object::EndpointSlice(old)) = parsed.objects.first() else {
+        panic!("no slice")
+    };
+    let mut relabelled = old.value.clone();
+    relabelled.metadata.labels.insert("a".into(), "b".into());
+    let errors = |minor: u32, new: &crate::EndpointSlice| -> Vec<String> {
+        let mut profile = crate::Profile::for_version(crate::Version { minor, patch: None });
+        profile.set_gate("StrictIPCIDRValidation", true).unwrap();
+        crate::validation::validate_endpoint_slice_update(new, &old.value, &profile)
+            .iter()
+            .map(|e| e.message(false))
+            .collect()
+    };
+    assert_eq!(errors(33, &relabelled), Vec::<String>::new());
+    let mut moved = relabelled.clone();
+    moved.endpoints[0].addresses.push("10.0.0.2".into());
+    assert_eq!(
+        errors(33, &moved),
+        ["endpoints[0].addresses[0]: Invalid value: \"010.0.0.1\": must not have leading 0s"]
+    );
+}
+
+#[test]
+fn r35_endpoint_slice_declarative_rules_replace_the_handwritten_ones_from_1_37() {
+    // See: issue 35. k8s.io/api@v0.37.2 discovery/v1 types.go marks addressType required and
+    // immutable and addresses required with at most 100 items `+k8s:beta(since: "1.37")`
+    // (`+k8s:alpha` in 1.36, shadowed): with DeclarativeValidationBeta on, the handwritten errors
+    // they cover are removed and the declarative ones (bare "Required value", the immutable
+    // field's value `null`) come after every other cause.
+    let scenario = |version: &str, gates: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{{gates}}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, namespace: ns}}
+addressType: IPv4
+endpoints: [{{addresses: []}}, {{addresses: [foo]}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: ok, namespace: ns}}
+addressType: IPv4
+endpoints: [{{addresses: [10.0.0.1]}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: ok, namespace: ns}}
+addressType: IPv6
+endpoints: [{{addresses: []}}]
+"
+        )
+    };
+    check(
+        false,
+        &scenario("1.36", ""),
+        expect![[r#"
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @10:14
+        Error FieldValueInvalid endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:43
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @22:14
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @21:1
         --- text
         The EndpointSlice "e" is invalid: 
-        * endpoints[0].addresses[0]: Invalid value: "foo": must be a valid IPv4 address
-        * endpoints[0].addresses[1]: Invalid value: "::1": must be a valid IPv4 address
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+        The EndpointSlice "ok" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * addressType: Invalid value: "IPv6": field is immutable
     "#]],
+    );
+    check(
+        false,
+        &scenario("1.37", ""),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:43
+        Error FieldValueRequired endpoints[0].addresses: Required value @10:14
+        Error FieldValueInvalid addressType: Invalid value: null: field is immutable @21:1
+        Error FieldValueRequired endpoints[0].addresses: Required value @22:14
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+        * endpoints[0].addresses: Required value
+        The EndpointSlice "ok" is invalid: 
+        * addressType: Invalid value: null: field is immutable
+        * endpoints[0].addresses: Required value
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.37", "DeclarativeValidationBeta: false"),
+        expect![[r#"
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @10:14
+        Error FieldValueInvalid endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) @10:43
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @22:14
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @21:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * endpoints[1].addresses[0]: Invalid value: "foo": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)
+        The EndpointSlice "ok" is invalid: 
+        * endpoints[0].addresses: Required value: must contain at least 1 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+}
+
+#[test]
+fn r35_non_standard_ips_are_invalid_from_1_36_in_the_warning_text() {
+    // See: issue 35. apimachinery pkg/util/validation/ip.go GetWarningsForIP/GetWarningsForCIDR:
+    // "will be considered invalid in a future Kubernetes release" in v0.33.13 to v0.35.8, "is
+    // invalid" in v0.36.5 and v0.37.2 (loadBalancerIP is not validated strictly, so it still
+    // warns with StrictIPCIDRValidation on; the source range only warns with it off).
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{StrictIPCIDRValidation: false}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: lb}}
+spec:
+  type: LoadBalancer
+  loadBalancerIP: 1.2.3.004
+  loadBalancerSourceRanges: [010.0.0.0/8]
+  ports: [{{port: 80}}]
+"
+        )
+    };
+    check(
+        false,
+        &scenario("1.35"),
+        expect![[r#"
+        Warning Warning spec.loadBalancerIP: non-standard IP address "1.2.3.004" will be considered invalid in a future Kubernetes release: use "1.2.3.4" @11:3
+        Warning Warning spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8" @12:30
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service lb created
+        --- text
+        Warning: spec.loadBalancerIP: non-standard IP address "1.2.3.004" will be considered invalid in a future Kubernetes release: use "1.2.3.4"
+        Warning: spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8"
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.36"),
+        expect![[r#"
+        Warning Warning spec.loadBalancerIP: non-standard IP address "1.2.3.004" is invalid: use "1.2.3.4" @11:3
+        Warning Warning spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" is invalid: use "10.0.0.0/8" @12:30
+        Warning SvclabAdvisory spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs) @11:3
+        service lb created
+        --- text
+        Warning: spec.loadBalancerIP: non-standard IP address "1.2.3.004" is invalid: use "1.2.3.4"
+        Warning: spec.loadBalancerSourceRanges[0]: non-standard CIDR value "010.0.0.0/8" is invalid: use "10.0.0.0/8"
+        svclab: spec.loadBalancerIP is deprecated since Kubernetes 1.24 (in the API documentation only, the apiserver does not warn): its meaning is implementation-specific and it cannot express dual-stack; use your load-balancer implementation's annotation instead (for example metallb.universe.tf/loadBalancerIPs)
+    "#]],
+    );
+}
+
+#[test]
+fn r35_the_fqdn_deprecation_warning_starts_in_1_27() {
+    // See: issue 35. The EndpointSlice strategy's WarningsOnCreate returns nil in
+    // k8s.io/kubernetes@v1.24.17 to @v1.26.15 and calls warnOnDeprecatedAddressType from
+    // @v1.27.16; an update never warns about it.
+    let scenario = |version: &str| {
+        format!(
+            "{}apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: db}}
+addressType: FQDN
+endpoints: [{{addresses: [db.example.com]}}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: db}}
+addressType: FQDN
+endpoints: [{{addresses: [db2.example.com]}}]
+",
+            profile(version)
+        )
+    };
+    check(
+        false,
+        &scenario("1.26"),
+        expect![[r#"
+        --- text
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.27"),
+        expect![[r#"
+        Warning Warning spec.addressType: FQDN endpoints are deprecated @8:1
+        --- text
+        Warning: spec.addressType: FQDN endpoints are deprecated
+    "#]],
+    );
+}
+
+#[test]
+fn r35_cluster_name_is_dropped_with_a_warning_in_1_24_and_unknown_after() {
+    // See: issue 35. apiserver v0.24.17 BeforeCreate/BeforeUpdate clear ObjectMeta's
+    // ZZZ_DeprecatedClusterName and warn, after the Service's allocation and before validation
+    // (so a refused slice gets the warning too); from 1.25 ObjectMeta has no such field.
+    let scenario = |version: &str| {
+        format!(
+            "apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: '{version}'
+featureGates: {{ServerSideFieldValidation: true}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: s, clusterName: c}}
+spec: {{ports: [{{port: 80}}]}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, clusterName: c}}
+addressType: IPv4
+endpoints: [{{addresses: []}}]
+"
+        )
+    };
+    check(
+        false,
+        &scenario("1.24"),
+        expect![[r#"
+        Warning Warning metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25 @8:21
+        Warning Warning metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25 @13:21
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @15:14
+        service s created
+        --- text
+        Warning: metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25
+        Warning: metadata.clusterName was specified. This field is not preserved and will be removed from the schema in 1.25
+        The EndpointSlice "e" is invalid: endpoints[0].addresses: Required value: must contain at least 1 address
+    "#]],
+    );
+    check(
+        false,
+        &scenario("1.25"),
+        expect![[r#"
+        Warning UnknownField unknown field "metadata.clusterName" @8:21
+        Warning UnknownField unknown field "metadata.clusterName" @13:21
+        Error FieldValueRequired endpoints[0].addresses: Required value: must contain at least 1 address @15:14
+        service s created
+        --- text
+        Warning: unknown field "metadata.clusterName"
+        Warning: unknown field "metadata.clusterName"
+        The EndpointSlice "e" is invalid: endpoints[0].addresses: Required value: must contain at least 1 address
+    "#]],
+    );
+}
+
+#[test]
+fn r35_finalizers_are_qualified_names_and_standard_or_fully_qualified() {
+    // See: issue 35. apimachinery ValidateFinalizers (a qualified name each, at the list's
+    // path; not both orphan and foregroundDeletion) inside ValidateObjectMeta, then the core
+    // group's validateKubeFinalizerName per index; unchanged v1.24.17 to v1.37.2.
+    check(
+        false,
+        &format!(
+            "{}apiVersion: v1
+kind: Service
+metadata: {{name: s, finalizers: [example.com/x, kubernetes, 'bad finalizer', custom]}}
+spec: {{ports: [{{port: 80}}]}}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e, finalizers: [orphan, foregroundDeletion]}}
+addressType: IPv4
+endpoints: [{{addresses: [10.0.0.1]}}]
+",
+            profile("1.30")
+        ),
+        expect![[r#"
+            Error FieldValueInvalid metadata.finalizers: Invalid value: "bad finalizer": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') @7:21
+            Error FieldValueInvalid metadata.finalizers[2]: Invalid value: "bad finalizer": name is neither a standard finalizer name nor is it fully qualified @7:61
+            Error FieldValueInvalid metadata.finalizers[3]: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified @7:78
+            Error FieldValueInvalid metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set @12:21
+            service s rejected
+            --- text
+            The Service "s" is invalid: 
+            * metadata.finalizers: Invalid value: "bad finalizer": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')
+            * metadata.finalizers[2]: Invalid value: "bad finalizer": name is neither a standard finalizer name nor is it fully qualified
+            * metadata.finalizers[3]: Invalid value: "custom": name is neither a standard finalizer name nor is it fully qualified
+            The EndpointSlice "e" is invalid: metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set
+        "#]],
     );
 }
 
@@ -664,7 +1001,9 @@ fn service_update_repeats_the_object_meta_causes_until_1_33() {
     // validation.go ValidateServiceUpdate: to v1.33.3 it ends with ValidateService(new), which
     // opens with ValidateObjectMeta(new); from v1.34.1 validateService leaves ObjectMeta to
     // ValidateServiceCreate, so on update a bad label has one cause fewer (validateCommonFields'
-    // two and ValidateObjectMetaUpdate's). kubectl prints the repeated line once either way.
+    // two and ValidateObjectMetaUpdate's); from 1.37 the generic registry keeps each identical
+    // cause once (Rule::IdenticalCausesOnce, checked with the apiserver oracle at 1.36.5 and
+    // 1.37.2). kubectl prints the repeated line once either way.
     let scenario = |version: &str| {
         format!(
             "{}apiVersion: v1
@@ -688,11 +1027,12 @@ spec:
         let labels = report.diagnostics.iter().filter(|d| d.message.starts_with("metadata.labels"));
         format!("{version}: {} causes\n", labels.count())
     };
-    let out = [causes("1.33"), causes("1.34"), causes("1.37")].concat();
+    let out = [causes("1.33"), causes("1.34"), causes("1.36"), causes("1.37")].concat();
     expect![[r#"
         1.33: 4 causes
         1.34: 3 causes
-        1.37: 3 causes
+        1.36: 3 causes
+        1.37: 1 causes
     "#]]
     .assert_eq(&out);
 }

@@ -97,8 +97,8 @@ fn load_balancer_class_format_errors_repeat_on_update() {
 fn updates_keep_the_stored_generation_and_add_the_common_metadata_causes() {
     // apiserver pkg/registry/rest/update.go BeforeUpdate (v0.24.0 to v0.36.0): the stored
     // generation is copied over before validation, and validateCommonFields' object-meta causes
-    // come before ValidateServiceUpdate's (kubectl prints the repeated line once). At the
-    // newest release ValidateServiceUpdate adds one (ValidateObjectMetaUpdate); to 1.33 two.
+    // come before ValidateServiceUpdate's (kubectl prints the repeated line once). From 1.37 the
+    // registry keeps each identical cause once (Rule::IdenticalCausesOnce); 1.36 has three.
     let scenario = "apiVersion: v1
 kind: Service
 metadata: {name: g, generation: 5}
@@ -119,11 +119,11 @@ spec:
 ";
     check(
         false,
-        scenario,
+        &format!("{}{scenario}", profile("1.36")),
         expect![[r#"
-            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
-            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
-            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @15:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @19:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @19:21
+            Error FieldValueInvalid metadata.labels: Invalid value: "bad value": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') @19:21
             service g created
             service g updated
             service g rejected
@@ -176,6 +176,121 @@ spec:
         service np rejected
         --- text
         The Service "np" is invalid: spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'
+    "#]],
+    );
+}
+
+#[test]
+fn r35_endpoint_slice_update_without_resource_version_is_unconditional() {
+    // See: issue 35 (the apiserver oracle). The generic registry's Store.Update fills in the
+    // stored resourceVersion when the request names none, because the EndpointSlice strategy
+    // allows unconditional updates (pkg/registry/discovery/endpointslice/strategy.go
+    // AllowUnconditionalUpdate, 1.24 to 1.37): the second slice is an update, and only the
+    // changed addressType is refused.
+    let slice = |address_type: &str| {
+        format!(
+            "apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {{name: e}}
+addressType: {address_type}
+endpoints: [{{addresses: ['10.0.0.1']}}]
+"
+        )
+    };
+    let scenario = format!("{}---\n{}---\n{}", slice("IPv4"), slice("IPv4"), slice("IPv6"));
+    let at = |version| format!("{}{scenario}", profile(version));
+    check(
+        false,
+        &at("1.24"),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address @21:26
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @20:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+    check(
+        false,
+        &at("1.32"),
+        expect![[r#"
+        Error FieldValueInvalid endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address @21:26
+        Error FieldValueInvalid addressType: Invalid value: "IPv6": field is immutable @20:1
+        --- text
+        The EndpointSlice "e" is invalid: 
+        * endpoints[0].addresses[0]: Invalid value: "10.0.0.1": must be a valid IPv6 address
+        * addressType: Invalid value: "IPv6": field is immutable
+    "#]],
+    );
+}
+
+#[test]
+fn r35_the_storage_refuses_versions_and_uids_a_request_cannot_know() {
+    // See: issue 35 (the apiserver oracle). The etcd3 store refuses a create naming a non-zero
+    // resourceVersion after validation and the strategy's warnings (a 500 with an empty reason);
+    // on update a uid is a precondition against the stored uid, which the create drew at random
+    // (FillObjectMetaSystemFields), and a non-zero resourceVersion must be the stored etcd
+    // revision (a Conflict), one that does not parse a 500 with strconv's text; 0 is none.
+    let scenario = "apiVersion: v1
+kind: Service
+metadata: {name: rv, resourceVersion: '5'}
+spec: {ports: [{port: 80}], externalIPs: [192.0.2.1]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, uid: 11111111-2222-3333-4444-555555555555}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, uid: 11111111-2222-3333-4444-555555555555}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, resourceVersion: '7'}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, resourceVersion: 'x'}
+spec: {ports: [{port: 70000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: s, resourceVersion: '0'}
+spec: {ports: [{port: 81}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: e, resourceVersion: '3'}
+addressType: IPv4
+endpoints: [{addresses: [10.0.0.1]}]
+";
+    check(
+        false,
+        scenario,
+        expect![[r#"
+        Warning Warning spec.externalIPs is deprecated and may no longer be implemented in some clusters @4:29
+        Error Unknown resourceVersion should not be set on objects to be created @1:1
+        Error Conflict Operation cannot be fulfilled on services "s": StorageError: invalid object, Code: 4, Key: /registry/services/specs/default/s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 11111111-2222-3333-4444-555555555555, UID in object meta: da908fa9-77b5-4bb6-838a-f15c92a8f954 @11:1
+        Error Conflict Operation cannot be fulfilled on services "s": the object has been modified; please apply your changes to the latest version and try again @16:1
+        Error Unknown strconv.ParseUint: parsing "x": invalid syntax @21:1
+        Error Unknown resourceVersion should not be set on objects to be created @31:1
+        service rv rejected
+        service s created
+        service s rejected
+        service s rejected
+        service s rejected
+        service s updated
+        --- text
+        Warning: spec.externalIPs is deprecated and may no longer be implemented in some clusters
+        Error from server: error when creating "s.yaml": resourceVersion should not be set on objects to be created
+        Error from server (Conflict): error when replacing "s.yaml": Operation cannot be fulfilled on services "s": StorageError: invalid object, Code: 4, Key: /registry/services/specs/default/s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: 11111111-2222-3333-4444-555555555555, UID in object meta: da908fa9-77b5-4bb6-838a-f15c92a8f954
+        Error from server (Conflict): error when replacing "s.yaml": Operation cannot be fulfilled on services "s": the object has been modified; please apply your changes to the latest version and try again
+        Error from server: error when creating "s.yaml": strconv.ParseUint: parsing "x": invalid syntax
+        Error from server: error when creating "s.yaml": resourceVersion should not be set on objects to be created
     "#]],
     );
 }
