@@ -322,7 +322,7 @@ fn compare(
         };
         let r = &probe.request;
         let message = format!(
-            "probe {} {} → {}:{} ({}, {place}): today it {}; at {} it {}",
+            "probe {} {} → {}:{} ({}, {place}): today: {}; at {}: {}",
             r.protocol,
             r.src,
             r.dst,

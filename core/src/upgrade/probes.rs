@@ -3,8 +3,8 @@
 //! through a ruleset, and their outcomes put in a form two rulesets can be compared in.
 //!
 //! The probes of a Service port of the ruleset's family: its ClusterIPs from a pod and from the
-//! node; its NodePort on the node's address from outside; its external IPs and load-balancer
-//! ingress IPs from outside. The pod is an address of the node's pod CIDR (else of the
+//! node; its NodePort on the node's address from outside and on localhost from the node; its
+//! external IPs and load-balancer ingress IPs from outside. The pod is an address of the node's pod CIDR (else of the
 //! detector's cluster CIDR, else `10.244.0.10` / `fd00:10:244::a`), arriving on the detector's
 //! interface when local traffic is detected by interface; the outside client is
 //! `203.0.113.10` / `2001:db8::10` (documentation ranges).
@@ -55,7 +55,7 @@ pub(crate) fn outcome(report: &TraceReport) -> Outcome {
 }
 
 /// An outcome in words: `10.244.0.5:8080, 10.244.1.5:8080 (masqueraded)`, `DROP`, `REJECT`,
-/// `no rule takes it (routed as it is)`.
+/// `no rule takes it, routed as it is`.
 pub(crate) fn outcome_words(outcome: &BTreeSet<(String, String, bool)>) -> String {
     let mut endpoints: Vec<String> = Vec::new();
     let mut others: Vec<String> = Vec::new();
@@ -89,10 +89,18 @@ pub(crate) fn probes(world: &World, config: &ProxyConfig) -> Vec<Probe> {
         IpFamily::V4 => "203.0.113.10",
         IpFamily::V6 => "2001:db8::10",
     };
+    // The node's own address (a loopback address is no destination from outside).
+    let usable = |ip: &IpAddr| IpFamily::of(*ip) == family && !ip.is_loopback();
     let node_ip = config
         .node_ip
-        .or_else(|| config.host_addresses.first().copied())
-        .filter(|ip| IpFamily::of(*ip) == family);
+        .filter(usable)
+        .or_else(|| config.host_addresses.iter().copied().find(usable));
+    // Node ports on localhost, probed from the node itself (iptables' localhostNodePorts).
+    let loopback = config
+        .host_addresses
+        .iter()
+        .copied()
+        .find(|ip| IpFamily::of(*ip) == family && ip.is_loopback());
     let mut out = Vec::new();
     for (key, stored) in &world.services {
         let service = &stored.service;
@@ -148,6 +156,12 @@ pub(crate) fn probes(world: &World, config: &ProxyConfig) -> Vec<Probe> {
                     node_port,
                     None,
                 );
+            }
+            if let (Some(lo), Ok(node_port)) = (loopback, u16::try_from(port.node_port))
+                && node_port != 0
+            {
+                let what = format!("NodePort {}:{node_port} from the node", ip_string(lo));
+                add(what, &ip_string(lo), lo, node_port, None);
             }
             for ip in addresses(&service.spec.external_ips, family) {
                 add(
