@@ -174,6 +174,9 @@ for (const file of readdirSync(guide).filter((f) => f.endsWith(".md")).sort()) {
       } else if (command === "trace") {
         const options = { src: value("src"), dst: value("dst"), dport: value("dport"), protocol: rest.includes("--protocol") ? value("protocol") : "tcp" };
         assert.deepEqual(js(() => svclab.traceJson(text, options)), cli([...words, "--output", "json", "-"], text));
+      } else if (command === "upgrade") {
+        // The package has no rehearsal: `svclab doc test` checks these examples in both engines.
+        return;
       } else {
         assert.fail(`unknown command ${command}`);
       }
