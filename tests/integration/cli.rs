@@ -164,7 +164,7 @@ fn plugin_flag_loads_another_plugin() {
         check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/wrong-abi.wat"], "", 2);
     assert_eq!(
         run.stderr,
-        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 5\n"
+        "error: plugin speaks svclab:policy ABI version 999, this host speaks version 6\n"
     );
     let run = check(&["check", "data/cli/valid.yaml", "--plugin", "data/wasm/missing.wasm"], "", 2);
     assert_eq!(

@@ -4,8 +4,6 @@
 //! gate-driven behaviour is listed with the releases of its gate and read through the profile's
 //! gates as well.
 
-use super::config::{NftablesMasquerade, NftablesTable, ProxyConfig, TopologyHints};
-
 /// A release-dependent kube-proxy behaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Behaviour {
@@ -840,83 +838,4 @@ pub(crate) fn upstream_in(behaviour: Behaviour, minor: u32) -> Option<&'static s
             r.behaviour == behaviour && minor >= r.first && r.last.is_none_or(|last| minor <= last)
         })
         .map(|r| r.upstream)
-}
-
-/// The proxier settings that follow kube-proxy's release (`version`, its patch included where a
-/// row is backported) and its feature gates (`gate`, as the KubeProxyConfiguration and the
-/// profile set them): the rows of [`BEHAVIOURS`] applied to a configuration.
-pub(crate) fn configure_release(
-    config: &mut ProxyConfig,
-    version: crate::profile::Version,
-    gate: &dyn Fn(&str) -> bool,
-) {
-    let minor = version.minor;
-    config.prefer_non_terminating_duplicates =
-        holds(Behaviour::DuplicateEndpointsPreferNonTerminating, minor);
-    config.prefer_same_node = gate("PreferSameTrafficDistribution");
-    config.terminating_fallback = gate("ProxyTerminatingEndpoints");
-    config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
-    // pkg/proxy/endpointslicecache.go `addEndpoints` keeps an endpoint's zone hints only with
-    // TopologyAwareHints on (1.24 to 1.32), so without it `canUseTopology` finds an endpoint
-    // without hints and bails out even where ServiceTrafficDistribution alone would let it
-    // through (1.30 to 1.32); from 1.33 neither file checks a gate.
-    config.topology_hints = if !gate("TopologyAwareHints") {
-        TopologyHints::Off
-    } else if holds(Behaviour::HintsWithoutAnnotation, minor) && gate("ServiceTrafficDistribution")
-    {
-        TopologyHints::Always
-    } else if holds(Behaviour::HintsAnnotationAnyValue, minor) {
-        TopologyHints::AnnotationEnabled
-    } else if holds(Behaviour::HintsAnnotationAuto, minor) {
-        TopologyHints::AnnotationAuto
-    } else {
-        TopologyHints::Off
-    };
-    config.ip_mode_proxy_skipped =
-        holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
-    config.nftables_node_ip_fallback = holds(Behaviour::NftablesNodeIpFallback, minor);
-    config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
-    config.node_port_keywords = holds(Behaviour::NodePortAddressKeywords, minor);
-    config.zero_cidr_by_text = holds(Behaviour::ZeroCidrByText, minor);
-    config.zero_prefix_matches_nothing = holds(Behaviour::ZeroPrefixMatchesNothing, minor);
-    config.node_port_addresses_unfiltered = holds(Behaviour::NodePortAddressesUnfiltered, minor);
-    config.node_port_rules_need_address = holds(Behaviour::NodePortRulesNeedNodeAddress, minor);
-    config.random_fully |= holds(Behaviour::IptablesRandomFullyAlways, minor);
-    config.fw_closing_comment = holds(Behaviour::FirewallChainClosingComment, minor);
-    config.service_ips_as_written = holds(Behaviour::ServiceIpsAsWritten, minor);
-    config.endpoint_ips_as_written = holds(Behaviour::EndpointIpsAsWritten, minor);
-    config.endpoint_ip_part_parsed = holds(Behaviour::EndpointIpPartParsed, minor);
-    config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
-    config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
-    config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
-    config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
-    config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
-    config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
-    // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
-    config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
-    config.nftables_table = if holds_at(Behaviour::NftablesPreDnatChains, version) {
-        NftablesTable::PreDnat
-    } else if holds(Behaviour::NftablesPostDnatOutputChain, minor) {
-        NftablesTable::PostDnatOutput
-    } else {
-        NftablesTable::Alpha
-    };
-    config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
-    config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
-    config.nftables_iifname = holds_at(Behaviour::NftablesIifname, version);
-    config.nftables_masquerade = if holds(Behaviour::NftablesHairpinMasquerade, minor) {
-        NftablesMasquerade::HairpinSet
-    } else {
-        NftablesMasquerade::MarkChain
-    };
-    config.nftables_single_endpoint_dnat = holds(Behaviour::NftablesSingleEndpointDnat, minor);
-    config.nftables_truncate_comments = holds(Behaviour::NftablesCommentTruncated, minor);
-    config.nftables_firewall_comment = holds(Behaviour::NftablesFirewallElementComment, minor);
-    // pkg/features/kube_features.go `KubeProxyNFTablesLocalhostNodePorts` (alpha in 1.37, off by
-    // default; unknown before, where kube-proxy refuses to set it: proxy/startup.rs).
-    config.nftables_localhost_node_ports = gate("KubeProxyNFTablesLocalhostNodePorts");
-    if !config.localhost_exclusions {
-        // No `iptables.localhostNodePorts` before 1.26: IPv4 localhost NodePorts always on.
-        config.localhost_node_ports = true;
-    }
 }

