@@ -170,5 +170,9 @@ fn to_profile_is_read_from_its_file_and_rehearses_the_range_change() {
 fn a_release_svclab_does_not_model_is_a_usage_error() {
     let run = svclab(&["upgrade", "--to", "1.99", "-"], REMOVED_GATE);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("svclab models Kubernetes 1.24 to 1.37, not 1.99"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("svclab models Kubernetes 1.24 to 1.37, not 1.99"),
+        "{}",
+        run.stderr
+    );
 }

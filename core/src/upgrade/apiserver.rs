@@ -149,7 +149,10 @@ impl Kind {
 /// Observations by (object, kind, message): when they happen, today's message (for a refusal
 /// in other words, or one that goes), and where the object was written.
 #[derive(Default)]
-struct Observations(BTreeMap<(String, Kind, String), (Vec<When>, Option<String>, Option<Source>)>);
+struct Observations(BTreeMap<(String, Kind, String), Seen>);
+
+/// One observation: when it happens, today's message, where the object was written.
+type Seen = (Vec<When>, Option<String>, Option<Source>);
 
 impl Observations {
     fn add(

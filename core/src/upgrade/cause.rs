@@ -20,10 +20,13 @@ pub(crate) struct Cause {
     pub(crate) upstream: String,
 }
 
+/// Whether a profile has an allocator behaviour.
+pub(crate) type Decides = fn(&Profile) -> bool;
+
 /// The allocator behaviours a profile decides, by cause id: the static band of ClusterIP ranges
 /// (KEP-3070), the static band of NodePorts (KEP-3668), the ServiceCIDR/IPAddress allocator
 /// (KEP-1880), its dual write of the bitmap, the band offset of 16-address ranges.
-pub(crate) const ALLOCATION: [(&str, fn(&Profile) -> bool, &str); 5] = [
+pub(crate) const ALLOCATION: [(&str, Decides, &str); 5] = [
     (
         "allocation:ipStaticSubrange",
         Profile::ip_static_subrange,

@@ -49,7 +49,7 @@ pub(crate) fn layout(text: &str, mode: ProxyMode, known: &BTreeSet<String>) -> L
 /// The Service port a comment names: the first of its words that is one of `known`.
 fn port_in(comment: &str, known: &BTreeSet<String>) -> Option<String> {
     comment
-        .split(|c: char| c == ' ' || c == '"')
+        .split([' ', '"'])
         .map(|w| w.trim_end_matches([',', ';']))
         .find(|w| known.contains(*w))
         .map(str::to_owned)
