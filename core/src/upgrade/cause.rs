@@ -6,7 +6,7 @@
 //! finding with none would be a difference svclab cannot explain.
 
 use super::sides::{Side, Sides};
-use crate::profile::{Gate, Profile};
+use crate::profile::{Gate, Profile, Stage};
 use crate::proxy::{Behaviour, holds_at, own_gate_default, own_gates, release_rows};
 use crate::validation::{self, Change};
 
@@ -292,8 +292,8 @@ fn gate_cause(
             "{component} feature gate {} ({} in {from}, {} in {to}): {from_value} → {to_value} \
              (pkg/features/kube_features.go)",
             gate.name,
-            super::gates::stage_words(gate, from.minor),
-            super::gates::stage_words(gate, to.minor),
+            stage_words(gate, from.minor),
+            stage_words(gate, to.minor),
         ),
     }
 }
@@ -353,4 +353,19 @@ fn profile_causes(sides: &Sides) -> Vec<Cause> {
         cause("profile:host", "the target profile's host facts, seed or dynamicPicks".to_owned());
     }
     causes
+}
+
+/// A gate's stage at a release, in words: `beta, on by default`, `GA, locked on`, `removed`.
+pub(crate) fn stage_words(gate: &Gate, minor: u32) -> &'static str {
+    match gate.stage(minor) {
+        None if gate.removed.is_some_and(|r| minor >= r) => "removed",
+        None => "not yet added",
+        Some(Stage::Alpha) => "alpha, off by default",
+        Some(Stage::Beta) => "beta, on by default",
+        Some(Stage::BetaOff) => "beta, off by default",
+        Some(Stage::GaOpen) => "GA, on by default",
+        Some(Stage::Ga) => "GA, locked on",
+        Some(Stage::Deprecated) => "deprecated, off by default",
+        Some(Stage::DeprecatedLocked) => "deprecated, locked off",
+    }
 }

@@ -20,7 +20,7 @@
 //!
 //! Go ranges over a map, so which gate upstream names first is random; svclab takes name order.
 
-use super::cause::{Cause, Point, proxy_gate};
+use super::cause::{Cause, Point, proxy_gate, stage_words};
 use super::report::{Area, Finding, Impact};
 use super::sides::{Side, Sides};
 use crate::profile::{Gate, Stage};
@@ -44,21 +44,6 @@ pub(crate) fn findings(sides: &Sides, out: &mut Vec<Finding>) {
     for gate in own_gates() {
         let (x, y) = (proxy_gate(Point::of(from), gate.name), proxy_gate(Point::of(to), gate.name));
         value_change(gate, "kube-proxy feature gate", from, to, (x, y), &from_set, &to_set, out);
-    }
-}
-
-/// A gate's stage at a release, in words: `beta, on by default`, `GA, locked on`, `removed`.
-pub(crate) fn stage_words(gate: &Gate, minor: u32) -> &'static str {
-    match gate.stage(minor) {
-        None if gate.removed.is_some_and(|r| minor >= r) => "removed",
-        None => "not yet added",
-        Some(Stage::Alpha) => "alpha, off by default",
-        Some(Stage::Beta) => "beta, on by default",
-        Some(Stage::BetaOff) => "beta, off by default",
-        Some(Stage::GaOpen) => "GA, on by default",
-        Some(Stage::Ga) => "GA, locked on",
-        Some(Stage::Deprecated) => "deprecated, off by default",
-        Some(Stage::DeprecatedLocked) => "deprecated, locked off",
     }
 }
 
