@@ -143,9 +143,9 @@ fn diff_adds_both_rulesets() {
     let rules = report["rules"].as_array().expect("rules with --diff");
     assert!(!rules.is_empty());
     assert!(rules[0]["before"].as_str().unwrap_or_default().contains("KUBE-SERVICES"));
-    assert!(rules[0]["after"].as_str().unwrap_or_default().contains("table ip kube-proxy"));
+    assert!(rules[0]["after"].as_str().unwrap_or_default().contains("add table ip kube-proxy"));
     let text = check(&["--to", "1.33", "--proxy-mode", "nftables", "--diff"], NODE_PORT, 1).stdout;
-    assert!(text.contains("\n+table ip kube-proxy"), "{text}");
+    assert!(text.contains("\n+add table ip kube-proxy"), "{text}");
 }
 
 #[test]
