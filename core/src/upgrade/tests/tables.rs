@@ -47,13 +47,11 @@ const WITHOUT_WITNESS: &[&str] = &[
     "proxy:EndpointIpPartParsed",
     "proxy:EndpointIpsAsWritten",
     "proxy:FirewallChainClosingComment",
-    "proxy:IptablesRandomFullyAlways",
     "proxy:IpvsModeGated",
     "proxy:LocalDetectorCidrAsWritten",
     "proxy:ModeListCommaSpace",
     "proxy:NftablesCommentTruncated",
     "proxy:NftablesFirewallElementComment",
-    "proxy:NftablesHairpinMasquerade",
     "proxy:NftablesNodeIpFallback",
     "proxy:NftablesSingleEndpointDnat",
     "proxy:NodeIpFromBindAddress",
@@ -283,6 +281,8 @@ fn proxy_witness(behaviour: Behaviour) -> Option<Witness> {
                 "{scenario}---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{name: web-2, namespace: default, labels: {{kubernetes.io/service-name: web}}}}\naddressType: IPv4\nports: [{{name: http, port: 8080, protocol: TCP}}]\nendpoints:\n- addresses: [10.244.0.5]\n  nodeName: node-b\n"
             ))
         }
+        Behaviour::IptablesRandomFullyAlways => w(dataplane("", "  type: NodePort")),
+        Behaviour::NftablesHairpinMasquerade => w(dataplane("mode: nftables", "  type: NodePort")),
         // The rows the table gained later find their witness among the generated scenarios.
         _ => None,
     }
