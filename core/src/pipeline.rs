@@ -490,6 +490,8 @@ fn write_service(
             diags.extend(registry_warnings);
             diags.extend(service_warnings(&world.profile, &service, &positions));
             diags.extend(judged);
+            // What a client reads back (the warnings were given before storage).
+            registry::default_on_read(&mut service);
             // finishUpdate(true): release what the old object gave up.
             let outcome = if previous.is_some() { "updated" } else { "created" };
             let held = previous.map(|old| old.allocation).unwrap_or_default();

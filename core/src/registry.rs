@@ -27,6 +27,19 @@ pub(crate) fn begin_update(old: &Service, new: &mut Service, profile: &Profile) 
     normalize_cluster_ips_update(old, new);
 }
 
+/// `defaultOnReadService`'s `normalizeClusterIPs(After{svc}, Before{nil})`, the Service REST
+/// storage's decorator on every object it returns or reads back (pkg/registry/core/service/
+/// storage/storage.go, k8s.io/kubernetes@v1.24.17 to @v1.37.2): a stored `clusterIP` without
+/// `clusterIPs` reads back with both. It shows on an ExternalName Service updated from a
+/// ClusterIP type with another `clusterIP` written: validation forbids only `clusterIPs` for
+/// ExternalName, `dropTypeDependentFields` keeps a changed `clusterIP`, and the client reads
+/// `clusterIPs: [that address]` (found by the apiserver oracle at every release).
+pub(crate) fn default_on_read(service: &mut Service) {
+    if !service.spec.cluster_ip.is_empty() && service.spec.cluster_ips.is_empty() {
+        service.spec.cluster_ips = vec![service.spec.cluster_ip.clone()];
+    }
+}
+
 /// The generic registry's `rest.BeforeUpdate` (apiserver `pkg/registry/rest/update.go`, v0.24.0
 /// to v0.36.0): a client cannot set `metadata.generation` (the stored one is copied over before
 /// `PrepareForUpdate`), and an update without a uid keeps the stored uid.

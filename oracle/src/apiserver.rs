@@ -419,7 +419,7 @@ fn may_leak_a_pick(error: &str, dual_stack: bool) -> bool {
 }
 
 /// Errors as they are compared: what kube-apiserver draws at random or lays out per
-/// installation is masked (a stored object's uid, random at create; the etcd key of a storage
+/// installation is masked (a stored object's uid, random at create; a pointer's address; the etcd key of a storage
 /// error, which the oracle keeps under a prefix of its own per case, where a real apiserver and
 /// svclab use `/registry/services/specs/…`), and a run of errors of one label, annotation or
 /// selector field is sorted: upstream ranges over a Go map there (`ValidateLabels`,
@@ -465,7 +465,8 @@ fn mask_generated(error: &str, prefix: &str) -> String {
     out
 }
 
-/// `error` with every uid replaced by `<uid>` and a storage error's `Key: …,` by `Key: <key>,`.
+/// `error` with every uid replaced by `<uid>`, a storage error's `Key: …,` by `Key: <key>,` and a
+/// pointer `%#v` prints by `<pointer>`.
 fn mask_storage(error: &str) -> String {
     let is_uid = |w: &[u8]| {
         w.len() == 36
@@ -482,6 +483,12 @@ fn mask_storage(error: &str) -> String {
         {
             out.push_str("Key: <key>");
             rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix(")(0x") {
+            // `%#v` of a pointer field (`AppProtocol:(*string)(0xc000123456)`, the mixed-protocol
+            // error before 1.26): an address of the process.
+            let digits = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+            out.push_str(")(<pointer>");
+            rest = &after[digits..];
         } else if rest.len() >= 36 && is_uid(&rest.as_bytes()[..36]) {
             out.push_str("<uid>");
             rest = &rest[36..];
@@ -615,6 +622,16 @@ mod tests {
         assert_eq!(super::comparable(std::slice::from_ref(&ours)), super::comparable(&[theirs]));
         let other = ours.replace("Code: 4", "Code: 5");
         assert_ne!(super::comparable(&[ours]), super::comparable(&[other]));
+        let ports = |p: &str| {
+            format!(
+                "FieldValueInvalid spec.ports: Invalid value: []core.ServicePort{{core.ServicePort{{Name:\"grpc\", AppProtocol:(*string)({p}), Port:443}}}}: may not contain more than 1 protocol"
+            )
+        };
+        assert_eq!(
+            super::comparable(&[ports("0xc000000000")]),
+            super::comparable(&[ports("0x139de6d78d00")])
+        );
+        assert_ne!(super::comparable(&[ports("0xc000000000")]), super::comparable(&[ports("nil")]));
         let (a, b) = (
             "FieldValueInvalid metadata.annotations: Invalid value: \"k\": a".to_owned(),
             "FieldValueInvalid metadata.annotations: Invalid value: \"p\": b".to_owned(),

@@ -1014,3 +1014,33 @@ fn r35_a_delete_keys_the_name_first() {
         "#]],
     );
 }
+
+#[test]
+fn r35_external_name_reads_back_a_changed_cluster_ip() {
+    // See: issue 35 (the apiserver oracle, every release). An update to ExternalName that writes
+    // another clusterIP keeps it (dropTypeDependentFields clears only unchanged ones; validation
+    // forbids clusterIPs, not clusterIP), and defaultOnReadService gives it back as clusterIPs.
+    check_scenario(
+        "apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {clusterIP: 10.96.0.5, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {type: ExternalName, externalName: db.example.com, clusterIP: 10.96.1.1, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {clusterIP: 10.96.0.5, ports: [{port: 80}]}
+",
+        expect![[r#"
+            web created SingleStack ["IPv4"] ["10.96.0.5"] [10.96.0.5(static)] ports=0
+            web updated  [] ["10.96.1.1"] [] ports=0
+            web rejected SingleStack [] [] [] ports=0
+            FieldValueRequired spec.clusterIPs: Required value
+        "#]],
+    );
+}

@@ -13,7 +13,7 @@ use super::release::{Behaviour, holds};
 use super::{ProxyMode, RenderError};
 use crate::diagnostic::{Diagnostic, ObjectRef};
 use crate::field::{FieldError, GoValue};
-use crate::model::{KubeProxyConfiguration, Located};
+use crate::model::{KubeProxyChecked, KubeProxyConfiguration, Located};
 use crate::net::{parse_cidr_sloppy, parse_ip_sloppy};
 
 mod gates;
@@ -359,276 +359,329 @@ fn count_not_negative(
 /// detectLocalMode is ClusterCIDR). The `featureGates` check that opens `Validate` cannot fail
 /// once `Complete` has applied the same gates (`complete_error`).
 fn refusals(kpc: &KubeProxyConfiguration, mode: &str, minor: u32) -> Vec<(String, FieldError)> {
-    let checked = &kpc.checked;
     let defaults_applied = holds(Behaviour::PlatformDefaultsBeforeValidate, minor);
-    let mode = if mode.is_empty() && defaults_applied { "iptables" } else { mode };
-    let detect_mode = if kpc.detect_local_mode.is_empty() && defaults_applied {
-        "ClusterCIDR"
-    } else {
-        kpc.detect_local_mode.as_str()
-    };
-    let linux = holds(Behaviour::ValidateLinuxBlock, minor);
-    let root = "KubeProxyConfiguration";
-    let mut out = Vec::new();
-    let d = Duration::plain;
-    // validateKubeProxyIPTablesConfiguration (its sync periods until 1.30).
-    let ipt = format!("{root}.KubeProxyIPTablesConfiguration");
-    masquerade_bit("iptables.masqueradeBit", &ipt, kpc.masquerade_bit, &mut out);
-    let iptables_sync = d("iptables.syncPeriod", &checked.iptables_sync_period, 30 * SECOND);
-    let iptables_min = d("iptables.minSyncPeriod", &checked.iptables_min_sync_period, SECOND);
-    if !linux {
-        sync_periods(&ipt, &iptables_sync, &iptables_min, &mut out);
-    }
-    // The mode's own block.
-    let ipvs_sync = d("ipvs.syncPeriod", &checked.ipvs_sync_period, 30 * SECOND);
-    let ipvs_min = d("ipvs.minSyncPeriod", &checked.ipvs_min_sync_period, 0);
-    let nft_sync = d("nftables.syncPeriod", &checked.nftables_sync_period, 30 * SECOND);
-    let nft_min = d("nftables.minSyncPeriod", &checked.nftables_min_sync_period, SECOND);
-    if mode == "ipvs" {
-        let ipvs = format!("{root}.KubeProxyIPVSConfiguration");
-        if !linux {
-            sync_periods(&ipvs, &ipvs_sync, &ipvs_min, &mut out);
-        }
-        for (field, name, text) in [
-            ("ipvs.tcpTimeout", "TCPTimeout", &checked.ipvs_tcp_timeout),
-            ("ipvs.tcpFinTimeout", "TCPFinTimeout", &checked.ipvs_tcp_fin_timeout),
-            ("ipvs.udpTimeout", "UDPTimeout", &checked.ipvs_udp_timeout),
-        ] {
-            not_negative(&format!("{ipvs}.{name}"), &d(field, text, 0), &mut out);
-        }
-        if holds(Behaviour::ValidateIpvsScheduler, minor) {
-            out.extend(ipvs_scheduler_error(&ipvs, &checked.ipvs_scheduler));
-        }
-        for (i, cidr) in checked.ipvs_exclude_cidrs.iter().enumerate() {
-            if parse_cidr_sloppy(cidr).is_none() {
-                out.push((
-                    format!("ipvs.excludeCIDRs[{i}]"),
-                    FieldError::invalid(
-                        format!("{ipvs}.ExcludeCidrs[{i}]"),
-                        GoValue::Str(cidr.clone()),
-                        "must be a valid CIDR",
-                    ),
-                ));
-            }
-        }
-    } else if mode == "nftables" && holds(Behaviour::ValidateNftablesBlock, minor) {
-        let nft = format!("{root}.KubeProxyNFTablesConfiguration");
-        masquerade_bit("nftables.masqueradeBit", &nft, kpc.nftables_masquerade_bit, &mut out);
-        if !linux {
-            sync_periods(&nft, &nft_sync, &nft_min, &mut out);
-        }
-    }
-    // validateKubeProxyConntrackConfiguration (in validateKubeProxyLinuxConfiguration from 1.31,
-    // with oomScoreAdj after it).
-    let conntrack = if linux {
-        format!("{root}.KubeProxyLinuxConfiguration.KubeProxyConntrackConfiguration")
-    } else {
-        format!("{root}.KubeProxyConntrackConfiguration")
-    };
-    count_not_negative(
-        "conntrack.maxPerCore",
-        &format!("{conntrack}.MaxPerCore"),
-        checked.conntrack_max_per_core,
-        &mut out,
-    );
-    count_not_negative(
-        "conntrack.min",
-        &format!("{conntrack}.Min"),
-        checked.conntrack_min,
-        &mut out,
-    );
-    let pointer = Duration::pointer;
-    not_negative(
-        &format!("{conntrack}.TCPEstablishedTimeout"),
-        &pointer(
-            "conntrack.tcpEstablishedTimeout",
-            &checked.conntrack_tcp_established_timeout,
-            24 * 3600 * SECOND,
-        ),
-        &mut out,
-    );
-    not_negative(
-        &format!("{conntrack}.TCPCloseWaitTimeout"),
-        &pointer(
-            "conntrack.tcpCloseWaitTimeout",
-            &checked.conntrack_tcp_close_wait_timeout,
-            3600 * SECOND,
-        ),
-        &mut out,
-    );
-    if holds(Behaviour::ValidateConntrackUdpTimeouts, minor) {
-        not_negative(
-            &format!("{conntrack}.UDPTimeout"),
-            &d("conntrack.udpTimeout", &checked.conntrack_udp_timeout, 0),
-            &mut out,
-        );
-        not_negative(
-            &format!("{conntrack}.UDPStreamTimeout"),
-            &d("conntrack.udpStreamTimeout", &checked.conntrack_udp_stream_timeout, 0),
-            &mut out,
-        );
-    }
-    let oom = checked.oom_score_adj.filter(|v| !(-1000..=1000).contains(v));
-    let oom_error = oom.map(|v| {
-        let path = if linux {
-            format!("{root}.KubeProxyLinuxConfiguration.OOMScoreAdj")
+    let v = Validate {
+        kpc,
+        checked: &kpc.checked,
+        mode: if mode.is_empty() && defaults_applied { "iptables" } else { mode },
+        detect_mode: if kpc.detect_local_mode.is_empty() && defaults_applied {
+            "ClusterCIDR"
         } else {
-            format!("{root}.OOMScoreAdj")
-        };
-        (
-            "oomScoreAdj".to_owned(),
-            FieldError::invalid(
-                path,
-                GoValue::Int(i64::from(v)),
-                "must be within the range [-1000, 1000]",
-            ),
-        )
-    });
-    if linux {
-        out.extend(oom_error.clone());
-    }
-    // validateProxyMode, validateClientConnectionConfiguration.
-    let own_gate = kpc.feature_gates.get("NFTablesProxyMode").copied();
-    let ipvs_gate = kpc.feature_gates.get("KubeProxyIPVS").copied();
-    if let Some(error) = mode_error(mode, minor, own_gate, ipvs_gate) {
-        out.push(("mode".to_owned(), error));
-    }
-    count_not_negative(
-        "clientConnection.burst",
-        &format!("{root}.ClientConnection.Burst"),
-        checked.client_connection_burst,
-        &mut out,
-    );
-    if !linux {
-        out.extend(oom_error);
-    }
-    if holds(Behaviour::ValidateUdpIdleTimeout, minor) {
-        let udp = d("udpIdleTimeout", &checked.udp_idle_timeout, 250_000_000).value();
-        if udp <= 0 {
-            out.push((
-                "udpIdleTimeout".to_owned(),
-                FieldError::invalid(
-                    format!("{root}.UDPIdleTimeout"),
-                    Duration::go_value(udp),
-                    "must be greater than 0",
-                ),
-            ));
-        }
-    }
-    let config_sync = d("configSyncPeriod", &checked.config_sync_period, 15 * 60 * SECOND).value();
-    if config_sync <= 0 {
-        out.push((
-            "configSyncPeriod".to_owned(),
-            FieldError::invalid(
-                format!("{root}.ConfigSyncPeriod"),
-                Duration::go_value(config_sync),
-                "must be greater than 0",
-            ),
-        ));
-    }
-    if linux {
-        // conversion.go: the mode's block gives the top-level sync periods.
-        let (sync, min) = match mode {
-            "ipvs" => (&ipvs_sync, &ipvs_min),
-            "nftables" => (&nft_sync, &nft_min),
-            _ => (&iptables_sync, &iptables_min),
-        };
-        sync_periods(root, sync, min, &mut out);
-    }
-    // BindAddress, HealthzBindAddress, MetricsBindAddress (defaulted: the port appended).
-    let bind = if kpc.bind_address.is_empty() { "0.0.0.0" } else { kpc.bind_address.as_str() };
-    if parse_ip_sloppy(bind).is_none() {
-        out.push((
-            "bindAddress".to_owned(),
-            FieldError::invalid(
-                format!("{root}.BindAddress"),
-                GoValue::Str(bind.to_owned()),
-                "not a valid textual representation of an IP address",
-            ),
-        ));
-    }
-    let (healthz, metrics) = default_addresses(bind, checked);
-    out.extend(host_port_errors(
-        "healthzBindAddress",
-        &format!("{root}.HealthzBindAddress"),
-        &healthz,
-    ));
-    out.extend(host_port_errors(
-        "metricsBindAddress",
-        &format!("{root}.MetricsBindAddress"),
-        &metrics,
-    ));
-    if !linux && !kpc.cluster_cidr.is_empty() {
-        out.extend(cluster_cidr_error(&format!("{root}.ClusterCIDR"), &kpc.cluster_cidr));
-    }
-    if holds(Behaviour::ValidatePortRange, minor) && !go::port_range_valid(&checked.port_range) {
-        out.push((
-            "portRange".to_owned(),
-            FieldError::invalid(
-                format!("{root}.PortRange"),
-                GoValue::Str(checked.port_range.clone()),
-                "must be a valid port range (e.g. 300-2000)",
-            ),
-        ));
-    }
-    out.extend(node_port_address_errors(&kpc.node_port_addresses, minor));
-    out.extend(show_hidden_metrics_error(
-        &format!("{root}.ShowHiddenMetricsForVersion"),
-        &checked.show_hidden_metrics_for_version,
+            kpc.detect_local_mode.as_str()
+        },
         minor,
-    ));
-    if holds(Behaviour::ValidateDetectLocalMode, minor) {
-        const MODES: &[&str] =
-            &["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix", ""];
-        if !MODES.contains(&detect_mode) {
-            out.push((
-                "detectLocalMode".to_owned(),
-                FieldError::not_supported(
-                    format!("{root}.DetectLocalMode"),
-                    GoValue::Str(detect_mode.to_owned()),
-                    MODES,
-                ),
-            ));
-        }
-    }
-    // The interface names (validateInterface) and, from 1.31, the cluster CIDRs
-    // (validateDetectLocalConfiguration, for the ClusterCIDR mode only).
-    let detect = if linux { format!("{root}.DetectLocalConfiguration") } else { root.to_owned() };
-    match detect_mode {
-        "BridgeInterface" if kpc.bridge_interface.is_empty() => out.push((
-            "detectLocal.bridgeInterface".to_owned(),
-            FieldError::invalid(
-                format!("{detect}.InterfaceName"),
-                GoValue::Str(String::new()),
-                "must not be empty",
-            ),
-        )),
-        "InterfaceNamePrefix" if kpc.interface_name_prefix.is_empty() => out.push((
-            "detectLocal.interfaceNamePrefix".to_owned(),
-            FieldError::invalid(
-                format!("{detect}.InterfacePrefix"),
-                GoValue::Str(String::new()),
-                "must not be empty",
-            ),
-        )),
-        "ClusterCIDR" if linux && !kpc.cluster_cidr.is_empty() => {
-            out.extend(cluster_cidrs_errors(&format!("{detect}.ClusterCIDRs"), &kpc.cluster_cidr));
-        }
-        _ => {}
-    }
+        linux: holds(Behaviour::ValidateLinuxBlock, minor),
+    };
+    let mut out = Vec::new();
+    let periods = v.proxier_blocks(&mut out);
+    let oom = v.conntrack(&mut out);
+    v.process(&periods, oom, &mut out);
+    v.addresses(&mut out);
+    v.detect_local(&mut out);
     if holds(Behaviour::ValidateLogging, minor)
-        && !matches!(checked.logging_format.as_str(), "" | "text" | "json")
+        && !matches!(v.checked.logging_format.as_str(), "" | "text" | "json")
     {
         out.push((
             "logging.format".to_owned(),
             FieldError::invalid(
-                format!("{root}.logging.format"),
-                GoValue::Str(checked.logging_format.clone()),
+                format!("{ROOT}.logging.format"),
+                GoValue::Str(v.checked.logging_format.clone()),
                 "Unsupported log format",
             ),
         ));
     }
     out
+}
+
+/// The root of every path `Validate` reports.
+const ROOT: &str = "KubeProxyConfiguration";
+
+/// One run of `Validate`: the configuration and what the release and mode make of it. Its
+/// methods are the parts of validation.go `Validate`, in its order.
+struct Validate<'a> {
+    kpc: &'a KubeProxyConfiguration,
+    checked: &'a KubeProxyChecked,
+    /// The mode kube-proxy runs in, after `platformApplyDefaults` where the release has it.
+    mode: &'a str,
+    /// `detectLocalMode`, likewise.
+    detect_mode: &'a str,
+    minor: u32,
+    /// The configuration has a `KubeProxyLinuxConfiguration` block (1.31 on).
+    linux: bool,
+}
+
+/// The sync periods of each mode's block, as written or defaulted.
+struct SyncPeriods<'a> {
+    iptables: (Duration<'a>, Duration<'a>),
+    ipvs: (Duration<'a>, Duration<'a>),
+    nftables: (Duration<'a>, Duration<'a>),
+}
+
+impl<'a> Validate<'a> {
+    /// validateKubeProxyIPTablesConfiguration (its sync periods until 1.30), then the block of
+    /// the mode kube-proxy runs in.
+    fn proxier_blocks(&self, out: &mut Vec<(String, FieldError)>) -> SyncPeriods<'a> {
+        let (checked, kpc, d) = (self.checked, self.kpc, Duration::plain);
+        let periods = SyncPeriods {
+            iptables: (
+                d("iptables.syncPeriod", &checked.iptables_sync_period, 30 * SECOND),
+                d("iptables.minSyncPeriod", &checked.iptables_min_sync_period, SECOND),
+            ),
+            ipvs: (
+                d("ipvs.syncPeriod", &checked.ipvs_sync_period, 30 * SECOND),
+                d("ipvs.minSyncPeriod", &checked.ipvs_min_sync_period, 0),
+            ),
+            nftables: (
+                d("nftables.syncPeriod", &checked.nftables_sync_period, 30 * SECOND),
+                d("nftables.minSyncPeriod", &checked.nftables_min_sync_period, SECOND),
+            ),
+        };
+        let ipt = format!("{ROOT}.KubeProxyIPTablesConfiguration");
+        masquerade_bit("iptables.masqueradeBit", &ipt, kpc.masquerade_bit, out);
+        if !self.linux {
+            sync_periods(&ipt, &periods.iptables.0, &periods.iptables.1, out);
+        }
+        if self.mode == "ipvs" {
+            let ipvs = format!("{ROOT}.KubeProxyIPVSConfiguration");
+            if !self.linux {
+                sync_periods(&ipvs, &periods.ipvs.0, &periods.ipvs.1, out);
+            }
+            for (field, name, text) in [
+                ("ipvs.tcpTimeout", "TCPTimeout", &checked.ipvs_tcp_timeout),
+                ("ipvs.tcpFinTimeout", "TCPFinTimeout", &checked.ipvs_tcp_fin_timeout),
+                ("ipvs.udpTimeout", "UDPTimeout", &checked.ipvs_udp_timeout),
+            ] {
+                not_negative(&format!("{ipvs}.{name}"), &d(field, text, 0), out);
+            }
+            if holds(Behaviour::ValidateIpvsScheduler, self.minor) {
+                out.extend(ipvs_scheduler_error(&ipvs, &checked.ipvs_scheduler));
+            }
+            for (i, cidr) in checked.ipvs_exclude_cidrs.iter().enumerate() {
+                if parse_cidr_sloppy(cidr).is_none() {
+                    out.push((
+                        format!("ipvs.excludeCIDRs[{i}]"),
+                        FieldError::invalid(
+                            format!("{ipvs}.ExcludeCidrs[{i}]"),
+                            GoValue::Str(cidr.to_string()),
+                            "must be a valid CIDR",
+                        ),
+                    ));
+                }
+            }
+        } else if self.mode == "nftables" && holds(Behaviour::ValidateNftablesBlock, self.minor) {
+            let nft = format!("{ROOT}.KubeProxyNFTablesConfiguration");
+            masquerade_bit("nftables.masqueradeBit", &nft, kpc.nftables_masquerade_bit, out);
+            if !self.linux {
+                sync_periods(&nft, &periods.nftables.0, &periods.nftables.1, out);
+            }
+        }
+        periods
+    }
+
+    /// validateKubeProxyConntrackConfiguration (in validateKubeProxyLinuxConfiguration from
+    /// 1.31, with oomScoreAdj after it). Returns the oomScoreAdj error that comes later before
+    /// 1.31.
+    fn conntrack(&self, out: &mut Vec<(String, FieldError)>) -> Option<(String, FieldError)> {
+        let checked = self.checked;
+        let conntrack = if self.linux {
+            format!("{ROOT}.KubeProxyLinuxConfiguration.KubeProxyConntrackConfiguration")
+        } else {
+            format!("{ROOT}.KubeProxyConntrackConfiguration")
+        };
+        let per_core = format!("{conntrack}.MaxPerCore");
+        count_not_negative("conntrack.maxPerCore", &per_core, checked.conntrack_max_per_core, out);
+        let min = format!("{conntrack}.Min");
+        count_not_negative("conntrack.min", &min, checked.conntrack_min, out);
+        let (d, pointer) = (Duration::plain, Duration::pointer);
+        for (name, field, text, default) in [
+            (
+                "TCPEstablishedTimeout",
+                "conntrack.tcpEstablishedTimeout",
+                &checked.conntrack_tcp_established_timeout,
+                24 * 3600 * SECOND,
+            ),
+            (
+                "TCPCloseWaitTimeout",
+                "conntrack.tcpCloseWaitTimeout",
+                &checked.conntrack_tcp_close_wait_timeout,
+                3600 * SECOND,
+            ),
+        ] {
+            not_negative(&format!("{conntrack}.{name}"), &pointer(field, text, default), out);
+        }
+        if holds(Behaviour::ValidateConntrackUdpTimeouts, self.minor) {
+            for (name, field, text) in [
+                ("UDPTimeout", "conntrack.udpTimeout", &checked.conntrack_udp_timeout),
+                (
+                    "UDPStreamTimeout",
+                    "conntrack.udpStreamTimeout",
+                    &checked.conntrack_udp_stream_timeout,
+                ),
+            ] {
+                not_negative(&format!("{conntrack}.{name}"), &d(field, text, 0), out);
+            }
+        }
+        let oom = checked.oom_score_adj.filter(|v| !(-1000..=1000).contains(v));
+        let oom_error = oom.map(|v| {
+            let path = if self.linux {
+                format!("{ROOT}.KubeProxyLinuxConfiguration.OOMScoreAdj")
+            } else {
+                format!("{ROOT}.OOMScoreAdj")
+            };
+            (
+                "oomScoreAdj".to_owned(),
+                FieldError::invalid(
+                    path,
+                    GoValue::Int(i64::from(v)),
+                    "must be within the range [-1000, 1000]",
+                ),
+            )
+        });
+        if self.linux {
+            out.extend(oom_error);
+            return None;
+        }
+        oom_error
+    }
+
+    /// validateProxyMode, validateClientConnectionConfiguration, then the process's timing:
+    /// oomScoreAdj before 1.31 (`oom`), udpIdleTimeout, configSyncPeriod and, from 1.31, the
+    /// top-level sync periods conversion.go takes from the mode's block.
+    fn process(
+        &self,
+        periods: &SyncPeriods<'_>,
+        oom: Option<(String, FieldError)>,
+        out: &mut Vec<(String, FieldError)>,
+    ) {
+        let (checked, kpc, d) = (self.checked, self.kpc, Duration::plain);
+        let own_gate = kpc.feature_gates.get("NFTablesProxyMode").copied();
+        let ipvs_gate = kpc.feature_gates.get("KubeProxyIPVS").copied();
+        if let Some(error) = mode_error(self.mode, self.minor, own_gate, ipvs_gate) {
+            out.push(("mode".to_owned(), error));
+        }
+        let burst = format!("{ROOT}.ClientConnection.Burst");
+        count_not_negative("clientConnection.burst", &burst, checked.client_connection_burst, out);
+        out.extend(oom);
+        let positive =
+            |field: &str, path: &str, nanos: i64, out: &mut Vec<(String, FieldError)>| {
+                if nanos <= 0 {
+                    out.push((
+                        field.to_owned(),
+                        FieldError::invalid(
+                            format!("{ROOT}.{path}"),
+                            Duration::go_value(nanos),
+                            "must be greater than 0",
+                        ),
+                    ));
+                }
+            };
+        if holds(Behaviour::ValidateUdpIdleTimeout, self.minor) {
+            let udp = d("udpIdleTimeout", &checked.udp_idle_timeout, 250_000_000).value();
+            positive("udpIdleTimeout", "UDPIdleTimeout", udp, out);
+        }
+        let config_sync =
+            d("configSyncPeriod", &checked.config_sync_period, 15 * 60 * SECOND).value();
+        positive("configSyncPeriod", "ConfigSyncPeriod", config_sync, out);
+        if self.linux {
+            // conversion.go: the mode's block gives the top-level sync periods.
+            let (sync, min) = match self.mode {
+                "ipvs" => &periods.ipvs,
+                "nftables" => &periods.nftables,
+                _ => &periods.iptables,
+            };
+            sync_periods(ROOT, sync, min, out);
+        }
+    }
+
+    /// BindAddress, HealthzBindAddress, MetricsBindAddress (defaulted: the port appended),
+    /// ClusterCIDR before 1.31, PortRange, NodePortAddresses, ShowHiddenMetricsForVersion.
+    fn addresses(&self, out: &mut Vec<(String, FieldError)>) {
+        let (checked, kpc) = (self.checked, self.kpc);
+        let bind = if kpc.bind_address.is_empty() { "0.0.0.0" } else { kpc.bind_address.as_str() };
+        if parse_ip_sloppy(bind).is_none() {
+            out.push((
+                "bindAddress".to_owned(),
+                FieldError::invalid(
+                    format!("{ROOT}.BindAddress"),
+                    GoValue::Str(bind.to_owned()),
+                    "not a valid textual representation of an IP address",
+                ),
+            ));
+        }
+        let (healthz, metrics) = default_addresses(bind, checked);
+        let healthz_path = format!("{ROOT}.HealthzBindAddress");
+        out.extend(host_port_errors("healthzBindAddress", &healthz_path, &healthz));
+        let metrics_path = format!("{ROOT}.MetricsBindAddress");
+        out.extend(host_port_errors("metricsBindAddress", &metrics_path, &metrics));
+        if !self.linux && !kpc.cluster_cidr.is_empty() {
+            out.extend(cluster_cidr_error(&format!("{ROOT}.ClusterCIDR"), &kpc.cluster_cidr));
+        }
+        if holds(Behaviour::ValidatePortRange, self.minor)
+            && !go::port_range_valid(&checked.port_range)
+        {
+            out.push((
+                "portRange".to_owned(),
+                FieldError::invalid(
+                    format!("{ROOT}.PortRange"),
+                    GoValue::Str(checked.port_range.clone()),
+                    "must be a valid port range (e.g. 300-2000)",
+                ),
+            ));
+        }
+        out.extend(node_port_address_errors(&kpc.node_port_addresses, self.minor));
+        out.extend(show_hidden_metrics_error(
+            &format!("{ROOT}.ShowHiddenMetricsForVersion"),
+            &checked.show_hidden_metrics_for_version,
+            self.minor,
+        ));
+    }
+
+    /// DetectLocalMode, the interface names (validateInterface) and, from 1.31, the cluster
+    /// CIDRs (validateDetectLocalConfiguration, for the ClusterCIDR mode only).
+    fn detect_local(&self, out: &mut Vec<(String, FieldError)>) {
+        let kpc = self.kpc;
+        if holds(Behaviour::ValidateDetectLocalMode, self.minor) {
+            const MODES: &[&str] =
+                &["ClusterCIDR", "NodeCIDR", "BridgeInterface", "InterfaceNamePrefix", ""];
+            if !MODES.contains(&self.detect_mode) {
+                out.push((
+                    "detectLocalMode".to_owned(),
+                    FieldError::not_supported(
+                        format!("{ROOT}.DetectLocalMode"),
+                        GoValue::Str(self.detect_mode.to_owned()),
+                        MODES,
+                    ),
+                ));
+            }
+        }
+        let detect =
+            if self.linux { format!("{ROOT}.DetectLocalConfiguration") } else { ROOT.to_owned() };
+        let empty = |field: &str, name: &str| {
+            (
+                field.to_owned(),
+                FieldError::invalid(
+                    format!("{detect}.{name}"),
+                    GoValue::Str(String::new()),
+                    "must not be empty",
+                ),
+            )
+        };
+        match self.detect_mode {
+            "BridgeInterface" if kpc.bridge_interface.is_empty() => {
+                out.push(empty("detectLocal.bridgeInterface", "InterfaceName"));
+            }
+            "InterfaceNamePrefix" if kpc.interface_name_prefix.is_empty() => {
+                out.push(empty("detectLocal.interfaceNamePrefix", "InterfacePrefix"));
+            }
+            "ClusterCIDR" if self.linux && !kpc.cluster_cidr.is_empty() => {
+                out.extend(cluster_cidrs_errors(
+                    &format!("{detect}.ClusterCIDRs"),
+                    &kpc.cluster_cidr,
+                ));
+            }
+            _ => {}
+        }
+    }
 }
 
 /// `validateProxyModeLinux`: blank or one of the valid modes, else `field.Invalid` on

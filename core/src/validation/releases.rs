@@ -323,8 +323,8 @@ pub(crate) const UPDATES: &[Change] = &[
         since: 24,
         until: None,
         what: "on a change to a type without node ports, the node ports are dropped when every new one is among the old ones (sameNodePorts is a subset check, not positional)",
-        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts (oldPorts.IsSuperset(newPorts)): the same in forks' copies from 1.26 or earlier (they use ServiceExternalTrafficPolicyTypeLocal, renamed in v1.27) and from 1.29 or later (ExternallyAccessible in dropTypeDependentFields); no copy of 1.33 or later read",
-        pin: Pin::Copies,
+        upstream: "pkg/registry/core/service/strategy.go dropTypeDependentFields/sameNodePorts (oldPorts.IsSuperset(newPorts)) in k8s.io/kubernetes@v1.24.17, @v1.33.13 and @v1.37.2 (and in forks' copies of 1.26 and 1.29)",
+        pin: Pin::Module,
         marks: &[],
     },
     Change {
@@ -543,8 +543,8 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         since: 24,
         until: None,
         what: "at most 20000 ports (raised from 100 in 1.21, before the oldest release svclab models)",
-        upstream: "pkg/apis/discovery/validation/validation.go maxPorts = 20000 in a fork's copy that serves discovery v1 with deprecatedTopology and forZones-only hints (1.21 to 1.32); not read in a copy of 1.33 or later",
-        pin: Pin::Copies,
+        upstream: "pkg/apis/discovery/validation/validation.go maxPorts = 20000 in k8s.io/kubernetes@v1.24.17, @v1.33.13 and @v1.37.2",
+        pin: Pin::Module,
         marks: &["must have at most 20000 items"],
     },
 ];

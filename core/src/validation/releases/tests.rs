@@ -53,7 +53,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         updates | 1.24+ | Tag | GenerationFromStore
         updates | 1.24+ | Tag | CommonFieldsOnUpdate
         updates | 1.37+ | Module | IdenticalCausesOnce
-        updates | 1.24+ | Copies | NodePortsSubset
+        updates | 1.24+ | Module | NodePortsSubset
         updates | 1.24–1.33 | Vendored | ServiceUpdateObjectMeta
         updates | 1.30+ | Module | PatchNodePortsOnlyWhenAllocated
         updates | 1.24 | Module | ClusterNameDropped
@@ -74,7 +74,7 @@ fn every_rule_has_one_row_within_the_modelled_releases() {
         EndpointSlice | 1.33+ | Module | EndpointSlicePortsFirst
         EndpointSlice | 1.33+ | Module | EndpointSliceUnchangedEndpoints
         EndpointSlice | 1.37+ | Module | EndpointSliceDeclarativeBeta
-        EndpointSlice | 1.24+ | Copies | EndpointSlicePorts20000
+        EndpointSlice | 1.24+ | Module | EndpointSlicePorts20000
     "#]]);
 }
 
