@@ -7,11 +7,10 @@
 //! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), read in kubernetes/kubernetes
 //! at released versions on both sides of each boundary, as another repository vendored them
 //! (`Pin::Vendored`), dated by a kubernetes/kubernetes pull request and the CHANGELOG of the
-//! release that lists it (`Pin::Pr`), read in copies of the file dated by the API they use
-//! (`Pin::Copies`), read in the `k8s.io/kubernetes` Go module of every release the apiserver
-//! oracle builds (`oracle/apiserver`: the newest patch of each minor, v1.24.17 to v1.37.2) and
-//! replayed through it (`Pin::Module`), or not pinned (`Pin::Unpinned`, with what is missing in
-//! `upstream`).
+//! release that lists it (`Pin::Pr`), read in the `k8s.io/kubernetes` Go module of every release
+//! the apiserver oracle builds (`oracle/apiserver`: the newest patch of each minor, v1.24.17 to
+//! v1.37.2) and replayed through it (`Pin::Module`), or not pinned (`Pin::Unpinned`, with what is
+//! missing in `upstream`).
 //!
 //! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
 //! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
@@ -32,9 +31,6 @@ pub(crate) enum Pin {
     /// Dated by the pull request that changed it and the CHANGELOG of the release that lists
     /// it; the old form read in an older copy of the file, not at every tag.
     Pr,
-    /// Read in copies of the file dated by the API they use (forks of kubernetes/kubernetes),
-    /// one on each side of each boundary, not at the tags.
-    Copies,
     /// Read in the `k8s.io/kubernetes` module (and its staging modules `k8s.io/apimachinery`,
     /// `k8s.io/apiserver`, `k8s.io/api`) at the newest patch of every release svclab models,
     /// from the Go module cache the apiserver oracle builds against (`oracle/apiserver`), and
