@@ -177,7 +177,13 @@ pub(crate) fn node_facts(world: &World, mode: Mode, family: Family) -> Result<No
     let config = ProxyConfig::from_world(world, Some(ip_family(family)), None, proxy_mode(mode))
         .map_err(|err| format!("proxier configuration: {err}"))?;
     let of_family = |ip: &IpAddr| (Family::of(*ip) == family).then_some(*ip);
-    let node_ip = config.node_ip.as_ref().and_then(of_family);
+    // kube-proxy 1.24 to 1.27 hands its proxier the bind address as node IP (`nodeIPTuple`:
+    // 0.0.0.0 unless one is set); the node still has its own address, which is where its node
+    // ports are reached and what a masqueraded connection shows.
+    let node_ip =
+        config.node_ip.as_ref().and_then(of_family).filter(|ip| !ip.is_unspecified()).or_else(
+            || config.host_addresses.iter().filter_map(of_family).find(|ip| !ip.is_loopback()),
+        );
     let other_addresses = config
         .host_addresses
         .iter()

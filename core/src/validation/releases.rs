@@ -7,10 +7,10 @@
 //! kubernetes/apimachinery or kubernetes/apiserver (`Pin::Tag`), read in kubernetes/kubernetes
 //! at released versions on both sides of each boundary, as another repository vendored them
 //! (`Pin::Vendored`), dated by a kubernetes/kubernetes pull request and the CHANGELOG of the
-//! release that lists it (`Pin::Pr`), read in the `k8s.io/kubernetes` Go module of every release
-//! the apiserver oracle builds (`oracle/apiserver`: the newest patch of each minor, v1.24.17 to
-//! v1.37.2) and replayed through it (`Pin::Module`), or not pinned (`Pin::Unpinned`, with what is
-//! missing in `upstream`).
+//! release that lists it (`Pin::Pr`), read in the `k8s.io/kubernetes` Go module of every release the apiserver
+//! oracle builds (`oracle/apiserver`: the newest patch of each minor, v1.24.17 to v1.37.2) and
+//! replayed through it (`Pin::Module`), or not pinned (`Pin::Unpinned`, with what is missing in
+//! `upstream`).
 //!
 //! The vendored reads: ceph/ceph-csi vendors `k8s.io/kubernetes` (`vendor/k8s.io/kubernetes`,
 //! its go.mod naming the version) at v1.24.0, v1.25.0, v1.26.1, v1.27.2, v1.28.0, v1.29.0,
