@@ -17,7 +17,7 @@ fn check(expect: Expect) {
             assert!(row.since >= OLDEST_MINOR && row.since <= NEWEST_MINOR, "{:?}", row.id);
             assert!(row.until.is_none_or(|u| u >= row.since && u <= NEWEST_MINOR), "{:?}", row.id);
             // Each kind of pin names its evidence: the repository that vendors the release, the
-            // pull request and its CHANGELOG, the module, or what is missing.
+            // pull request and its CHANGELOG, the copies, or what is missing.
             let evidence = match row.pin {
                 Pin::Tag => "v0.",
                 Pin::Vendored => "vendor",
