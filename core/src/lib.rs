@@ -51,6 +51,7 @@ mod registry;
 mod report;
 mod source;
 mod trace;
+mod upgrade;
 mod validation;
 mod world;
 mod yaml;
@@ -87,6 +88,10 @@ pub use report::{
 };
 pub use source::{Pos, Source};
 pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep};
+pub use upgrade::{
+    Area, DiffLine, DiffTag, Finding, Impact, RulesComparison, UpgradeError, UpgradeOptions,
+    UpgradeReport, UpgradeSide, diff_lines, target_release, upgrade,
+};
 pub use world::{StoredService, World, render, trace};
 
 /// The internal door: what svclab's own conformance vectors, goldens, dataplane tests and

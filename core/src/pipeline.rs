@@ -29,6 +29,10 @@ use crate::source::Source;
 use crate::validation;
 use crate::world::{StoredService, World};
 
+mod onward;
+
+pub(crate) use onward::{evaluate_objects, write_onward};
+
 /// How `check` treats the objects.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckOptions {

@@ -632,6 +632,11 @@ impl Profile {
     }
 }
 
+/// kube-apiserver's gates ([`GATES`]), for `upgrade`'s gate findings.
+pub(crate) fn gates() -> &'static [Gate] {
+    &GATES
+}
+
 /// Parses and checks `--service-cluster-ip-range` like kube-apiserver's option validation.
 pub(crate) fn parse_service_ranges(
     texts: &[String],

@@ -47,8 +47,10 @@ pub(crate) use config::configure_release;
 pub use config::{DetectLocal, NftablesMasquerade, NftablesTable, ProxyConfig, TopologyHints};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
+pub(crate) use release::{Behaviour, holds_at, rows as release_rows};
 pub(crate) use startup::{
-    diagnostics as configuration_diagnostics, own_gate_default, validate as validate_configuration,
+    diagnostics as configuration_diagnostics, own_gate_default, own_gates,
+    validate as validate_configuration,
 };
 
 /// Which kube-proxy backend to render.

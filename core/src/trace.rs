@@ -32,7 +32,10 @@ use serde::{Deserialize, Serialize};
 use crate::limits::{MAX_TRACE_BYTES, MAX_TRACE_DEPTH, MAX_TRACE_PATHS, MAX_TRACE_RULES};
 use crate::net::parse_ip_sloppy;
 use crate::proxy::{ProxyConfig, builtin_jumps};
-use rules::{Match, Rule, Ruleset, Target};
+use rules::{Match, Rule, Target};
+
+pub(crate) use nft::{Table as NftTable, parse as parse_nft};
+pub(crate) use rules::{Ruleset, parse as parse_iptables};
 
 /// The packet to trace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,13 +182,22 @@ pub fn trace_nft_text(
     config: &ProxyConfig,
     request: &TraceRequest,
 ) -> TraceReport {
-    let table = nft::parse(rules_text);
+    trace_nft_table(&nft::parse(rules_text), config, request)
+}
+
+/// [`trace_nft_text`] through a table parsed once ([`parse_nft`]), for callers that trace many
+/// packets through one ruleset.
+pub(crate) fn trace_nft_table(
+    table: &NftTable,
+    config: &ProxyConfig,
+    request: &TraceRequest,
+) -> TraceReport {
     let ruleset = format!("rendered nftables ({})", config.family.as_str());
     let (mut report, addresses) = begin(request, config, ruleset, &table.warnings);
     let Some((src, dst)) = addresses else { return report };
     let local_source = report.path == "OUTPUT";
     let walker = nft::Walker {
-        table: &table,
+        table,
         config,
         protocol: request.protocol.to_ascii_lowercase(),
         in_interface: request.in_interface.clone(),
@@ -319,12 +331,21 @@ pub(crate) fn failed(request: &TraceRequest, message: &str) -> TraceReport {
 /// Traces a packet through iptables rules text, with the node facts of `config` (its
 /// addresses decide `--dst-type LOCAL` and the path).
 pub fn trace_text(rules_text: &str, config: &ProxyConfig, request: &TraceRequest) -> TraceReport {
-    let ruleset = rules::parse(rules_text);
+    trace_ruleset(&rules::parse(rules_text), config, request)
+}
+
+/// [`trace_text`] through rules parsed once ([`parse_iptables`]), for callers that trace many
+/// packets through one ruleset.
+pub(crate) fn trace_ruleset(
+    ruleset: &Ruleset,
+    config: &ProxyConfig,
+    request: &TraceRequest,
+) -> TraceReport {
     let name = format!("rendered iptables ({})", config.family.as_str());
     let (mut report, addresses) = begin(request, config, name, &ruleset.warnings);
     let Some((src, dst)) = addresses else { return report };
     let local_source = report.path == "OUTPUT";
-    let tracer = Tracer { set: &ruleset, config, request, budget: Budget::default() };
+    let tracer = Tracer { set: ruleset, config, request, budget: Budget::default() };
     let start = Packet {
         src,
         dst,

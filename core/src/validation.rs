@@ -19,7 +19,7 @@ use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
 use crate::profile::Profile;
 
 pub(crate) use names::Scope;
-pub(crate) use releases::Rule;
+pub(crate) use releases::{Change, Rule, TABLES, governing, in_force};
 pub(crate) use service::cluster_ips_related_fields;
 
 /// The release-table rows whose texts appear in a message, as the report cites them.

@@ -7,6 +7,7 @@ mod render;
 mod serve;
 mod test;
 mod trace;
+mod upgrade;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ pub(crate) use serve::ServeCommand;
 pub use serve::{FailurePolicy, HttpResponse, TlsConfig, TlsError, route};
 pub(crate) use test::TestCommand;
 pub(crate) use trace::TraceCommand;
+pub(crate) use upgrade::UpgradeCommand;
 
 /// Exit code when the scenario has errors (the report was printed).
 pub(crate) const EXIT_REPORT_ERRORS: u8 = 1;
@@ -159,6 +161,9 @@ enum Command {
     Render(RenderCommand),
     /// Walk a packet through the rules: matched rules, DNAT choices, masquerade, verdict.
     Trace(TraceCommand),
+    /// Rehearse an upgrade, rollback, kube-proxy mode switch or range change: what the
+    /// cluster's Services meet (exit status 1 when a finding breaks something).
+    Upgrade(UpgradeCommand),
     /// Serve a validating admission webhook (AdmissionReview v1 at /validate; /healthz, /readyz,
     /// /metrics).
     Serve(ServeCommand),
@@ -231,6 +236,7 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Check(command) => command.run(&engine, io, cli.verbose),
         Command::Render(command) => command.run(&engine, io, cli.verbose),
         Command::Trace(command) => command.run(&engine, io, cli.verbose),
+        Command::Upgrade(command) => command.run(&engine, io, cli.verbose),
         Command::Serve(command) => command.run(engine, io),
         Command::Doc(command) => command.run(&engine, io),
         Command::Test(command) => command.run(&engine, io, cli.verbose),

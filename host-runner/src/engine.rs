@@ -11,7 +11,7 @@ use svclab_core::{
 use crate::plugin::{
     CacheDir, Limits, PluginError, PluginRunner, WitAdmissionOptions, WitCheckOptions,
     WitDiagnostic, WitInput, WitIpFamily, WitProxyMode, WitRenderOptions, WitSeverity,
-    WitTestOptions, WitTestRun, WitTextReport, WitTraceOptions, WitUserInfo,
+    WitTestOptions, WitTestRun, WitTextReport, WitTraceOptions, WitUpgradeOptions, WitUserInfo,
 };
 
 /// A ready engine.
@@ -293,6 +293,82 @@ impl Engine {
     }
 }
 
+/// What `svclab upgrade` asks the engine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpgradeRequest {
+    /// `--to`, as written (`1.33`, `1.33.5`).
+    pub to: String,
+    /// `--proxy-mode`.
+    pub proxy_mode: Option<ProxyMode>,
+    /// `--to-profile`'s text.
+    pub to_profile: Option<Input>,
+    /// `--diff`.
+    pub diff: bool,
+}
+
+impl UpgradeRequest {
+    fn options(&self) -> Result<svclab_core::UpgradeOptions, EngineError> {
+        let to = svclab_core::target_release(&self.to)
+            .map_err(|err| EngineError::BadInput(err.to_string()))?;
+        Ok(svclab_core::UpgradeOptions {
+            to,
+            proxy_mode: self.proxy_mode,
+            to_profile: self.to_profile.clone(),
+            diff: self.diff,
+        })
+    }
+
+    fn wit(&self) -> WitUpgradeOptions<'_> {
+        WitUpgradeOptions {
+            to: &self.to,
+            proxy_mode: self.proxy_mode.map(wit_proxy_mode),
+            to_profile: self.to_profile.as_ref().map(wit_input),
+            diff: self.diff,
+        }
+    }
+}
+
+impl Engine {
+    /// Runs `svclab upgrade --output json`: the rehearsal's report JSON.
+    pub fn upgrade(
+        &self,
+        inputs: &[Input],
+        request: &UpgradeRequest,
+    ) -> Result<Outcome, EngineError> {
+        match self {
+            Engine::Native => {
+                let report = svclab_core::upgrade(inputs, &request.options()?)
+                    .map_err(|err| EngineError::BadInput(err.to_string()))?;
+                Ok(native(report.to_json()))
+            }
+            Engine::Plugin(runner) => {
+                Ok(runner.upgrade(&wit_inputs(inputs), request.wit())?.into())
+            }
+        }
+    }
+
+    /// Runs `svclab upgrade`: the rehearsal as text, `has_errors` when a finding breaks
+    /// something.
+    pub fn upgrade_text(
+        &self,
+        inputs: &[Input],
+        request: &UpgradeRequest,
+    ) -> Result<CheckedText, EngineError> {
+        match self {
+            Engine::Native => {
+                let report = svclab_core::upgrade(inputs, &request.options()?)
+                    .map_err(|err| EngineError::BadInput(err.to_string()))?;
+                Ok(CheckedText { text: report.to_text(), has_errors: report.breaks(), fuel: None })
+            }
+            Engine::Plugin(runner) => {
+                let call = runner.upgrade_text(&wit_inputs(inputs), request.wit())?;
+                let WitTextReport { text, has_errors } = call.output;
+                Ok(CheckedText { text, has_errors, fuel: call.fuel })
+            }
+        }
+    }
+}
+
 impl Engine {
     /// An `admission.k8s.io/v1` AdmissionReview in, the AdmissionReview with its response out,
     /// judged under `options` (the Service policy, the profile, the inventory).
@@ -462,12 +538,16 @@ fn wit_input(input: &Input) -> WitInput<'_> {
     WitInput { name: &input.name, text: &input.text }
 }
 
+fn wit_proxy_mode(mode: ProxyMode) -> WitProxyMode {
+    match mode {
+        ProxyMode::Iptables => WitProxyMode::Iptables,
+        ProxyMode::Nftables => WitProxyMode::Nftables,
+    }
+}
+
 fn wit_render_options(options: &RenderOptions) -> WitRenderOptions<'_> {
     WitRenderOptions {
-        proxy_mode: match options.mode {
-            ProxyMode::Iptables => WitProxyMode::Iptables,
-            ProxyMode::Nftables => WitProxyMode::Nftables,
-        },
+        proxy_mode: wit_proxy_mode(options.mode),
         ip_family: options.family.map(|family| match family {
             IpFamily::V4 => WitIpFamily::Ipv4,
             IpFamily::V6 => WitIpFamily::Ipv6,

@@ -15,7 +15,7 @@ mod plugin;
 pub use commands::{
     Cli, EngineKind, FailurePolicy, HttpResponse, Io, TlsConfig, TlsError, route, run, run_args,
 };
-pub use engine::{Checked, CheckedText, Engine, EngineError, Outcome};
+pub use engine::{Checked, CheckedText, Engine, EngineError, Outcome, UpgradeRequest};
 pub use plugin::{
     ABI_VERSION, CacheDir, CallOutput, ComponentInterface, EMBEDDED_PLUGIN, Limits, PluginError,
     PluginRunner, component_interface,

@@ -39,7 +39,8 @@ pub(crate) use generated::{
     Diagnostic as WitDiagnostic, Error as WitError, InputParam as WitInput,
     IpFamily as WitIpFamily, ProxyMode as WitProxyMode, RenderOptions as WitRenderOptions,
     Severity as WitSeverity, TestOptions as WitTestOptions, TestRun as WitTestRun,
-    TextReport as WitTextReport, TraceOptions as WitTraceOptions, UserInfo as WitUserInfo,
+    TextReport as WitTextReport, TraceOptions as WitTraceOptions,
+    UpgradeOptions as WitUpgradeOptions, UserInfo as WitUserInfo,
 };
 
 /// The ABI version of `wit/policy.wit` this host speaks.
@@ -305,6 +306,24 @@ impl PluginRunner {
         options: WitCheckOptions<'_>,
     ) -> Result<CallOutput<WitTextReport>, PluginError> {
         self.call(|policy, store| policy.call_check_text(store, inputs, options))
+    }
+
+    /// The upgrade rehearsal; the report JSON.
+    pub(crate) fn upgrade(
+        &self,
+        inputs: &[WitInput<'_>],
+        options: WitUpgradeOptions<'_>,
+    ) -> Result<CallOutput, PluginError> {
+        self.call(|policy, store| policy.call_upgrade(store, inputs, options))
+    }
+
+    /// The upgrade rehearsal as text, and whether a finding breaks something.
+    pub(crate) fn upgrade_text(
+        &self,
+        inputs: &[WitInput<'_>],
+        options: WitUpgradeOptions<'_>,
+    ) -> Result<CallOutput<WitTextReport>, PluginError> {
+        self.call(|policy, store| policy.call_upgrade_text(store, inputs, options))
     }
 
     /// The diagnostics of `check`, typed.

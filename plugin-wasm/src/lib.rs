@@ -4,7 +4,7 @@
 
 use svclab_core::{
     AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ProxyMode, RenderOptions,
-    RulesetWriter, Severity, TraceRequest, UserInfo,
+    RulesetWriter, Severity, TraceRequest, UpgradeOptions, UserInfo,
 };
 
 use std::cell::{Cell, RefCell};
@@ -124,6 +124,26 @@ impl bindings::Guest for Plugin {
         Ok(json)
     }
 
+    fn upgrade(
+        inputs: Vec<types::Input>,
+        options: types::UpgradeOptions,
+    ) -> Result<String, types::Error> {
+        let options = decode_upgrade_options(options)?;
+        let report = svclab_core::upgrade(&decode_inputs(inputs), &options)
+            .map_err(|err| types::Error::BadInput(err.to_string()))?;
+        Ok(report.to_json())
+    }
+
+    fn upgrade_text(
+        inputs: Vec<types::Input>,
+        options: types::UpgradeOptions,
+    ) -> Result<types::TextReport, types::Error> {
+        let options = decode_upgrade_options(options)?;
+        let report = svclab_core::upgrade(&decode_inputs(inputs), &options)
+            .map_err(|err| types::Error::BadInput(err.to_string()))?;
+        Ok(types::TextReport { has_errors: report.breaks(), text: report.to_text() })
+    }
+
     fn validate_admission(
         review: String,
         options: types::AdmissionOptions,
@@ -218,6 +238,20 @@ fn decode_render_options(options: types::RenderOptions) -> RenderOptions {
         node: options.node,
         standalone: options.standalone,
     }
+}
+
+fn decode_upgrade_options(options: types::UpgradeOptions) -> Result<UpgradeOptions, types::Error> {
+    let to = svclab_core::target_release(&options.to)
+        .map_err(|err| types::Error::BadInput(err.to_string()))?;
+    Ok(UpgradeOptions {
+        to,
+        proxy_mode: options.proxy_mode.map(|mode| match mode {
+            types::ProxyMode::Iptables => ProxyMode::Iptables,
+            types::ProxyMode::Nftables => ProxyMode::Nftables,
+        }),
+        to_profile: options.to_profile.map(decode_input),
+        diff: options.diff,
+    })
 }
 
 fn decode_check_options(options: types::CheckOptions) -> CheckOptions {

@@ -6,9 +6,11 @@ use svclab_host::{ComponentInterface, EMBEDDED_PLUGIN, component_interface};
 /// The largest component we accept: issue 5's target was 1,500,000 bytes, which the component
 /// met by 13 kB until `svclab test` ran suites in it (issue 38: the suite reader, the
 /// comparisons and the nftables tracer suites reach, about 0.22 MB at opt-level 3); the guard
-/// against accidental growth stays, with that added, and with the upstream oracle's fixes
-/// (issue 35: about 60 kB; xtask/src/plugins.rs holds the same budget).
-const MAX_COMPONENT_BYTES: usize = 1_920 * 1024;
+/// against accidental growth stays, with that added, with the upstream oracle's fixes
+/// (issue 35: about 60 kB), and with `svclab upgrade`'s rehearsal (issue 36: both sides'
+/// evaluations, the rule layouts, probes and diff, the findings' texts: 377,939 bytes, the
+/// component 2,261,647 with it, 1.4% under this budget; xtask/src/plugins.rs holds the same).
+const MAX_COMPONENT_BYTES: usize = 2_240 * 1024;
 
 /// Lists the embedded plugin's imports and exports and checks them against the allow-list.
 #[track_caller]
@@ -35,6 +37,8 @@ fn check(interface: &ComponentInterface) {
             "test-files",
             "test-schema",
             "trace",
+            "upgrade",
+            "upgrade-text",
             "validate-admission"
         ]
     );

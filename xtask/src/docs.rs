@@ -249,12 +249,14 @@ fn element(example: &Example, file: &str) -> anyhow::Result<String> {
     let attributes: Vec<(&str, &str)> =
         words.iter().filter(|w| is_attribute(w)).filter_map(|w| w.split_once('=')).collect();
     ensure!(
-        matches!(command.first(), Some(&"check" | &"render" | &"trace" | &"test")),
-        "`{}`: examples run check, render, trace or test",
+        matches!(command.first(), Some(&"check" | &"render" | &"trace" | &"test" | &"upgrade")),
+        "`{}`: examples run check, render, trace, test or upgrade",
         example.info
     );
-    if command.first() == Some(&"test") {
-        return Ok(suite_example(example, &command, file));
+    match command.first() {
+        Some(&"test") => return Ok(static_example(example, &command, file, "Test suite")),
+        Some(&"upgrade") => return Ok(static_example(example, &command, file, "Scenario")),
+        _ => {}
     }
     // `profile=` and the other element attributes would change what the reader sees without
     // `svclab doc test` knowing: in Markdown the scenario's own ClusterProfile is the profile.
@@ -290,17 +292,19 @@ fn element(example: &Example, file: &str) -> anyhow::Result<String> {
     Ok(html)
 }
 
-/// A `svclab test` example: the suite and its checked output, pre-rendered and not live (a suite
-/// is not a scenario the element or the playground can run).
-fn suite_example(example: &Example, command: &[&str], file: &str) -> String {
+/// A `svclab test` or `svclab upgrade` example: the suite or scenario and its checked output,
+/// pre-rendered and not live (a suite is not a scenario the element or the playground can run,
+/// and the element has no rehearsal view).
+fn static_example(example: &Example, command: &[&str], file: &str, label: &str) -> String {
     let command_line = command.join(" ");
     format!(
         "<div class=\"svclab-suite\">\n\
-         <pre class=\"svclab-scenario\" tabindex=\"0\" aria-label=\"Test suite\"><code>{}</code></pre>\n\
+         <pre class=\"svclab-scenario\" tabindex=\"0\" aria-label=\"{}\"><code>{}</code></pre>\n\
          <div class=\"svclab-bar\"><span><code>$ svclab {}</code></span><span class=\"svclab-links\">\
          <a href=\"{}\" download>YAML</a></span></div>\n\
          <div class=\"svclab-result\" role=\"region\" tabindex=\"0\" aria-label=\"Output of svclab {}\"><pre><code>{}</code></pre></div>\n\
          </div>\n",
+        escape(label),
         escape(&example.scenario),
         escape(&command_line),
         escape(file),

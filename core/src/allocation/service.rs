@@ -434,6 +434,18 @@ impl Allocators {
         }
     }
 
+    /// The repair loops' step for one stored address (`Repair.doRunOnce`, `RepairIPAddress.
+    /// syncService`): mark it in use. `Err(None)`: its family is not configured at all.
+    pub(crate) fn repair_ip(&mut self, ip: IpAddr) -> Result<(), Option<AllocationError>> {
+        let family = self.families.get_mut(&IpFamily::of(ip)).ok_or(None)?;
+        family.allocate(ip).map_err(Some)
+    }
+
+    /// The NodePort repair loop's step for one stored port (`portallocator/controller/repair.go`).
+    pub(crate) fn repair_port(&mut self, port: u32) -> Result<(), PortError> {
+        self.ports.allocate(port)
+    }
+
     /// `initIPFamilyFields` of the Service REST storage; `old` is the stored object on an update.
     fn init_ip_family_fields(
         &self,

@@ -806,6 +806,12 @@ const BEHAVIOURS: &[Row] = &[
     },
 ];
 
+/// Every row: the behaviour, its first and last minor (`None`: to the newest) and its upstream
+/// code, in table order (`upgrade` finds the rows a release change crosses).
+pub(crate) fn rows() -> impl Iterator<Item = (Behaviour, u32, Option<u32>, &'static str)> {
+    BEHAVIOURS.iter().map(|r| (r.behaviour, r.first, r.last, r.upstream))
+}
+
 /// Whether a behaviour holds in a release, its patch included (a backported row).
 pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -> bool {
     // A bare minor is the newest patch svclab was checked at, which has every backport.

@@ -173,6 +173,11 @@ const OWN_GATES: &[Gate] = &[
     },
 ];
 
+/// kube-proxy's own gates ([`OWN_GATES`]), for `upgrade`'s gate findings.
+pub(crate) fn own_gates() -> &'static [Gate] {
+    OWN_GATES
+}
+
 /// The release default ([`Gate::default_at`]) of one of kube-proxy's own gates ([`OWN_GATES`]),
 /// `None` for a gate of the apiserver's table or one svclab does not know.
 pub(crate) fn own_gate_default(name: &str, minor: u32) -> Option<bool> {

@@ -272,7 +272,7 @@ pub(crate) const SERVICE: &[Change] = &[
         what: "the topology-mode annotation must match topology-aware-hints when both are set (the annotation and its check came with KEP-2433's rename in 1.27)",
         upstream: "pkg/apis/core/validation/validation.go ValidateService (and the deprecation warning in pkg/api/service/warnings.go GetWarningsForService): absent in v1.26.1, present in v1.27.2 (read as vendored by ceph/ceph-csi)",
         pin: Pin::Vendored,
-        marks: &["when both are specified"],
+        marks: &["when both are specified", "please use service.kubernetes.io/topology-mode"],
     },
     Change {
         id: Rule::SourceRangesAnnotationRatchet,

@@ -67,7 +67,8 @@ impl DocTestCommand {
             for example in markdown::examples(&lines) {
                 let line = example.scenario.open_line + 1;
                 let label = format!("{name}:{line}: svclab {}", example.args.join(" "));
-                let result = match check_example(engine, &example) {
+                let dir = file.parent().unwrap_or(std::path::Path::new("."));
+                let result = match check_example(engine, &example, dir) {
                     Err(reason) => ExampleResult::Failed(reason),
                     Ok(actual) => {
                         let expected = example.expected.as_ref().map(|block| block.text.as_str());
@@ -119,7 +120,12 @@ impl DocTestCommand {
 }
 
 /// Runs the example's command on its scenario; its standard output, or why it could not run.
-fn check_example(engine: &Engine, example: &markdown::Example) -> Result<String, String> {
+/// Files the command names (`upgrade --to-profile`) are read from the page's folder, `dir`.
+fn check_example(
+    engine: &Engine,
+    example: &markdown::Example,
+    dir: &std::path::Path,
+) -> Result<String, String> {
     if !example.scenario.closed {
         return Err("the example's fence is never closed".to_owned());
     }
@@ -137,11 +143,12 @@ fn check_example(engine: &Engine, example: &markdown::Example) -> Result<String,
         Command::Check(command) => command.run(engine, &mut io, false),
         Command::Render(command) => command.run(engine, &mut io, false),
         Command::Trace(command) => command.run(engine, &mut io, false),
+        Command::Upgrade(command) => command.relative_to(dir).run(engine, &mut io, false),
         // The scenario block is a suite; its exit status (1 when a test fails) is part of
         // what the expected block shows, not a reason to refuse the example.
         Command::Test(command) => command.run(engine, &mut io, false),
         Command::Serve(_) | Command::Doc(_) | Command::Policy(_) => {
-            return Err("examples run `check`, `render`, `trace` or `test`".to_owned());
+            return Err("examples run `check`, `render`, `trace`, `upgrade` or `test`".to_owned());
         }
     };
     result.map_err(|err| format!("error: {err:#}"))?;

@@ -38,6 +38,9 @@
       (i32.const 16))
     (func (export "diagnose") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $empty))
     (func (export "render") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
+    ;; Parameters: the inputs list, then `upgrade-options` flattened: `to` (pointer, length),
+    ;; `proxy-mode` (tag, value), `to-profile` (tag, name, text) and `diff`.
+    (func (export "upgrade") (param i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     (func (export "render-begin") (param i32 i32 i32 i32 i32 i32 i32 i32 i32) (result i32) (call $ok))
     ;; Writes `none` to the return area at 4000: no pieces.
     (func (export "render-next") (result i32)
@@ -120,6 +123,13 @@
   (export $error "error" (type $error'))
   (type $text-report' (record (field "text" string) (field "has-errors" bool)))
   (export $text-report "text-report" (type $text-report'))
+  (type $upgrade-options'
+    (record
+      (field "to" string)
+      (field "proxy-mode" (option $proxy-mode))
+      (field "to-profile" (option $input))
+      (field "diff" bool)))
+  (export $upgrade-options "upgrade-options" (type $upgrade-options'))
   (type $test-options' (record (field "update" bool)))
   (export $test-options "test-options" (type $test-options'))
   (type $test-run'
@@ -156,6 +166,15 @@
     (param "inputs" (list $input)) (param "options" $trace-options)
     (result (result string (error $error)))
     (canon lift (core func $i "trace") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  (func (export "upgrade")
+    (param "inputs" (list $input)) (param "options" $upgrade-options)
+    (result (result string (error $error)))
+    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
+  ;; `upgrade-text` is the core `upgrade` read as a `text-report`, like `check-text`.
+  (func (export "upgrade-text")
+    (param "inputs" (list $input)) (param "options" $upgrade-options)
+    (result (result $text-report (error $error)))
+    (canon lift (core func $i "upgrade") (memory (core memory $i "memory")) (realloc (core func $i "cabi_realloc"))))
   (func (export "validate-admission")
     (param "review" string) (param "options" $admission-options)
     (result (result string (error $error)))
