@@ -426,11 +426,17 @@ fn may_leak_a_pick(error: &str, dual_stack: bool) -> bool {
     if !error.contains("failed to allocate") {
         return false;
     }
-    // `spec.clusterIPs: Invalid value: []string{"fd00:10:96::", ""}: failed to allocate IP …`
-    let two_families = error
+    // `spec.clusterIPs: Invalid value: []string{"fd00:10:96::", ""}: failed to allocate IP …`,
+    // from 1.34 `Invalid value: ["fd00:10:96::",""]` (the value as JSON).
+    let go = error
         .split_once("[]string{")
         .and_then(|(_, rest)| rest.split_once('}'))
         .is_some_and(|(ips, _)| ips.contains(", "));
+    let json = error
+        .split_once("Invalid value: [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .is_some_and(|(ips, _)| ips.contains("\",\""));
+    let two_families = go || json;
     two_families || (dual_stack && error.contains("failed to allocate a serviceIP"))
 }
 
@@ -669,6 +675,9 @@ mod tests {
         };
         assert!(super::may_leak_a_pick(&failed("\"fd00:10:96::\", \"\""), false));
         assert!(!super::may_leak_a_pick(&failed("\"fd00:10:96::\""), false));
+        let json = "FieldValueInvalid spec.clusterIPs: Invalid value: [\"fd00:10:96::\",\"\"]: failed to allocate IP fd00:10:96::: the provided network does not match the current range";
+        assert!(super::may_leak_a_pick(json, false));
+        assert!(!super::may_leak_a_pick(&json.replace(",\"\"", ""), false));
         let internal = "InternalError : Internal error occurred: failed to allocate a serviceIP: range is full";
         assert!(!super::may_leak_a_pick(internal, false));
         assert!(super::may_leak_a_pick(internal, true));
