@@ -599,3 +599,6 @@ pub(crate) fn service_cidrs(
     }
     nets
 }
+
+#[cfg(test)]
+mod tests;

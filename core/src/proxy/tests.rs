@@ -5,7 +5,7 @@ use super::config::mark_string;
 use super::*;
 use crate::manifest::{Input, Object, parse};
 use crate::model::KubeProxyConfiguration;
-use crate::world::render;
+use crate::render;
 
 mod configuration;
 mod releases;
@@ -78,24 +78,17 @@ fn lb(extra: &str) -> String {
 
 /// A scenario world at a release with one Node (zone `z1`), evaluated; the only errors
 /// allowed are those on a KubeProxyConfiguration kube-proxy refuses (what the callers render).
-fn release_world(version: &str, kpc: &str, rest: &str) -> crate::world::World {
+fn release_world(version: &str, kpc: &str, rest: &str) -> crate::World {
     release_world_with_gates(version, "{}", kpc, rest)
 }
 
 /// [`release_world`] with the ClusterProfile's (the apiserver's) `featureGates`.
-fn release_world_with_gates(
-    version: &str,
-    gates: &str,
-    kpc: &str,
-    rest: &str,
-) -> crate::world::World {
+fn release_world_with_gates(version: &str, gates: &str, kpc: &str, rest: &str) -> crate::World {
     let yaml = format!(
         "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nfeatureGates: {gates}\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{rest}"
     );
-    let (world, report) = crate::pipeline::evaluate(
-        &[Input::new("t.yaml", yaml)],
-        &crate::pipeline::CheckOptions::default(),
-    );
+    let (world, report) =
+        crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
     let other_errors = report.diagnostics.iter().any(|d| {
         d.severity == crate::Severity::Error
             && d.object.as_ref().is_none_or(|o| o.kind != "KubeProxyConfiguration")
@@ -109,5 +102,5 @@ fn release_world_with_gates(
 fn render_at(version: &str, kpc: &str, mode: ProxyMode) -> Result<String, String> {
     let node = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\n";
     let world = release_world(version, kpc, node);
-    crate::world::render(&world, &RenderOptions::new(mode)).map_err(|e| e.to_string())
+    crate::render(&world, &RenderOptions::new(mode)).map_err(|e| e.to_string())
 }

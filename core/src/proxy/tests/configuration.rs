@@ -5,10 +5,8 @@ use super::*;
 #[test]
 fn world_objects_drive_the_configuration() {
     let yaml = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges: [172.30.0.0/16]\nhost: {iptablesRandomFully: true, nfacct: true, interfaceAddresses: [127.0.0.1/8, 192.168.0.2/24]}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.0.0.0/8\niptables: {masqueradeBit: 14}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.3}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {namespace: ns1, name: web}\nspec:\n  type: LoadBalancer\n  externalTrafficPolicy: Local\n  clusterIP: 172.30.0.41\n  ports: [{name: http, port: 80, nodePort: 30080}]\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: ns1, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.180.0.1], nodeName: node-b}]\nports: [{name: http, port: 8080, protocol: TCP}]\n";
-    let (world, report) = crate::pipeline::evaluate(
-        &[Input::new("w.yaml", yaml)],
-        &crate::pipeline::CheckOptions::default(),
-    );
+    let (world, report) =
+        crate::evaluate(&[Input::new("w.yaml", yaml)], &crate::CheckOptions::default());
     assert!(!report.has_errors(), "{:?}", report.diagnostics);
     // The first Node by default: the endpoint is remote, so external traffic is dropped.
     let a = render(&world, &RenderOptions::new(ProxyMode::Iptables)).unwrap();
@@ -50,10 +48,8 @@ fn configuration_blocks_hostname_and_own_gates() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.33\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nfeatureGates: {{{profile_gates}}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-b}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.3}}]}}\n"
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
         world
     };
@@ -96,17 +92,15 @@ fn node_ip_fallback_and_bind_address() {
         let yaml = format!(
             "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{svc}{profile_host}"
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
         world
     };
     let w = world("mode: nftables");
     let config = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
     assert_eq!(config.node_ip, Some("127.0.0.1".parse().unwrap()));
-    let text = crate::world::render(&w, &RenderOptions::new(ProxyMode::Nftables))
+    let text = crate::render(&w, &RenderOptions::new(ProxyMode::Nftables))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(!text.contains("nodeport-ips"), "{text}");
     assert!(
@@ -116,7 +110,7 @@ fn node_ip_fallback_and_bind_address() {
     let w = world("mode: nftables\nbindAddress: 192.168.0.9");
     let config = ProxyConfig::from_world(&w, None, None, ProxyMode::Nftables).unwrap();
     assert_eq!(config.node_ip, Some("192.168.0.9".parse().unwrap()));
-    let text = crate::world::render(&w, &RenderOptions::new(ProxyMode::Nftables))
+    let text = crate::render(&w, &RenderOptions::new(ProxyMode::Nftables))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("add element ip kube-proxy nodeport-ips { 192.168.0.9 }"), "{text}");
     // An unspecified or other-family bindAddress changes nothing.
@@ -223,10 +217,8 @@ fn nftables_gate_in_kube_proxy_feature_gates() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nfeatureGates:\n  NFTablesProxyMode: true\n"
         );
-        let (_, report) = crate::pipeline::evaluate(
-            &[Input::new("kp.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (_, report) =
+            crate::evaluate(&[Input::new("kp.yaml", yaml)], &crate::CheckOptions::default());
         report
             .diagnostics
             .iter()
@@ -259,7 +251,7 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
     let render = |version: &str, gates: &str| {
         let kpc = format!("hostnameOverride: node-a\nmode: iptables\nfeatureGates: {gates}");
         let world = release_world(version, &kpc, objects);
-        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{version} {gates}: {e}"))
     };
     let term_rejected = "default/term:p80 has no endpoints";
@@ -291,13 +283,13 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
     // 1.24 (before #110290): no local endpoint means KUBE-SVL-* marks the packet for kubelet's
     // drop; the trace follows it into KUBE-MARK-DROP, not to an unknown chain.
     let world = release_world("1.24", "hostnameOverride: node-a\nmode: iptables", objects);
-    let request = crate::trace::TraceRequest {
+    let request = crate::TraceRequest {
         src: "198.51.100.7".into(),
         dst: "192.168.0.2".into(),
         dport: 30053,
         ..Default::default()
     };
-    let report = crate::world::trace(&world, &request);
+    let report = crate::testing::trace_mode(&world, &request, ProxyMode::Iptables);
     let steps: Vec<(&str, &str)> = report
         .outcomes
         .iter()
@@ -336,10 +328,8 @@ fn terminating_fallback_and_internal_policy_follow_kube_proxy_gates() {
 #[test]
 fn a_later_node_document_replaces_the_earlier() {
     let yaml = "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nserviceClusterIPRanges: [172.30.0.0/16]\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: z1}}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-b}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.3}]}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a, labels: {topology.kubernetes.io/zone: z2}}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.9}]}\n";
-    let (world, report) = crate::pipeline::evaluate(
-        &[Input::new("n.yaml", yaml)],
-        &crate::pipeline::CheckOptions::default(),
-    );
+    let (world, report) =
+        crate::evaluate(&[Input::new("n.yaml", yaml)], &crate::CheckOptions::default());
     assert!(!report.has_errors(), "{:?}", report.diagnostics);
     let names: Vec<&str> = world.nodes.iter().map(|n| n.value.metadata.name.as_str()).collect();
     assert_eq!(names, ["node-a", "node-b"]);

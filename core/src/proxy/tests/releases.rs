@@ -37,7 +37,7 @@ fn topology_hints_by_release() {
     };
     let zonal = |version: &str, annotations: &str| {
         let world = release_world(version, "mode: iptables", &objects(annotations));
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"));
         !text.contains("10.0.0.2:80")
     };
@@ -66,7 +66,7 @@ fn topology_hints_by_release() {
     // kube-proxy's own ServiceTrafficDistribution gate at 1.30 drops the annotation check.
     let world =
         release_world("1.30", "featureGates: {ServiceTrafficDistribution: true}", &objects(""));
-    let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+    let text = crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(!text.contains("10.0.0.2:80"), "{text}");
     // `canUseTopology` of 1.30 to 1.32 wants TopologyAwareHints *or* ServiceTrafficDistribution,
@@ -74,7 +74,7 @@ fn topology_hints_by_release() {
     // off, no filtering at 1.31 even with ServiceTrafficDistribution on (beta).
     let gated = |version: &str, kpc: &str, annotations: &str| {
         let world = release_world(version, kpc, &objects(annotations));
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"));
         !text.contains("10.0.0.2:80")
     };
@@ -119,8 +119,8 @@ fn ip_mode_proxy_by_release() {
             &[ProxyMode::Iptables, ProxyMode::Nftables]
         };
         for &mode in modes {
-            let text = crate::world::render(&world, &RenderOptions::new(mode))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let text =
+                crate::render(&world, &RenderOptions::new(mode)).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(text.contains("5.6.7.8"), vip, "{version} {kpc} {mode:?}\n{text}");
         }
     }
@@ -138,14 +138,12 @@ fn localhost_node_ports_by_release() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\nhost: {{interfaceAddresses: [127.0.0.1/8, 127.0.2.1/28, 192.168.0.2/24, '::1/128', '2001:db8::2/64']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n{kpc}\n---\n{svc}"
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
         let options =
             RenderOptions { family: Some(family), ..RenderOptions::new(ProxyMode::Iptables) };
-        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let text = crate::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
         text.lines()
             .filter(|l| l.starts_with("-A KUBE-SERVICES") && l.contains("-j KUBE-NODEPORTS"))
             .map(|l| l.split("chain\" ").nth(1).unwrap_or_default().to_owned())
@@ -197,11 +195,9 @@ fn service_cidr_drop_rule_follows_the_gate() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\n---\napiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {{name: extra}}\nspec: {{cidrs: [10.100.0.0/24, 'fd00::/112']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\n{kpc}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n"
         );
-        let (world, _) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+        let (world, _) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
             .unwrap_or_else(|e| panic!("{e}"));
         text.lines().find(|l| l.contains("unallocated")).map(str::to_owned)
     };
@@ -221,7 +217,7 @@ fn tcp_be_liberal_by_release() {
     let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n";
     for (version, drop) in [("1.28", true), ("1.29", false), ("1.33", false)] {
         let world = release_world(version, "conntrack: {tcpBeLiberal: true}", svc);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(text.contains("--ctstate INVALID"), drop, "{version}\n{text}");
     }
@@ -276,13 +272,13 @@ fn nftables_mode_by_release() {
     // same refusal.
     assert!(render_at("1.24", "mode: nftables", ProxyMode::Iptables).is_ok());
     let world = release_world("1.28", "mode: nftables", SVC);
-    let request = crate::trace::TraceRequest {
+    let request = crate::TraceRequest {
         src: "10.0.0.9".into(),
         dst: "172.30.0.41".into(),
         dport: 80,
         ..Default::default()
     };
-    let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+    let report = crate::testing::trace_mode(&world, &request, ProxyMode::Nftables);
     assert_eq!(report.warnings, [refused("1.28", "iptables, ipvs").unwrap_err()]);
     assert!(report.outcomes.is_empty());
 }
@@ -390,12 +386,10 @@ fn nfacct_and_kube_firewall_by_release() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\"]\nhost: {{nfacct: true}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: node-a}}\nstatus: {{addresses: [{{type: InternalIP, address: 192.168.0.2}}]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: np, namespace: default}}\nspec: {{type: NodePort, clusterIP: 172.30.0.41, ports: [{{name: p80, port: 80, nodePort: 30080}}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {{namespace: default, name: np-1, labels: {{kubernetes.io/service-name: np}}}}\naddressType: IPv4\nendpoints: [{{addresses: [10.0.0.1]}}]\nports: [{{name: p80, port: 80, protocol: TCP}}]\n"
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
-        crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"))
     };
     let firewall = "-A KUBE-FIREWALL -m comment --comment \"block incoming localnet connections\" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP";
@@ -433,7 +427,7 @@ fn load_balancer_source_ranges_by_release() {
     let rendered = |version: &str, standalone: bool| {
         let world = release_world(version, "mode: iptables", lb);
         let options = RenderOptions { standalone, ..RenderOptions::new(ProxyMode::Iptables) };
-        crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"))
+        crate::render(&world, &options).unwrap_or_else(|e| panic!("{e}"))
     };
     let fw_lines = |text: &str| {
         text.lines()
@@ -494,14 +488,12 @@ fn node_ip_by_release() {
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\n---\n{}",
             scenario(ranges)
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
         let options =
             RenderOptions { family: Some(family), ..RenderOptions::new(ProxyMode::Iptables) };
-        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let text = crate::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
         let vip = if family == IpFamily::V4 { "5.6.7.8" } else { "2001:db8:ff::8" };
         text.contains(&format!("-s {vip} -j KUBE-EXT-"))
     };
@@ -535,7 +527,7 @@ fn nftables_table_by_release() {
     let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: np, namespace: default}\nspec: {type: NodePort, clusterIP: 172.30.0.41, ports: [{name: p80, port: 80, nodePort: 30080}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: np-1, labels: {kubernetes.io/service-name: np}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
     let lines = |version: &str, kpc: &str| {
         let world = release_world(version, kpc, objects);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
             .unwrap_or_else(|e| panic!("{e}"));
         text.lines().map(str::to_owned).collect::<Vec<_>>()
     };
@@ -645,7 +637,7 @@ fn nftables_source_ranges_by_release() {
     let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, loadBalancerSourceRanges: [203.0.113.0/25, 192.168.0.0/24], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}]}}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n";
     let render = |version: &str| {
         let world = release_world(version, "featureGates: {NFTablesProxyMode: true}", lb);
-        crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+        crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
             .unwrap_or_else(|e| panic!("{e}"))
     };
     let alpha = render("1.29");
@@ -693,7 +685,7 @@ fn kubelet_chains_before_1_27() {
     for (version, kubelet) in [("1.24", true), ("1.25", true), ("1.26", true), ("1.27", false)] {
         let world = release_world(version, "mode: iptables", lb);
         let options = RenderOptions { standalone: true, ..RenderOptions::new(ProxyMode::Iptables) };
-        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let text = crate::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
         let lines: Vec<&str> = text.lines().collect();
         let at = |line: &str| lines.iter().position(|l| *l == line);
         assert_eq!(at(marked).is_some(), kubelet, "{version}\n{text}");
@@ -703,13 +695,13 @@ fn kubelet_chains_before_1_27() {
         }
     }
     let world = release_world("1.24", "mode: iptables", lb);
-    let request = crate::trace::TraceRequest {
+    let request = crate::TraceRequest {
         src: "198.51.100.7".into(),
         dst: "5.6.7.8".into(),
         dport: 80,
         ..Default::default()
     };
-    let report = crate::world::trace(&world, &request);
+    let report = crate::testing::trace_mode(&world, &request, ProxyMode::Iptables);
     let effects: Vec<&str> =
         report.outcomes.iter().flat_map(|o| o.steps.iter().map(|s| s.effect.as_str())).collect();
     assert!(!effects.iter().any(|e| e.contains("unknown chain")), "{report:#?}");
@@ -729,13 +721,13 @@ fn nftables_trace_by_release() {
     let verdicts = |version: &str, src: &str, dst: &str| {
         let kpc = "featureGates: {NFTablesProxyMode: true}\nclusterCIDR: 10.0.0.0/8";
         let world = release_world(version, kpc, lb);
-        let request = crate::trace::TraceRequest {
+        let request = crate::TraceRequest {
             src: src.into(),
             dst: dst.into(),
             dport: 80,
             ..Default::default()
         };
-        let report = crate::world::trace_mode(&world, &request, ProxyMode::Nftables);
+        let report = crate::testing::trace_mode(&world, &request, ProxyMode::Nftables);
         assert!(report.warnings.is_empty(), "{version}: {:?}", report.warnings);
         report.outcomes.iter().map(|o| o.verdict.clone()).collect::<Vec<_>>()
     };
@@ -766,7 +758,7 @@ fn nftables_elements_by_release() {
     for (version, adds, deletes) in [("1.30", 2, 0), ("1.31", 2, 1), ("1.37", 2, 1)] {
         let kpc = "mode: nftables\nfeatureGates: {NFTablesProxyMode: true}";
         let world = release_world(version, kpc, &objects);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
             .unwrap_or_else(|e| panic!("{e}"));
         let count = |needle: &str| text.lines().filter(|l| l.starts_with(needle)).count();
         let cluster_ip = "add element ip kube-proxy cluster-ips { 172.30.0.41 }";
@@ -796,7 +788,7 @@ fn nftables_interface_detector_by_release() {
         ("1.35", "iifname"),
     ] {
         let world = release_world(version, kpc, objects);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
             .unwrap_or_else(|e| panic!("{e}"));
         let want = format!(" {word} != veth* jump mark-for-masquerade");
         assert!(text.lines().any(|l| l.ends_with(&want)), "{version}: {want}\n{text}");
@@ -886,7 +878,7 @@ fn kube_proxy_gates_by_release() {
 fn masquerading_rules(version: &str, kpc: &str) -> String {
     let objects = "apiVersion: v1\nkind: Node\nmetadata: {name: node-a}\nstatus: {addresses: [{type: InternalIP, address: 192.168.0.2}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1], nodeName: node-a}, {addresses: [10.0.0.2], nodeName: node-b}]\nports: [{name: p80, port: 8080, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: one, namespace: default}\nspec: {clusterIP: 172.30.0.42, ports: [{port: 53, protocol: UDP}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: one-1, labels: {kubernetes.io/service-name: one}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.3], nodeName: node-a}]\nports: [{port: 5353, protocol: UDP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: sticky, namespace: default}\nspec: {clusterIP: 172.30.0.43, sessionAffinity: ClientIP, ports: [{port: 443}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: sticky-1, labels: {kubernetes.io/service-name: sticky}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.4], nodeName: node-a}, {addresses: [10.0.0.5], nodeName: node-b}]\nports: [{port: 8443, protocol: TCP}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, externalTrafficPolicy: Local, clusterIP: 172.30.0.44, ports: [{port: 80, nodePort: 30044}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.6], nodeName: node-b}]\nports: [{port: 80, protocol: TCP}]\n";
     let world = release_world(version, kpc, objects);
-    let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+    let text = crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
         .unwrap_or_else(|e| panic!("{version}: {e}"));
     text.lines()
         .filter(|l| {
@@ -1013,7 +1005,7 @@ fn report_rules_by_release() {
     let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: default}\nspec: {clusterIP: 172.30.0.41, ports: [{name: p80, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: web-1, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: [{addresses: [10.0.0.1]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
     let rules = |version: &str, kpc: &str| {
         let world = release_world(version, kpc, objects);
-        crate::report::report_rules(&world).unwrap_or_else(|| panic!("{version}: no rules"))
+        crate::report_rules(&world).unwrap_or_else(|| panic!("{version}: no rules"))
     };
     for (version, kpc, nftables) in [
         ("1.24", "mode: iptables", false),
@@ -1064,7 +1056,7 @@ fn terminating_condition_gate_is_not_read_by_kube_proxy_before_1_26() {
                 "featureGates: {{ProxyTerminatingEndpoints: true, EndpointSliceTerminatingCondition: {gate}}}"
             );
             let world = release_world(version, &kpc, objects);
-            crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+            crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
                 .unwrap_or_else(|e| panic!("{version}: {e}"))
         };
         let on = render(true);
@@ -1097,7 +1089,7 @@ fn nftables_comments_by_release() {
     let whole = format!("{ns}/{name}:abcdefghijklmno");
     for (version, comment) in [("1.36", whole.as_str()), ("1.37", &whole[..128])] {
         let world = release_world(version, "mode: nftables", &svc);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Nftables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Nftables))
             .unwrap_or_else(|e| panic!("{e}"));
         let element = format!(
             "add element ip kube-proxy no-endpoint-services {{ 172.30.0.41 . tcp . 80 comment \"{comment}\" : goto reject-chain }}"
@@ -1120,14 +1112,12 @@ fn nftables_node_port_addresses_by_release() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\nhost: {{interfaceAddresses: [127.0.0.1/8, 192.168.0.2/24, '::1/128', '2001:db8::2/64']}}\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: nftables\nfeatureGates: {{NFTablesProxyMode: true}}\n{kpc}\n---\n{objects}"
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
         let options =
             RenderOptions { family: Some(family), ..RenderOptions::new(ProxyMode::Nftables) };
-        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let text = crate::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
         let rule = text
             .lines()
             .find(|l| l.contains("vmap @service-nodeports"))
@@ -1189,7 +1179,7 @@ fn cluster_cidr_as_written_by_release() {
         ("1.37", "10.244.0.0/16"),
     ] {
         let world = release_world(version, "clusterCIDR: 10.244.1.0/16", svc);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(
             text.contains(&format!("--dport 80 ! -s {cidr} -j KUBE-MARK-MASQ")),
@@ -1290,7 +1280,7 @@ fn addresses_as_written_by_release() {
     let lb = "apiVersion: v1\nkind: Service\nmetadata: {name: lb, namespace: default}\nspec: {type: LoadBalancer, clusterIP: 172.30.0.41, externalIPs: [198.051.100.007], loadBalancerSourceRanges: [203.0.113.5/24], ports: [{name: p80, port: 80, nodePort: 30080}]}\nstatus: {loadBalancer: {ingress: [{ip: 005.006.007.008}]}}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {namespace: default, name: lb-1, labels: {kubernetes.io/service-name: lb}}\naddressType: IPv4\nendpoints: [{addresses: [10.180.00.001]}]\nports: [{name: p80, port: 80, protocol: TCP}]\n";
     let has = |version: &str, needles: &[&str]| {
         let world = release_world(version, "mode: iptables", lb);
-        let text = crate::world::render(&world, &RenderOptions::new(ProxyMode::Iptables))
+        let text = crate::render(&world, &RenderOptions::new(ProxyMode::Iptables))
             .unwrap_or_else(|e| panic!("{e}"));
         needles.iter().map(|n| text.contains(n)).collect::<Vec<_>>()
     };
@@ -1329,14 +1319,12 @@ fn node_port_addresses_of_the_other_family_by_release() {
         let yaml = format!(
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"{version}\"\nserviceClusterIPRanges: [\"172.30.0.0/16\", \"fd00::/112\"]\n---\napiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nnodePortAddresses: [192.168.0.0/24]\n---\n{svc}"
         );
-        let (world, report) = crate::pipeline::evaluate(
-            &[Input::new("t.yaml", yaml)],
-            &crate::pipeline::CheckOptions::default(),
-        );
+        let (world, report) =
+            crate::evaluate(&[Input::new("t.yaml", yaml)], &crate::CheckOptions::default());
         assert!(!report.has_errors(), "{:?}", report.diagnostics);
         let options =
             RenderOptions { family: Some(IpFamily::V6), ..RenderOptions::new(ProxyMode::Iptables) };
-        let text = crate::world::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
+        let text = crate::render(&world, &options).unwrap_or_else(|e| panic!("{e}"));
         text.lines().filter(|l| l.ends_with("-j KUBE-NODEPORTS")).count()
     };
     assert_eq!(jumps("1.26"), 1);
