@@ -290,10 +290,43 @@ pub fn compare(id: &str, objects: &[Value], line: &Value) -> Vec<Divergence> {
 /// [`compare`] with svclab's answers already made.
 pub fn compare_answers(
     id: &str,
-    (svclab_profile, svclab): (Vec<String>, BTreeMap<usize, Answer>),
+    svclab: (Vec<String>, BTreeMap<usize, Answer>),
     line: &Value,
 ) -> Vec<Divergence> {
-    let (upstream_profile, upstream, harness) = upstream_answers(line);
+    // Where upstream's picks are not reproducible (two ServiceCIDRs of one family: which
+    // allocator picks follows Go's map order, the oracle's `notes` say so), what depends on a
+    // pick is not compared.
+    let picks = if line["notes"].as_array().is_none_or(Vec::is_empty) {
+        Picks::Exact
+    } else {
+        Picks::Unreproducible
+    };
+    compare_upstream(id, svclab, upstream_answers(line), picks)
+}
+
+/// How upstream drew its dynamic picks, and so what of them is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picks {
+    /// First-fit, as svclab's `FirstFit`: every address and port compared exactly.
+    Exact,
+    /// Not reproducible (the oracle's `notes`): addresses not compared, nor a refusal that
+    /// names `spec.clusterIP`.
+    Unreproducible,
+    /// At random, as a real kube-apiserver draws them: the caller has put dynamic picks in a
+    /// comparable form (their band, see `cluster::blackbox`); a refusal about addresses or
+    /// ports is compared with its values masked, and one side's "already allocated" is not
+    /// compared (the other side's random pick left the value free).
+    Random,
+}
+
+/// The differences between svclab's answers and upstream's (as [`upstream_answers`] gives
+/// them).
+pub fn compare_upstream(
+    id: &str,
+    (svclab_profile, svclab): (Vec<String>, BTreeMap<usize, Answer>),
+    (upstream_profile, upstream, harness): (Vec<String>, BTreeMap<usize, Answer>, Option<String>),
+    picks: Picks,
+) -> Vec<Divergence> {
     let mut out = Vec::new();
     let mut add = |index: Option<usize>, object: String, kind, svclab: Value, upstream: Value| {
         out.push(Divergence { case: id.to_owned(), index, object, kind, svclab, upstream });
@@ -331,13 +364,16 @@ pub fn compare_answers(
         if s.op != u.op {
             add(Some(*index), object.clone(), DivergenceKind::Op, json!(s.op), json!(u.op));
         }
-        // Where upstream's picks are not reproducible (two ServiceCIDRs of one family: which
-        // allocator picks follows Go's map order, the oracle's `notes` say so), what depends on
-        // a pick is not compared either: a later request for a picked address is refused on one
-        // side only ("provided IP is already allocated", "may not change once set").
-        let reproducible = line["notes"].as_array().is_none_or(Vec::is_empty);
+        // Where upstream's picks are not reproducible, what depends on a pick is not compared
+        // either: a later request for a picked address is refused on one side only ("provided
+        // IP is already allocated", "may not change once set").
+        let reproducible = picks != Picks::Unreproducible;
         let on_picks = |a: &Answer| a.errors.iter().any(|e| e.contains(" spec.clusterIP"));
         if !reproducible && (on_picks(s) || on_picks(u)) {
+            continue;
+        }
+        let taken = |a: &Answer| a.errors.iter().any(|e| e.contains("already allocated"));
+        if picks == Picks::Random && (taken(s) != taken(u)) {
             continue;
         }
         if s.outcome != u.outcome {
@@ -359,8 +395,17 @@ pub fn compare_answers(
             }
         };
         // After a pick that may have leaked upstream, addresses in messages may differ too
-        // ("may not change once set" quotes the stored clusterIPs): compared masked.
-        let differ = if leaked {
+        // ("may not change once set" quotes the stored clusterIPs): compared masked. So are
+        // the refusals about addresses and ports when upstream picked at random.
+        let on_random_picks = picks == Picks::Random
+            && [s, u].iter().any(|a| {
+                a.errors.iter().any(|e| {
+                    e.contains(" spec.clusterIP")
+                        || e.contains("odePort")
+                        || e.contains(" spec.externalIPs")
+                })
+            });
+        let differ = if leaked || on_random_picks {
             let masked = |a: &Answer| generated(a).iter().map(|e| mask(e)).collect::<Vec<_>>();
             masked(s) != masked(u)
         } else {

@@ -6,11 +6,13 @@
 //! Layers, lowest first: [`divergence`] (what a difference is, and how differences group),
 //! [`apiserver`] and [`proxy`] (both sides' answers to a case, put in one form, and their
 //! comparison: no I/O), [`upstream`] (building and running the Go programs), [`shrink`]
-//! (making a diverging case minimal). `cargo xtask oracle` drives them; the regression cases
+//! (making a diverging case minimal), [`cluster`] (a real etcd, kube-apiserver and kube-proxy
+//! built from their modules, and [`cluster::blackbox`], the apiserver's cases through it). `cargo xtask oracle` drives them; the regression cases
 //! it writes under `tests/data/oracle/` hold upstream's recorded answers, and
 //! `tests/oracle_regressions.rs` compares svclab with them without Go.
 
 pub mod apiserver;
+pub mod cluster;
 pub mod divergence;
 pub mod proxy;
 pub mod shrink;

@@ -7,6 +7,7 @@
 //! and `docs` under `serve`, `playground` under `scaling`).
 
 mod annotate;
+mod cluster;
 mod differential;
 mod docs;
 mod files;
@@ -53,6 +54,9 @@ const USAGE: &str = "usage: cargo xtask <command>
          [--no-shrink] [--write-regressions]
                      svclab against upstream's own code (Go, oracle/): divergences grouped,
                      each shrunk to a minimal case, optionally recorded under tests/data/oracle/
+  cluster up [--release 1.X[.Y]] [--profile FILE] [--dir DIR] | cluster down [--dir DIR]
+                     a real etcd and kube-apiserver on 127.0.0.1, built from their Go modules
+                     (cached), ranges and gates from a ClusterProfile; prints the kubeconfig
   differential [--seeds N] [--start K] [--time SECONDS] [--no-shrink]
                      generated scenarios in the kernel (root): every probe against the
                      trace, iptables against nftables; failing seeds shrunk";
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),
         Some("oracle") => oracle::run(&args[1..]),
+        Some("cluster") => cluster::run(&args[1..]),
         Some(other) => return usage(&format!("unknown xtask command {other:?}")),
         None => return usage("no command given"),
     };
