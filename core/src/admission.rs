@@ -162,8 +162,9 @@ pub struct Verdict {
     pub message: Option<String>,
     /// Apiserver warnings and policy `warn` violations (`response.warnings`).
     pub warnings: Vec<String>,
-    /// `svclab.dev/<rule>` → message for `audit` violations (several of a rule joined with
-    /// `"; "`), and `svclab.dev/skipped` for rules that lacked an input.
+    /// `<rule>` → message for `audit` violations (several of a rule joined with `"; "`), and
+    /// `skipped` for rules that lacked an input (kube-apiserver prefixes each key with the
+    /// webhook's name).
     pub audit_annotations: BTreeMap<String, String>,
 }
 
@@ -437,8 +438,10 @@ fn warnings(about_object: &[&Diagnostic]) -> Vec<String> {
         .collect()
 }
 
-/// `svclab.dev/<rule>` for each policy `audit` violation (several of a rule joined with `"; "`)
-/// and `svclab.dev/skipped` for the rules that lacked an input.
+/// `<rule>` for each policy `audit` violation (several of a rule joined with `"; "`) and
+/// `skipped` for the rules that lacked an input: keys without a prefix, which kube-apiserver
+/// logs under the webhook's name (`services.svclab.dev/<rule>`; a prefixed key is dropped, see
+/// [`SKIPPED_AUDIT_ANNOTATION`]).
 fn audit_annotations(about_object: &[&Diagnostic]) -> BTreeMap<String, String> {
     let mut annotations = BTreeMap::new();
     for d in about_object {
@@ -447,7 +450,7 @@ fn audit_annotations(about_object: &[&Diagnostic]) -> BTreeMap<String, String> {
         }
         let key = match d.reason.as_str() {
             "policy:skipped" => SKIPPED_AUDIT_ANNOTATION.to_owned(),
-            rule => format!("svclab.dev/{}", rule.trim_start_matches("policy:")),
+            rule => rule.trim_start_matches("policy:").to_owned(),
         };
         annotations
             .entry(key)

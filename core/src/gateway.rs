@@ -204,7 +204,7 @@ fn admission(
         Err(err) => return Decision::Respond(bad_request(&err.to_string())),
     };
     let mut warnings: Vec<String> = verdict.warnings.iter().map(|w| warning_header(w)).collect();
-    // A gateway has no audit log to carry `svclab.dev/skipped`, and never knows the requester:
+    // A gateway has no audit log to carry the `skipped` audit annotation, and never knows the requester:
     // a rule that needed an input it lacks (user and group exemptions, `externalIPs` users)
     // tells the client so instead of passing silently.
     if let Some(skipped) = verdict.audit_annotations.get(SKIPPED_AUDIT_ANNOTATION) {

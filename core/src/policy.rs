@@ -58,7 +58,8 @@
 //! `info` (audit, skipped) and `reason` `policy:<settings path>` or `policy:skipped`. On the
 //! admission path ([`admit`](crate::admit)) a deny is `403 Forbidden` with the violations as
 //! `status.details.causes`, a warn travels in `warnings`, an audit in
-//! `auditAnnotations["svclab.dev/<rule>"]`.
+//! `auditAnnotations["<rule>"]`, which kube-apiserver logs as `<webhook name>/<rule>` (the
+//! contract's `svclab.dev/<rule>` would be dropped: kube-apiserver allows one `/`).
 //!
 //! # API (as agreed between the hosts)
 //!
@@ -66,7 +67,7 @@
 //! `AdmissionOptions`, `AdmissionRequest`, `Verdict`, `admit` and
 //! `validate_admission(review, &options)`, all re-exported at the crate root. Additions since the
 //! first version: `ServicePolicy` (the scenario object, in the model), `Severity::Info`,
-//! `AdmissionError::{Settings, Profile}`, and the audit annotation `svclab.dev/skipped` for
+//! `AdmissionError::{Settings, Profile}`, and the audit annotation `skipped` for
 //! rules that lacked an input on the admission path.
 //!
 //! # Choices where the contract is silent

@@ -641,10 +641,7 @@ async fn policy_and_profile_files_on_both_engines() {
 
         let node_port = with_spec("audited", json!({"type": "NodePort"}));
         let response = check(&client.review(&node_port).await.expect("review"), "audited", true);
-        assert!(
-            response["auditAnnotations"]["svclab.dev/nodePorts.forbid"].is_string(),
-            "{response}"
-        );
+        assert!(response["auditAnnotations"]["nodePorts.forbid"].is_string(), "{response}");
 
         let metrics = client.send(Method::GET, "/metrics", String::new()).await.expect("metrics");
         for line in [

@@ -245,9 +245,9 @@ fn policy_warn_and_audit_allow_with_warnings_and_annotations() {
     );
     let annotations = answer["auditAnnotations"].as_object().expect("auditAnnotations");
     let keys: Vec<&String> = annotations.keys().collect();
-    assert_eq!(keys, ["svclab.dev/loadBalancer.forbid"], "{answer}");
+    assert_eq!(keys, ["loadBalancer.forbid"], "{answer}");
     assert!(
-        annotations["svclab.dev/loadBalancer.forbid"]
+        annotations["loadBalancer.forbid"]
             .as_str()
             .is_some_and(|message| message.starts_with("spec.type: ")
                 && message.ends_with("(loadBalancer.forbid)")),

@@ -653,7 +653,7 @@ fn context_skipped() -> Result<(), Failed> {
     let request = request("CREATE", "shop", &shop_service("web-canary"), None);
     let verdict = policy.validate(&request)?;
     check(&verdict, &core_verdict(&request, &unique_selector_settings(), None)?)?;
-    if verdict["audit_annotations"]["svclab.dev/skipped"]
+    if verdict["audit_annotations"]["skipped"]
         .as_str()
         .is_none_or(|m| !m.contains("selector.uniqueInNamespace"))
     {

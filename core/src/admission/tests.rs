@@ -100,7 +100,7 @@ fn warn_and_audit_allow_with_warnings_and_annotations() {
             allowed=true code=200
             status=
             warnings=["spec.ports[0].port: Forbidden: port 22 is denied (ports.deniedPorts)"]
-            audit={"svclab.dev/skipped": "selector.uniqueInNamespace: skipped: needs inventory", "svclab.dev/types.allowed": "spec.type: Unsupported value: \"NodePort\": supported values: \"ClusterIP\" (types.allowed)"}
+            audit={"skipped": "selector.uniqueInNamespace: skipped: needs inventory", "types.allowed": "spec.type: Unsupported value: \"NodePort\": supported values: \"ClusterIP\" (types.allowed)"}
         "#]],
     );
 }
@@ -234,7 +234,7 @@ fn update_without_old_object_skips_forbid_new() {
             (
                 true,
                 {
-                    "svclab.dev/skipped": "externalIPs.mode: skipped: needs oldObject",
+                    "skipped": "externalIPs.mode: skipped: needs oldObject",
                 },
             ),
         )

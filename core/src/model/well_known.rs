@@ -41,5 +41,10 @@ pub(crate) const LABEL_MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-b
 /// that point of the stream.
 pub const OPERATION_ANNOTATION: &str = "svclab.dev/operation";
 
-/// svclab's audit annotation listing the policy rules a judgement skipped (and why).
-pub(crate) const SKIPPED_AUDIT_ANNOTATION: &str = "svclab.dev/skipped";
+/// svclab's audit annotation listing the policy rules a judgement skipped (and why). A key
+/// without a prefix: kube-apiserver puts the webhook's name before every key of a webhook's
+/// `auditAnnotations` and drops a key that then has two `/`
+/// (`k8s.io/apiserver/pkg/admission/plugin/webhook/validating/dispatcher.go` and
+/// `checkKeyFormat` in `k8s.io/apiserver/pkg/admission/attributes.go`, v1.24.17 to v1.37.2):
+/// `skipped` is logged as `services.svclab.dev/skipped`.
+pub(crate) const SKIPPED_AUDIT_ANNOTATION: &str = "skipped";

@@ -39,7 +39,7 @@ pub(super) struct Decision {
     pub(super) allowed: bool,
     /// The rules behind it, with their effect, deduplicated: a policy rule (the `(rule.id)`
     /// that ends each policy message) with `deny` (a 403 cause), `warn` (a warning) or `audit`
-    /// (a `svclab.dev/<rule>` annotation); an apiserver refusal's field path (indices as `[*]`)
+    /// (a `<rule>` audit annotation); an apiserver refusal's field path (indices as `[*]`)
     /// with `Invalid`.
     pub(super) rules: Vec<(String, &'static str)>,
 }
@@ -72,9 +72,12 @@ impl Decision {
                 .map(|rule| (rule.to_owned(), "warn")),
         );
         if let Some(annotations) = response["auditAnnotations"].as_object() {
-            rules.extend(annotations.keys().filter_map(|key| {
-                key.strip_prefix("svclab.dev/").map(|rule| (rule.to_owned(), "audit"))
-            }));
+            rules.extend(
+                annotations
+                    .keys()
+                    .filter(|key| *key != "skipped")
+                    .map(|rule| (rule.clone(), "audit")),
+            );
         }
         rules.sort();
         rules.dedup();
