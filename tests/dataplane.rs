@@ -27,6 +27,8 @@ mod case;
 mod differential;
 #[path = "dataplane/generate.rs"]
 mod generate;
+#[path = "dataplane/kube_proxy.rs"]
+mod kube_proxy;
 #[path = "dataplane/netns.rs"]
 mod netns;
 #[path = "dataplane/runner.rs"]
@@ -48,6 +50,7 @@ enum Job {
     Case(Box<runner::CaseDef>),
     Seed(u64),
     Campaign(differential::Campaign),
+    KubeProxy(case::Mode),
 }
 
 impl Job {
@@ -56,6 +59,7 @@ impl Job {
             Job::Case(case) => runner::run(case),
             Job::Seed(seed) => differential::run_seed(*seed).map(drop),
             Job::Campaign(campaign) => differential::run_campaign(*campaign),
+            Job::KubeProxy(mode) => kube_proxy::run(*mode),
         }
     }
 }
@@ -90,6 +94,7 @@ fn main() {
                 .map(|seed| (differential::seed_case_name(*seed), Job::Seed(*seed))),
         ),
     }
+    jobs.extend(kube_proxy::names().map(|(name, mode)| (name, Job::KubeProxy(mode))));
     // The generator's own check needs no kernel: it runs wherever the suite runs.
     let generator = Trial::test("differential/generator", || {
         differential::check_generator().map_err(Into::into)

@@ -61,6 +61,17 @@ pub enum AllocationError {
     },
     /// The 1.24-era band offset exceeds a /28 or /124 range and Go panics (kubernetes#115316).
     OffsetExceedsRange,
+    /// The IPAddress object of a pick is refused by its own validation: the Service's name is
+    /// its `spec.parentRef.name`, and a Service without one (or with `.`, `..`, a `/` or a `%`)
+    /// makes an invalid one (`validateIPAddressParentReference`,
+    /// pkg/apis/networking/validation/validation.go, v1.27.16 to v1.37.2). The allocator runs in
+    /// BeginCreate, before the Service's own validation, so this is the Service's answer.
+    IpAddressInvalid {
+        /// The address picked or requested (the IPAddress's name).
+        ip: IpAddr,
+        /// The field error, `spec.parentRef.name: Required value`.
+        error: String,
+    },
 }
 
 impl AllocationError {
@@ -76,6 +87,7 @@ impl AllocationError {
             AllocationError::NotReady => "NotReady",
             AllocationError::PrefixTooShort { .. } => "Invalid",
             AllocationError::OffsetExceedsRange => "Internal",
+            AllocationError::IpAddressInvalid { .. } => "Invalid",
         }
     }
 }
@@ -103,6 +115,10 @@ impl std::fmt::Display for AllocationError {
             AllocationError::OffsetExceedsRange => f.write_str(
                 "kube-apiserver panics here: the static band offset exceeds the range (rand.Intn with a negative argument, kubernetes#115316)",
             ),
+            // apierrors.NewInvalid(networking.Kind("IPAddress"), name, errs) with one error.
+            AllocationError::IpAddressInvalid { ip, error } => {
+                write!(f, "IPAddress.networking.k8s.io \"{}\" is invalid: {error}", crate::net::ip_string(*ip))
+            }
         }
     }
 }

@@ -471,6 +471,14 @@ fn write_service(
         return Some(delete_service(allocators, stored, &service, document, diags));
     }
     let previous = world.services.remove(&key);
+    if previous.is_none() {
+        if let Some(refusal) =
+            namespace_lifecycle("Service", &service.metadata, &world.profile, &document)
+        {
+            diags.push(refusal);
+            return Some(ServiceReport::rejected(Some(allocators), &service, document));
+        }
+    }
     let request = ServiceWrite {
         old: previous.as_ref(),
         written_status: &written_status,
@@ -544,6 +552,27 @@ fn delete_service(
             ServiceReport::rejected(Some(allocators), service, document)
         }
     }
+}
+
+/// kube-apiserver's NamespaceLifecycle admission: a create in a namespace that does not exist is
+/// a 404 before the registry sees the object (`Lifecycle.Admit`,
+/// k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go, enabled by default
+/// v0.24.17 to v0.37.2; updates and deletes pass). A scenario's namespaces are taken to exist,
+/// except a name no Namespace can have: there the object is refused so, not validated (found by
+/// the black-box oracle, `svclab_oracle::cluster::blackbox`, on a real kube-apiserver).
+fn namespace_lifecycle(
+    kind: &str,
+    meta: &crate::model::ObjectMeta,
+    profile: &Profile,
+    document: &Source,
+) -> Option<Diagnostic> {
+    let namespace = &meta.namespace;
+    if namespace.is_empty() || validation::namespace_can_exist(namespace, profile) {
+        return None;
+    }
+    let object = Some(ObjectRef::new(kind, namespace, &meta.name));
+    let message = format!("namespaces {} not found", go_quote(namespace));
+    Some(Diagnostic::error(object, "", "NotFound", message).at(document.clone()))
 }
 
 /// A create or update of a Service on its way through kube-apiserver.
@@ -781,11 +810,21 @@ fn store_endpoint_slice(
                     return;
                 }
             }
-            None => registry::fill_uid(
-                &mut located.value.metadata,
-                &located.positions,
-                world.profile.seed,
-            ),
+            None => {
+                let document = located.positions.source_of("");
+                let (meta, profile) = (&located.value.metadata, &world.profile);
+                if let Some(refusal) =
+                    namespace_lifecycle("EndpointSlice", meta, profile, &document)
+                {
+                    diags.push(refusal);
+                    return;
+                }
+                registry::fill_uid(
+                    &mut located.value.metadata,
+                    &located.positions,
+                    world.profile.seed,
+                );
+            }
         }
         registry::drop_disabled_endpoint_conditions(&mut located.value, old, &world.profile);
         if let Some(old) = old {

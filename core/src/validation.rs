@@ -91,6 +91,11 @@ pub(crate) fn registry_causes(errors: &mut Vec<FieldError>, profile: &Profile) {
     }
 }
 
+/// Whether a Namespace of this name can exist (`ValidateNamespaceName`: a DNS-1123 label).
+pub(crate) fn namespace_can_exist(namespace: &str, profile: &Profile) -> bool {
+    names::dns1123_label(names::Texts::of(profile), namespace).is_empty()
+}
+
 /// `path.IsValidPathSegmentName`: why a name cannot be a URL path segment (none when it can).
 pub(crate) fn path_segment_name(name: &str) -> Vec<String> {
     names::path_segment_name(name, false)

@@ -26,6 +26,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/networking"
+	networkingvalidation "k8s.io/kubernetes/pkg/apis/networking/validation"
 	"k8s.io/kubernetes/pkg/registry/core/service/ipallocator"
 	servicecidrstore "k8s.io/kubernetes/pkg/registry/networking/servicecidr/storage"
 	netutils "k8s.io/utils/net"
@@ -123,6 +124,17 @@ func newIPAddressAllocators(h *harness, prefix string, p *profile, raws []json.R
 	// lookup of the allocators sees exactly the writes made so far.
 	client.PrependReactor("create", "ipaddresses", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		ip := action.(k8stesting.CreateAction).GetObject().(*networkingv1.IPAddress)
+		// What the IPAddress REST storage checks before it stores one
+		// (pkg/registry/networking/ipaddress/strategy.go Validate): a Service without a
+		// name gives an IPAddress without parentRef.name, refused ("is invalid:
+		// spec.parentRef.name: Required value"), and the Service with it.
+		internal := &networking.IPAddress{}
+		if err := legacyscheme.Scheme.Convert(ip, internal, nil); err != nil {
+			return true, nil, err
+		}
+		if errs := networkingvalidation.ValidateIPAddress(internal); len(errs) > 0 {
+			return true, nil, apierrors.NewInvalid(networking.Kind("IPAddress"), ip.Name, errs)
+		}
 		if _, exists, _ := ipStore.GetByKey(ip.Name); exists {
 			return true, nil, apierrors.NewAlreadyExists(networkingv1.Resource("ipaddresses"), ip.Name)
 		}

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/filters"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
@@ -562,10 +563,12 @@ func (h *harness) service(cl *cluster, index int, raw json.RawMessage, o objectH
 			if svc.Namespace == "" {
 				svc.Namespace = ns
 			}
-			ctx := request(ns, "create", "", "v1", "services", "")
-			res.Warnings, res.Panic = withWarnings(ctx, func(ctx context.Context) {
-				out, err = cl.services.Create(ctx, svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
-			})
+			if err = namespaceLifecycle(svc.Namespace); err == nil {
+				ctx := request(ns, "create", "", "v1", "services", "")
+				res.Warnings, res.Panic = withWarnings(ctx, func(ctx context.Context) {
+					out, err = cl.services.Create(ctx, svc, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+				})
+			}
 		}
 	}
 	res.Warnings = append(decodeWarnings, res.Warnings...)
@@ -601,6 +604,19 @@ func (h *harness) service(cl *cluster, index int, raw json.RawMessage, o objectH
 	return res
 }
 
+// namespaceLifecycle is kube-apiserver's NamespaceLifecycle admission (on by default; it runs
+// in the handler, after decoding and before the REST storage) for a create in a namespace that
+// cannot exist: no Namespace has a name that is not a DNS-1123 label, so the plugin's lookup
+// finds none and the create is a 404 (k8s.io/apiserver/pkg/admission/plugin/namespace/
+// lifecycle/admission.go Admit). The oracle stores no Namespaces and takes every other
+// namespace to exist, as svclab does.
+func namespaceLifecycle(namespace string) error {
+	if len(validation.IsDNS1123Label(namespace)) == 0 {
+		return nil
+	}
+	return apierrors.NewNotFound(api.Resource("namespaces"), namespace)
+}
+
 // endpointSlice replays one EndpointSlice document: an update when the slice is stored, a
 // create otherwise.
 func (h *harness) endpointSlice(cl *cluster, index int, raw json.RawMessage, o objectHead) any {
@@ -630,7 +646,7 @@ func (h *harness) endpointSlice(cl *cluster, index int, raw json.RawMessage, o o
 			res.Warnings, res.Panic = withWarnings(ctx, func(ctx context.Context) {
 				out, _, err = cl.slices.Update(ctx, name, rest.DefaultUpdatedObjectInfo(slice), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
 			})
-		} else {
+		} else if err = namespaceLifecycle(slice.Namespace); err == nil {
 			ctx := request(ns, "create", group, version, resource, "")
 			res.Warnings, res.Panic = withWarnings(ctx, func(ctx context.Context) {
 				out, err = cl.slices.Create(ctx, slice, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})

@@ -175,6 +175,8 @@ pub struct ControlPlane {
     pub port: u16,
     /// What it runs with.
     pub settings: Settings,
+    /// The network namespace it runs in (`ip netns exec`), `None` for the caller's.
+    netns: Option<String>,
     children: Vec<Child>,
 }
 
@@ -186,6 +188,18 @@ impl ControlPlane {
         settings: &Settings,
         dir: &Path,
     ) -> Result<ControlPlane, ClusterError> {
+        ControlPlane::start_in(binaries, settings, dir, None)
+    }
+
+    /// [`ControlPlane::start`] inside the network namespace `netns` (`ip netns exec`, root):
+    /// its loopback is the namespace's, and [`ControlPlane::kubectl`] runs there too, so a
+    /// kube-proxy in that namespace reads it on 127.0.0.1.
+    pub fn start_in(
+        binaries: &Binaries,
+        settings: &Settings,
+        dir: &Path,
+        netns: Option<&str>,
+    ) -> Result<ControlPlane, ClusterError> {
         if dir.exists() {
             stop(dir);
             std::fs::remove_dir_all(dir)?;
@@ -196,6 +210,7 @@ impl ControlPlane {
             dir: dir.clone(),
             port: 0,
             settings: settings.clone(),
+            netns: netns.map(str::to_owned),
             children: vec![],
         };
 
@@ -246,8 +261,9 @@ impl ControlPlane {
             ],
             "etcd",
         )?;
+        // In another namespace kube-apiserver's readiness (which includes etcd's) is the wait.
         plane.wait("etcd", Duration::from_secs(30), || {
-            http::get(client, "/health").is_ok_and(|r| r.status == 200)
+            netns.is_some() || http::get(client, "/health").is_ok_and(|r| r.status == 200)
         })?;
 
         let mut flags = vec![
@@ -281,7 +297,7 @@ impl ControlPlane {
         )?;
         plane.wait("kube-apiserver", Duration::from_secs(120), || {
             ca.is_file()
-                && kubectl(&dir)
+                && kubectl(&dir, netns)
                     .args(["get", "--raw=/readyz"])
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
@@ -300,7 +316,7 @@ impl ControlPlane {
     /// `kubectl` with this control plane's kubeconfig and a HOME of its own (its discovery
     /// cache stays in the folder).
     pub fn kubectl(&self) -> Command {
-        kubectl(&self.dir)
+        kubectl(&self.dir, self.netns.as_deref())
     }
 
     /// A program's log so far (`etcd` or `kube-apiserver`), its last `lines`.
@@ -318,7 +334,7 @@ impl ControlPlane {
 
     fn spawn(&mut self, program: &Path, args: &[String], name: &str) -> Result<(), ClusterError> {
         let log = std::fs::File::create(self.dir.join(format!("{name}.log")))?;
-        let child = Command::new(program)
+        let child = in_netns(self.netns.as_deref(), program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
@@ -405,9 +421,21 @@ pub fn stop(dir: &Path) -> usize {
     running.len()
 }
 
-/// `kubectl` with the kubeconfig in `dir`, and `dir` as HOME.
-fn kubectl(dir: &Path) -> Command {
-    let mut command = Command::new("kubectl");
+/// `program`, run in the network namespace `netns` when given.
+fn in_netns(netns: Option<&str>, program: &Path) -> Command {
+    match netns {
+        Some(netns) => {
+            let mut command = Command::new("ip");
+            command.args(["netns", "exec", netns]).arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
+/// `kubectl` with the kubeconfig in `dir`, and `dir` as HOME (in `netns` when given).
+fn kubectl(dir: &Path, netns: Option<&str>) -> Command {
+    let mut command = in_netns(netns, Path::new("kubectl"));
     command.arg(format!("--kubeconfig={}", dir.join("kubeconfig").display()));
     command.env("HOME", dir).env_remove("KUBECONFIG");
     command

@@ -12,13 +12,15 @@ use std::time::Instant;
 
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
+use svclab_oracle::cluster::blackbox::{self, Proxy};
+use svclab_oracle::cluster::{self, ControlPlane};
 use svclab_oracle::upstream::{self, Area};
 use svclab_oracle::{Divergence, apiserver, proxy, shrink};
 use svclab_scenario_gen::variety::{self, ProxyRun};
 
 use crate::workspace::{say, target_dir, workspace_root};
 
-const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy|all] \
+const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy|all|cluster] \
                      [--cases N] [--seed S] [--no-shrink] [--write-regressions]";
 
 /// Cases a batch (one oracle process) takes.
@@ -28,6 +30,9 @@ const BATCH: usize = 1000;
 struct Options {
     releases: Vec<String>,
     areas: Vec<Area>,
+    /// `--area cluster`: the apiserver's cases through a real kube-apiserver (its own area: it
+    /// builds and starts a whole control plane, so `all` leaves it out).
+    cluster: bool,
     cases: u64,
     seed: u64,
     shrink: bool,
@@ -39,6 +44,7 @@ impl Options {
         let mut options = Options {
             releases: Vec::new(),
             areas: vec![Area::Apiserver, Area::Proxy],
+            cluster: false,
             cases: 500,
             seed: 1,
             shrink: true,
@@ -55,10 +61,15 @@ impl Options {
                     options.releases.push(resolve(wanted, known)?);
                 }
                 "--area" => {
+                    options.cluster = false;
                     options.areas = match value("--area")?.as_str() {
                         "apiserver" => vec![Area::Apiserver],
                         "proxy" => vec![Area::Proxy],
                         "all" => vec![Area::Apiserver, Area::Proxy],
+                        "cluster" => {
+                            options.cluster = true;
+                            Vec::new()
+                        }
                         other => bail!("unknown area {other:?}; {USAGE}"),
                     }
                 }
@@ -126,6 +137,14 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             };
             if divergences > 0 {
                 failed.push(format!("{} {release}: {divergences} divergences", area.as_str()));
+            }
+        }
+    }
+    if options.cluster {
+        for release in &options.releases {
+            let divergences = cluster_release(&root, release, &options)?;
+            if divergences > 0 {
+                failed.push(format!("cluster {release}: {divergences} divergences"));
             }
         }
     }
@@ -240,6 +259,105 @@ fn apiserver_release(root: &Path, release: &str, options: &Options) -> anyhow::R
                 say(&format!("    written to {}", path.display()));
             }
         }
+    }
+    Ok(divergences.len())
+}
+
+/// Runs the apiserver's cases of one release through a real kube-apiserver (one start per
+/// distinct ClusterProfile, objects over HTTP in stream order) and returns how many
+/// divergences it found (`svclab_oracle::cluster::blackbox` says what is compared how).
+fn cluster_release(root: &Path, release: &str, options: &Options) -> anyhow::Result<usize> {
+    let work = target_dir(root).join("oracle").join("cluster-run").join(release);
+    let started = Instant::now();
+    say(&format!(
+        "oracle cluster {release}: building etcd, kube-apiserver and kube-proxy (cached)"
+    ));
+    let binaries = cluster::build(root, release, &target_dir(root).join("oracle/cluster"))?;
+    let built = started.elapsed();
+    let (cases, _) = apiserver_cases(root, release, options)?;
+    let mut skipped: BTreeMap<&str, usize> = BTreeMap::new();
+    let runnable: Vec<(String, Vec<Value>)> = cases
+        .into_iter()
+        .filter(|c| match blackbox::not_runnable(&c.objects) {
+            Some(why) => {
+                *skipped.entry(why).or_default() += 1;
+                false
+            }
+            None => true,
+        })
+        .map(|c| (c.id, c.objects))
+        .collect();
+    let (count, groups) = (runnable.len(), blackbox::by_settings(runnable));
+    let started = Instant::now();
+    let (mut divergences, mut refused): (Vec<Divergence>, usize) = (Vec::new(), 0);
+    for (settings, group) in &groups {
+        let plane = match ControlPlane::start(&binaries, settings, &work.join("control-plane")) {
+            Ok(plane) => plane,
+            Err(error) => {
+                // kube-apiserver refuses to start where svclab refuses a gate, and every gate it
+                // names is one svclab refuses with the same words (it stops at the first refusal
+                // of a kind, svclab lists them all).
+                let (profile, _) = apiserver::svclab_answers(&group[0].1);
+                let log = std::fs::read_to_string(work.join("control-plane/kube-apiserver.log"))
+                    .unwrap_or_default();
+                let said: Vec<&str> = profile
+                    .iter()
+                    .map(|p| p.strip_prefix("featureGates: ").unwrap_or(p))
+                    .filter(|p| log.contains(p))
+                    .collect();
+                let named = log.split("feature gate").skip(1).filter_map(|rest| {
+                    let rest = rest.trim_start_matches(':').trim_start();
+                    rest.split(|c: char| !c.is_ascii_alphanumeric()).next()
+                });
+                let unexplained =
+                    named.filter(|gate| !said.iter().any(|p| p.contains(gate))).count();
+                if said.is_empty() || unexplained > 0 {
+                    divergences.push(Divergence {
+                        case: group[0].0.clone(),
+                        index: None,
+                        object: "ClusterProfile".into(),
+                        kind: svclab_oracle::DivergenceKind::Profile,
+                        svclab: json!(profile),
+                        upstream: json!(error.to_string()),
+                    });
+                }
+                refused += group.len();
+                continue;
+            }
+        };
+        let proxy = Proxy::start(&plane)?;
+        let kubernetes = blackbox::kubernetes_service(&proxy)?;
+        for (id, objects) in group {
+            let (objects, skip) = blackbox::with_kubernetes(objects, &kubernetes);
+            let line = blackbox::run(&proxy, id, &objects, skip);
+            divergences.extend(blackbox::compare(id, &objects, skip, &line, settings));
+            blackbox::clean(&proxy)?;
+        }
+    }
+    say(&format!(
+        "oracle cluster {release}: {count} cases ({} generated, seed {}; {}), {} kube-apiserver starts ({refused} cases refused at start as svclab refuses them), build {:.1} s, run {:.1} s, {} divergences",
+        options.cases,
+        options.seed,
+        if skipped.is_empty() {
+            "none skipped".to_owned()
+        } else {
+            skipped
+                .iter()
+                .map(|(why, n)| format!("{n} not run: {why}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        groups.len(),
+        built.as_secs_f64(),
+        started.elapsed().as_secs_f64(),
+        divergences.len()
+    ));
+    for (group, members) in &group(&divergences) {
+        let first = members[0];
+        say(&format!("  {} × {group}", members.len()));
+        say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
+        say(&format!("    svclab:   {}", first.svclab));
+        say(&format!("    upstream: {}", first.upstream));
     }
     Ok(divergences.len())
 }

@@ -102,6 +102,16 @@ impl MetaAllocator {
     /// `AllocateService` with a specific IP; with dual write the bitmap is written first and
     /// its error (out of the IPv6 window, already allocated) is returned as it is.
     pub fn allocate(&mut self, ip: IpAddr) -> Result<(), AllocationError> {
+        self.allocate_for(ip, None)
+    }
+
+    /// [`MetaAllocator::allocate`] for a Service whose IPAddress object the storage refuses
+    /// with `parent_ref` (see [`AllocationError::IpAddressInvalid`]), when given.
+    pub(crate) fn allocate_for(
+        &mut self,
+        ip: IpAddr,
+        parent_ref: Option<&str>,
+    ) -> Result<(), AllocationError> {
         let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)).copied() else {
             return Err(AllocationError::MismatchedNetwork);
         };
@@ -110,18 +120,32 @@ impl MetaAllocator {
         {
             bitmap.allocate(ip)?;
         }
-        self.allocate_object(&geometry, ip)
+        let created = self.allocate_object(&geometry, ip, parent_ref);
+        if created.is_err()
+            && let Some(bitmap) = &mut self.bitmap
+            && bitmap.cidr().contains(&ip)
+        {
+            // Upstream keeps the bitmap's bit until its repair loop; svclab gives it back at
+            // once, the state the cluster settles in.
+            bitmap.release(ip);
+        }
+        created
     }
 
-    /// Creates the IPAddress object of an address of `geometry`.
+    /// Creates the IPAddress object of an address of `geometry`: the allocator's range check,
+    /// then the IPAddress storage's validation (`parent_ref`), then its conflict check.
     fn allocate_object(
         &mut self,
         geometry: &CidrGeometry,
         ip: IpAddr,
+        parent_ref: Option<&str>,
     ) -> Result<(), AllocationError> {
         let Some(value) = geometry.value_of(ip).filter(|v| geometry.contains_value(*v)) else {
             return Err(AllocationError::NotInRange { ip, range: geometry.net });
         };
+        if let Some(error) = parent_ref {
+            return Err(AllocationError::IpAddressInvalid { ip, error: error.to_owned() });
+        }
         if !self.allocated.insert(value) {
             return Err(AllocationError::Allocated);
         }
@@ -133,13 +157,30 @@ impl MetaAllocator {
     /// CIDRs in an order Go takes from map iteration, which we draw from the seeded source, so
     /// it is random yet reproducible.
     pub fn allocate_next(&mut self) -> Result<IpAddr, AllocationError> {
+        self.allocate_next_for(None)
+    }
+
+    /// [`MetaAllocator::allocate_next`] for a Service whose IPAddress object the storage
+    /// refuses with `parent_ref`, when given: the pick is made, its object refused, and
+    /// nothing stays allocated.
+    pub(crate) fn allocate_next_for(
+        &mut self,
+        parent_ref: Option<&str>,
+    ) -> Result<IpAddr, AllocationError> {
         if let Some(bitmap) = &mut self.bitmap
             && let Ok(ip) = bitmap.allocate_next()
         {
             let Some(geometry) = self.cidrs.iter().find(|g| g.prefix_contains(ip)).copied() else {
                 return Err(AllocationError::MismatchedNetwork);
             };
-            return self.allocate_object(&geometry, ip).map(|()| ip);
+            let created = self.allocate_object(&geometry, ip, parent_ref);
+            if created.is_err()
+                && let Some(bitmap) = &mut self.bitmap
+            {
+                // As in `allocate_for`: the cluster's settled state.
+                bitmap.release(ip);
+            }
+            return created.map(|()| ip);
         }
         let n = self.cidrs.len();
         if n == 0 {
@@ -149,8 +190,12 @@ impl MetaAllocator {
         for k in 0..n {
             let geometry = self.cidrs[(rotation + k) % n];
             if let Some(value) = geometry.pick(&self.allocated, &mut self.rng) {
+                let ip = geometry.ip(value);
+                if let Some(error) = parent_ref {
+                    return Err(AllocationError::IpAddressInvalid { ip, error: error.to_owned() });
+                }
                 self.allocated.insert(value);
-                return Ok(geometry.ip(value));
+                return Ok(ip);
             }
         }
         Err(AllocationError::Full)

@@ -31,13 +31,6 @@ impl FamilyAllocator {
         }
     }
 
-    fn allocate_next(&mut self) -> Result<IpAddr, AllocationError> {
-        match self {
-            FamilyAllocator::Bitmap(r) => r.allocate_next(),
-            FamilyAllocator::Objects(m) => m.allocate_next(),
-        }
-    }
-
     fn release(&mut self, ip: IpAddr) {
         match self {
             FamilyAllocator::Bitmap(r) => r.release(ip),
@@ -46,6 +39,36 @@ impl FamilyAllocator {
                 let _ = m.release(ip);
             }
         }
+    }
+}
+
+/// What the IPAddress storage says of a parent reference naming Service `name`
+/// (`validateIPAddressParentReference`, pkg/apis/networking/validation/validation.go, v1.27.16 to
+/// v1.37.2: the name is required and must be a valid path segment,
+/// `IsValidPathSegmentName` of apimachinery's api/validation/path).
+fn parent_ref_name_error(name: &str) -> Option<String> {
+    let field = "spec.parentRef.name";
+    if name.is_empty() {
+        return Some(format!("{field}: Required value"));
+    }
+    let messages: Vec<&str> = match name {
+        "." => vec!["may not be '.'"],
+        ".." => vec!["may not be '..'"],
+        _ => [("/", "may not contain '/'"), ("%", "may not contain '%'")]
+            .into_iter()
+            .filter(|(illegal, _)| name.contains(illegal))
+            .map(|(_, message)| message)
+            .collect(),
+    };
+    // One field.Invalid per message; NewInvalid lists several in brackets.
+    let errors: Vec<String> = messages
+        .iter()
+        .map(|m| format!("{field}: Invalid value: {}: {m}", crate::field::go_quote(name)))
+        .collect();
+    match errors.len() {
+        0 => None,
+        1 => errors.into_iter().next(),
+        _ => Some(format!("[{}]", errors.join(", "))),
     }
 }
 
@@ -636,8 +659,15 @@ impl Allocators {
                 "failed to allocate a serviceIP: {family:?} is not configured"
             )));
         };
+        // The IPAddress object names the Service as its parent (`spec.parentRef.name`): one
+        // the IPAddress storage refuses fails the allocation.
+        let parent_ref = parent_ref_name_error(service);
         if text.is_empty() {
-            return match allocator.allocate_next() {
+            let picked = match allocator {
+                FamilyAllocator::Objects(m) => m.allocate_next_for(parent_ref.as_deref()),
+                FamilyAllocator::Bitmap(r) => r.allocate_next(),
+            };
+            return match picked {
                 Ok(ip) => {
                     txn.taken_ips.push((family, ip, false));
                     Ok(ip_string(ip))
@@ -648,7 +678,11 @@ impl Allocators {
         let Some(ip) = parse_ip_sloppy(text) else {
             return Err(AllocFailure::Internal(format!("failed to parse service IP {text:?}")));
         };
-        if let Err(err) = allocator.allocate(ip) {
+        let allocated = match allocator {
+            FamilyAllocator::Objects(m) => m.allocate_for(ip, parent_ref.as_deref()),
+            FamilyAllocator::Bitmap(r) => r.allocate(ip),
+        };
+        if let Err(err) = allocated {
             return Err(AllocFailure::Invalid(vec![FieldError::invalid(
                 "spec.clusterIPs",
                 GoValue::strings(cluster_ips),

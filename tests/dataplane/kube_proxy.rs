@@ -1,0 +1,433 @@
+//! The real kube-proxy: etcd, kube-apiserver and kube-proxy of the newest release, built from
+//! their Go modules (`svclab_oracle::cluster`), run in one network namespace of their own. The
+//! objects of `kube-proxy/objects.yaml` are created through kube-apiserver (which picks their
+//! addresses and node ports), kube-proxy programs its mode's rules in the namespace, and what it
+//! handed `iptables-restore` or `nft -f` on its first full sync (captured by a wrapper in front
+//! of the real program) must be exactly what svclab renders for the same objects, read back from
+//! kube-apiserver. The rules kube-proxy left in the kernel (`iptables-save`, `nft list table`)
+//! must be the rules svclab's text leaves in a fresh namespace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions};
+use svclab_oracle::cluster::{self, Binaries, ControlPlane, Settings};
+
+use crate::case::Mode;
+use crate::netns::{self, Netns};
+
+/// The node kube-proxy runs as, and its address on the namespace's dummy interface.
+const NODE: &str = "kp-node";
+const NODE_IP: &str = "10.88.0.10";
+
+/// The trial names.
+pub(crate) fn names() -> [(String, Mode); 2] {
+    [Mode::Iptables, Mode::Nftables].map(|mode| (format!("kube-proxy/{}", mode.as_str()), mode))
+}
+
+fn workspace() -> PathBuf {
+    svclab_tests::workspace_root()
+}
+
+/// The control plane's programs, built once per process.
+fn binaries() -> Result<&'static Binaries, String> {
+    static BUILT: OnceLock<Result<Binaries, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let release = format!("v{}", svclab_core::Version::NEWEST.modelled());
+            let out = svclab_tests::node::target_dir().join("oracle/cluster");
+            cluster::build(&workspace(), &release, &out).map_err(|err| err.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// A process in the namespace, killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The wrappers kube-proxy finds first on its PATH: each writes its standard input to
+/// `captured/<n>-<program>` with its arguments, then runs the real program on it.
+fn wrappers(dir: &Path) -> Result<PathBuf, String> {
+    let bin = dir.join("wrappers");
+    std::fs::create_dir_all(&bin).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(dir.join("captured")).map_err(|e| e.to_string())?;
+    for program in ["iptables-restore", "ip6tables-restore", "nft"] {
+        let real = which(program)?;
+        // The restore programs always read the rules on stdin; nft when given `-f -`.
+        let reads_stdin = if program == "nft" { "*' -f -'*" } else { "*" };
+        let script = format!(
+            "#!/bin/sh\n# kube-proxy's call of {program}, recorded (tests/dataplane/kube_proxy.rs)\nout={captured}/$(date +%s%N)-{program}\necho \"$*\" > \"$out.args\"\ncase \" $* \" in\n  {reads_stdin}) tee \"$out\" | exec {real} \"$@\" ;;\n  *) exec {real} \"$@\" ;;\nesac\n",
+            captured = dir.join("captured").display(),
+            real = real.display()
+        );
+        let path = bin.join(program);
+        std::fs::write(&path, script).map_err(|e| e.to_string())?;
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(bin)
+}
+
+fn which(program: &str) -> Result<PathBuf, String> {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    if path.is_empty() {
+        return Err(format!("{program} is not installed (scripts/setup.d/40-dataplane.sh)"));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// kubectl with `args` and `stdin`; its output, or an error with it.
+fn kubectl(plane: &ControlPlane, args: &[&str], stdin: &str) -> Result<String, String> {
+    netns::run_with_input(plane.kubectl().args(args), stdin)
+}
+
+/// The KubeProxyConfiguration both kube-proxy and svclab read.
+fn configuration(mode: Mode, kubeconfig: &Path) -> Value {
+    json!({
+        "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+        "kind": "KubeProxyConfiguration",
+        "mode": mode.as_str(),
+        "hostnameOverride": NODE,
+        "clusterCIDR": "10.244.0.0/16",
+        "clientConnection": {"kubeconfig": kubeconfig.display().to_string()},
+        // No conntrack sysctls: a namespace has its own, and nothing here needs them set.
+        "conntrack": {"maxPerCore": 0, "min": 0, "tcpEstablishedTimeout": "0s", "tcpCloseWaitTimeout": "0s"},
+        "metricsBindAddress": "127.0.0.1:10249",
+        "healthzBindAddress": "127.0.0.1:10256",
+    })
+}
+
+/// The trial: kube-proxy in `mode` against svclab.
+pub(crate) fn run(mode: Mode) -> Result<(), String> {
+    let binaries = binaries()?;
+    let ns =
+        Netns::create(format!("{}{}-kp-{}", netns::PREFIX, std::process::id(), mode.as_str()))?;
+    // The node's interface: one end of a veth pair, both ends inside (no dummy module here).
+    ns.ip(&["link", "add", "eth0", "type", "veth", "peer", "name", "eth1"])?;
+    ns.ip(&["addr", "add", &format!("{NODE_IP}/24"), "dev", "eth0"])?;
+    ns.ip(&["link", "set", "eth0", "up"])?;
+    ns.ip(&["link", "set", "eth1", "up"])?;
+    let dir = svclab_tests::node::target_dir().join(format!("tmp/kube-proxy-{}", mode.as_str()));
+    if dir.exists() {
+        cluster::stop(&dir.join("control-plane"));
+        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let settings = Settings::from_profile(&json!({}));
+    let plane =
+        ControlPlane::start_in(binaries, &settings, &dir.join("control-plane"), Some(&ns.name))
+            .map_err(|err| err.to_string())?;
+
+    // The objects, through kube-apiserver; the Nodes' addresses through their status.
+    let objects =
+        std::fs::read_to_string(workspace().join("tests/dataplane/kube-proxy/objects.yaml"))
+            .map_err(|e| e.to_string())?;
+    kubectl(&plane, &["create", "-f", "-"], &objects)?;
+    for (node, ip) in [(NODE, NODE_IP), ("kp-other", "10.88.0.11")] {
+        let status = json!({"status": {"addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": node}]}});
+        kubectl(
+            &plane,
+            &[
+                "patch",
+                "node",
+                node,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &status.to_string(),
+            ],
+            "",
+        )?;
+    }
+
+    // kube-proxy, once the objects are stored: its first full sync sees them all.
+    let config = configuration(mode, &plane.kubeconfig());
+    let config_file = dir.join("kube-proxy.json");
+    std::fs::write(&config_file, config.to_string()).map_err(|e| e.to_string())?;
+    let wrappers = wrappers(&dir)?;
+    let log = std::fs::File::create(dir.join("kube-proxy.log")).map_err(|e| e.to_string())?;
+    let path = format!("{}:{}", wrappers.display(), std::env::var("PATH").unwrap_or_default());
+    let proxy = Running(
+        ns.command(&binaries.program("kube-proxy"))
+            .arg(format!("--config={}", config_file.display()))
+            .arg("--v=2")
+            .env("PATH", path)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| e.to_string())?)
+            .stderr(log)
+            .spawn()
+            .map_err(|err| format!("cannot start kube-proxy: {err}"))?,
+    );
+    let captured = first_full_sync(&dir, mode)?;
+    let programmed = match mode {
+        Mode::Iptables => sort_iptables_rules(&captured),
+        Mode::Nftables => nftables_state(&captured),
+    };
+
+    // svclab, for the objects as kube-apiserver stores them.
+    let stored =
+        kubectl(&plane, &["get", "nodes,services,endpointslices", "-A", "-o", "json"], "")?;
+    // Written as creates: a resourceVersion would be refused ("should not be set on objects to
+    // be created"), as kube-apiserver refuses it.
+    let mut stored: Value = serde_json::from_str(&stored).map_err(|e| e.to_string())?;
+    for item in stored["items"].as_array_mut().into_iter().flatten() {
+        if let Some(meta) = item["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+    }
+    let profile = json!({
+        "apiVersion": "svclab.dev/v1alpha1",
+        "kind": "ClusterProfile",
+        "kubernetesVersion": settings.release.trim_start_matches('v'),
+        "host": {"iptablesRandomFully": true, "nfacct": true, "interfaceAddresses": [format!("{NODE_IP}/24"), "127.0.0.1/8"]},
+    });
+    let scenario = format!("{profile}\n---\n{config}\n---\n{stored}\n");
+    let (world, report) = svclab_core::evaluate(
+        &[Input::new("stored.json", scenario.clone())],
+        &CheckOptions::default(),
+    );
+    let refused: Vec<&svclab_core::Diagnostic> =
+        report.diagnostics.iter().filter(|d| d.severity == svclab_core::Severity::Error).collect();
+    if !refused.is_empty() {
+        return Err(format!("svclab refuses objects kube-apiserver stored: {refused:?}"));
+    }
+    let proxy_mode = match mode {
+        Mode::Iptables => ProxyMode::Iptables,
+        Mode::Nftables => ProxyMode::Nftables,
+    };
+    let rendered = svclab_core::render(&world, &RenderOptions::new(proxy_mode))
+        .map_err(|err| format!("svclab render: {err}"))?;
+    let rendered = match mode {
+        Mode::Iptables => rendered,
+        Mode::Nftables => nftables_state(&rendered),
+    };
+    std::fs::write(dir.join("scenario.json"), &scenario).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("svclab.rules"), &rendered).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("kube-proxy.rules"), &programmed).map_err(|e| e.to_string())?;
+    if programmed != rendered {
+        let diff: Vec<String> = svclab_core::diff_lines(&programmed, &rendered)
+            .into_iter()
+            .filter(|l| l.tag != svclab_core::DiffTag::Same)
+            .take(40)
+            .map(|l| format!("{:?} {}", l.tag, l.text))
+            .collect();
+        return Err(format!(
+            "kube-proxy's first full sync ({}) differs from svclab render ({}):\n{}",
+            dir.join("kube-proxy.rules").display(),
+            dir.join("svclab.rules").display(),
+            diff.join("\n")
+        ));
+    }
+    drop(proxy);
+    drop(plane);
+    Ok(())
+}
+
+/// kube-proxy's first restore input (iptables: the one with a `*nat` table) or transaction
+/// (nftables: the one that adds its table), waited for at most 60 s.
+fn first_full_sync(dir: &Path, mode: Mode) -> Result<String, String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("captured"))
+            .map_err(|e| e.to_string())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_none())
+            .collect();
+        files.sort();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let full = match mode {
+                Mode::Iptables => text.contains("*nat\n") && text.contains("COMMIT"),
+                Mode::Nftables => text.contains("comment \"rules for kube-proxy\""),
+            };
+            if full {
+                return Ok(text);
+            }
+        }
+        if Instant::now() > deadline {
+            let log = std::fs::read_to_string(dir.join("kube-proxy.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            return Err(format!(
+                "kube-proxy made no full sync in 60 s; its log ends:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// An `iptables-restore` input in the order kube-proxy's own tests compare it in
+/// (`sortIPTablesRules`, pkg/proxy/iptables/proxier_test.go at v1.37.2: kube-proxy writes
+/// Services in Go map order): tables by name; chains with KUBE-NODEPORTS first, KUBE-SERVICES
+/// next, then KUBE-* chains before others, each group by name; the rules of KUBE-NODEPORTS and
+/// KUBE-SERVICES stably by the Service in their comment, the nat KUBE-SERVICES rule that "must
+/// be the last rule" last. Every other line keeps its place in its chain.
+fn sort_iptables_rules(text: &str) -> String {
+    struct Table<'a> {
+        name: &'a str,
+        chains: Vec<(&'a str, &'a str)>,
+        rules: Vec<(&'a str, &'a str)>,
+    }
+    let mut tables: Vec<Table<'_>> = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix('*') {
+            tables.push(Table { name, chains: Vec::new(), rules: Vec::new() });
+        } else if let Some(table) = tables.last_mut() {
+            if let Some(rest) = line.strip_prefix(':') {
+                table.chains.push((rest.split(' ').next().unwrap_or(""), line));
+            } else if let Some(rest) = line.strip_prefix("-A ") {
+                table.rules.push((rest.split(' ').next().unwrap_or(""), line));
+            }
+        }
+    }
+    tables.sort_by(|a, b| a.name.cmp(b.name));
+    let rank = |chain: &str| match chain {
+        "KUBE-NODEPORTS" => 0,
+        "KUBE-SERVICES" => 1,
+        c if c.starts_with("KUBE-") => 2,
+        _ => 3,
+    };
+    // The Service a rule's comment names: the comment up to its first space or colon.
+    let service = |rule: &str| -> Option<String> {
+        let rest = rule.split_once("--comment ")?.1;
+        let comment = match rest.strip_prefix('"') {
+            Some(quoted) => quoted.split('"').next().unwrap_or(""),
+            None => rest.split(' ').next().unwrap_or(""),
+        };
+        Some(comment.split([' ', ':']).next().unwrap_or("").to_owned())
+    };
+    let mut out = String::new();
+    for table in &mut tables {
+        table.chains.sort_by(|a, b| rank(a.0).cmp(&rank(b.0)).then(a.0.cmp(b.0)));
+        out.push_str(&format!("*{}\n", table.name));
+        for (_, line) in &table.chains {
+            out.push_str(line);
+            out.push('\n');
+        }
+        for (chain, _) in &table.chains {
+            let mut rules: Vec<&str> =
+                table.rules.iter().filter(|(c, _)| c == chain).map(|(_, l)| *l).collect();
+            if matches!(*chain, "KUBE-NODEPORTS" | "KUBE-SERVICES") {
+                // Stable, like sort.SliceStable; a rule without a comment keeps its place among
+                // its neighbours (the Go comparison is false either way).
+                let last = |r: &str| table.name == "nat" && r.contains("must be the last rule");
+                rules.sort_by(|a, b| match (last(a), last(b)) {
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (false, true) => std::cmp::Ordering::Less,
+                    _ => match (service(a), service(b)) {
+                        (Some(x), Some(y)) => x.cmp(&y),
+                        _ => std::cmp::Ordering::Equal,
+                    },
+                });
+            }
+            for rule in rules {
+                out.push_str(rule);
+                out.push('\n');
+            }
+        }
+        out.push_str("COMMIT\n");
+    }
+    out
+}
+
+/// What an nftables transaction leaves, in the form kube-proxy's own tests compare
+/// (`assertNFTablesTransactionEqual`, pkg/proxy/nftables/helpers_test.go at v1.37.2: the
+/// transaction run against knftables' Fake, its `Dump`, then `sortNFTablesTransaction`). The
+/// Fake's bookkeeping: an `add` of an object that exists keeps it, `delete` removes it, `flush`
+/// empties a chain's rules or a set's elements, an element added twice is kept once. The sort:
+/// by object type (table, chain, rule, set, map, element), then by object name, rules in the
+/// order added, every other line by its text.
+fn nftables_state(transaction: &str) -> String {
+    use std::collections::BTreeMap;
+    #[derive(Default)]
+    struct Object {
+        declaration: String,
+        contents: Vec<String>,
+    }
+    let mut table = String::new();
+    // Chains, sets and maps by (type, name).
+    let mut objects: BTreeMap<(String, String), Object> = BTreeMap::new();
+    for line in
+        transaction.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let words: Vec<&str> = line.split(' ').collect();
+        let (verb, kind, name) =
+            (words[0], words.get(1).copied().unwrap_or(""), words.get(4).copied().unwrap_or(""));
+        match (verb, kind) {
+            ("add", "table") => table = line.to_owned(),
+            ("add", "chain" | "set" | "map") => {
+                objects.entry((kind.to_owned(), name.to_owned())).or_insert_with(|| Object {
+                    declaration: line.to_owned(),
+                    contents: Vec::new(),
+                });
+            }
+            ("delete", "chain" | "set" | "map") => {
+                objects.remove(&(kind.to_owned(), name.to_owned()));
+            }
+            ("flush", "chain" | "set" | "map") => {
+                if let Some(object) = objects.get_mut(&(kind.to_owned(), name.to_owned())) {
+                    object.contents.clear();
+                }
+            }
+            ("add", "rule") => {
+                if let Some(chain) = objects.get_mut(&("chain".to_owned(), name.to_owned())) {
+                    chain.contents.push(line.to_owned());
+                }
+            }
+            ("add" | "delete", "element") => {
+                let key = |kind: &str| (kind.to_owned(), name.to_owned());
+                let target =
+                    if objects.contains_key(&key("set")) { key("set") } else { key("map") };
+                let added = format!("add{}", &line[verb.len()..]);
+                if let Some(object) = objects.get_mut(&target) {
+                    object.contents.retain(|e| *e != added);
+                    if verb == "add" {
+                        object.contents.push(added);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let rank = |kind: &str| match kind {
+        "table" => 10,
+        "chain" => 9,
+        "rule" => 8,
+        "set" => 7,
+        "map" => 6,
+        "element" => 5,
+        _ => 0,
+    };
+    let mut lines: Vec<String> = vec![table];
+    for ((kind, _), object) in &objects {
+        let _ = kind;
+        lines.push(object.declaration.clone());
+        lines.extend(object.contents.iter().cloned());
+    }
+    // sortNFTablesTransaction: a stable sort.
+    lines.sort_by(|a, b| {
+        let (wa, wb): (Vec<&str>, Vec<&str>) = (a.split(' ').collect(), b.split(' ').collect());
+        if wa.len() < 5 || wb.len() < 5 {
+            return std::cmp::Ordering::Equal;
+        }
+        rank(wb[1])
+            .cmp(&rank(wa[1]))
+            .then(wa[4].cmp(wb[4]))
+            .then_with(|| if wa[1] == "rule" { std::cmp::Ordering::Equal } else { a.cmp(b) })
+    });
+    lines.join("\n") + "\n"
+}
