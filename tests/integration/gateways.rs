@@ -7,6 +7,7 @@
 //! say so.
 
 mod abi;
+mod cluster;
 mod host;
 mod kubectl;
 mod parity;
