@@ -157,15 +157,21 @@ impl MetaAllocator {
     /// CIDRs in an order Go takes from map iteration, which we draw from the seeded source, so
     /// it is random yet reproducible.
     pub fn allocate_next(&mut self) -> Result<IpAddr, AllocationError> {
-        self.allocate_next_for(None)
+        self.allocate_next_for(None, true)
     }
 
     /// [`MetaAllocator::allocate_next`] for a Service whose IPAddress object the storage
     /// refuses with `parent_ref`, when given: the pick is made, its object refused, and
-    /// nothing stays allocated.
+    /// nothing stays allocated. With dual write the bitmap's pick is created as a requested
+    /// address and its refusal returned; otherwise `allocateFromRange` (ipallocator.go) tries
+    /// the next address after a refused create until the range ends ("range is full", after
+    /// one create per free address) in k8s.io/kubernetes@v1.27.16 to @v1.34.12, and returns
+    /// the refusal (`aborts`) from @v1.35.8 (issues.k8s.io/135333, with
+    /// `Rule::ServiceIpNonFullInvalid`).
     pub(crate) fn allocate_next_for(
         &mut self,
         parent_ref: Option<&str>,
+        aborts: bool,
     ) -> Result<IpAddr, AllocationError> {
         if let Some(bitmap) = &mut self.bitmap
             && let Ok(ip) = bitmap.allocate_next()
@@ -191,8 +197,15 @@ impl MetaAllocator {
             let geometry = self.cidrs[(rotation + k) % n];
             if let Some(value) = geometry.pick(&self.allocated, &mut self.rng) {
                 let ip = geometry.ip(value);
-                if let Some(error) = parent_ref {
-                    return Err(AllocationError::IpAddressInvalid { ip, error: error.to_owned() });
+                match parent_ref {
+                    Some(error) if aborts => {
+                        return Err(AllocationError::IpAddressInvalid {
+                            ip,
+                            error: error.to_owned(),
+                        });
+                    }
+                    Some(_) => return Err(AllocationError::Full),
+                    None => {}
                 }
                 self.allocated.insert(value);
                 return Ok(ip);

@@ -664,7 +664,10 @@ impl Allocators {
         let parent_ref = parent_ref_name_error(service);
         if text.is_empty() {
             let picked = match allocator {
-                FamilyAllocator::Objects(m) => m.allocate_next_for(parent_ref.as_deref()),
+                FamilyAllocator::Objects(m) => {
+                    let aborts = self.pick_failure.other_errors_invalid;
+                    m.allocate_next_for(parent_ref.as_deref(), aborts)
+                }
                 FamilyAllocator::Bitmap(r) => r.allocate_next(),
             };
             return match picked {
