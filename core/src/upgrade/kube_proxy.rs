@@ -159,6 +159,11 @@ pub(crate) fn findings(
                     }
                 }
                 (Err(a), Err(b)) if a == b => {}
+                // The same refusal at both releases (its text names each release's own).
+                (
+                    Err(RenderError::InvalidConfiguration { message: a, .. }),
+                    Err(RenderError::InvalidConfiguration { message: b, .. }),
+                ) if a == b => {}
                 (Err(error), _) | (_, Err(error)) => {
                     if refusals.insert(error.to_string()) {
                         out.push(
