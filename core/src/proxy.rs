@@ -49,7 +49,7 @@ pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
 pub(crate) use release::{Behaviour, holds_at, rows as release_rows};
 pub(crate) use startup::{
-    diagnostics as configuration_diagnostics, own_gate_default, own_gates,
+    STARTUP_ONLY, diagnostics as configuration_diagnostics, own_gate_default, own_gates,
     validate as validate_configuration,
 };
 

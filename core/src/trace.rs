@@ -442,20 +442,39 @@ enum Matched {
     Maybe(f64),
 }
 
-impl Tracer<'_> {
+/// The rules a walk runs through in one chain: the ruleset's own, borrowed (a chain such as
+/// KUBE-SERVICES holds a rule per Service port, and every packet walks it), or the jumps
+/// kube-proxy is assumed to have written into an empty built-in chain.
+enum ChainRules<'a> {
+    Stored(&'a [Rule]),
+    Assumed(Vec<(Rule, bool)>),
+}
+
+impl ChainRules<'_> {
+    /// The rule at `index` and whether it is assumed.
+    fn get(&self, index: usize) -> Option<(&Rule, bool)> {
+        match self {
+            ChainRules::Stored(rules) => rules.get(index).map(|r| (r, false)),
+            ChainRules::Assumed(rules) => rules.get(index).map(|(r, assumed)| (r, *assumed)),
+        }
+    }
+}
+
+impl<'a> Tracer<'a> {
     /// Rules of a chain; built-in chains without rules get kube-proxy's assumed jumps.
-    fn rules(&self, table: &str, chain: &str) -> Vec<(Rule, bool)> {
+    fn rules(&self, table: &str, chain: &str) -> ChainRules<'a> {
         if let Some(rules) = self.set.chain(table, chain)
             && (!rules.is_empty() || !is_builtin(chain))
         {
+            // Counted as the copy it once was, so the budget ends a walk where it did.
             self.budget.copy_rules(rules.len());
-            return rules.iter().map(|r| (r.clone(), false)).collect();
+            return ChainRules::Stored(rules);
         }
         if !is_builtin(chain) {
-            return Vec::new();
+            return ChainRules::Assumed(Vec::new());
         }
         let with_firewall = self.set.has_chain("filter", "KUBE-FIREWALL");
-        builtin_jumps(with_firewall)
+        let assumed = builtin_jumps(with_firewall)
             .into_iter()
             .filter(|(t, c, _)| *t == table && *c == chain)
             .filter_map(|(_, c, args)| {
@@ -475,7 +494,8 @@ impl Tracer<'_> {
                     true,
                 )
             })
-            .collect()
+            .collect();
+        ChainRules::Assumed(assumed)
     }
 
     /// Runs a built-in chain; a packet falling off its end gets the chain's policy.
@@ -514,7 +534,7 @@ impl Tracer<'_> {
         &self,
         table: &str,
         chain: &str,
-        rules: &[(Rule, bool)],
+        rules: &ChainRules<'_>,
         start: usize,
         mut p: Packet,
         depth: usize,
@@ -550,8 +570,7 @@ impl Tracer<'_> {
                     }
                 }
             }
-            let text =
-                if *assumed { format!("{} (assumed)", rule.text) } else { rule.text.clone() };
+            let text = if assumed { format!("{} (assumed)", rule.text) } else { rule.text.clone() };
             let step = |p: &mut Packet, effect: String| {
                 let step = TraceStep {
                     table: table.to_owned(),

@@ -1,8 +1,9 @@
 //! svclab's browser playground: paste manifests, see allocations, errors, rules and packet
-//! paths, share a link. A yew (csr) app that links `svclab-core` directly; `cargo xtask
-//! playground` builds it into a static site.
+//! paths, compare with another release, share a link. A yew (csr) app that links `svclab-core`
+//! directly; `cargo xtask playground` builds it into a static site.
 
 mod app;
+mod compare;
 mod editor;
 mod examples;
 mod export;

@@ -47,6 +47,13 @@ pub(crate) fn set_field(text: &str, document: (&str, &str), key: &str, value: &s
     join(&lines)
 }
 
+/// The text of the last document of `kind` (its lines, without separators), if there is one.
+pub(crate) fn document(text: &str, document: (&str, &str)) -> Option<String> {
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let (start, end) = find_document(&lines, document.1)?;
+    Some(join(&lines[start..end]))
+}
+
 /// Quotes a string as a YAML double-quoted scalar.
 pub(crate) fn quoted(value: &str) -> String {
     serde_json::to_string(value).unwrap_or_default()
@@ -141,6 +148,16 @@ mod tests {
             "2",
             "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nseed: 2\n---\nkind: Service\n",
         );
+    }
+
+    #[test]
+    fn the_last_document_of_a_kind_is_cut_out() {
+        let text = "kind: ClusterProfile\nseed: 1\n---\nkind: Service\n---\nkind: ClusterProfile\nseed: 2\n";
+        assert_eq!(
+            document(text, CLUSTER_PROFILE).as_deref(),
+            Some("kind: ClusterProfile\nseed: 2\n")
+        );
+        assert_eq!(document(text, KUBE_PROXY_CONFIGURATION), None);
     }
 
     #[test]

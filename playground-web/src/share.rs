@@ -19,7 +19,7 @@ const MAX_INFLATED_BYTES: usize = 4 * 1024 * 1024;
 pub(crate) struct SharedState {
     /// The editor text: the whole scenario, profile included.
     pub(crate) scenario: String,
-    /// The open panel (`diagnostics`, `allocations`, `rules`, `trace`).
+    /// The open panel (`diagnostics`, `allocations`, `rules`, `trace`, `compare`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub(crate) tab: String,
     /// The Rules panel's Service filter (`namespace/name`).
@@ -28,6 +28,27 @@ pub(crate) struct SharedState {
     /// The Trace panel's packet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace: Option<SharedTrace>,
+    /// The Compare panel's target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) compare: Option<SharedCompare>,
+}
+
+/// The target of the Compare panel: what `svclab upgrade --to --proxy-mode --to-profile` takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SharedCompare {
+    /// The target release (`1.37`, `1.33.5`).
+    #[serde(default)]
+    pub(crate) to: String,
+    /// `iptables`, `nftables`, or empty for the scenario's own mode.
+    #[serde(default)]
+    pub(crate) proxy_mode: String,
+    /// The target's `serviceClusterIPRanges`, comma separated; empty keeps today's.
+    #[serde(default, rename = "serviceClusterIPRanges")]
+    pub(crate) service_cluster_ip_ranges: String,
+    /// The target's `serviceNodePortRange`; empty keeps today's.
+    #[serde(default)]
+    pub(crate) service_node_port_range: String,
 }
 
 /// The packet of the Trace panel.
@@ -119,6 +140,12 @@ mod tests {
                 dst: "10.96.0.10".into(),
                 port: "53".into(),
                 protocol: "UDP".into(),
+            }),
+            compare: Some(SharedCompare {
+                to: "1.37".into(),
+                proxy_mode: "nftables".into(),
+                service_cluster_ip_ranges: "10.100.0.0/16".into(),
+                service_node_port_range: String::new(),
             }),
         };
         let fragment = encode(&state);

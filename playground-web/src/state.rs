@@ -6,9 +6,10 @@ use std::rc::Rc;
 use svclab_core::{CheckOptions, Input, Report, World};
 use yew::Reducible;
 
+use crate::compare::{self, Compared};
 use crate::profile_document::{self, CLUSTER_PROFILE, KUBE_PROXY_CONFIGURATION};
 use crate::proxy_view::{self, TraceOutcome};
-use crate::share::{SharedState, SharedTrace};
+use crate::share::{SharedCompare, SharedState, SharedTrace};
 
 /// Name given to the editor text in diagnostics.
 pub(crate) const SCENARIO_NAME: &str = "scenario.yaml";
@@ -24,11 +25,14 @@ pub(crate) enum Tab {
     Rules,
     /// Packet trace.
     Trace,
+    /// The scenario against another release, kube-proxy mode or ranges (`svclab upgrade`).
+    Compare,
 }
 
 impl Tab {
     /// Every tab in display order.
-    pub(crate) const ALL: [Tab; 4] = [Tab::Diagnostics, Tab::Allocations, Tab::Rules, Tab::Trace];
+    pub(crate) const ALL: [Tab; 5] =
+        [Tab::Diagnostics, Tab::Allocations, Tab::Rules, Tab::Trace, Tab::Compare];
 
     /// Identifier used in share links and element ids.
     pub(crate) fn id(self) -> &'static str {
@@ -37,6 +41,7 @@ impl Tab {
             Tab::Allocations => "allocations",
             Tab::Rules => "rules",
             Tab::Trace => "trace",
+            Tab::Compare => "compare",
         }
     }
 
@@ -47,6 +52,7 @@ impl Tab {
             Tab::Allocations => "Allocations",
             Tab::Rules => "Rules",
             Tab::Trace => "Trace",
+            Tab::Compare => "Compare",
         }
     }
 
@@ -103,6 +109,10 @@ pub(crate) struct State {
     pub(crate) trace: SharedTrace,
     /// The last trace.
     pub(crate) trace_outcome: Option<Rc<TraceOutcome>>,
+    /// The Compare panel's target.
+    pub(crate) compare: SharedCompare,
+    /// The last rehearsal, or why there is none.
+    pub(crate) compare_outcome: Option<Rc<Result<Compared, String>>>,
     /// Editor jump request: (line, column, nonce).
     pub(crate) jump: Option<(u32, u32, u64)>,
 }
@@ -117,6 +127,9 @@ impl PartialEq for State {
             && self.notice == other.notice
             && self.rules_filter == other.rules_filter
             && self.trace == other.trace
+            && self.compare == other.compare
+            && self.compare_outcome.as_ref().map(Rc::as_ptr)
+                == other.compare_outcome.as_ref().map(Rc::as_ptr)
             && self.jump == other.jump
     }
 }
@@ -143,6 +156,10 @@ pub(crate) enum Action {
     SetTrace(SharedTrace),
     /// Run the trace.
     RunTrace,
+    /// Compare form changed: rehearse again.
+    SetCompare(SharedCompare),
+    /// Rehearse the upgrade again.
+    RunCompare,
     /// Move the editor cursor to a line and column.
     Jump(u32, u32),
 }
@@ -170,10 +187,15 @@ impl State {
             rules_filter: shared.rules_filter,
             trace: shared.trace.unwrap_or_else(default_trace),
             trace_outcome: None,
+            compare: shared.compare.unwrap_or_else(default_compare),
+            compare_outcome: None,
             jump: None,
         };
         if state.tab == Tab::Trace {
             state.run_trace();
+        }
+        if state.tab == Tab::Compare {
+            state.run_compare();
         }
         state
     }
@@ -185,6 +207,7 @@ impl State {
             tab: self.tab.id().to_owned(),
             rules_filter: self.rules_filter.clone(),
             trace: Some(self.trace.clone()),
+            compare: Some(self.compare.clone()),
         }
     }
 
@@ -220,11 +243,20 @@ impl State {
         if self.trace_outcome.is_some() {
             self.run_trace();
         }
+        if self.compare_outcome.is_some() {
+            self.run_compare();
+        }
     }
 
     fn run_trace(&mut self) {
         let outcome = proxy_view::trace(&self.world, &self.report, &self.trace, &self.node());
         self.trace_outcome = Some(Rc::new(outcome));
+    }
+
+    fn run_compare(&mut self) {
+        let inputs = [Input::new(SCENARIO_NAME, self.scenario.to_string())];
+        let outcome = compare::rehearse(&inputs, &self.scenario, &self.compare);
+        self.compare_outcome = Some(Rc::new(outcome));
     }
 
     fn apply_profile(&self, change: ProfileChange) -> String {
@@ -329,13 +361,23 @@ impl Reducible for State {
                 let text = self.apply_profile(change);
                 next.set_scenario(text, false);
             }
-            Action::SetTab(tab) => next.tab = tab,
+            Action::SetTab(tab) => {
+                next.tab = tab;
+                if tab == Tab::Compare && next.compare_outcome.is_none() {
+                    next.run_compare();
+                }
+            }
             Action::ToggleTheme => next.dark = !next.dark,
             Action::SystemTheme(dark) => next.dark = dark,
             Action::Notice(notice) => next.notice = notice,
             Action::SetRulesFilter(filter) => next.rules_filter = filter,
             Action::SetTrace(trace) => next.trace = trace,
             Action::RunTrace => next.run_trace(),
+            Action::SetCompare(target) => {
+                next.compare = target;
+                next.run_compare();
+            }
+            Action::RunCompare => next.run_compare(),
             Action::Jump(line, column) => {
                 let nonce = self.jump.map_or(1, |(_, _, n)| n + 1);
                 next.jump = Some((line, column, nonce));
@@ -352,6 +394,11 @@ fn default_trace() -> SharedTrace {
         port: String::new(),
         protocol: "TCP".to_owned(),
     }
+}
+
+/// The Compare panel's first target: the newest release, kube-proxy's mode and the ranges kept.
+fn default_compare() -> SharedCompare {
+    SharedCompare { to: format!("1.{}", svclab_core::NEWEST_MINOR), ..SharedCompare::default() }
 }
 
 /// Gates written in the scenario's ClusterProfile (not the defaults).

@@ -280,6 +280,86 @@ test("rules side by side and a packet trace", async () => {
   await page.close();
 });
 
+const UPGRADE = `apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+kubernetesVersion: "1.27"
+featureGates: {ServiceIPStaticSubrange: true}
+serviceClusterIPRanges: ["10.96.0.0/24"]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  clusterIP: 10.96.0.10
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: web-1
+  labels: {kubernetes.io/service-name: web}
+addressType: IPv4
+ports: [{port: 8080, protocol: TCP}]
+endpoints:
+- addresses: [10.244.1.5]
+  conditions: {ready: true}
+`;
+
+test("compare: findings, rules side by side with changed lines marked, the share link keeps the comparison", async () => {
+  const page = await newPage("compare");
+  await page.emulateMedia({ colorScheme: "light" });
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  await typeScenario(page, UPGRADE);
+  await page.click("#tab-compare");
+  // The first target is the newest release, kube-proxy's mode and the ranges kept.
+  await page.waitForSelector("#compare-findings");
+  assert.equal(await page.inputValue("#compare-to"), "1.37");
+  const gate = page.locator('#compare-findings tr.finding[data-area="featureGates"][data-severity="breaks"]');
+  assert.equal(await gate.count(), 1);
+  assert.match(await gate.innerText(), /kube-apiserver 1\.37 does not start: .*unrecognized feature gate: ServiceIPStaticSubrange/);
+  assert.match(await gate.locator(".upstream").innerText(), /^feature gate ServiceIPStaticSubrange: .*removed in 1\.37 \(pkg\/features\/kube_features\.go/);
+  assert.match(await page.innerText("#compare-summary"), /^1 break · \d+ changes · \d+ notes? — svclab upgrade would exit with 1$/);
+  // iptables at 1.27 and at 1.37: the one changed line faces its new self (1.37 always writes
+  // --random-fully), the rest is unchanged or folded.
+  const removed = await page.locator("#rules-diff-0 td.removed").allInnerTexts();
+  const added = await page.locator("#rules-diff-0 td.added").allInnerTexts();
+  assert.deepEqual(removed, ['-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE']);
+  assert.deepEqual(added, ['-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE --random-fully']);
+  assert.match(await page.innerText("#rules-diff-0"), /⋯ \d+ unchanged lines/);
+  await page.locator("#rules-diff-0 td.added").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(SHOTS, "playground-compare-rules.png") });
+
+  // Switch kube-proxy to nftables and move the ClusterIP range.
+  await page.selectOption("#compare-mode", "nftables");
+  await page.waitForFunction(() => document.querySelector(".diff-pane h4")?.textContent.includes("iptables → nftables"));
+  await page.fill("#compare-cidrs", "10.100.0.0/24");
+  await page.press("#compare-cidrs", "Enter");
+  await page.waitForSelector('#compare-findings tr.finding[data-area="ranges"]');
+  const recreate = page.locator('#compare-findings tr.finding[data-area="ranges"][data-severity="breaks"]');
+  assert.match(await recreate.innerText(), /recreate the Service: kubectl delete service web: service "web" deleted; .*failed to allocate IP 10\.96\.0\.10: the provided network does not match the current range/);
+  assert.match(await page.innerText("#compare-sides"), /^from 1\.27 \(1\.27\.\d+\) · iptables · 10\.96\.0\.0\/24 .*\nto 1\.37 \(1\.37\.\d+\) · nftables · 10\.100\.0\.0\/24 /);
+  const nft = (await page.locator("#rules-diff-0 td.added").allInnerTexts()).join("\n");
+  assert.match(nft, /^add table ip kube-proxy/m);
+  assert.match(nft, /default\/web/);
+  await page.screenshot({ path: path.join(SHOTS, "playground-compare.png") });
+  const result = await page.innerText("#compare-result");
+
+  await page.click("#share");
+  const link = await page.inputValue("#share-link");
+  const fresh = await newPage("compare-shared");
+  await fresh.emulateMedia({ colorScheme: "light" });
+  await fresh.goto(link);
+  await fresh.waitForSelector("#compare-result");
+  assert.equal(await fresh.getAttribute("#panel", "data-tab"), "compare");
+  assert.equal(await fresh.inputValue("#compare-to"), "1.37");
+  assert.equal(await fresh.inputValue("#compare-mode"), "nftables");
+  assert.equal(await fresh.inputValue("#compare-cidrs"), "10.100.0.0/24");
+  assert.equal(await fresh.innerText("#compare-result"), result);
+  await Promise.all([page.close(), fresh.close()]);
+});
+
 test("a Service policy: rule ids and severities in the diagnostics, markers on the offending lines", async () => {
   const page = await newPage("policy");
   await page.emulateMedia({ colorScheme: "light" });

@@ -39,8 +39,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                      build every guest (component, Kubewarden, proxy-wasm, http-wasm) into one folder
   bench [scaling|plugin] [--quick] [--runs N] [--sizes 1000,10000] [--svclab PATH]
                      scaling table of whole processes (1k/10k/100k Services, with and
-                     without EndpointSlices, check and render, native and plugin, peak
-                     memory), then the plugin's per-call table
+                     without EndpointSlices, check and render, with slices also upgrade
+                     from the oldest release in iptables mode to the newest in nftables,
+                     native and plugin, peak memory), then the plugin's per-call table
   gen-scenario --services N [--slices]
                      print the generated scenario the benchmarks use
   npm                build the svclab npm package into target/npm/svclab/

@@ -7,6 +7,12 @@
 //! speed drifts for minutes at a time leaves standing. The targets are printed under the
 //! table with whether each is met.
 //!
+//! With EndpointSlices, each size also gets an `upgrade` row: `svclab upgrade` across the widest
+//! span svclab models (the oldest release with kube-proxy in iptables mode to the newest in
+//! nftables mode, `--to 1.NEWEST --proxy-mode nftables` with a ClusterProfile of the oldest
+//! release given first), the figure issue 36 asks for. Its exit status 1 (a finding breaks
+//! something) is a result, not a failure.
+//!
 //! The last row is the playground: the re-evaluation time of a 1,000-Service scenario pasted
 //! into the editor, as the page measures it (`performance.now()` around the pipeline), in
 //! headless Chromium driven by `scripts/bench/playground-reevaluation.mjs` (`--no-playground`
@@ -127,6 +133,7 @@ impl Engine {
 enum Call {
     Check,
     Render,
+    Upgrade,
 }
 
 impl Call {
@@ -134,6 +141,7 @@ impl Call {
         match self {
             Call::Check => "check",
             Call::Render => "render",
+            Call::Upgrade => "upgrade",
         }
     }
 }
@@ -177,6 +185,10 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
         "| Services | slices | YAML | call | native | native CPU | native RSS | plugin | plugin CPU | plugin RSS | plugin / native |",
     );
     say("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    // Today's cluster of the upgrade rows: the oldest release svclab models.
+    let oldest = scratch.join("profile-oldest.yaml");
+    std::fs::write(&oldest, oldest_profile())
+        .with_context(|| format!("cannot write {}", oldest.display()))?;
     let mut results = Vec::new();
     for &services in &options.sizes {
         for slices in [false, true] {
@@ -185,8 +197,17 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
                 .join(format!("services-{services}{}.yaml", if slices { "-slices" } else { "" }));
             std::fs::write(&file, &text)
                 .with_context(|| format!("cannot write {}", file.display()))?;
-            for call in [Call::Check, Call::Render] {
-                let pair = measure_pair(&svclab, &cache, call, &file, options.runs)?;
+            let calls: &[Call] = if slices {
+                &[Call::Check, Call::Render, Call::Upgrade]
+            } else {
+                &[Call::Check, Call::Render]
+            };
+            for &call in calls {
+                let files = match call {
+                    Call::Upgrade => vec![oldest.clone(), file.clone()],
+                    Call::Check | Call::Render => vec![file.clone()],
+                };
+                let pair = measure_pair(&svclab, &cache, call, &files, options.runs)?;
                 let Pair { native, plugin, ratio } = pair;
                 say(&format!(
                     "| {services} | {} | {:.1} MB | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -212,6 +233,15 @@ pub(crate) fn table(options: &Options) -> anyhow::Result<()> {
         playground(&root, &scratch)?;
     }
     Ok(())
+}
+
+/// The ClusterProfile of the upgrade rows' cluster today: the oldest release svclab models (the
+/// generated scenario's KubeProxyConfiguration says iptables).
+fn oldest_profile() -> String {
+    format!(
+        "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"1.{}\"\n",
+        svclab_core::OLDEST_MINOR
+    )
 }
 
 /// Services in the playground's scenario.
@@ -301,7 +331,7 @@ fn measure_pair(
     svclab: &Path,
     cache: &Path,
     call: Call,
-    file: &Path,
+    files: &[PathBuf],
     runs: usize,
 ) -> anyhow::Result<Pair> {
     let report = std::env::temp_dir().join(format!("svclab-bench-time-{}", std::process::id()));
@@ -322,19 +352,29 @@ fn measure_pair(
             command.args(["--timeout-ms", "600000", "--max-memory-mib", "4096"]);
         }
         command.arg(call.as_str());
-        if call == Call::Render {
-            command.args(["--proxy-mode", "iptables"]);
+        match call {
+            Call::Check => {}
+            Call::Render => {
+                command.args(["--proxy-mode", "iptables"]);
+            }
+            Call::Upgrade => {
+                let newest = format!("1.{}", svclab_core::NEWEST_MINOR);
+                command.args(["--to", newest.as_str(), "--proxy-mode", "nftables"]);
+            }
         }
-        command.arg(file).stdout(Stdio::null()).stderr(Stdio::piped());
+        command.args(files).stdout(Stdio::null()).stderr(Stdio::piped());
         let started = Instant::now();
         let output = command.output().context("cannot run svclab under GNU time")?;
         let wall = started.elapsed();
+        // `svclab upgrade` exits with 1 when a finding breaks something.
+        let answered =
+            output.status.success() || (call == Call::Upgrade && output.status.code() == Some(1));
         ensure!(
-            output.status.success(),
+            answered,
             "svclab --engine {} {} {} failed: {}",
             engine.as_str(),
             call.as_str(),
-            file.display(),
+            files.last().map(|f| f.display().to_string()).unwrap_or_default(),
             String::from_utf8_lossy(&output.stderr).trim()
         );
         let text = std::fs::read_to_string(&report).context("GNU time wrote no report")?;
@@ -429,6 +469,32 @@ fn targets(results: &[Row]) {
                 ));
             }
         }
+    }
+    // The upgrade rows have no target in issue 36, only the figure; how its time grows with the
+    // Services says whether the rehearsal stays linear.
+    let upgrades: Vec<(usize, Pair)> =
+        results.iter().filter(|r| r.1 && r.2 == Call::Upgrade).map(|r| (r.0, r.3)).collect();
+    for (services, Pair { native, plugin, ratio }) in &upgrades {
+        say(&format!(
+            "- {services} Services + slices, upgrade 1.{} iptables → 1.{} nftables: native {} (CPU {}), peak {}; plugin {}, peak {} ({}x)",
+            svclab_core::OLDEST_MINOR,
+            svclab_core::NEWEST_MINOR,
+            seconds(native.wall),
+            seconds(native.cpu),
+            mib(native.peak_rss_kib),
+            seconds(plugin.wall),
+            mib(plugin.peak_rss_kib),
+            ratio_text(*ratio),
+        ));
+    }
+    for pair in upgrades.windows(2) {
+        let [(n0, a), (n1, b)] = pair else { continue };
+        let size = *n1 as f64 / *n0 as f64;
+        let time = b.native.cpu.as_secs_f64() / a.native.cpu.as_secs_f64();
+        say(&format!(
+            "- upgrade, native CPU time {n0} → {n1} Services: {time:.2}x for {size:.1}x the Services ({:.2} of linear)",
+            time / size
+        ));
     }
     if let Some(Pair { native, plugin, ratio }) = find(1_000, false, Call::Check) {
         say(&format!(

@@ -20,6 +20,29 @@ mod gates;
 mod go;
 use crate::profile::{Gate, Stage};
 
+/// The release rows only this module reads: they decide whether kube-proxy starts and what it
+/// prints when it does not, never which rules a kube-proxy that starts writes (the test
+/// `startup_only_rows_shape_no_rules` holds the other modules to it).
+pub(crate) const STARTUP_ONLY: [Behaviour; 17] = [
+    Behaviour::NftablesModeGa,
+    Behaviour::NftablesModeGated,
+    Behaviour::NftablesModeOnByDefault,
+    Behaviour::DetectLocalModeStartupError,
+    Behaviour::PlatformDefaultsBeforeValidate,
+    Behaviour::ValidateLinuxBlock,
+    Behaviour::ValidateLogging,
+    Behaviour::ValidateIpvsScheduler,
+    Behaviour::ValidateNftablesBlock,
+    Behaviour::ValidateConntrackUdpTimeouts,
+    Behaviour::ValidateUdpIdleTimeout,
+    Behaviour::ValidatePortRange,
+    Behaviour::ValidateDetectLocalMode,
+    Behaviour::IpvsModeGated,
+    Behaviour::UserspaceProxyMode,
+    Behaviour::ModeListCommaSpace,
+    Behaviour::ShowHiddenMetricsFieldError,
+];
+
 /// Whether the nftables mode is a valid `--proxy-mode` at a release, given kube-proxy's own
 /// NFTablesProxyMode gate as its `featureGates` set it (`None`: the release default).
 pub(crate) fn nftables_mode_valid(minor: u32, own_gate: Option<bool>) -> bool {

@@ -8,7 +8,7 @@
 //! Only the statement forms kube-proxy writes are understood; anything else is reported as a
 //! warning and treated as matching.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -29,7 +29,42 @@ pub(crate) struct Table {
     sets: BTreeMap<String, Vec<String>>,
     /// Map → (key text, verdict text).
     maps: BTreeMap<String, Vec<(String, String)>>,
+    /// The sets and maps indexed once parsing is done, because they hold an element per
+    /// Service port and every packet looks into them.
+    set_index: BTreeMap<String, SetIndex>,
+    /// Map → key → the verdict of its first element.
+    map_index: BTreeMap<String, BTreeMap<String, String>>,
     pub(crate) warnings: Vec<String>,
+}
+
+/// A set's elements: as written (what a concatenated key is looked up by), and those that are
+/// an address or a CIDR (what `@set` matches an address against).
+#[derive(Debug, Default)]
+struct SetIndex {
+    texts: BTreeSet<String>,
+    addresses: BTreeSet<IpAddr>,
+    nets: Vec<IpNet>,
+}
+
+impl SetIndex {
+    fn new(elements: &[String]) -> SetIndex {
+        let mut index = SetIndex::default();
+        for element in elements {
+            index.texts.insert(element.clone());
+            let text = element.trim();
+            if text.contains('/') {
+                index.nets.extend(parse_cidr_sloppy(text).map(|(_, n): (IpAddr, IpNet)| n));
+            } else {
+                index.addresses.extend(parse_ip_sloppy(text));
+            }
+        }
+        index
+    }
+
+    /// What [`net_contains`] says of some element.
+    fn contains(&self, addr: IpAddr) -> bool {
+        self.addresses.contains(&addr) || self.nets.iter().any(|n| n.contains(&addr))
+    }
 }
 
 /// Splits on whitespace, keeping `"..."` together (quotes kept).
@@ -136,6 +171,13 @@ pub(crate) fn parse(text: &str) -> Table {
         }
     }
     t.base.sort_by_key(|(_, p, _)| *p);
+    t.set_index = t.sets.iter().map(|(name, e)| (name.clone(), SetIndex::new(e))).collect();
+    for (name, entries) in &t.maps {
+        let index = t.map_index.entry(name.clone()).or_default();
+        for (key, verdict) in entries {
+            index.entry(key.clone()).or_insert_with(|| verdict.clone());
+        }
+    }
     t
 }
 
@@ -311,7 +353,7 @@ impl Walker<'_> {
                 "ip" | "ip6" if at(i + 2) == "." && at(i + 4) == "daddr" => {
                     let key = format!("{} . {} . {} . {}", p.src, p.dst, self.protocol, p.dport);
                     let set = at(i + 11).trim_start_matches('@');
-                    if !self.table.sets.get(set).is_some_and(|elems| elems.contains(&key)) {
+                    if !self.table.set_index.get(set).is_some_and(|s| s.texts.contains(&key)) {
                         return None;
                     }
                     i += 12;
@@ -351,8 +393,11 @@ impl Walker<'_> {
                         // 1.29's firewall: ip daddr . meta l4proto . th dport @set
                         set => {
                             let set = set.trim_start_matches('@');
-                            let hit =
-                                self.table.sets.get(set).is_some_and(|elems| elems.contains(&key));
+                            let hit = self
+                                .table
+                                .set_index
+                                .get(set)
+                                .is_some_and(|s| s.texts.contains(&key));
                             if !hit {
                                 return None;
                             }
@@ -490,11 +535,7 @@ impl Walker<'_> {
         let first = w.get(at).copied().unwrap_or("");
         if let Some(set) = first.strip_prefix('@') {
             // Affinity sets start empty: no entry for a first connection.
-            let hit = self
-                .table
-                .sets
-                .get(set)
-                .is_some_and(|elems| elems.iter().any(|e| net_contains(e, addr)));
+            let hit = self.table.set_index.get(set).is_some_and(|s| s.contains(addr));
             return (hit, at + 1);
         }
         if first == "{" {
@@ -510,8 +551,7 @@ impl Walker<'_> {
     }
 
     fn lookup(&self, map: &str, key: &str) -> Option<String> {
-        let entries = self.table.maps.get(map)?;
-        entries.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+        self.table.map_index.get(map)?.get(key).cloned()
     }
 
     fn verdict(&self, text: &str) -> Action {

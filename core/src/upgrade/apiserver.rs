@@ -51,10 +51,11 @@ pub(crate) fn findings(
             evidence.push(' ');
             evidence.push_str(before);
         }
+        let causes = crossed.for_apiserver_message(&object, &evidence);
         out.push(
             Finding::new(Area::Apiserver, severity, text)
                 .about(object)
-                .caused_by(&crossed.for_apiserver_message(&evidence))
+                .caused_by(&causes)
                 .at(source),
         );
     }

@@ -168,11 +168,14 @@ impl Crossed {
         }
     }
 
-    /// The crossed validation rows whose texts appear in `message`; else the crossed rows of
-    /// the tables that carry no text of their own (update ratcheting, the shape of an update's
-    /// causes); else the crossed gates, allocator behaviours and profile changes, which reach
-    /// validation through the profile.
-    pub(crate) fn for_apiserver_message(&self, message: &str) -> Vec<Cause> {
+    /// The causes of what kube-apiserver answers for `object` (`Service ns/name`,
+    /// `EndpointSlice ns/name`, `ServiceCIDR name`): the crossed validation rows whose texts
+    /// appear in `message`; else the crossed rows that carry no text of their own (update
+    /// ratcheting, the shape of an update's causes) of the tables that validate the object's
+    /// kind; else the crossed rows of its kind's own table (a change of how a value is printed,
+    /// which no mark names); else the crossed gates, allocator behaviours and profile changes,
+    /// which reach validation through the profile.
+    pub(crate) fn for_apiserver_message(&self, object: &str, message: &str) -> Vec<Cause> {
         let governing = validation::governing(message);
         let marked: Vec<Cause> = self
             .validation
@@ -183,14 +186,25 @@ impl Crossed {
         if !marked.is_empty() {
             return marked;
         }
+        let kind = object.split(' ').next().unwrap_or_default();
+        let applies = |table: &str| kind_of_table(table).is_none_or(|k| k == kind);
         let unmarked: Vec<Cause> = self
             .validation
             .iter()
-            .filter(|(_, row)| row.marks.is_empty())
+            .filter(|(table, row)| row.marks.is_empty() && applies(table))
             .map(|(table, row)| Self::validation_cause(table, row))
             .collect();
         if !unmarked.is_empty() {
             return unmarked;
+        }
+        let own: Vec<Cause> = self
+            .validation
+            .iter()
+            .filter(|(table, _)| kind_of_table(table) == Some(kind))
+            .map(|(table, row)| Self::validation_cause(table, row))
+            .collect();
+        if !own.is_empty() {
+            return own;
         }
         self.apiserver_profile()
     }
@@ -225,6 +239,19 @@ impl Crossed {
         let profile = self.profile.iter();
         let rows = self.proxy.iter().map(|(_, c)| c);
         profile.chain(&self.proxy_gates).chain(rows).chain(&self.allocation).cloned().collect()
+    }
+}
+
+/// The one kind whose validation a release table holds (`validation/releases.rs` `TABLES`):
+/// `ValidateService` and the Service REST storage's, `ValidateEndpointSlice`'s,
+/// `ValidateServiceCIDR`'s; `None` for the tables every kind meets (apimachinery's texts, the
+/// generic update path, the warnings of Services and EndpointSlices alike).
+fn kind_of_table(table: &str) -> Option<&'static str> {
+    match table {
+        "Service rules" | "allocation" => Some("Service"),
+        "EndpointSlice" => Some("EndpointSlice"),
+        "ServiceCIDR" => Some("ServiceCIDR"),
+        _ => None,
     }
 }
 

@@ -17,7 +17,7 @@ use super::sides::Sides;
 use crate::model::well_known::LABEL_SERVICE_NAME;
 use crate::model::{KubeProxyConfiguration, Located};
 use crate::net::IpFamily;
-use crate::proxy::{Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions};
+use crate::proxy::{Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, STARTUP_ONLY};
 use crate::trace::{
     NftTable, Ruleset, TraceRequest, parse_iptables, parse_nft, trace_nft_table, trace_ruleset,
 };
@@ -159,6 +159,11 @@ pub(crate) fn findings(
                     }
                 }
                 (Err(a), Err(b)) if a == b => {}
+                // The same refusal at both releases (its text names each release's own).
+                (
+                    Err(RenderError::InvalidConfiguration { message: a, .. }),
+                    Err(RenderError::InvalidConfiguration { message: b, .. }),
+                ) if a == b => {}
                 (Err(error), _) | (_, Err(error)) => {
                     if refusals.insert(error.to_string()) {
                         out.push(
@@ -413,10 +418,17 @@ impl Attribution {
                     let from = Point { version: *v, profile: p, kube_proxy };
                     let to = Point { version, profile: &profile, kube_proxy };
                     let step = Crossed::releases(from, to);
+                    // A row that only decides whether kube-proxy starts changes no rules of a
+                    // kube-proxy that starts on both sides, and a row that acts only on a
+                    // setting the configuration does not write changes none either.
                     let rows = step
                         .proxy
                         .into_iter()
-                        .filter(|(b, c)| relevant(*b, &c.upstream, mode))
+                        .filter(|(b, c)| {
+                            relevant(*b, &c.upstream, mode)
+                                && !STARTUP_ONLY.contains(b)
+                                && !inert(*b, kube_proxy)
+                        })
                         .map(|(_, c)| c);
                     pending.add_fixed(rows.chain(step.allocation));
                     // A gate is a cause where setting it back (kube-proxy's own featureGates win
@@ -509,6 +521,19 @@ impl Step {
                 into.push(cause.clone());
             }
         }
+    }
+}
+
+/// Whether a kube-proxy row acts on nothing the configuration writes: the `localhost` and `all`
+/// keywords of `nodePortAddresses` (cmd/kube-proxy/app/server.go
+/// `expandNodePortAddressKeywords`, proxy/config.rs `node_port_keywords`) only where one is
+/// written.
+fn inert(behaviour: Behaviour, kube_proxy: Option<&KubeProxyConfiguration>) -> bool {
+    match behaviour {
+        Behaviour::NodePortAddressKeywords => !kube_proxy.is_some_and(|k| {
+            k.node_port_addresses.iter().any(|a| matches!(a.trim(), "localhost" | "all"))
+        }),
+        _ => false,
     }
 }
 

@@ -4,6 +4,7 @@
 use yew::prelude::*;
 
 use crate::panels::allocations::AllocationsPanel;
+use crate::panels::compare::ComparePanel;
 use crate::panels::diagnostics::DiagnosticsPanel;
 use crate::panels::rules::RulesPanel;
 use crate::panels::trace::TracePanel;
@@ -39,6 +40,7 @@ pub(super) fn panel(state: &UseReducerHandle<State>) -> Html {
         Tab::Allocations => html! { <AllocationsPanel report={state.report.clone()} /> },
         Tab::Rules => rules(state),
         Tab::Trace => trace(state),
+        Tab::Compare => compare(state),
     };
     html! {
         <div class="panel" id="panel" role="tabpanel" aria-labelledby={format!("tab-{}", state.tab.id())}
@@ -76,4 +78,19 @@ fn trace(state: &UseReducerHandle<State>) -> Html {
         Callback::from(move |()| state.dispatch(Action::RunTrace))
     };
     html! { <TracePanel packet={state.trace.clone()} outcome={state.trace_outcome.clone()} {suggestion} proxy_mode={state.proxy_mode()} {on_change} {on_run} /> }
+}
+
+fn compare(state: &UseReducerHandle<State>) -> Html {
+    let on_change = {
+        let state = state.clone();
+        Callback::from(move |t| state.dispatch(Action::SetCompare(t)))
+    };
+    let on_run = {
+        let state = state.clone();
+        Callback::from(move |()| state.dispatch(Action::RunCompare))
+    };
+    html! {
+        <ComparePanel target={state.compare.clone()} outcome={state.compare_outcome.clone()}
+            today={state.report.profile.clone()} proxy_mode={state.proxy_mode()} {on_change} {on_run} />
+    }
 }

@@ -1331,3 +1331,27 @@ fn node_port_addresses_of_the_other_family_by_release() {
     assert_eq!(jumps("1.27"), 0);
     assert_eq!(jumps("1.28"), 1);
 }
+
+/// The rows proxy/startup.rs alone reads shape no rules: no module that configures, models or
+/// writes rules names one.
+#[test]
+fn startup_only_rows_shape_no_rules() {
+    let sources = [
+        ("proxy/config.rs", include_str!("../config.rs")),
+        ("proxy/model.rs", include_str!("../model.rs")),
+        ("proxy/iptables.rs", include_str!("../iptables.rs")),
+        ("proxy/nftables.rs", include_str!("../nftables.rs")),
+        ("proxy/nftables/fixed.rs", include_str!("../nftables/fixed.rs")),
+        ("world.rs", include_str!("../../world.rs")),
+    ];
+    for behaviour in crate::proxy::startup::STARTUP_ONLY {
+        let name = format!("Behaviour::{behaviour:?}");
+        for (file, text) in sources {
+            let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+            assert!(
+                !code.contains(&name),
+                "{file} reads {name}, which startup.rs says only it reads"
+            );
+        }
+    }
+}

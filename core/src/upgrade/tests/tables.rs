@@ -34,53 +34,68 @@ const UNOBSERVABLE: &[(&str, &str)] = &[
     ),
 ];
 
-/// FIXME: rows the tables gained on main (the apiserver and kube-proxy oracle fixes, merged into
-/// this branch on 2026-12-05) that have no witness yet: neither one written here nor one among
-/// the generated scenarios, or (ZeroPrefixMatchesNothing, NodePortAddressesUnfiltered,
-/// NodeIpPrimaryFamilyOnly) a witness whose quiet neighbour still cites them, because the
-/// rule-count note cites every row a release step crosses, or (NonStandardIsInvalid: a
-/// non-standard external IP) a witness found forward whose rollback's warning is put down to
-/// the gates 1.36 changes instead. They are skipped, not passed: take a row off this list with
-/// its witness.
-const WITHOUT_WITNESS: &[&str] = &[
-    "proxy:DetectLocalModeStartupError",
-    "proxy:EndpointIpPartParsed",
-    "proxy:EndpointIpsAsWritten",
-    "proxy:FirewallChainClosingComment",
-    "proxy:IpvsModeGated",
-    "proxy:LocalDetectorCidrAsWritten",
-    "proxy:ModeListCommaSpace",
-    "proxy:NftablesCommentTruncated",
-    "proxy:NftablesFirewallElementComment",
-    "proxy:NftablesNodeIpFallback",
-    "proxy:NftablesSingleEndpointDnat",
-    "proxy:NodeIpFromBindAddress",
-    "proxy:NodeIpPrimaryFamilyOnly",
-    "proxy:NodePortAddressKeywords",
-    "proxy:NodePortAddressesUnfiltered",
-    "proxy:NodePortRulesNeedNodeAddress",
-    "proxy:PlatformDefaultsBeforeValidate",
-    "proxy:ServiceIpsAsWritten",
-    "proxy:ShowHiddenMetricsFieldError",
-    "proxy:ValidateConntrackUdpTimeouts",
-    "proxy:ValidateDetectLocalMode",
-    "proxy:ValidateIpvsScheduler",
-    "proxy:ValidateLinuxBlock",
-    "proxy:ValidateLogging",
-    "proxy:ValidateNftablesBlock",
-    "proxy:ValidatePortRange",
-    "proxy:ValidateUdpIdleTimeout",
-    "proxy:ZeroCidrByText",
-    "proxy:ZeroPrefixMatchesNothing",
-    "validation:EndpointSliceDeclarativeBeta",
-    "validation:EndpointSliceKep4858Addresses",
-    "validation:NonStandardIsInvalid",
-    "validation:EndpointSlicePortsFirst",
-    "validation:EndpointSliceUnchangedEndpoints",
-    "validation:PatchNodePortsOnlyWhenAllocated",
-    "validation:ServiceCidrStrictSpec",
-    "validation:ServiceIpFullNamesService",
-    "validation:ServiceIpNonFullInvalid",
+/// Rows that change behaviour between releases and have no witness yet, each with why: neither
+/// one written here nor one among the generated scenarios, or one whose check fails for the
+/// reason given. They are skipped, not passed: take a row off this list with its witness.
+const WITHOUT_WITNESS: &[(&str, &str)] = &[
+    ("proxy:EndpointIpPartParsed", "FIXME: no witness written yet"),
+    ("proxy:EndpointIpsAsWritten", "FIXME: no witness written yet"),
+    ("proxy:FirewallChainClosingComment", "FIXME: no witness written yet"),
+    (
+        "proxy:IpvsModeGated",
+        "it refuses `mode: ipvs`, and the rehearsal runs kube-proxy in a mode svclab renders \
+         (sides.rs reads any other mode as iptables), so no side asks for ipvs",
+    ),
+    ("proxy:LocalDetectorCidrAsWritten", "FIXME: no witness written yet"),
+    (
+        "proxy:ModeListCommaSpace",
+        "the list of valid modes is printed for a mode kube-proxy does not know, and the \
+         rehearsal reads such a mode as iptables on both sides (sides.rs)",
+    ),
+    ("proxy:NftablesCommentTruncated", "FIXME: no witness written yet"),
+    ("proxy:NftablesFirewallElementComment", "FIXME: no witness written yet"),
+    ("proxy:NftablesNodeIpFallback", "FIXME: no witness written yet"),
+    ("proxy:NftablesSingleEndpointDnat", "FIXME: no witness written yet"),
+    ("proxy:NodeIpFromBindAddress", "FIXME: no witness written yet"),
+    (
+        "proxy:NodeIpPrimaryFamilyOnly",
+        "its witness's quiet neighbour still cites it: the rule-count note cites every row a \
+         release step crosses",
+    ),
+    (
+        "proxy:NodePortAddressesUnfiltered",
+        "its witness's quiet neighbour still cites it: the rule-count note cites every row a \
+         release step crosses",
+    ),
+    ("proxy:NodePortRulesNeedNodeAddress", "FIXME: no witness written yet"),
+    ("proxy:PlatformDefaultsBeforeValidate", "FIXME: no witness written yet"),
+    ("proxy:ServiceIpsAsWritten", "FIXME: no witness written yet"),
+    (
+        "proxy:ValidateIpvsScheduler",
+        "it checks the ipvs block only in ipvs mode, which the rehearsal never runs (sides.rs \
+         reads it as iptables)",
+    ),
+    ("proxy:ZeroCidrByText", "FIXME: no witness written yet"),
+    (
+        "proxy:ZeroPrefixMatchesNothing",
+        "its witness's quiet neighbour still cites it: the rule-count note cites every row a \
+         release step crosses",
+    ),
+    (
+        "validation:EndpointSliceDeclarativeBeta",
+        "an empty addresses list is refused in other words from 1.37 (\"Required value\" without \
+         its detail), but no mark tells the declarative text from the handwritten one, so the \
+         finding cites the unmarked \"updates\" row IdenticalCausesOnce that 1.37 also crosses",
+    ),
+    (
+        "validation:NonStandardIsInvalid",
+        "a non-standard external IP is found forward, but the rollback's warning is put down to \
+         the gates 1.36 changes instead",
+    ),
+    ("validation:EndpointSlicePortsFirst", "FIXME: no witness written yet"),
+    ("validation:EndpointSliceUnchangedEndpoints", "FIXME: no witness written yet"),
+    ("validation:PatchNodePortsOnlyWhenAllocated", "FIXME: no witness written yet"),
+    ("validation:ServiceIpNonFullInvalid", "FIXME: no witness written yet"),
 ];
 
 /// A scenario that shows a row's behaviour when an upgrade crosses it.
@@ -209,6 +224,15 @@ fn validation_witness(rule: Rule) -> Option<Witness> {
         Rule::EndpointSliceFqdnDeprecated => w(
             "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: default}\naddressType: FQDN\nendpoints: [{addresses: [a.example.com]}]\n",
         ),
+        Rule::EndpointSliceKep4858Addresses => w(
+            "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, namespace: default}\naddressType: IPv6\nendpoints: [{addresses: [\"::ffff:1.2.3.4\"]}]\n",
+        ),
+        Rule::ServiceCidrStrictSpec => w(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"RELEASE\"\nfeatureGates: {MultiCIDRServiceAllocator: true}\n---\napiVersion: networking.k8s.io/v1beta1\nkind: ServiceCIDR\nmetadata: {name: extra}\nspec:\n  cidrs: [\"10.100.0.0/24\", \"10.101.0.0/24\"]\n",
+        ),
+        Rule::ServiceIpFullNamesService => w(format!(
+            "apiVersion: svclab.dev/v1alpha1\nkind: ClusterProfile\nkubernetesVersion: \"RELEASE\"\nserviceClusterIPRanges: [10.96.0.0/30]\n---\n{SERVICE}spec:\n  ports: [{{port: 80}}]\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: api, namespace: default}}\nspec:\n  ports: [{{port: 80}}]\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: db, namespace: default}}\nspec:\n  ports: [{{port: 80}}]\n"
+        )),
         Rule::IdenticalCausesOnce => w(format!(
             "{SERVICE}spec:\n  ports: [{{port: 80}}]\n---\n{SERVICE}spec:\n  type: LoadBalancer\n  loadBalancerClass: \"bad class\"\n  ports: [{{port: 80}}]\n"
         )),
@@ -283,6 +307,25 @@ fn proxy_witness(behaviour: Behaviour) -> Option<Witness> {
         }
         Behaviour::IptablesRandomFullyAlways => w(dataplane("", "  type: NodePort")),
         Behaviour::NftablesHairpinMasquerade => w(dataplane("mode: nftables", "  type: NodePort")),
+        // kube-proxy's startup validation: the same configuration refused in other words, or
+        // refused on one side only.
+        Behaviour::ValidateLogging => w(dataplane("logging: {format: bogus}", "")),
+        Behaviour::ValidateDetectLocalMode | Behaviour::DetectLocalModeStartupError => {
+            w(dataplane("detectLocalMode: Bogus", ""))
+        }
+        Behaviour::ValidatePortRange => w(dataplane("portRange: 1-x", "")),
+        Behaviour::ValidateUdpIdleTimeout => w(dataplane("udpIdleTimeout: -1s", "")),
+        Behaviour::ValidateConntrackUdpTimeouts => w(dataplane("conntrack: {udpTimeout: -1s}", "")),
+        Behaviour::NodePortAddressKeywords => {
+            w(dataplane("nodePortAddresses: [localhost]", "  type: NodePort"))
+        }
+        Behaviour::ValidateLinuxBlock => w(dataplane("iptables: {syncPeriod: -1s}", "")),
+        Behaviour::ValidateNftablesBlock => {
+            w(dataplane(&format!("{nft}\nnftables: {{masqueradeBit: -1}}"), ""))
+        }
+        Behaviour::ShowHiddenMetricsFieldError => {
+            w(dataplane("showHiddenMetricsForVersion: \"1.10\"", ""))
+        }
         // The rows the table gained later find their witness among the generated scenarios.
         _ => None,
     }
@@ -457,7 +500,7 @@ fn every_validation_and_warning_row_is_found_where_an_upgrade_crosses_it() {
                 );
                 continue;
             }
-            if WITHOUT_WITNESS.contains(&id.as_str()) {
+            if WITHOUT_WITNESS.iter().any(|(w, _)| *w == id) {
                 continue;
             }
             let holds = |v: Version| in_force(row.id, v.minor);
@@ -472,7 +515,9 @@ fn every_kube_proxy_row_is_found_where_an_upgrade_crosses_it() {
     let mut failures = Vec::new();
     for (behaviour, ..) in release_rows() {
         let id = format!("proxy:{behaviour:?}");
-        if UNOBSERVABLE.iter().any(|(u, _)| *u == id) || WITHOUT_WITNESS.contains(&id.as_str()) {
+        if UNOBSERVABLE.iter().any(|(u, _)| *u == id)
+            || WITHOUT_WITNESS.iter().any(|(w, _)| *w == id)
+        {
             continue;
         }
         let holds = |v: Version| crate::proxy::holds_at(behaviour, v);
@@ -553,7 +598,7 @@ fn every_allocator_behaviour_is_found_where_an_upgrade_crosses_it() {
 /// The rows listed as unobservable or without a witness exist, so the lists do not rot.
 #[test]
 fn unobservable_rows_exist() {
-    for id in UNOBSERVABLE.iter().map(|(id, _)| id).chain(WITHOUT_WITNESS) {
+    for id in UNOBSERVABLE.iter().chain(WITHOUT_WITNESS).map(|(id, _)| id) {
         let validation = TABLES
             .iter()
             .flat_map(|(_, rows)| rows.iter())
