@@ -366,7 +366,8 @@ export class SvclabExample extends HTMLElement {
     // Keep the box's height where the reader can see it: on screen (or above it) the live view
     // takes exactly the pre-rendered result's space, so nothing moves; below the viewport it
     // takes its natural height, since growing there moves nothing the reader sees.
-    const reserved = result.getBoundingClientRect().height;
+    // Only a pre-rendered result has a size worth keeping; an empty box has its placeholder's.
+    const reserved = result.childElementCount > 0 ? result.getBoundingClientRect().height : 0;
     const offscreen = result.getBoundingClientRect().top >= window.innerHeight;
     const live = el("div", { class: "svclab-live", "aria-live": "polite" }, evaluate(scenario, command, shown, this.getAttribute("name") ?? "-"));
     if (reserved > 0 && !offscreen) result.style.height = `${reserved}px`;

@@ -198,6 +198,9 @@ async function checkStack(name) {
     assert.match(rows[0][2], /^10\.96\.0\.\d+ dynamic$/);
     assert.equal(rows[1][2], "10.96.0.10 static, requested");
     assert.match(await check.locator(".svclab-diagnostics, section[aria-label=Diagnostics]").textContent(), /Accepted: no errors, no warnings/);
+    // The live result takes its own height (nothing reserved it, so nothing may clip it).
+    const box = await check.locator(".svclab-result").evaluate((r) => [r.scrollHeight, r.clientHeight]);
+    assert.ok(box[0] <= box[1] + 1, `${name}: the check result is clipped (${box})`);
     const trace = fences.nth(1);
     const outcomes = await trace.locator(".svclab-outcome > h4").allTextContents();
     assert.equal(outcomes.length, 2, `${name}: ${outcomes}`);
