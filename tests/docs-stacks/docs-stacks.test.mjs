@@ -5,7 +5,8 @@
 // command builds it, and headless Chromium loads it: the fenced blocks must be live examples with
 // the right addresses, bands and verdicts, the hand-written element must render, content the
 // Markdown processor mangled must show the explaining error, and without JavaScript the fenced
-// scenario and its expected output stay readable. Run by tests/docs_stacks.rs, which builds the
+// scenario and its expected output stay readable. The configuration line each stack's guide page
+// (docs/guide/on-<stack>.md) gives must be the one its test site uses. Run by tests/docs_stacks.rs, which builds the
 // package and passes SVCLAB_NPM (the package), SVCLAB_CACHE (svclab's cache directory, where
 // scripts/setup.d/50-docs-stacks.sh installs the stacks), SVCLAB_WORK and SVCLAB_SHOTS.
 import { test, before, after } from "node:test";
@@ -33,6 +34,7 @@ const docusaurusDir = path.join(CACHE, "docs-stacks/docusaurus");
 // also carries the mangled example (MDX refuses to build it, so Docusaurus's has none).
 const STACKS = {
   mkdocs: {
+    config: "mkdocs.yml",
     tool: path.join(venv, "mkdocs"),
     content: "docs",
     statics: "docs/svclab",
@@ -46,6 +48,7 @@ const STACKS = {
     expectedShown: true,
   },
   sphinx: {
+    config: "conf.py",
     tool: path.join(venv, "sphinx-build"),
     content: ".",
     statics: "_static/svclab",
@@ -56,6 +59,7 @@ const STACKS = {
     mangled: true,
   },
   hugo: {
+    config: "layouts/_default/baseof.html",
     tool: "/usr/bin/hugo",
     content: "content",
     statics: "static/svclab",
@@ -66,6 +70,7 @@ const STACKS = {
     mangled: true,
   },
   docusaurus: {
+    config: "docusaurus.config.js",
     tool: path.join(docusaurusDir, "node_modules/.bin/docusaurus"),
     // Built inside the cache directory, beside the node_modules the set-up installed there.
     site: path.join(docusaurusDir, "site"),
@@ -78,6 +83,7 @@ const STACKS = {
     mangled: false,
   },
   mdbook: {
+    config: "theme/head.hbs",
     tool: path.join(CACHE, "docs-stacks/mdbook/bin/mdbook"),
     content: "src",
     statics: "src/svclab",
@@ -167,8 +173,22 @@ async function load(page, url) {
   );
 }
 
+/** The configuration the stack's guide page gives: its first code block that is not Markdown or svclab. */
+function guideConfiguration(name) {
+  const page = readFileSync(path.join(here, `../../docs/guide/on-${name}.md`), "utf8");
+  const block = /^```(yaml|python|html|js)\n([\s\S]*?)^```$/m.exec(page);
+  assert.ok(block, `docs/guide/on-${name}.md gives no configuration block`);
+  return block[2].trim();
+}
+
 async function checkStack(name) {
   const stack = STACKS[name];
+  // The guide's configuration line is the test site's, word for word.
+  const configuration = guideConfiguration(name);
+  assert.ok(
+    readFileSync(path.join(here, name, stack.config), "utf8").includes(configuration),
+    `${name}: tests/docs-stacks/${name}/${stack.config} does not contain the line docs/guide/on-${name}.md gives:\n${configuration}`,
+  );
   const out = build(name);
   const { server, url } = await serve(out);
   const origin = new URL(url).origin;
