@@ -258,7 +258,7 @@ fn element(example: &Example, file: &str) -> anyhow::Result<String> {
         words.retain(|word| is_attribute(word));
         words.extend(line);
     }
-    if words.iter().all(|word| is_attribute(word)) {
+    if words.iter().all(is_attribute) {
         words.insert(0, "check");
     }
     let command: Vec<&str> = words.iter().copied().filter(|w| !is_attribute(w)).collect();
