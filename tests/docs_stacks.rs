@@ -1,8 +1,8 @@
 //! svclab's examples in five docs stacks, run by `cargo test`: MkDocs (Material) and Sphinx with
 //! MyST from PyPI, Hugo from Debian, Docusaurus from npm and mdBook from crates.io, each installed
 //! by `scripts/setup.d/50-docs-stacks.sh` under svclab's cache directory. Builds the npm package
-//! (`cargo xtask npm`), checks the shared page `tests/docs-stacks/examples.md` with
-//! `svclab doc test` (the page every site builds), then runs `tests/docs-stacks/`, which builds
+//! (`cargo xtask npm`), checks the shared page `tests/docs-stacks/examples.md` (the page every
+//! site builds) and mdBook's page in the info-string form with `svclab doc test`, then runs `tests/docs-stacks/`, which builds
 //! each site with its framework's own command and loads it in headless Chromium. Screenshots and
 //! build times (`metrics.json`) land in `<target>/docs-stacks-e2e/`. A stack that is not
 //! installed fails its test with the path that is missing and the set-up step that installs it.
@@ -40,6 +40,7 @@ fn docs_stacks_build_live_examples_in_headless_chromium() {
         "doc",
         "test",
         "tests/docs-stacks/examples.md",
+        "tests/docs-stacks/mdbook/src/info.md",
     ]);
     node::cargo(&["xtask", "npm"]);
     let target = node::target_dir();

@@ -542,9 +542,7 @@ export function upgradeFences(root = document) {
     const code = (pre ?? block).querySelector("code.language-svclab, code.lang-svclab");
     const source = code ?? pre ?? block;
     const scenario = blockText(source);
-    // Where a processor keeps the info string's words (`data-info`, `data-meta`), they count too.
-    const info = source.getAttribute("data-info") ?? source.getAttribute("data-meta") ?? "";
-    const line = words(fenceCommand(scenario, info.replace(/^\s*svclab\b/, "")));
+    const line = words(fenceCommand(scenario, keptInfo(source)));
     const example = el("svclab-example", { command: line.filter((w) => !isAttribute(w)).join(" ") || "check", "data-svclab-from": "fence" });
     for (const w of line.filter(isAttribute)) {
       const eq = w.indexOf("=");
@@ -568,6 +566,18 @@ export function upgradeFences(root = document) {
   }
   for (const orphan of orphans) orphan.remove();
   return pending;
+}
+
+/**
+ * The info string's words after `svclab` where the processor keeps them: mdBook writes
+ * ```` ```svclab trace --src ... ```` as `class="language-svclab trace --src ..."` (highlight.js
+ * then adds its own `hljs` class).
+ */
+export function keptInfo(code) {
+  const classes = (code.getAttribute("class") ?? "").split(/\s+/);
+  const at = classes.findIndex((c) => c === "language-svclab" || c === "lang-svclab");
+  if (at < 0) return "";
+  return classes.slice(at + 1).filter((c) => c && c !== "hljs" && !/^(language|lang)-/.test(c)).join(" ");
 }
 
 function isAttribute(word) {

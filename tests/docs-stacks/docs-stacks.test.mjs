@@ -92,6 +92,8 @@ const STACKS = {
     examples: "examples.html",
     element: "element.html",
     mangled: true,
+    // mdBook keeps the words after the language: the info-string form works there too.
+    info: "info.html",
   },
 };
 
@@ -246,6 +248,12 @@ async function checkStack(name) {
       assert.equal(await page.locator("#altered .svclab-allocations, #altered table").count(), 0, "no result beside the error");
     }
     await page.screenshot({ path: path.join(SHOTS, `${name}-element.png`), fullPage: true });
+    if (stack.info) {
+      await load(page, new URL(stack.info, url).href);
+      const info = page.locator('svclab-example[data-svclab-from="fence"]');
+      assert.equal(await info.getAttribute("command"), "trace --src 10.244.1.5 --dst 10.96.0.10 --dport 80 --protocol tcp");
+      assert.deepEqual(await info.locator(".svclab-outcome > h4").allTextContents(), ["100% endpoint → 10.244.1.7:8080"]);
+    }
     await page.close();
 
     // Without JavaScript the fenced scenario and its expected output are there.
