@@ -305,6 +305,10 @@ export class SvclabExample extends HTMLElement {
 
   connectedCallback() {
     if (!this.isConnected || this.dataset.svclabState) return;
+    if (reactPending(this)) {
+      setTimeout(() => this.connectedCallback(), 30);
+      return;
+    }
     this.dataset.svclabState = "loading";
     this.#upgrade().catch((err) => this.#fail(err));
   }
@@ -325,6 +329,8 @@ export class SvclabExample extends HTMLElement {
     }
     const pre = this.querySelector(":scope > .svclab-scenario");
     if (pre) return pre.textContent;
+    const altered = alteration(this);
+    if (altered) throw new AlteredContent(altered);
     // Hand-written content: the text, with the indentation of the markup removed.
     const lines = this.textContent.replace(/^\s*\n/, "").replace(/\s+$/, "").split("\n");
     const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => l.match(/^ */)[0].length));
@@ -360,7 +366,8 @@ export class SvclabExample extends HTMLElement {
     // Keep the box's height where the reader can see it: on screen (or above it) the live view
     // takes exactly the pre-rendered result's space, so nothing moves; below the viewport it
     // takes its natural height, since growing there moves nothing the reader sees.
-    const reserved = result.getBoundingClientRect().height;
+    // Only a pre-rendered result has a size worth keeping; an empty box has its placeholder's.
+    const reserved = result.childElementCount > 0 ? result.getBoundingClientRect().height : 0;
     const offscreen = result.getBoundingClientRect().top >= window.innerHeight;
     const live = el("div", { class: "svclab-live", "aria-live": "polite" }, evaluate(scenario, command, shown, this.getAttribute("name") ?? "-"));
     if (reserved > 0 && !offscreen) result.style.height = `${reserved}px`;
@@ -383,12 +390,217 @@ export class SvclabExample extends HTMLElement {
   }
 
   #fail(err) {
+    if (err instanceof AlteredContent) {
+      // What the Markdown processor left is not the scenario: show only the explanation.
+      this.replaceChildren(el("div", { class: "svclab-result" }));
+    }
     const result = this.querySelector(":scope > .svclab-result") ?? this.appendChild(el("div", { class: "svclab-result" }));
-    const what = err instanceof SvclabError ? `svclab: ${err.message}` : `The example could not run: ${err?.message ?? err}`;
-    result.replaceChildren(el("div", { class: "svclab-live", role: "alert" }, el("p", { class: "svclab-failure", text: what })));
+    const what =
+      err instanceof SvclabError ? `svclab: ${err.message}` : err instanceof AlteredContent ? err.message : `The example could not run: ${err?.message ?? err}`;
+    const help = err instanceof AlteredContent ? el("pre", { class: "svclab-help" }, el("code", { text: FENCE_HELP })) : null;
+    result.replaceChildren(el("div", { class: "svclab-live", role: "alert" }, el("p", { class: "svclab-failure", text: what }), help));
     this.dataset.svclabState = "failed";
     this.dispatchEvent(new CustomEvent("svclab-rendered", { bubbles: true, detail: { error: what } }));
   }
 }
 
+/** Content a Markdown processor changed before the element saw it. */
+export class AlteredContent extends Error {}
+
+const FENCE_HELP = "```svclab\n# svclab check\napiVersion: v1\nkind: Service\n...\n```";
+
+/**
+ * Why an element's hand-written content is not the scenario as written, or null: a Markdown
+ * processor turned it into markup (paragraphs, `---` into rules, `{...}` into text it ate) or
+ * moved part of it after the element.
+ */
+export function alteration(element) {
+  const markup = [...element.children].map((c) => c.localName);
+  const after = element.nextElementSibling ?? (element.parentElement?.localName === "p" ? element.parentElement.nextElementSibling : null);
+  const spilled = after && (after.localName === "hr" || (after.localName === "p" && /^\s*(apiVersion|kind|metadata|spec):/m.test(after.textContent)));
+  if (!markup.length && !spilled) return null;
+  const found = markup.length
+    ? `it holds <${[...new Set(markup)].join(">, <")}> elements where the scenario's plain text was expected`
+    : `part of the scenario follows the element as <${after.localName}>`;
+  return (
+    "This example was changed by the page's Markdown processor before svclab saw it: " +
+    `${found} (\`---\` becomes a rule, lines become paragraphs), so no result is shown. ` +
+    "Write the example as a fenced code block with the language svclab and the command on its first line, which every Markdown processor keeps as it is:"
+  );
+}
+
+// Fenced code blocks: what each Markdown processor makes of ```svclab (Python-Markdown,
+// markdown-it, pulldown-cmark, Goldmark and MDX: a `language-` or `lang-` class on the code or
+// the pre; Pygments under Sphinx: a `highlight-svclab` div; Material and Docusaurus: a
+// `language-svclab` div around the pre).
+const FENCE = "code.language-svclab, code.lang-svclab, pre.language-svclab, pre.lang-svclab, div.highlight-svclab, div.language-svclab";
+const EXPECTED = ["expected"];
+
+/** The `language-` (or `lang-`, `highlight-`) word of a rendered block, or null. */
+export function blockLanguage(node) {
+  for (const n of [node, ...node.querySelectorAll("pre, code")]) {
+    for (const c of n.classList) {
+      const m = /^(?:language|lang|highlight)-(.+)$/.exec(c);
+      if (m && m[1] !== "none") return m[1];
+    }
+  }
+  return null;
+}
+
+/** The text of a rendered code block as written: `<br>` is a line end, buttons are not text. */
+export function blockText(pre) {
+  let text = "";
+  const walk = (node) => {
+    for (const child of node.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) text += child.data;
+      else if (child.nodeType !== Node.ELEMENT_NODE) continue;
+      else if (child.localName === "br") text += "\n";
+      else if (!["button", "svg"].includes(child.localName) && !child.matches(".buttons, .linenos, .lineno, .copybutton")) walk(child);
+    }
+  };
+  walk(pre);
+  return text.endsWith("\n") ? text : `${text}\n`;
+}
+
+const FIRST_LINE = /^\s*#\s*svclab(\s|$)/;
+
+/** The command of a fenced block: its first line `# svclab <command> [options]`, else `check`. */
+export function fenceCommand(text, info = "") {
+  const first = /^\s*#\s*svclab(?:\s+(.*))?$/.exec(text.split("\n", 1)[0]);
+  if (first) return first[1]?.trim() || "check";
+  return info.trim() || "check";
+}
+
+// A React page (Docusaurus) owns its nodes: a node is changed only once React has hydrated it
+// (it carries React's fiber key), so hydration never meets a node it did not render. Until the
+// page's deferred scripts have run (DOMContentLoaded), nobody knows yet whether React will come.
+function domReady() {
+  if (document.readyState === "complete") return true;
+  const navigation = globalThis.performance?.getEntriesByType?.("navigation")?.[0];
+  return document.readyState !== "loading" && (navigation?.domContentLoadedEventEnd ?? 0) > 0;
+}
+
+// Elements this script made from fenced blocks: React never renders them.
+const made = new WeakSet();
+// The block each of those elements stands for.
+const fenceOf = new WeakMap();
+
+export function reactPending(node) {
+  if (!domReady()) return true;
+  if (made.has(node)) return false;
+  const fiberKey = Object.keys(node).find((k) => k.startsWith("__reactFiber$"));
+  if (fiberKey) return !(committed(node[fiberKey]) || committed(node[fiberKey].alternate));
+  // Docusaurus (and Next.js, Gatsby) hydrate their root only once the route's code has loaded,
+  // after DOMContentLoaded: inside such a root a node waits for React even before it starts.
+  if (node.closest?.(REACT_ROOTS)) return true;
+  for (let n = node.parentElement; n; n = n.parentElement) {
+    if (Object.keys(n).some((k) => k.startsWith("__reactContainer$"))) return true;
+  }
+  return false;
+}
+
+const REACT_ROOTS = "#__docusaurus, #__next, #___gatsby";
+
+// Whether a fiber belongs to the tree React has committed, with no dehydrated Suspense boundary
+// above it: a node React has claimed but not committed may still be hydrated again (a boundary
+// retried when its code arrives), and must then be exactly what the server sent.
+function committed(fiber) {
+  let last = null;
+  for (let f = fiber; f; f = f.return) {
+    if (f.tag === 13 && f.memoizedState?.dehydrated) return false; // SuspenseComponent
+    last = f;
+  }
+  const root = last?.tag === 3 ? last.stateNode : null; // HostRoot
+  return Boolean(root && root.current === last && !last.memoizedState?.isDehydrated);
+}
+
+/**
+ * Upgrades every fenced ```svclab block under `root` into a live <svclab-example>: the element
+ * goes before the block, which stays in the page hidden (without JavaScript it, and the
+ * `expected` block after it, are what readers see); the expected block is hidden too.
+ */
+export function upgradeFences(root = document) {
+  let pending = false;
+  const seen = new Set();
+  // A React page may replace a block after hydration (Docusaurus renders code blocks anew in
+  // the browser): the example of a block that left the page moves to its successor.
+  const orphans = [...root.querySelectorAll('svclab-example[data-svclab-from="fence"]')].filter((e) => made.has(e) && !fenceOf.get(e)?.isConnected);
+  // A highlighter that does not know the language may drop it (MkDocs Material writes
+  // `language-text`): a block whose first line is `# svclab <command>` is an example too.
+  const marked = [...root.querySelectorAll("pre")].filter((pre) => !pre.closest("svclab-example") && FIRST_LINE.test(blockText(pre)));
+  for (const hit of [...root.querySelectorAll(FENCE), ...marked]) {
+    if (hit.closest("svclab-example")) continue;
+    const pre = hit.closest("pre") ?? hit.querySelector("pre");
+    const wrapper = pre?.parentElement?.matches("div.highlight") ? pre.parentElement : null;
+    const block = hit.closest("div.highlight-svclab, div.language-svclab") ?? wrapper ?? pre ?? hit;
+    if (seen.has(block) || block.dataset.svclabFence) continue;
+    seen.add(block);
+    if (reactPending(block)) {
+      pending = true;
+      continue;
+    }
+    const code = (pre ?? block).querySelector("code.language-svclab, code.lang-svclab");
+    const source = code ?? pre ?? block;
+    const scenario = blockText(source);
+    const line = words(fenceCommand(scenario, keptInfo(source)));
+    const example = el("svclab-example", { command: line.filter((w) => !isAttribute(w)).join(" ") || "check", "data-svclab-from": "fence" });
+    for (const w of line.filter(isAttribute)) {
+      const eq = w.indexOf("=");
+      example.setAttribute(w.slice(0, eq), w.slice(eq + 1));
+    }
+    made.add(example);
+    example.append(el("pre", { class: "svclab-scenario", tabindex: "0", "aria-label": "Scenario" }, el("code", { text: scenario })));
+    block.dataset.svclabFence = "upgraded";
+    const moved = orphans.findIndex((o) => o.getAttribute("command") === example.getAttribute("command") && o.svclabScenario === scenario);
+    const live = moved >= 0 ? orphans.splice(moved, 1)[0] : example;
+    live.svclabScenario = scenario;
+    fenceOf.set(live, block);
+    block.before(live);
+    block.hidden = true;
+    block.style.display = "none";
+    const next = block.nextElementSibling;
+    if (next && EXPECTED.includes(blockLanguage(next))) {
+      next.hidden = true;
+      next.style.display = "none";
+    }
+  }
+  for (const orphan of orphans) orphan.remove();
+  return pending;
+}
+
+/**
+ * The info string's words after `svclab` where the processor keeps them: mdBook writes
+ * ```` ```svclab trace --src ... ```` as `class="language-svclab trace --src ..."` (highlight.js
+ * then adds its own `hljs` class).
+ */
+export function keptInfo(code) {
+  const classes = (code.getAttribute("class") ?? "").split(/\s+/);
+  const at = classes.findIndex((c) => c === "language-svclab" || c === "lang-svclab");
+  if (at < 0) return "";
+  return classes.slice(at + 1).filter((c) => c && c !== "hljs" && !/^(language|lang)-/.test(c)).join(" ");
+}
+
+function isAttribute(word) {
+  return !word.startsWith("-") && word.includes("=");
+}
+
 if (!customElements.get("svclab-example")) customElements.define("svclab-example", SvclabExample);
+
+// Fenced blocks on the page now, and whatever a client-side router (Material's instant
+// navigation, Docusaurus) puts in later.
+if (typeof document !== "undefined" && typeof MutationObserver !== "undefined") {
+  let scheduled = false;
+  const run = () => {
+    scheduled = false;
+    if (upgradeFences(document)) schedule(50);
+  };
+  const schedule = (ms = 0) => {
+    if (scheduled) return;
+    scheduled = true;
+    setTimeout(run, ms);
+  };
+  new MutationObserver(() => schedule()).observe(document.documentElement, { childList: true, subtree: true });
+  if (document.readyState === "complete") schedule();
+  else window.addEventListener("load", () => schedule(), { once: true });
+  schedule();
+}

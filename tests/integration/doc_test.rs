@@ -81,3 +81,25 @@ fn doc_test_reports_an_example_that_cannot_run() {
     let (run, _) = check("bad-mode", markdown, &[], 1);
     assert!(run.stdout.contains("FAILED") && run.stdout.contains("ipvs"), "{}", run.stdout);
 }
+
+#[test]
+fn doc_test_reads_the_command_from_the_first_line() {
+    // What a docs framework keeps of a fence: the language, and the block's text.
+    let first_line = format!("```svclab\n# svclab check --output json\n{SCENARIO}```\n");
+    let (_, blessed) = check("first-line", &first_line, &["--bless"], 0);
+    assert!(blessed.contains("```text expected\n{"), "{blessed}");
+    // The comment is part of the scenario: the bad port is on the block's sixth line.
+    assert!(blessed.contains("\"line\": 6"), "{blessed}");
+    let (run, _) = check("first-line-checked", &blessed, &[], 0);
+    assert!(run.stdout.contains("page.md:1: svclab check --output json ... ok"), "{}", run.stdout);
+
+    let both = format!("```svclab render\n# svclab check\n{SCENARIO}```\n\n```expected\nx\n```\n");
+    let (run, _) = check("both", &both, &[], 1);
+    assert!(
+        run.stdout.contains(
+            "the info string says `svclab render` but the first line says `svclab check`: keep one"
+        ),
+        "{}",
+        run.stdout
+    );
+}

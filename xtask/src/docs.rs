@@ -241,10 +241,26 @@ fn share_link(scenario: &str, command: &[&str], shown: &[String]) -> String {
     format!("{PLAYGROUND}#v1.{}", data_encoding::BASE64URL_NOPAD.encode(&deflated))
 }
 
+/// The words after `svclab` of a scenario's first line `# svclab <command> [options]`.
+fn first_line_command(scenario: &str) -> Option<Vec<&str>> {
+    let first = scenario.lines().next()?.strip_prefix('#')?;
+    let mut words = first.split_whitespace();
+    (words.next()? == "svclab").then(|| words.collect())
+}
+
 /// The `<svclab-example>` of one example, pre-rendered.
 fn element(example: &Example, file: &str) -> anyhow::Result<String> {
-    let words: Vec<&str> = example.info.split_whitespace().skip(1).collect();
     let is_attribute = |word: &&str| !word.starts_with('-') && word.contains('=');
+    let mut words: Vec<&str> = example.info.split_whitespace().skip(1).collect();
+    // The command may be the block's first line, `# svclab <command> [options]` (what docs
+    // frameworks keep of a fence), as `svclab doc test` reads it; without either, `check`.
+    if let Some(line) = first_line_command(&example.scenario) {
+        words.retain(|word| is_attribute(word));
+        words.extend(line);
+    }
+    if words.iter().all(is_attribute) {
+        words.insert(0, "check");
+    }
     let command: Vec<&str> = words.iter().copied().filter(|w| !is_attribute(w)).collect();
     let attributes: Vec<(&str, &str)> =
         words.iter().filter(|w| is_attribute(w)).filter_map(|w| w.split_once('=')).collect();
@@ -434,6 +450,18 @@ mod tests {
         check(
             "```svclab check show=diagnostics\na: <b>\n```\n```text expected\nout\n```\n",
             "<code>a: &lt;b&gt;\n</code>",
+        );
+    }
+
+    #[test]
+    fn the_command_may_be_the_first_line() {
+        check(
+            "```svclab\n# svclab trace --src 1.2.3.4 show=trace\nkind: Service\n```\n\n```expected\nout\n```\n",
+            "<svclab-example command=\"trace --src 1.2.3.4\" show=\"trace\"",
+        );
+        check(
+            "```svclab\nkind: Service\n```\n\n```expected\nout\n```\n",
+            "<svclab-example command=\"check\" show=\"diagnostics allocations\"",
         );
     }
 

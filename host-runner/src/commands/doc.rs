@@ -129,6 +129,9 @@ fn check_example(
     if !example.scenario.closed {
         return Err("the example's fence is never closed".to_owned());
     }
+    if let Some(problem) = &example.problem {
+        return Err(problem.clone());
+    }
     let argv = ["svclab"]
         .into_iter()
         .map(str::to_owned)

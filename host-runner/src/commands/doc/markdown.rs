@@ -18,7 +18,10 @@
 //!
 //! The words after `svclab` are the command and its options exactly as on the command line
 //! (`render --proxy-mode nftables`, `trace --src 10.244.1.5 --dst 10.96.0.10 --dport 53`); the
-//! scenario is its standard input. Words shaped `name=value` (`show=allocations`) are attributes
+//! scenario is its standard input. Docs frameworks drop the words after a fence's language, so
+//! the command may instead be the block's first line, a YAML comment
+//! `# svclab <command> [options]` that stays part of the scenario; a block with neither stands
+//! for `check`, and one whose info string and first line name different commands is refused. Words shaped `name=value` (`show=allocations`) are attributes
 //! of the live `<svclab-example>` element and do not reach the command. The expected block may
 //! only be separated from the scenario by blank lines; its info string is `expected` after an
 //! optional language word.
@@ -43,8 +46,11 @@ pub(crate) struct Fence {
 pub(crate) struct Example {
     /// The scenario block (`svclab ...`).
     pub(crate) scenario: Fence,
-    /// The command and its options (the info string's words after `svclab`, attributes removed).
+    /// The command and its options (the first line's or the info string's words after
+    /// `svclab`, attributes removed).
     pub(crate) args: Vec<String>,
+    /// Why the example cannot run as written (its two command lines disagree).
+    pub(crate) problem: Option<String>,
     /// The `expected` block, when there is one.
     pub(crate) expected: Option<Fence>,
 }
@@ -132,6 +138,31 @@ pub(crate) fn command_words(info: &str) -> Option<Vec<String>> {
     Some(words.filter(|word| !is_attribute(word)).map(str::to_owned).collect())
 }
 
+/// The command words of a scenario block's first line `# svclab <command> [options]`, or
+/// `None` when the first line is not one.
+pub(crate) fn first_line_words(text: &str) -> Option<Vec<String>> {
+    let first = text.lines().next()?.strip_prefix('#')?;
+    command_words(first.trim())
+}
+
+/// The command of a scenario block: its first line's, else its info string's, else `check`;
+/// an error when both name one and they differ.
+fn command(info_words: Vec<String>, text: &str) -> (Vec<String>, Option<String>) {
+    match first_line_words(text) {
+        Some(line) if !info_words.is_empty() && line != info_words => {
+            let problem = format!(
+                "the info string says `svclab {}` but the first line says `svclab {}`: keep one",
+                info_words.join(" "),
+                line.join(" ")
+            );
+            (line, Some(problem))
+        }
+        Some(line) if !line.is_empty() => (line, None),
+        _ if !info_words.is_empty() => (info_words, None),
+        _ => (vec!["check".to_owned()], None),
+    }
+}
+
 /// `name=value` words are element attributes; options (`--src=...`) start with a dash.
 pub(crate) fn is_attribute(word: &str) -> bool {
     !word.starts_with('-') && word.contains('=')
@@ -144,7 +175,7 @@ pub(crate) fn examples(lines: &[&str]) -> Vec<Example> {
     let mut index = 0;
     while index < fences.len() {
         let fence = &fences[index];
-        let Some(args) = command_words(&fence.info) else {
+        let Some(info_words) = command_words(&fence.info) else {
             index += 1;
             continue;
         };
@@ -153,7 +184,13 @@ pub(crate) fn examples(lines: &[&str]) -> Vec<Example> {
                 && lines[fence.close_line + 1..next.open_line].iter().all(|l| l.trim().is_empty())
         });
         index += if expected.is_some() { 2 } else { 1 };
-        examples.push(Example { scenario: fence.clone(), args, expected: expected.cloned() });
+        let (args, problem) = command(info_words, &fence.text);
+        examples.push(Example {
+            scenario: fence.clone(),
+            args,
+            problem,
+            expected: expected.cloned(),
+        });
     }
     examples
 }

@@ -48,3 +48,38 @@ fn a_fence_for_text_with_backticks_is_longer() {
     assert_eq!(fence_for("plain\n"), "```");
     assert_eq!(fence_for("````\n"), "`````");
 }
+
+#[test]
+fn the_command_may_be_the_first_line() {
+    check(
+        "```svclab\n# svclab trace --src 10.0.0.1 show=trace\nkind: Service\n```\n\n```expected\nout\n```\n",
+        &[("trace --src 10.0.0.1", Some("out\n"))],
+    );
+    // The comment stays part of the scenario, so diagnostics count the lines the reader sees.
+    let lines = lines("```svclab\n# svclab check\na: b\n```\n");
+    assert_eq!(examples(&lines)[0].scenario.text, "# svclab check\na: b\n");
+}
+
+#[test]
+fn a_block_without_a_command_is_check() {
+    check("```svclab\nkind: Service\n```\n", &[("check", None)]);
+    check("```svclab\n# a comment\nkind: Service\n```\n", &[("check", None)]);
+}
+
+#[test]
+fn two_different_commands_are_a_problem() {
+    let lines = lines("```svclab render\n# svclab check\na: b\n```\n");
+    let found = examples(&lines);
+    assert_eq!(
+        found[0].problem.as_deref(),
+        Some(
+            "the info string says `svclab render` but the first line says `svclab check`: keep one"
+        )
+    );
+    let same = lines_examples("```svclab check\n# svclab check\na: b\n```\n");
+    assert_eq!(same[0].problem, None);
+}
+
+fn lines_examples(text: &str) -> Vec<Example> {
+    examples(&lines(text))
+}
