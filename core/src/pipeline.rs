@@ -471,13 +471,12 @@ fn write_service(
         return Some(delete_service(allocators, stored, &service, document, diags));
     }
     let previous = world.services.remove(&key);
-    if previous.is_none() {
-        if let Some(refusal) =
+    if previous.is_none()
+        && let Some(refusal) =
             namespace_lifecycle("Service", &service.metadata, &world.profile, &document)
-        {
-            diags.push(refusal);
-            return Some(ServiceReport::rejected(Some(allocators), &service, document));
-        }
+    {
+        diags.push(refusal);
+        return Some(ServiceReport::rejected(Some(allocators), &service, document));
     }
     let request = ServiceWrite {
         old: previous.as_ref(),

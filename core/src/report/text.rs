@@ -177,6 +177,12 @@ fn render_block(out: &mut String, errors: &[&Diagnostic]) {
                 crate::field::go_quote(file),
                 d.message
             ),
+            // A create in a namespace that does not exist (NamespaceLifecycle admission).
+            "NotFound" if d.message.starts_with("namespaces ") => format!(
+                "Error from server (NotFound): error when creating {}: {}",
+                crate::field::go_quote(file),
+                d.message
+            ),
             "NotFound" => format!("Error from server (NotFound): {}", d.message),
             "Conflict" => format!(
                 "Error from server (Conflict): error when replacing {}: {}",

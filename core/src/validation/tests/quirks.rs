@@ -427,3 +427,73 @@ spec:
         "#]],
     );
 }
+
+#[test]
+fn a_create_in_a_namespace_that_cannot_exist_is_not_found() {
+    // NamespaceLifecycle admission runs before the registry: no Namespace can be named
+    // `Bad_NS`, so the create is a 404, not a validation error (found on a real kube-apiserver
+    // by the black-box oracle). An EndpointSlice is refused the same way; `--no-defaults`
+    // (the Go unit tests' view) still validates the field.
+    let objects = "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: Bad_NS}\nspec: {ports: [{port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-1, namespace: Bad_NS}\naddressType: IPv4\nendpoints: []\n";
+    check(
+        false,
+        objects,
+        expect![[r#"
+        Error NotFound namespaces "Bad_NS" not found @1:1
+        Error NotFound namespaces "Bad_NS" not found @6:1
+        service web rejected
+        --- text
+        Error from server (NotFound): error when creating "s.yaml": namespaces "Bad_NS" not found
+        Error from server (NotFound): error when creating "s.yaml": namespaces "Bad_NS" not found
+    "#]],
+    );
+}
+
+#[test]
+fn a_nameless_service_is_refused_by_its_ipaddress_object() {
+    // The IPAddress allocator (1.33 on) picks in BeginCreate, before validation; the IPAddress
+    // storage refuses an object whose parentRef has no name. At 1.37 the refusal is the
+    // answer (422); at 1.34 allocateFromRange tried every address and says the range is full
+    // (500); at 1.33 dual write creates the bitmap's pick as a requested address (500 with the
+    // refusal). A requested address is refused the same way at every release.
+    let nameless = "apiVersion: v1\nkind: Service\nmetadata: {namespace: shop}\nspec: {ports: [{port: 80}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {namespace: shop}\nspec: {clusterIP: 10.96.0.20, ports: [{port: 80}]}\n";
+    check(
+        false,
+        &format!("{}{nameless}", super::profile("1.37")),
+        expect![[r#"
+        Error FieldValueInvalid spec.clusterIPs: Invalid value: [""]: failed to allocate IP: IPAddress.networking.k8s.io "10.101.39.219" is invalid: spec.parentRef.name: Required value @8:1
+        Error FieldValueInvalid spec.clusterIPs: Invalid value: ["10.96.0.20"]: failed to allocate IP 10.96.0.20: IPAddress.networking.k8s.io "10.96.0.20" is invalid: spec.parentRef.name: Required value @13:8
+        service  rejected
+        service  rejected
+        --- text
+        The Service "" is invalid: spec.clusterIPs: Invalid value: [""]: failed to allocate IP: IPAddress.networking.k8s.io "10.101.39.219" is invalid: spec.parentRef.name: Required value
+        The Service "" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.20"]: failed to allocate IP 10.96.0.20: IPAddress.networking.k8s.io "10.96.0.20" is invalid: spec.parentRef.name: Required value
+    "#]],
+    );
+    check(
+        false,
+        &format!("{}{nameless}", super::profile("1.34")),
+        expect![[r#"
+        Error InternalError Internal error occurred: failed to allocate a serviceIP: range is full @5:1
+        Error FieldValueInvalid spec.clusterIPs: Invalid value: ["10.96.0.20"]: failed to allocate IP 10.96.0.20: IPAddress.networking.k8s.io "10.96.0.20" is invalid: spec.parentRef.name: Required value @13:8
+        service  rejected
+        service  rejected
+        --- text
+        Error from server (InternalError): error when creating "s.yaml": Internal error occurred: failed to allocate a serviceIP: range is full
+        The Service "" is invalid: spec.clusterIPs: Invalid value: ["10.96.0.20"]: failed to allocate IP 10.96.0.20: IPAddress.networking.k8s.io "10.96.0.20" is invalid: spec.parentRef.name: Required value
+    "#]],
+    );
+    check(
+        false,
+        &format!("{}{nameless}", super::profile("1.33")),
+        expect![[r#"
+        Error InternalError Internal error occurred: failed to allocate a serviceIP: IPAddress.networking.k8s.io "10.105.69.182" is invalid: spec.parentRef.name: Required value @5:1
+        Error FieldValueInvalid spec.clusterIPs: Invalid value: []string{"10.96.0.20"}: failed to allocate IP 10.96.0.20: IPAddress.networking.k8s.io "10.96.0.20" is invalid: spec.parentRef.name: Required value @13:8
+        service  rejected
+        service  rejected
+        --- text
+        Error from server (InternalError): error when creating "s.yaml": Internal error occurred: failed to allocate a serviceIP: IPAddress.networking.k8s.io "10.105.69.182" is invalid: spec.parentRef.name: Required value
+        The Service "" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.20"}: failed to allocate IP 10.96.0.20: IPAddress.networking.k8s.io "10.96.0.20" is invalid: spec.parentRef.name: Required value
+    "#]],
+    );
+}
