@@ -117,11 +117,7 @@ pub(crate) fn run(mode: Mode) -> Result<(), String> {
     let binaries = binaries()?;
     let ns =
         Netns::create(format!("{}{}-kp-{}", netns::PREFIX, std::process::id(), mode.as_str()))?;
-    // The node's interface: one end of a veth pair, both ends inside (no dummy module here).
-    ns.ip(&["link", "add", "eth0", "type", "veth", "peer", "name", "eth1"])?;
-    ns.ip(&["addr", "add", &format!("{NODE_IP}/24"), "dev", "eth0"])?;
-    ns.ip(&["link", "set", "eth0", "up"])?;
-    ns.ip(&["link", "set", "eth1", "up"])?;
+    node_interfaces(&ns)?;
     let dir = svclab_tests::node::target_dir().join(format!("tmp/kube-proxy-{}", mode.as_str()));
     if dir.exists() {
         cluster::stop(&dir.join("control-plane"));
@@ -232,9 +228,257 @@ pub(crate) fn run(mode: Mode) -> Result<(), String> {
             diff.join("\n")
         ));
     }
+    // The kernels: what kube-proxy left in its namespace against svclab's standalone ruleset
+    // in a fresh one, read back and probed alike.
+    let standalone = svclab_core::render(
+        &world,
+        &RenderOptions { standalone: true, ..RenderOptions::new(proxy_mode) },
+    )
+    .map_err(|err| format!("svclab render --standalone: {err}"))?;
+    let svclab_ns =
+        Netns::create(format!("{}{}-sv-{}", netns::PREFIX, std::process::id(), mode.as_str()))?;
+    node_interfaces(&svclab_ns)?;
+    match mode {
+        Mode::Iptables => {
+            // kube-proxy writes a `--nfacct-name` match only for a counter it made.
+            for name in crate::runner::nfacct_names(&standalone) {
+                svclab_ns.exec("nfacct", &["add", &name])?;
+            }
+            svclab_ns.exec_with_input("iptables-restore", &[], &standalone)?
+        }
+        Mode::Nftables => svclab_ns.exec_with_input("nft", &["-f", "-"], &standalone)?,
+    };
+    let (theirs, ours) = (read_back(&ns, mode)?, read_back(&svclab_ns, mode)?);
+    std::fs::write(dir.join("kube-proxy.kernel"), &theirs).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("svclab.kernel"), &ours).map_err(|e| e.to_string())?;
+    if theirs != ours {
+        let diff: Vec<String> = svclab_core::diff_lines(&theirs, &ours)
+            .into_iter()
+            .filter(|l| l.tag != svclab_core::DiffTag::Same)
+            .take(40)
+            .map(|l| format!("{:?} {}", l.tag, l.text))
+            .collect();
+        return Err(format!(
+            "the kernel's rules differ: kube-proxy's namespace ({}) against svclab's ruleset loaded in a fresh one ({}):\n{}",
+            dir.join("kube-proxy.kernel").display(),
+            dir.join("svclab.kernel").display(),
+            diff.join("\n")
+        ));
+    }
+    let services = &stored["items"];
+    let (theirs, ours) = (probe(&ns, services)?, probe(&svclab_ns, services)?);
+    if theirs != ours {
+        return Err(format!(
+            "probes land differently: through kube-proxy's rules {theirs:#?}, through svclab's {ours:#?}"
+        ));
+    }
+    let outcomes: Vec<&str> = theirs.iter().map(|(_, outcome)| outcome.as_str()).collect();
+    // The external IP's one endpoint is on the other node: out through eth0, nowhere to go.
+    let expected = ["ok ep-10.244.1.2", "ok ep-10.244.1.2", "refused", "timeout"];
+    if outcomes != expected {
+        return Err(format!("probes: {theirs:#?}, expected {expected:?}"));
+    }
     drop(proxy);
     drop(plane);
     Ok(())
+}
+
+/// The node's interface (one end of a veth pair, both ends inside: no dummy module here), with
+/// the node's address; the other end holds the node's local endpoints.
+fn node_interfaces(ns: &Netns) -> Result<(), String> {
+    ns.ip(&["link", "add", "eth0", "type", "veth", "peer", "name", "eth1"])?;
+    ns.ip(&["addr", "add", &format!("{NODE_IP}/24"), "dev", "eth0"])?;
+    ns.ip(&["link", "set", "eth0", "up"])?;
+    ns.ip(&["link", "set", "eth1", "up"])?;
+    // A node has a default route: the route lookup before the OUTPUT hook must find one for
+    // a ClusterIP to reach kube-proxy's rules at all.
+    ns.ip(&["route", "add", "default", "dev", "eth0"])?;
+    Ok(())
+}
+
+/// The kernel's rules of `mode` in `ns`: iptables-save's filter and nat tables, the KUBE-
+/// chains (without the canaries kube-proxy keeps for kubelet) and the jumps to them from the
+/// built-in chains, counters zeroed, in kube-proxy's test order; or `nft list table ip
+/// kube-proxy` with each set's elements in one order (the kernel lists them by hash).
+fn read_back(ns: &Netns, mode: Mode) -> Result<String, String> {
+    match mode {
+        Mode::Iptables => {
+            let mut kept = String::new();
+            for table in ["filter", "nat"] {
+                kept.push_str(&format!("*{table}\n"));
+                for line in ns.exec("iptables-save", &["-t", table])?.lines() {
+                    let canary = line.contains("CANARY");
+                    let chain = line.starts_with(":KUBE-");
+                    let rule = line.starts_with("-A ") && line.contains("KUBE-");
+                    if !canary && (chain || rule) {
+                        let line = match line.split_once(" [") {
+                            Some((head, _)) if chain => format!("{head} [0:0]"),
+                            _ => line.to_owned(),
+                        };
+                        kept.push_str(&line);
+                        kept.push('\n');
+                    }
+                }
+                kept.push_str("COMMIT\n");
+            }
+            Ok(sort_iptables_rules(&kept))
+        }
+        Mode::Nftables => {
+            let listed = ns.exec("nft", &["list", "table", "ip", "kube-proxy"])?;
+            Ok(sorted_blocks(&sorted_elements(&listed)))
+        }
+    }
+}
+
+/// `nft list` output (as [`sorted_elements`] leaves it: one statement a line, unindented) with
+/// its sets, maps and chains in one order: the kernel lists them in the order they were made,
+/// and kube-proxy's transaction makes its chains first, svclab's its sets.
+fn sorted_blocks(listed: &str) -> String {
+    let mut head = Vec::new();
+    let mut blocks: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut open: Option<(String, Vec<&str>)> = None;
+    for line in listed.lines().filter(|l| !l.is_empty()) {
+        match &mut open {
+            Some((_, lines)) => {
+                lines.push(line);
+                if line == "}" {
+                    blocks.extend(open.take());
+                }
+            }
+            None if ["set ", "map ", "chain "].iter().any(|k| line.starts_with(k)) => {
+                open = Some((line.to_owned(), vec![line]));
+            }
+            None => head.push(line),
+        }
+    }
+    blocks.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<&str> = head;
+    for (_, lines) in &blocks {
+        out.extend(lines.iter().copied());
+    }
+    out.join("\n") + "\n"
+}
+
+/// `nft list` output with the elements of every `elements = { ... }` block sorted.
+fn sorted_elements(listed: &str) -> String {
+    let mut out = String::new();
+    let mut block: Option<Vec<String>> = None;
+    for line in listed.lines() {
+        let trimmed = line.trim();
+        match &mut block {
+            None if trimmed.starts_with("elements = {") => {
+                let first = trimmed.trim_start_matches("elements = {").trim();
+                let mut items = Vec::new();
+                let closed = first.ends_with('}');
+                let first = first.trim_end_matches('}').trim();
+                items.extend(
+                    first
+                        .split(", ")
+                        .filter(|i| !i.is_empty())
+                        .map(|i| i.trim_end_matches(',').to_owned()),
+                );
+                if closed {
+                    items.sort();
+                    out.push_str(&format!("elements = {{ {} }}\n", items.join(", ")));
+                } else {
+                    block = Some(items);
+                }
+            }
+            None => {
+                out.push_str(trimmed);
+                out.push('\n');
+            }
+            Some(items) => {
+                let closed = trimmed.ends_with('}');
+                let body = trimmed.trim_end_matches('}').trim();
+                items.extend(
+                    body.split(", ")
+                        .filter(|i| !i.is_empty())
+                        .map(|i| i.trim_end_matches(',').to_owned()),
+                );
+                if closed {
+                    items.sort();
+                    out.push_str(&format!("elements = {{ {} }}\n", items.join(", ")));
+                    block = None;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Probe packets from the node itself through `ns`'s rules, with the node's local endpoints
+/// serving (the test binary's agent): kube-dns's ClusterIP over TCP and UDP (its one endpoint
+/// is local), a Service without endpoints (rejected), and an external IP whose one endpoint is
+/// on the other node (nothing answers). Each outcome: `ok <endpoint>`, `refused`,
+/// `timeout`, `unreachable`.
+fn probe(ns: &Netns, services: &Value) -> Result<Vec<(String, String)>, String> {
+    let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
+    let _ = ns.ip(&["addr", "add", "10.244.1.2/32", "dev", "eth1"]);
+    let mut server = Running(
+        ns.command(&exe)
+            .args([
+                crate::agent::AGENT_ARG,
+                "serve",
+                "ep-10.244.1.2",
+                "10.244.1.2:53",
+                "udp:10.244.1.2:53",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|err| format!("cannot start the endpoint: {err}"))?,
+    );
+    let mut ready = String::new();
+    if let Some(stdout) = server.0.stdout.take() {
+        use std::io::BufRead as _;
+        let _ = std::io::BufReader::new(stdout).read_line(&mut ready);
+    }
+    if ready.trim() != "ready" {
+        return Err("the endpoint did not start".into());
+    }
+    let cluster_ip = |namespace: &str, name: &str| -> String {
+        services
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|o| {
+                o["kind"] == "Service"
+                    && o["metadata"]["namespace"] == namespace
+                    && o["metadata"]["name"] == name
+            })
+            .and_then(|o| o["spec"]["clusterIP"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let probes = [
+        (format!("{}:53", cluster_ip("kube-system", "kube-dns")), "tcp"),
+        (format!("{}:53", cluster_ip("kube-system", "kube-dns")), "udp"),
+        (format!("{}:9000", cluster_ip("shop", "idle")), "tcp"),
+        ("192.0.2.10:80".to_owned(), "tcp"),
+    ];
+    let mut out = Vec::new();
+    for (addr, protocol) in probes {
+        let line = netns::run(ns.command(&exe).args([
+            crate::agent::AGENT_ARG,
+            "probe",
+            &addr,
+            "1",
+            "1500",
+            protocol,
+        ]))?;
+        // `ok <name> <local> <peer>`: the endpoint that answered is what is compared.
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let outcome = match words.as_slice() {
+            ["ok", name, ..] => format!("ok {name}"),
+            [other, ..] => (*other).to_owned(),
+            [] => "nothing".to_owned(),
+        };
+        out.push((format!("{protocol} {addr}"), outcome));
+    }
+    drop(server);
+    Ok(out)
 }
 
 /// kube-proxy's first restore input (iptables: the one with a `*nat` table) or transaction
@@ -275,7 +519,11 @@ fn first_full_sync(dir: &Path, mode: Mode) -> Result<String, String> {
 /// Services in Go map order): tables by name; chains with KUBE-NODEPORTS first, KUBE-SERVICES
 /// next, then KUBE-* chains before others, each group by name; the rules of KUBE-NODEPORTS and
 /// KUBE-SERVICES stably by the Service in their comment, the nat KUBE-SERVICES rule that "must
-/// be the last rule" last. Every other line keeps its place in its chain.
+/// be the last rule" last; then the oracle's tie-break (`oracleTieBreak`,
+/// oracle/proxy/zz_oracle_test.go.in): two ports of one Service, or two Services in
+/// KUBE-EXTERNAL-SERVICES and KUBE-PROXY-FIREWALL, come out of kube-proxy in map order, so
+/// those chains' rules are stably sorted by service port name, the "must be the last rule"
+/// jumps last by their text. Every other line keeps its place in its chain.
 fn sort_iptables_rules(text: &str) -> String {
     struct Table<'a> {
         name: &'a str,
@@ -334,6 +582,15 @@ fn sort_iptables_rules(text: &str) -> String {
                     },
                 });
             }
+            if matches!(
+                *chain,
+                "KUBE-SERVICES"
+                    | "KUBE-NODEPORTS"
+                    | "KUBE-EXTERNAL-SERVICES"
+                    | "KUBE-PROXY-FIREWALL"
+            ) {
+                rules.sort_by(|a, b| tie_break_key(a).cmp(&tie_break_key(b)));
+            }
             for rule in rules {
                 out.push_str(rule);
                 out.push('\n');
@@ -342,6 +599,24 @@ fn sort_iptables_rules(text: &str) -> String {
         out.push_str("COMMIT\n");
     }
     out
+}
+
+/// The oracle's tie-break key of a rule: the "must be the last rule" jumps after all others
+/// (by their text), the rest by (Service, service port) of their comment, none for no comment.
+fn tie_break_key(rule: &str) -> (bool, String, String, String) {
+    if rule.contains("must be the last rule") {
+        return (true, String::new(), String::new(), rule.to_owned());
+    }
+    let Some((_, rest)) = rule.split_once("--comment ") else {
+        return (false, String::new(), String::new(), String::new());
+    };
+    let comment = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next().unwrap_or(""),
+        None => rest.split(' ').next().unwrap_or(""),
+    };
+    let port = comment.split(' ').next().unwrap_or("");
+    let service = port.split([' ', ':']).next().unwrap_or("");
+    (false, service.to_owned(), port.to_owned(), String::new())
 }
 
 /// What an nftables transaction leaves, in the form kube-proxy's own tests compare

@@ -441,7 +441,7 @@ pub(crate) fn same_expectation(a: &Expect, b: &Expect) -> bool {
 static NEXT_TAG: AtomicUsize = AtomicUsize::new(0);
 
 /// `--nfacct-name X` counters a payload uses (kube-proxy only writes them when they exist).
-fn nfacct_names(rules: &str) -> Vec<String> {
+pub(crate) fn nfacct_names(rules: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     let mut words = rules.split_whitespace();
     while let Some(word) = words.next() {
