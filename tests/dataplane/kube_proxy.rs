@@ -589,7 +589,7 @@ fn sort_iptables_rules(text: &str) -> String {
                     | "KUBE-EXTERNAL-SERVICES"
                     | "KUBE-PROXY-FIREWALL"
             ) {
-                rules.sort_by(|a, b| tie_break_key(a).cmp(&tie_break_key(b)));
+                rules.sort_by_key(|rule| tie_break_key(rule));
             }
             for rule in rules {
                 out.push_str(rule);
