@@ -1,0 +1,179 @@
+// The playground with a cluster-sized scenario (issue 39), measured in headless Chromium (Debian's
+// /usr/bin/chromium driven by playwright-core, as tests/e2e does). Run by `cargo xtask bench`,
+// which builds the site, serves it and passes SVCLAB_URL and SVCLAB_SCENARIO (a scenario file,
+// e.g. `cargo xtask gen-scenario --services 10000 --slices`).
+//
+// - paste-to-painted: from the paste event to the frame after `#status[data-evaluations]`
+//   changed (the result is in the DOM and the browser had its chance to paint);
+// - keystroke-to-painted: SVCLAB_KEYSTROKES keystrokes in the middle of the document (the
+//   editor's search finds the middle Service's `app:` label and the cursor stays there), each
+//   timed from the key press to the frame after the result for that text was painted;
+// - the longest main-thread task while typing (PerformanceObserver 'longtask');
+// - the tab's memory: the renderer processes' resident memory (VmRSS in /proc, the page and its
+//   workers) and the page's JS heap (performance.memory), after typing;
+// - and the page's own figure for the last evaluation (`#status[data-eval-ms]`: the pipeline and
+//   the rulesets, wherever they ran).
+//
+// Prints one line: `PLAYGROUND_LARGE {"services":N,"pasteMs":..,"keystrokeMedianMs":..,...}`.
+
+import { readFileSync, readdirSync } from "node:fs";
+import { launchProfile } from "../../tests/chromium.mjs";
+
+const url = process.env.SVCLAB_URL;
+const file = process.env.SVCLAB_SCENARIO;
+const keystrokes = Number(process.env.SVCLAB_KEYSTROKES ?? "10");
+if (!url || !file) {
+  console.error("SVCLAB_URL and SVCLAB_SCENARIO must be set");
+  process.exit(2);
+}
+const scenario = readFileSync(file, "utf8");
+const services = (scenario.match(/^kind: Service$/gm) ?? []).length;
+const middle = `app: app-${Math.floor(services / 2) - 1}\n`;
+if (!scenario.includes(middle)) {
+  console.error(`the scenario has no line ${JSON.stringify(middle)}`);
+  process.exit(2);
+}
+
+/** Resident memory (KiB) of the renderer processes of the browsers `browserPids`. */
+function rendererRssKib(browserPids) {
+  const parents = new Map();
+  const lines = new Map();
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parents.set(pid, stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      lines.set(pid, readFileSync(`/proc/${pid}/cmdline`, "utf8"));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const descends = (pid) => {
+    for (let p = pid; p && p !== "0" && p !== "1"; p = parents.get(p)) {
+      if (browserPids.includes(p)) return true;
+    }
+    return false;
+  };
+  let total = 0;
+  for (const [pid, cmdline] of lines) {
+    if (!cmdline.includes("--type=renderer") || !descends(pid)) continue;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
+    } catch {
+      // Gone.
+    }
+  }
+  return total;
+}
+
+function browserPids(profileMarker) {
+  return readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const cmdline = readFileSync(`/proc/${p}/cmdline`, "utf8");
+        return cmdline.includes(profileMarker) && !cmdline.includes("--type=");
+      } catch {
+        return false;
+      }
+    });
+}
+
+const { context, close } = await launchProfile("bench-large");
+try {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForSelector("#status");
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
+    }).observe({ type: "longtask" });
+    // Resolves with the time of the frame after `data-evaluations` exceeds `n`.
+    window.__paintedAfter = (n) =>
+      new Promise((resolve) => {
+        const status = () => document.querySelector("#status");
+        const check = () => {
+          if (Number(status()?.getAttribute("data-evaluations")) > n) {
+            observer.disconnect();
+            requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0));
+            return true;
+          }
+          return false;
+        };
+        const observer = new MutationObserver(check);
+        observer.observe(document.body, { attributes: true, subtree: true, childList: true });
+        check();
+      });
+  });
+  const evaluations = async () => Number(await page.getAttribute("#status", "data-evaluations"));
+
+  // Paste.
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+A");
+  const pasteMs = await page.evaluate(async (text) => {
+    const n = Number(document.querySelector("#status").getAttribute("data-evaluations"));
+    const painted = window.__paintedAfter(n);
+    const started = performance.now();
+    const data = new DataTransfer();
+    data.setData("text/plain", text);
+    const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+    document.querySelector(".cm-content").dispatchEvent(paste);
+    return (await painted) - started;
+  }, scenario);
+  const status = await page.innerText("#status");
+  const painted = Number(/^(\d+) Services?/.exec(status)?.[1] ?? "0");
+
+  // To the middle of the document: the editor's search (Ctrl+F) selects the label, Escape
+  // closes the panel with the selection kept, ArrowRight puts the cursor at its end.
+  await page.keyboard.press("Control+F");
+  // Typed: the search field reads its query on key events.
+  await page.keyboard.type(middle.trim());
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("ArrowRight");
+  await page.waitForTimeout(500);
+
+  await page.evaluate(() => {
+    window.__longTasks = [];
+  });
+  const typed = [];
+  for (let i = 0; i < keystrokes; i++) {
+    const n = await evaluations();
+    const key = String.fromCharCode(97 + (i % 26));
+    await page.evaluate(
+      ([n]) => {
+        window.__typed = { started: performance.now(), painted: window.__paintedAfter(n) };
+      },
+      [n],
+    );
+    await page.keyboard.press(key);
+    typed.push(
+      await page.evaluate(async () => (await window.__typed.painted) - window.__typed.started),
+    );
+  }
+  // Let a result that was still on its way land before reading the long tasks.
+  await page.waitForTimeout(300);
+  const longTasks = await page.evaluate(() => window.__longTasks);
+  const evalMs = Number(await page.getAttribute("#status", "data-eval-ms"));
+  const heap = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
+  const rss = rendererRssKib(browserPids("svclab-bench-large-"));
+  const sorted = [...typed].sort((a, b) => a - b);
+  const round = (x) => Math.round(x * 10) / 10;
+  const figures = {
+    services: painted,
+    bytes: scenario.length,
+    pasteMs: round(pasteMs),
+    keystrokeMedianMs: round(sorted[Math.floor(sorted.length / 2)]),
+    keystrokeMaxMs: round(sorted[sorted.length - 1]),
+    keystrokesMs: typed.map(round),
+    evalMs: round(evalMs),
+    longestTaskMs: round(Math.max(0, ...longTasks)),
+    longTasks: longTasks.length,
+    rendererRssMib: round(rss / 1024),
+    jsHeapMib: round(heap / 1048576),
+  };
+  console.log(`PLAYGROUND_LARGE ${JSON.stringify(figures)}`);
+} finally {
+  await close();
+}
