@@ -536,7 +536,7 @@ fn two_family_allocation(error: &str) -> bool {
 /// svclab use `/registry/services/specs/…`), and a run of errors of one label, annotation or
 /// selector field is sorted: upstream ranges over a Go map there (`ValidateLabels`,
 /// `ValidateAnnotations` in apimachinery's validation), whose order is random.
-fn comparable(errors: &[String]) -> Vec<String> {
+pub(crate) fn comparable(errors: &[String]) -> Vec<String> {
     let mut out: Vec<String> = errors.iter().map(|e| mask_storage(e)).collect();
     let field = |e: &str| -> String {
         // `<reason> <field>: <body>`
@@ -558,7 +558,7 @@ fn comparable(errors: &[String]) -> Vec<String> {
 }
 
 /// `error` with the five characters `names.SimpleNameGenerator` appends after `prefix` masked.
-fn mask_generated(error: &str, prefix: &str) -> String {
+pub(crate) fn mask_generated(error: &str, prefix: &str) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let mut out = String::with_capacity(error.len());
     let mut rest = error;

@@ -7,7 +7,8 @@
 //! [`apiserver`] and [`proxy`] (both sides' answers to a case, put in one form, and their
 //! comparison: no I/O), [`upstream`] (building and running the Go programs), [`shrink`]
 //! (making a diverging case minimal), [`cluster`] (a real etcd, kube-apiserver and kube-proxy
-//! built from their modules, and [`cluster::blackbox`], the apiserver's cases through it). `cargo xtask oracle` drives them; the regression cases
+//! built from their modules, and [`cluster::blackbox`], the apiserver's cases through it), and
+//! [`upgrade`] (`svclab upgrade`'s apiserver findings against both releases' upstream answers). `cargo xtask oracle` drives them; the regression cases
 //! it writes under `tests/data/oracle/` hold upstream's recorded answers, and
 //! `tests/oracle_regressions.rs` compares svclab with them without Go.
 
@@ -16,6 +17,7 @@ pub mod cluster;
 pub mod divergence;
 pub mod proxy;
 pub mod shrink;
+pub mod upgrade;
 pub mod upstream;
 
 pub use divergence::{Divergence, DivergenceKind};

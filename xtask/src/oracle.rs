@@ -20,7 +20,7 @@ use svclab_scenario_gen::variety::{self, ProxyRun};
 
 use crate::workspace::{say, target_dir, workspace_root};
 
-const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy|all|cluster] \
+const USAGE: &str = "usage: cargo xtask oracle [--release X.Y.Z ... | --all] [--area apiserver|proxy|all|cluster|upgrade] \
                      [--cases N] [--seed S] [--no-shrink] [--write-regressions]";
 
 /// Cases a batch (one oracle process) takes.
@@ -33,6 +33,9 @@ struct Options {
     /// `--area cluster`: the apiserver's cases through a real kube-apiserver (its own area: it
     /// builds and starts a whole control plane, so `all` leaves it out).
     cluster: bool,
+    /// `--area upgrade`: `svclab upgrade`'s apiserver findings from each release given to the
+    /// next, against the apiserver oracle at both.
+    upgrade: bool,
     cases: u64,
     seed: u64,
     shrink: bool,
@@ -45,6 +48,7 @@ impl Options {
             releases: Vec::new(),
             areas: vec![Area::Apiserver, Area::Proxy],
             cluster: false,
+            upgrade: false,
             cases: 500,
             seed: 1,
             shrink: true,
@@ -62,12 +66,17 @@ impl Options {
                 }
                 "--area" => {
                     options.cluster = false;
+                    options.upgrade = false;
                     options.areas = match value("--area")?.as_str() {
                         "apiserver" => vec![Area::Apiserver],
                         "proxy" => vec![Area::Proxy],
                         "all" => vec![Area::Apiserver, Area::Proxy],
                         "cluster" => {
                             options.cluster = true;
+                            Vec::new()
+                        }
+                        "upgrade" => {
+                            options.upgrade = true;
                             Vec::new()
                         }
                         other => bail!("unknown area {other:?}; {USAGE}"),
@@ -137,6 +146,19 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             };
             if divergences > 0 {
                 failed.push(format!("{} {release}: {divergences} divergences", area.as_str()));
+            }
+        }
+    }
+    if options.upgrade {
+        ensure!(
+            options.releases.len() >= 2,
+            "--area upgrade needs two releases or more (each to the next); {USAGE}"
+        );
+        for pair in options.releases.windows(2) {
+            let divergences = upgrade_pair(&root, &pair[0], &pair[1], &options)?;
+            if divergences > 0 {
+                failed
+                    .push(format!("upgrade {} to {}: {divergences} divergences", pair[0], pair[1]));
             }
         }
     }
@@ -259,6 +281,71 @@ fn apiserver_release(root: &Path, release: &str, options: &Options) -> anyhow::R
                 say(&format!("    written to {}", path.display()));
             }
         }
+    }
+    Ok(divergences.len())
+}
+
+/// `svclab upgrade --to TO` for the apiserver cases generated at `from`, against the apiserver
+/// oracle's answers at both releases (`svclab_oracle::upgrade`); returns the divergences.
+fn upgrade_pair(root: &Path, from: &str, to: &str, options: &Options) -> anyhow::Result<usize> {
+    let binary = |release: &str| -> anyhow::Result<PathBuf> {
+        let work = target_dir(root).join("oracle").join("apiserver").join(release);
+        upstream::build(root, Area::Apiserver, release, &work.join("bin"))?
+            .into_iter()
+            .next()
+            .context("the apiserver build printed no binary")
+    };
+    let (bin_from, bin_to) = (binary(from)?, binary(to)?);
+    let to_version = svclab_core::Version::parse(to.trim_start_matches('v'))
+        .with_context(|| format!("release {to}"))?;
+    let (cases, _) = apiserver_cases(root, from, options)?;
+    let work = target_dir(root).join("oracle").join("upgrade").join(format!("{from}-{to}"));
+    let started = Instant::now();
+    let mut answers_from = BTreeMap::new();
+    let mut answers_to = BTreeMap::new();
+    for (i, batch) in cases.chunks(BATCH).enumerate() {
+        let lines: Vec<Value> = batch.iter().map(|c| c.line.clone()).collect();
+        answers_from.extend(upstream::run(&bin_from, &lines, &work.join(format!("from-{i}")))?);
+        let lines: Vec<Value> =
+            batch.iter().map(|c| apiserver::oracle_case(&c.id, &c.objects, to).0).collect();
+        answers_to.extend(upstream::run(&bin_to, &lines, &work.join(format!("to-{i}")))?);
+    }
+    let upstream_time = started.elapsed();
+    let started = Instant::now();
+    let (mut divergences, mut skipped, mut shown) = (Vec::new(), 0, 0);
+    for case in &cases {
+        let none = json!({"id": case.id, "error": "oracle: no answer"});
+        let line_from = answers_from.get(&case.id).unwrap_or(&none);
+        let line_to = answers_to.get(&case.id).unwrap_or(&none);
+        if svclab_oracle::upgrade::not_comparable(line_from, line_to).is_some() {
+            skipped += 1;
+            continue;
+        }
+        let found = svclab_oracle::upgrade::compare(
+            &case.id,
+            &case.objects,
+            to_version,
+            line_from,
+            line_to,
+        );
+        shown += svclab_oracle::upgrade::differences(&case.objects, line_from, line_to);
+        divergences.extend(found);
+    }
+    say(&format!(
+        "oracle upgrade {from} to {to}: {} cases ({} generated, seed {}; {skipped} not compared: a feature gate refused at one release), {shown} documents answered differently upstream, upstream {:.1} s, svclab {:.1} s, {} divergences",
+        cases.len() - skipped,
+        options.cases,
+        options.seed,
+        upstream_time.as_secs_f64(),
+        started.elapsed().as_secs_f64(),
+        divergences.len()
+    ));
+    for (group, members) in &group(&divergences) {
+        let first = members[0];
+        say(&format!("  {} × {group}", members.len()));
+        say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
+        say(&format!("    svclab:   {}", first.svclab));
+        say(&format!("    upstream: {}", first.upstream));
     }
     Ok(divergences.len())
 }

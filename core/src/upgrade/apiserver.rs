@@ -211,8 +211,8 @@ fn object_name(object: &ObjectRef) -> String {
 }
 
 /// What kube-apiserver answered, grouped by `key`: errors (the pipeline's refusals of
-/// Services, EndpointSlices and ServiceCIDRs) and warnings (reason `Warning`: svclab's own
-/// advisories and notes are not kube-apiserver's).
+/// Services, EndpointSlices and ServiceCIDRs) and warnings (reasons `Warning` and
+/// `UnknownField`: svclab's own advisories and notes are not kube-apiserver's).
 fn answers(
     report: &Report,
     key: impl Fn(&Diagnostic) -> Option<String>,
@@ -234,7 +234,11 @@ fn answers(
             Severity::Error => {
                 errors.entry(k).or_insert_with(|| (object.clone(), Vec::new())).1.push(d)
             }
-            Severity::Warning if d.reason == "Warning" => answer.warnings.push(d.message.clone()),
+            // kube-apiserver's own warnings and the decoder's unknown fields, which it sends the
+            // same way (`Warning:` lines in kubectl).
+            Severity::Warning if d.reason == "Warning" || d.reason == "UnknownField" => {
+                answer.warnings.push(d.message.clone());
+            }
             _ => {}
         }
     }
@@ -326,16 +330,15 @@ fn compare(
             }
             _ => {}
         }
-        // A refused object's warnings are not returned (the request failed).
-        if b.refusal.is_none() {
-            for w in b.warnings.iter().filter(|w| !a.warnings.contains(w) || a.refusal.is_some()) {
-                seen.add(object, Kind::WarningNew, w.clone(), None, when, source.clone());
-            }
+        // A refused request returns its warnings too (the decoder's unknown fields among
+        // them): kubectl prints them before the error. The apiserver oracles, in-process and a
+        // real kube-apiserver, answer so (`cargo xtask oracle --area upgrade` found the
+        // rehearsal silent about them).
+        for w in b.warnings.iter().filter(|w| !a.warnings.contains(w)) {
+            seen.add(object, Kind::WarningNew, w.clone(), None, when, source.clone());
         }
-        if a.refusal.is_none() && b.refusal.is_none() {
-            for w in a.warnings.iter().filter(|w| !b.warnings.contains(w)) {
-                seen.add(object, Kind::WarningGone, w.clone(), None, when, source.clone());
-            }
+        for w in a.warnings.iter().filter(|w| !b.warnings.contains(w)) {
+            seen.add(object, Kind::WarningGone, w.clone(), None, when, source.clone());
         }
     }
 }
