@@ -5,8 +5,9 @@
 //! fresh create …"). Both releases' upstream answers, not only svclab's, must show each
 //! difference the rehearsal reports, and the rehearsal must report each one they show.
 //!
-//! An answer is whether it was accepted, its errors as [`crate::apiserver`] compares them, and
-//! its warnings; the addresses and ports an accepted Service holds are left out, as the
+//! An answer is whether it was accepted, its errors as [`crate::apiserver`] compares them with
+//! their values masked (a dual-stack pick's failing family is Go's map order per run), and its
+//! warnings; the addresses and ports an accepted Service holds are left out, as the
 //! rehearsal's own comparison leaves them (its `allocation` area covers them).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,7 +16,7 @@ use serde_json::{Value, json};
 use svclab_core::{Area, Input, UpgradeOptions, Version};
 
 use crate::apiserver::{Answer, comparable, mask_generated, scenario_text, upstream_answers};
-use crate::divergence::{Divergence, DivergenceKind};
+use crate::divergence::{Divergence, DivergenceKind, mask};
 
 /// What of an answer a release change may show: accepted or not (a create that became an
 /// update because an earlier document is now accepted is the earlier document's finding), the
@@ -30,7 +31,24 @@ fn signature(answer: &Answer, object: Option<&Value>) -> (bool, Vec<String>, Vec
     } else {
         answer.errors.iter().map(|e| mask_generated(e, prefix)).collect()
     };
-    (accepted, comparable(&errors), answer.warnings.clone())
+    // Values are masked: which family of a dual-stack pick fails first, and so the address a
+    // refusal names, is Go's map order in each run (see `apiserver::compare_upstream`).
+    let errors = comparable(&errors)
+        .iter()
+        .map(|e| {
+            // "failed to allocate IP <requested>: …" (a requested family first) and "failed to
+            // allocate IP: …" (a dynamic one first) are one refusal.
+            let unnamed = match e.split_once("failed to allocate IP ") {
+                Some((head, rest)) => match rest.split_once(": ") {
+                    Some((_, tail)) => format!("{head}failed to allocate IP: {tail}"),
+                    None => e.clone(),
+                },
+                None => e.clone(),
+            };
+            mask(&unnamed)
+        })
+        .collect();
+    (accepted, errors, answer.warnings.clone())
 }
 
 /// How many documents upstream answers differently at the two releases (how much a run
@@ -131,4 +149,27 @@ fn identity(objects: &[Value], index: usize) -> String {
         None => format!("{}*", meta["generateName"].as_str().unwrap_or("")),
     };
     format!("{} {namespace}/{name}", object["kind"].as_str().unwrap_or("?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// Which family of a dual-stack pick fails first is Go's map order in each run: the two
+    /// refusals are one answer; a refusal of other words is another.
+    #[test]
+    fn a_dual_stack_refusal_is_one_answer_whichever_family_fails_first() {
+        let answer = |error: &str| super::Answer {
+            kind: "Service".into(),
+            outcome: "rejected".into(),
+            errors: vec![error.to_owned()],
+            ..super::Answer::default()
+        };
+        let v4 = "FieldValueInvalid spec.clusterIPs: Invalid value: [\"fd00:10:96::b\",\"\"]: failed to allocate IP: IPAddress.networking.k8s.io \"10.96.1.1\" is invalid: spec.parentRef.name: Required value";
+        let v6 = "FieldValueInvalid spec.clusterIPs: Invalid value: [\"fd00:10:96::b\",\"\"]: failed to allocate IP fd00:10:96::b: IPAddress.networking.k8s.io \"fd00:10:96::b\" is invalid: spec.parentRef.name: Required value";
+        let object = json!({"kind": "Service"});
+        let signature = |e: &str| super::signature(&answer(e), Some(&object));
+        assert_eq!(signature(v4), signature(v6));
+        assert_ne!(signature(v4), signature(&v4.replace("parentRef.name", "parentRef.resource")));
+    }
 }
