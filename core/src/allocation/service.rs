@@ -48,23 +48,17 @@ impl FamilyAllocator {
 /// `IsValidPathSegmentName` of apimachinery's api/validation/path).
 fn parent_ref_name_error(name: &str) -> Option<String> {
     let field = "spec.parentRef.name";
-    if name.is_empty() {
-        return Some(format!("{field}: Required value"));
-    }
-    let messages: Vec<&str> = match name {
-        "." => vec!["may not be '.'"],
-        ".." => vec!["may not be '..'"],
-        _ => [("/", "may not contain '/'"), ("%", "may not contain '%'")]
+    let errors: Vec<String> = if name.is_empty() {
+        vec![FieldError::required(field, "").message(false)]
+    } else {
+        crate::validation::path_segment_name(name)
             .into_iter()
-            .filter(|(illegal, _)| name.contains(illegal))
-            .map(|(_, message)| message)
-            .collect(),
+            .map(|why| {
+                FieldError::invalid(field, GoValue::Str(name.to_owned()), why).message(false)
+            })
+            .collect()
     };
-    // One field.Invalid per message; NewInvalid lists several in brackets.
-    let errors: Vec<String> = messages
-        .iter()
-        .map(|m| format!("{field}: Invalid value: {}: {m}", crate::field::go_quote(name)))
-        .collect();
+    // NewInvalid lists several errors in brackets.
     match errors.len() {
         0 => None,
         1 => errors.into_iter().next(),
