@@ -1,5 +1,18 @@
-# Sourced by the oracle's build scripts (proxy/build.sh, cluster/build.sh): the go.mod of a
-# module that builds upstream code of one Kubernetes release from the Go module cache.
+# Sourced by the oracle's build scripts (apiserver/, proxy/ and cluster/build.sh): their common
+# start, and the go.mod of a module that builds upstream code of one Kubernetes release from the
+# Go module cache.
+#
+#   oracle_release RELEASE
+#
+# sets `release` (v1.MINOR.PATCH: a leading v is added), `minor` and `patch`, or exits 2 saying
+# what a release looks like; and sets GO (default go) and the Go environment every build runs
+# with (no toolchain download, no VCS stamping).
+#
+#   staging_substitutions RELEASE
+#
+# sets ORACLE_REPLACE, unless the caller's environment sets it, to the release's line of
+# proxy/releases.txt: the staging modules the module proxy does not serve at the release's own
+# version.
 #
 #   release_gomod GENERATOR MODULE RELEASE GOMOD [KUBERNETES_DIR]
 #
@@ -9,6 +22,28 @@
 # "k8s.io/kube-proxy=v0.31.11 ..."), and repeats the release's own version pins (its
 # `replace M => M vX` lines, which Go applies only in a main module's go.mod), so the build uses
 # the dependency versions the release was tested with.
+oracle_release() {
+  release="$1"
+  case "$release" in v*) ;; *) release="v$release" ;; esac
+  if ! [[ "$release" =~ ^v1\.([0-9]+)\.([0-9]+)$ ]]; then
+    echo "build.sh: RELEASE must look like v1.37.2, got $release" >&2
+    exit 2
+  fi
+  minor="${BASH_REMATCH[1]}"
+  patch="${BASH_REMATCH[2]}"
+  GO="${GO:-go}"
+  export GOTOOLCHAIN=local
+  export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+}
+
+staging_substitutions() {
+  local list
+  list="$(dirname "${BASH_SOURCE[0]}")/proxy/releases.txt"
+  if [ -z "${ORACLE_REPLACE+set}" ] && [ -f "$list" ]; then
+    ORACLE_REPLACE="$(awk -v r="$1" '$1 == r { $1 = ""; print }' "$list")"
+  fi
+}
+
 release_gomod() {
   local generator="$1" module="$2" release="$3" gomod="$4" kubernetes_dir="${5:-}"
   local minor patch

@@ -24,20 +24,11 @@ if [ $# -ne 2 ]; then
   echo "usage: $0 RELEASE OUTDIR" >&2
   exit 2
 fi
-release="$1"
-case "$release" in v*) ;; *) release="v$release" ;; esac
 outdir="$2"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-GO="${GO:-go}"
-export GOTOOLCHAIN=local
-export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
-
-if ! [[ "$release" =~ ^v1\.([0-9]+)\.([0-9]+)$ ]]; then
-  echo "build.sh: RELEASE must look like v1.37.2, got $release" >&2
-  exit 2
-fi
-minor="${BASH_REMATCH[1]}"
-patch="${BASH_REMATCH[2]}"
+# shellcheck source=../gomod.sh
+. "$here/../gomod.sh"
+oracle_release "$1"
 staging="v0.${minor}.${patch}"
 
 work="$here/.work/$release"

@@ -22,20 +22,12 @@ if [ $# -ne 2 ]; then
   echo "usage: $0 RELEASE OUTDIR" >&2
   exit 2
 fi
-release="$1"
-case "$release" in v*) ;; *) release="v$release" ;; esac
 outdir="$2"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../gomod.sh
 . "$here/../gomod.sh"
-GO="${GO:-go}"
-export GOTOOLCHAIN=local
-export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+oracle_release "$1"
 
-if ! [[ "$release" =~ ^v1\.[0-9]+\.[0-9]+$ ]]; then
-  echo "build.sh: RELEASE must look like v1.37.2, got $release" >&2
-  exit 2
-fi
 cache="${SVCLAB_CACHE_DIR:-$HOME/.cache/svclab}/oracle"
 work="$cache/cluster/$release"
 mkdir -p "$work" "$outdir"
@@ -50,9 +42,7 @@ if [ -z "$gomod" ] || [ ! -f "$gomod" ]; then
   exit 1
 fi
 # The staging substitutions the proxy oracle needs for a release apply here too.
-if [ -z "${ORACLE_REPLACE+set}" ]; then
-  ORACLE_REPLACE="$(awk -v r="$release" '$1 == r { $1 = ""; print }' "$here/../proxy/releases.txt")"
-fi
+staging_substitutions "$release"
 release_gomod oracle/cluster/build.sh svclab.dev/oracle/cluster "$release" "$gomod" > "$work/go.mod.new"
 if ! cmp -s "$work/go.mod.new" "$work/go.mod.gen" 2>/dev/null; then
   cp "$work/go.mod.new" "$work/go.mod.gen"
@@ -63,7 +53,6 @@ rm -f "$work/go.mod.new"
 
 # The version stamps upstream's build sets (hack/lib/version.sh, kube::version::ldflags): /version,
 # kubectl's skew check and the binaries' --version report the release.
-IFS=. read -r minor _ <<<"${release#v1.}"
 ldflags=""
 for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags="$ldflags -X $p.gitVersion=$release -X $p.gitMajor=1 -X $p.gitMinor=$minor"

@@ -39,28 +39,14 @@ if [ $# -lt 2 ]; then
   echo "usage: $0 RELEASE OUTDIR [iptables|nftables ...]" >&2
   exit 2
 fi
-release="$1"
-case "$release" in v*) ;; *) release="v$release" ;; esac
 outdir="$2"
-shift 2
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../gomod.sh
 . "$here/../gomod.sh"
-GO="${GO:-go}"
-export GOTOOLCHAIN=local
-export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
-
-if ! [[ "$release" =~ ^v1\.([0-9]+)\.([0-9]+)$ ]]; then
-  echo "build.sh: RELEASE must look like v1.37.2, got $release" >&2
-  exit 2
-fi
-minor="${BASH_REMATCH[1]}"
-patch="${BASH_REMATCH[2]}"
-staging="v0.${minor}.${patch}"
+oracle_release "$1"
+shift 2
 # Staging substitutions: ORACLE_REPLACE, else the release's line of releases.txt.
-if [ -z "${ORACLE_REPLACE+set}" ] && [ -f "$here/releases.txt" ]; then
-  ORACLE_REPLACE="$(awk -v r="$release" '$1 == r { $1 = ""; print }' "$here/releases.txt")"
-fi
+staging_substitutions "$release"
 if [ -n "${ORACLE_REPLACE// /}" ]; then
   echo "build.sh: $release with staging substitutions: $ORACLE_REPLACE" >&2
 fi
