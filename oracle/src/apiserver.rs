@@ -67,7 +67,7 @@ pub struct ServiceFacts {
 }
 
 /// The kind of an object svclab and the oracle answer for, by apiVersion and kind.
-fn kind_of(object: &Value) -> Option<&'static str> {
+pub(crate) fn kind_of(object: &Value) -> Option<&'static str> {
     let api_version = object["apiVersion"].as_str().unwrap_or("");
     match (api_version, object["kind"].as_str().unwrap_or("")) {
         ("v1", "Service") => Some("Service"),
@@ -422,19 +422,10 @@ pub fn compare_upstream(
                 .any(|e| two_family_allocation(e) || e.contains("IPAddress.networking.k8s.io"))
         });
         let differ = if leaked || on_random_picks || family_order {
-            // A requested address failing first reads "failed to allocate IP <ip>: ...", a
-            // dynamic pick "failed to allocate IP: ...".
-            let unnamed = |e: &str| match e.split_once("failed to allocate IP ") {
-                Some((head, rest)) => match rest.split_once(": ") {
-                    Some((_, tail)) => format!("{head}failed to allocate IP: {tail}"),
-                    None => e.to_owned(),
-                },
-                None => e.to_owned(),
-            };
             let masked = |a: &Answer| {
                 generated(a)
                     .iter()
-                    .map(|e| mask(&if family_order { unnamed(e) } else { e.clone() }))
+                    .map(|e| mask(&if family_order { unnamed_pick(e) } else { e.clone() }))
                     .collect::<Vec<_>>()
             };
             masked(s) != masked(u)
@@ -528,6 +519,19 @@ fn two_family_allocation(error: &str) -> bool {
         .and_then(|(_, rest)| rest.split_once(']'))
         .is_some_and(|(ips, _)| ips.contains("\",\""));
     go || json
+}
+
+/// `error` with the address of "failed to allocate IP <requested>: …" dropped, so that it reads
+/// as a dynamic pick's "failed to allocate IP: …": which family of a dual-stack allocation
+/// fails first, a requested or a picked one, is Go's map order upstream.
+pub(crate) fn unnamed_pick(error: &str) -> String {
+    match error.split_once("failed to allocate IP ") {
+        Some((head, rest)) => match rest.split_once(": ") {
+            Some((_, tail)) => format!("{head}failed to allocate IP: {tail}"),
+            None => error.to_owned(),
+        },
+        None => error.to_owned(),
+    }
 }
 
 /// Errors as they are compared: what kube-apiserver draws at random or lays out per

@@ -88,6 +88,19 @@ pub fn build(root: &Path, release: &str, out: &Path) -> Result<Binaries, Cluster
     Ok(Binaries { release: release.to_owned(), dir })
 }
 
+/// The programs of the newest release svclab models, built (or found, cached) once per
+/// process under `target/oracle/cluster`: what the tests run.
+pub fn newest(root: &Path, target: &Path) -> Result<&'static Binaries, String> {
+    static BUILT: std::sync::OnceLock<Result<Binaries, String>> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let release = format!("v{}", svclab_core::Version::NEWEST.modelled());
+            build(root, &release, &target.join("oracle/cluster")).map_err(|err| err.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
 /// What kube-apiserver is started with, from a ClusterProfile.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Settings {

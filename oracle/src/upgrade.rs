@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 use svclab_core::{Area, Input, UpgradeOptions, Version};
 
-use crate::apiserver::{Answer, comparable, mask_generated, scenario_text, upstream_answers};
+use crate::apiserver::{
+    Answer, comparable, mask_generated, scenario_text, unnamed_pick, upstream_answers,
+};
 use crate::divergence::{Divergence, DivergenceKind, mask};
 
 /// What of an answer a release change may show: accepted or not (a create that became an
@@ -33,21 +35,7 @@ fn signature(answer: &Answer, object: Option<&Value>) -> (bool, Vec<String>, Vec
     };
     // Values are masked: which family of a dual-stack pick fails first, and so the address a
     // refusal names, is Go's map order in each run (see `apiserver::compare_upstream`).
-    let errors = comparable(&errors)
-        .iter()
-        .map(|e| {
-            // "failed to allocate IP <requested>: …" (a requested family first) and "failed to
-            // allocate IP: …" (a dynamic one first) are one refusal.
-            let unnamed = match e.split_once("failed to allocate IP ") {
-                Some((head, rest)) => match rest.split_once(": ") {
-                    Some((_, tail)) => format!("{head}failed to allocate IP: {tail}"),
-                    None => e.clone(),
-                },
-                None => e.clone(),
-            };
-            mask(&unnamed)
-        })
-        .collect();
+    let errors = comparable(&errors).iter().map(|e| mask(&unnamed_pick(e))).collect();
     (accepted, errors, answer.warnings.clone())
 }
 

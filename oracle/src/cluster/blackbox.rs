@@ -26,7 +26,9 @@ use serde_json::{Value, json};
 
 use super::http::{self, Response};
 use super::{ClusterError, ControlPlane, Settings, free_port};
-use crate::apiserver::{Answer, Picks, compare_upstream, svclab_answers, upstream_answers};
+use crate::apiserver::{
+    Answer, Picks, compare_upstream, kind_of, svclab_answers, upstream_answers,
+};
 use crate::divergence::Divergence;
 
 /// `kubectl proxy` on a loopback port: plain HTTP to the control plane, credentials added.
@@ -86,15 +88,6 @@ fn collection(kind: &str, namespace: &str) -> Option<String> {
         "EndpointSlice" => {
             Some(format!("/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices"))
         }
-        _ => None,
-    }
-}
-
-/// The kind of an object both sides answer for (others are ignored, as the oracle does).
-fn kind_of(object: &Value) -> Option<&'static str> {
-    match (object["apiVersion"].as_str(), object["kind"].as_str()) {
-        (Some("v1"), Some("Service")) => Some("Service"),
-        (Some("discovery.k8s.io/v1"), Some("EndpointSlice")) => Some("EndpointSlice"),
         _ => None,
     }
 }
