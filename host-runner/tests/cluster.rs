@@ -15,12 +15,11 @@
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use svclab_core::{AdmissionOptions, AdmissionRequest, Input, Verdict, admit};
-use svclab_oracle::cluster::{self, Binaries, ControlPlane, Settings};
+use svclab_oracle::cluster::{self, ControlPlane, Settings};
 
 const WEBHOOK: &str = "services.svclab.dev";
 
@@ -28,22 +27,15 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// The control plane's programs, built once per test process.
-fn binaries() -> &'static Binaries {
-    static BUILT: OnceLock<Binaries> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let release = format!("v{}", svclab_core::Version::NEWEST.modelled());
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().map(Path::to_path_buf);
-        let out = target.unwrap_or_default().join("oracle/cluster");
-        cluster::build(&workspace(), &release, &out).unwrap_or_else(|err| panic!("{err}"))
-    })
-}
-
 /// A control plane of the newest release with kubeadm's ranges, in a folder of its own.
 fn control_plane(name: &str) -> ControlPlane {
     let settings = Settings::from_profile(&json!({}));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cluster").join(name);
-    ControlPlane::start(binaries(), &settings, &dir).unwrap_or_else(|err| panic!("{err}"))
+    // The target directory is the parent of the tests' temporary one.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().map(Path::to_path_buf);
+    let binaries = cluster::newest(&workspace(), &target.unwrap_or_default())
+        .unwrap_or_else(|err| panic!("{err}"));
+    ControlPlane::start(binaries, &settings, &dir).unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// `svclab serve` (this package's binary) as its own process, stopped when dropped.

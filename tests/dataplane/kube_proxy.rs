@@ -9,12 +9,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions};
-use svclab_oracle::cluster::{self, Binaries, ControlPlane, Settings};
+use svclab_oracle::cluster::{self, ControlPlane, Settings};
 
 use crate::case::Mode;
 use crate::netns::{self, Netns};
@@ -30,19 +29,6 @@ pub(crate) fn names() -> [(String, Mode); 2] {
 
 fn workspace() -> PathBuf {
     svclab_tests::workspace_root()
-}
-
-/// The control plane's programs, built once per process.
-fn binaries() -> Result<&'static Binaries, String> {
-    static BUILT: OnceLock<Result<Binaries, String>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let release = format!("v{}", svclab_core::Version::NEWEST.modelled());
-            let out = svclab_tests::node::target_dir().join("oracle/cluster");
-            cluster::build(&workspace(), &release, &out).map_err(|err| err.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
 }
 
 /// A process in the namespace, killed when dropped.
@@ -114,7 +100,7 @@ fn configuration(mode: Mode, kubeconfig: &Path) -> Value {
 
 /// The trial: kube-proxy in `mode` against svclab.
 pub(crate) fn run(mode: Mode) -> Result<(), String> {
-    let binaries = binaries()?;
+    let binaries = cluster::newest(&workspace(), &svclab_tests::node::target_dir())?;
     let ns =
         Netns::create(format!("{}{}-kp-{}", netns::PREFIX, std::process::id(), mode.as_str()))?;
     node_interfaces(&ns)?;
@@ -212,22 +198,12 @@ pub(crate) fn run(mode: Mode) -> Result<(), String> {
         Mode::Nftables => nftables_state(&rendered),
     };
     std::fs::write(dir.join("scenario.json"), &scenario).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("svclab.rules"), &rendered).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("kube-proxy.rules"), &programmed).map_err(|e| e.to_string())?;
-    if programmed != rendered {
-        let diff: Vec<String> = svclab_core::diff_lines(&programmed, &rendered)
-            .into_iter()
-            .filter(|l| l.tag != svclab_core::DiffTag::Same)
-            .take(40)
-            .map(|l| format!("{:?} {}", l.tag, l.text))
-            .collect();
-        return Err(format!(
-            "kube-proxy's first full sync ({}) differs from svclab render ({}):\n{}",
-            dir.join("kube-proxy.rules").display(),
-            dir.join("svclab.rules").display(),
-            diff.join("\n")
-        ));
-    }
+    same(
+        &dir,
+        ("kube-proxy.rules", &programmed),
+        ("svclab.rules", &rendered),
+        "kube-proxy's first full sync differs from svclab render",
+    )?;
     // The kernels: what kube-proxy left in its namespace against svclab's standalone ruleset
     // in a fresh one, read back and probed alike.
     let standalone = svclab_core::render(
@@ -249,22 +225,12 @@ pub(crate) fn run(mode: Mode) -> Result<(), String> {
         Mode::Nftables => svclab_ns.exec_with_input("nft", &["-f", "-"], &standalone)?,
     };
     let (theirs, ours) = (read_back(&ns, mode)?, read_back(&svclab_ns, mode)?);
-    std::fs::write(dir.join("kube-proxy.kernel"), &theirs).map_err(|e| e.to_string())?;
-    std::fs::write(dir.join("svclab.kernel"), &ours).map_err(|e| e.to_string())?;
-    if theirs != ours {
-        let diff: Vec<String> = svclab_core::diff_lines(&theirs, &ours)
-            .into_iter()
-            .filter(|l| l.tag != svclab_core::DiffTag::Same)
-            .take(40)
-            .map(|l| format!("{:?} {}", l.tag, l.text))
-            .collect();
-        return Err(format!(
-            "the kernel's rules differ: kube-proxy's namespace ({}) against svclab's ruleset loaded in a fresh one ({}):\n{}",
-            dir.join("kube-proxy.kernel").display(),
-            dir.join("svclab.kernel").display(),
-            diff.join("\n")
-        ));
-    }
+    same(
+        &dir,
+        ("kube-proxy.kernel", &theirs),
+        ("svclab.kernel", &ours),
+        "the kernel's rules differ: kube-proxy's namespace against svclab's ruleset loaded in a fresh one",
+    )?;
     let services = &stored["items"];
     let (theirs, ours) = (probe(&ns, services)?, probe(&svclab_ns, services)?);
     if theirs != ours {
@@ -281,6 +247,29 @@ pub(crate) fn run(mode: Mode) -> Result<(), String> {
     drop(proxy);
     drop(plane);
     Ok(())
+}
+
+/// Writes both texts into `dir` under their names and fails with `what` and the first 40
+/// changed lines when they differ.
+fn same(dir: &Path, theirs: (&str, &str), ours: (&str, &str), what: &str) -> Result<(), String> {
+    for (name, text) in [theirs, ours] {
+        std::fs::write(dir.join(name), text).map_err(|e| e.to_string())?;
+    }
+    if theirs.1 == ours.1 {
+        return Ok(());
+    }
+    let diff: Vec<String> = svclab_core::diff_lines(theirs.1, ours.1)
+        .into_iter()
+        .filter(|l| l.tag != svclab_core::DiffTag::Same)
+        .take(40)
+        .map(|l| format!("{:?} {}", l.tag, l.text))
+        .collect();
+    Err(format!(
+        "{what} ({} against {}):\n{}",
+        dir.join(theirs.0).display(),
+        dir.join(ours.0).display(),
+        diff.join("\n")
+    ))
 }
 
 /// The node's interface (one end of a veth pair, both ends inside: no dummy module here), with
@@ -415,29 +404,12 @@ fn sorted_elements(listed: &str) -> String {
 fn probe(ns: &Netns, services: &Value) -> Result<Vec<(String, String)>, String> {
     let exe = std::env::current_exe().map_err(|err| format!("current_exe: {err}"))?;
     let _ = ns.ip(&["addr", "add", "10.244.1.2/32", "dev", "eth1"]);
-    let mut server = Running(
-        ns.command(&exe)
-            .args([
-                crate::agent::AGENT_ARG,
-                "serve",
-                "ep-10.244.1.2",
-                "10.244.1.2:53",
-                "udp:10.244.1.2:53",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|err| format!("cannot start the endpoint: {err}"))?,
-    );
-    let mut ready = String::new();
-    if let Some(stdout) = server.0.stdout.take() {
-        use std::io::BufRead as _;
-        let _ = std::io::BufReader::new(stdout).read_line(&mut ready);
-    }
-    if ready.trim() != "ready" {
-        return Err("the endpoint did not start".into());
-    }
+    let server = crate::topology::Server::start(
+        ns,
+        &exe,
+        "ep-10.244.1.2",
+        &["10.244.1.2:53".to_owned(), "udp:10.244.1.2:53".to_owned()],
+    )?;
     let cluster_ip = |namespace: &str, name: &str| -> String {
         services
             .as_array()

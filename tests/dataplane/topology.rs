@@ -80,8 +80,38 @@ pub(crate) struct Spec {
 
 /// A running server process, killed when dropped.
 #[derive(Debug)]
-struct Server {
+pub(crate) struct Server {
     child: Child,
+}
+
+impl Server {
+    /// The agent's `serve` role in `ns` as `name` on `addrs` (`ip:port`, `udp:ip:port`),
+    /// returned once it is ready.
+    pub(crate) fn start(
+        ns: &Netns,
+        exe: &Path,
+        name: &str,
+        addrs: &[String],
+    ) -> Result<Server, String> {
+        let child = ns
+            .command(exe)
+            .args([AGENT_ARG, "serve", name])
+            .args(addrs)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|err| format!("cannot start server {name}: {err}"))?;
+        let mut server = Server { child };
+        let mut line = String::new();
+        if let Some(stdout) = server.child.stdout.take() {
+            let _ = BufReader::new(stdout).read_line(&mut line);
+        }
+        if line.trim() != "ready" {
+            return Err(format!("server {name} did not start"));
+        }
+        Ok(server)
+    }
 }
 
 impl Drop for Server {
@@ -225,29 +255,17 @@ impl Topology {
                 let Some((leaf, _)) = topo.leaves.get(&pod.ip) else { continue };
                 leaf
             };
-            let mut cmd = ns.command(exe);
-            cmd.args([AGENT_ARG, "serve", &pod_name(pod.ip)]);
-            for port in &pod.ports {
-                cmd.arg(std::net::SocketAddr::new(pod.ip, *port).to_string());
-            }
-            for port in &pod.udp_ports {
-                cmd.arg(format!("udp:{}", std::net::SocketAddr::new(pod.ip, *port)));
-            }
-            let mut child = cmd
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .spawn()
-                .map_err(|err| format!("cannot start server for {}: {err}", pod.ip))?;
-            let stdout = child.stdout.take();
-            topo.servers.push(Server { child });
-            let mut line = String::new();
-            if let Some(stdout) = stdout {
-                let _ = BufReader::new(stdout).read_line(&mut line);
-            }
-            if line.trim() != "ready" {
-                return Err(format!("server for {} did not start", pod.ip));
-            }
+            let mut addrs: Vec<String> = pod
+                .ports
+                .iter()
+                .map(|port| std::net::SocketAddr::new(pod.ip, *port).to_string())
+                .collect();
+            addrs.extend(
+                pod.udp_ports
+                    .iter()
+                    .map(|port| format!("udp:{}", std::net::SocketAddr::new(pod.ip, *port))),
+            );
+            topo.servers.push(Server::start(ns, exe, &pod_name(pod.ip), &addrs)?);
         }
         Ok(topo)
     }

@@ -6,70 +6,22 @@
 //! untouched.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 
 use svclab_oracle::cluster::blackbox::Proxy;
-use svclab_oracle::cluster::{self, Binaries, ControlPlane, Settings};
+use svclab_oracle::cluster::{self, ControlPlane, Settings};
 
 use super::config;
 use super::host::{Gateway, Kind};
-use crate::support::{svclab, workspace};
-
-const INVALID: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 0\n    targetPort: 8080\n";
-const VALID: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n    targetPort: 8080\n";
-const FORBIDDEN: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: lb\nspec:\n  type: LoadBalancer\n  ports:\n  - port: 443\n";
-
-/// The control plane's programs, built once per test process.
-fn binaries() -> &'static Binaries {
-    static BUILT: OnceLock<Binaries> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let release = format!("v{}", svclab_core::Version::NEWEST.modelled());
-        let out = svclab_tests::node::target_dir().join("oracle/cluster");
-        cluster::build(&workspace(), &release, &out).unwrap_or_else(|err| panic!("{err}"))
-    })
-}
-
-/// `kubectl ARGS` against `server` (the gateway, plain HTTP), with a HOME of its own.
-fn kubectl(server: &str, dir: &Path, args: &[&str], manifest: Option<&str>) -> (bool, String) {
-    let mut command = Command::new("kubectl");
-    command.args(args).arg(format!("--server={server}"));
-    if let Some(manifest) = manifest {
-        let file = dir.join("manifest.yaml");
-        std::fs::write(&file, manifest).expect("write the manifest");
-        command.arg("-f").arg(file).arg("--validate=false");
-    }
-    let output = command
-        .args(["--namespace=default", "--request-timeout=20s"])
-        .env("HOME", dir)
-        .env_remove("KUBECONFIG")
-        .output()
-        .expect("kubectl is on PATH (Debian's kubernetes-client; scripts/setup.d/45-gateways.sh)");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
-}
-
-/// The lines `svclab check` prints about the object (outcome, warnings, errors).
-fn svclab_lines(manifest: &str) -> String {
-    let run = svclab(&["check", "-"], manifest);
-    let lines: Vec<&str> = run
-        .stdout
-        .lines()
-        .take_while(|line| !line.is_empty())
-        .filter(|line| !line.trim_start().starts_with("-->") && !line.starts_with(' '))
-        .collect();
-    lines.join("\n")
-}
+use super::kubectl::{FORBIDDEN, INVALID, VALID, kubectl, svclab_lines};
+use crate::support::workspace;
 
 fn run(kind: Kind) {
     let dir: PathBuf =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("gateway-cluster-{kind:?}"));
+    let binaries = cluster::newest(&workspace(), &svclab_tests::node::target_dir())
+        .unwrap_or_else(|err| panic!("{err}"));
     let plane = ControlPlane::start(
-        binaries(),
+        binaries,
         &Settings::from_profile(&serde_json::json!({})),
         &dir.join("control-plane"),
     )
@@ -89,27 +41,20 @@ fn run(kind: Kind) {
 
     // Refused by kube-apiserver's validation, judged by the gateway: kubectl prints what
     // svclab check prints, and nothing is stored.
-    let (ok, printed) = kubectl(&server, &home, &["create"], Some(INVALID));
-    assert!(!ok, "{kind:?}: an invalid Service was created: {printed}\n{}", gateway.log());
-    assert_eq!(
-        printed.trim_end(),
-        svclab_lines(INVALID),
-        "{kind:?}: kubectl and svclab check differ"
-    );
+    let (ok, printed) = kubectl(&server, &home, &["create"], Some(("invalid.yaml", INVALID)));
+    assert!(!ok, "{kind:?}: an invalid Service was created: {printed:?}\n{}", gateway.log());
+    assert_eq!(printed, svclab_lines(INVALID), "{kind:?}: kubectl and svclab check differ");
     assert!(!stored("web"), "{kind:?}: the refused Service is stored");
 
     // Allowed: stored in etcd, read back past the gateway.
-    let (ok, printed) = kubectl(&server, &home, &["create"], Some(VALID));
-    assert!(ok, "{kind:?}: {printed}\n{}", gateway.log());
-    assert_eq!(
-        printed.trim_end(),
-        svclab_lines(VALID),
-        "{kind:?}: kubectl and svclab check differ"
-    );
+    let (ok, printed) = kubectl(&server, &home, &["create"], Some(("valid.yaml", VALID)));
+    assert!(ok, "{kind:?}: {printed:?}\n{}", gateway.log());
+    assert_eq!(printed, svclab_lines(VALID), "{kind:?}: kubectl and svclab check differ");
     assert!(stored("web"), "{kind:?}: the created Service is not stored");
 
     // Refused by the policy: the 403 reaches kubectl, nothing is stored.
-    let (ok, printed) = kubectl(&server, &home, &["create"], Some(FORBIDDEN));
+    let (ok, printed) = kubectl(&server, &home, &["create"], Some(("forbidden.yaml", FORBIDDEN)));
+    let printed = printed.join("\n");
     assert!(
         !ok && printed.contains("Forbidden") && printed.contains("types.allowed"),
         "{kind:?}: {printed}"
@@ -118,13 +63,14 @@ fn run(kind: Kind) {
 
     // Other API traffic passes untouched: reads, and writes of other kinds.
     let (ok, printed) = kubectl(&server, &home, &["get", "services", "-o", "name"], None);
+    let printed = printed.join("\n");
     assert!(
         ok && printed.contains("service/web") && printed.contains("service/kubernetes"),
         "{kind:?}: {printed}"
     );
     let (ok, printed) =
         kubectl(&server, &home, &["create", "configmap", "untouched", "--from-literal=a=b"], None);
-    assert!(ok, "{kind:?}: a ConfigMap through the gateway: {printed}");
+    assert!(ok, "{kind:?}: a ConfigMap through the gateway: {printed:?}");
     let direct = plane
         .kubectl()
         .args(["get", "configmap", "untouched", "-o", "jsonpath={.data.a}"])

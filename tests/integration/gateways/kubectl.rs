@@ -9,25 +9,31 @@ use super::host::{Gateway, Kind};
 use super::upstream::Upstream;
 use crate::support::svclab;
 
-const INVALID: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 0\n    targetPort: 8080\n";
-const VALID: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n    targetPort: 8080\n";
-const FORBIDDEN: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: lb\nspec:\n  type: LoadBalancer\n  ports:\n  - port: 443\n";
+pub(super) const INVALID: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 0\n    targetPort: 8080\n";
+pub(super) const VALID: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector: {app: web}\n  ports:\n  - port: 80\n    targetPort: 8080\n";
+pub(super) const FORBIDDEN: &str = "apiVersion: v1\nkind: Service\nmetadata:\n  name: lb\nspec:\n  type: LoadBalancer\n  ports:\n  - port: 443\n";
 
-/// `kubectl create -f FILE` against the gateway: (exit status, stdout + stderr lines).
-fn kubectl_create(
-    gateway: &Gateway,
+/// `kubectl ARGS` against `server` (a gateway, plain HTTP), with `manifest` (file name, text)
+/// written into `dir` and given as `-f`: (exit status, stdout + stderr lines).
+pub(super) fn kubectl(
+    server: &str,
     dir: &Path,
-    name: &str,
-    manifest: &str,
+    args: &[&str],
+    manifest: Option<(&str, &str)>,
 ) -> (bool, Vec<String>) {
-    let file = dir.join(name);
-    std::fs::write(&file, manifest).expect("write the manifest");
-    let output = Command::new("kubectl")
-        .arg("create")
-        .arg("-f")
-        .arg(&file)
-        .arg(format!("--server=http://127.0.0.1:{}", gateway.port))
-        .args(["--validate=false", "--namespace=default", "--request-timeout=20s"])
+    let mut command = Command::new("kubectl");
+    command.args(args);
+    if let Some((name, text)) = manifest {
+        let file = dir.join(name);
+        std::fs::write(&file, text).expect("write the manifest");
+        command.arg("-f").arg(&file);
+    }
+    command.arg(format!("--server={server}"));
+    if manifest.is_some() {
+        command.arg("--validate=false");
+    }
+    let output = command
+        .args(["--namespace=default", "--request-timeout=20s"])
         // A fresh HOME: no kubeconfig, and the discovery cache stays in the test directory.
         .env("HOME", dir)
         .env_remove("KUBECONFIG")
@@ -41,9 +47,20 @@ fn kubectl_create(
     (output.status.success(), text.lines().map(str::to_owned).collect())
 }
 
+/// `kubectl create -f FILE` against the gateway: (exit status, stdout + stderr lines).
+fn kubectl_create(
+    gateway: &Gateway,
+    dir: &Path,
+    name: &str,
+    manifest: &str,
+) -> (bool, Vec<String>) {
+    let server = format!("http://127.0.0.1:{}", gateway.port);
+    kubectl(&server, dir, &["create"], Some((name, manifest)))
+}
+
 /// The lines `svclab check` prints about the object (its outcome, warnings and errors),
 /// without the allocation tables and compiler-style locations.
-fn svclab_lines(manifest: &str) -> Vec<String> {
+pub(super) fn svclab_lines(manifest: &str) -> Vec<String> {
     let run = svclab(&["check", "-"], manifest);
     run.stdout
         .lines()
