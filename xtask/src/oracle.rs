@@ -220,15 +220,21 @@ fn apiserver_cases(
     Ok((out, coverage))
 }
 
+/// The apiserver oracle's binary of `release` (built, or found cached).
+fn apiserver_binary(root: &Path, release: &str) -> anyhow::Result<PathBuf> {
+    let work = target_dir(root).join("oracle").join("apiserver").join(release);
+    upstream::build(root, Area::Apiserver, release, &work.join("bin"))?
+        .into_iter()
+        .next()
+        .context("the apiserver build printed no binary")
+}
+
 /// Runs one release of the apiserver area and returns how many divergences it found.
 fn apiserver_release(root: &Path, release: &str, options: &Options) -> anyhow::Result<usize> {
     let work = target_dir(root).join("oracle").join("apiserver").join(release);
     let started = Instant::now();
     say(&format!("oracle apiserver {release}: building (cached)"));
-    let binary = upstream::build(root, Area::Apiserver, release, &work.join("bin"))?
-        .into_iter()
-        .next()
-        .context("the apiserver build printed no binary")?;
+    let binary = apiserver_binary(root, release)?;
     let built = started.elapsed();
     let (cases, coverage) = apiserver_cases(root, release, options)?;
     let started = Instant::now();
@@ -262,11 +268,7 @@ fn apiserver_release(root: &Path, release: &str, options: &Options) -> anyhow::R
     print_coverage(&coverage, generated, Area::Apiserver);
     let groups = group(&divergences);
     for (group, members) in &groups {
-        let first = members[0];
-        say(&format!("  {} × {group}", members.len()));
-        say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
-        say(&format!("    svclab:   {}", first.svclab));
-        say(&format!("    upstream: {}", first.upstream));
+        let first = say_group(group, members);
         if options.shrink {
             let case =
                 cases.iter().find(|c| c.id == first.case).context("the case of a divergence")?;
@@ -288,14 +290,7 @@ fn apiserver_release(root: &Path, release: &str, options: &Options) -> anyhow::R
 /// `svclab upgrade --to TO` for the apiserver cases generated at `from`, against the apiserver
 /// oracle's answers at both releases (`svclab_oracle::upgrade`); returns the divergences.
 fn upgrade_pair(root: &Path, from: &str, to: &str, options: &Options) -> anyhow::Result<usize> {
-    let binary = |release: &str| -> anyhow::Result<PathBuf> {
-        let work = target_dir(root).join("oracle").join("apiserver").join(release);
-        upstream::build(root, Area::Apiserver, release, &work.join("bin"))?
-            .into_iter()
-            .next()
-            .context("the apiserver build printed no binary")
-    };
-    let (bin_from, bin_to) = (binary(from)?, binary(to)?);
+    let (bin_from, bin_to) = (apiserver_binary(root, from)?, apiserver_binary(root, to)?);
     let to_version = svclab_core::Version::parse(to.trim_start_matches('v'))
         .with_context(|| format!("release {to}"))?;
     let (cases, _) = apiserver_cases(root, from, options)?;
@@ -341,11 +336,7 @@ fn upgrade_pair(root: &Path, from: &str, to: &str, options: &Options) -> anyhow:
         divergences.len()
     ));
     for (group, members) in &group(&divergences) {
-        let first = members[0];
-        say(&format!("  {} × {group}", members.len()));
-        say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
-        say(&format!("    svclab:   {}", first.svclab));
-        say(&format!("    upstream: {}", first.upstream));
+        say_group(group, members);
     }
     Ok(divergences.len())
 }
@@ -440,13 +431,19 @@ fn cluster_release(root: &Path, release: &str, options: &Options) -> anyhow::Res
         divergences.len()
     ));
     for (group, members) in &group(&divergences) {
-        let first = members[0];
-        say(&format!("  {} × {group}", members.len()));
-        say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
-        say(&format!("    svclab:   {}", first.svclab));
-        say(&format!("    upstream: {}", first.upstream));
+        say_group(group, members);
     }
     Ok(divergences.len())
+}
+
+/// Prints a group of divergences and its first member's two sides; returns that member.
+fn say_group<'d>(group: &str, members: &[&'d Divergence]) -> &'d Divergence {
+    let first = members[0];
+    say(&format!("  {} × {group}", members.len()));
+    say(&format!("    e.g. {} #{:?} {}", first.case, first.index, first.object));
+    say(&format!("    svclab:   {}", first.svclab));
+    say(&format!("    upstream: {}", first.upstream));
+    first
 }
 
 /// The divergences by group, each group's members in case order.
