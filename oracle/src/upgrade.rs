@@ -39,21 +39,6 @@ fn signature(answer: &Answer, object: Option<&Value>) -> (bool, Vec<String>, Vec
     (accepted, errors, answer.warnings.clone())
 }
 
-/// How many documents upstream answers differently at the two releases (how much a run
-/// checked).
-pub fn differences(objects: &[Value], line_from: &Value, line_to: &Value) -> usize {
-    let (_, from_answers, _) = upstream_answers(line_from);
-    let (_, to_answers, _) = upstream_answers(line_to);
-    from_answers
-        .iter()
-        .filter(|(index, before)| {
-            to_answers.get(index).is_some_and(|after| {
-                signature(before, objects.get(**index)) != signature(after, objects.get(**index))
-            })
-        })
-        .count()
-}
-
 /// Why a case is not compared: a feature gate one of the two releases refuses (kube-apiserver
 /// would not start; the rehearsal reports that in its `featureGates` area instead).
 pub fn not_comparable(line_from: &Value, line_to: &Value) -> Option<&'static str> {
@@ -63,22 +48,25 @@ pub fn not_comparable(line_from: &Value, line_to: &Value) -> Option<&'static str
 
 /// The documents whose upstream answers differ between `line_from` and `line_to` (the oracle's
 /// output for `objects` at each release), against the documents `svclab upgrade --to to`
-/// reports a fresh-create apiserver finding about.
+/// reports a fresh-create apiserver finding about: the divergences, and how many documents
+/// upstream answers differently (how much the case checked).
 pub fn compare(
     id: &str,
     objects: &[Value],
     to: Version,
     line_from: &Value,
     line_to: &Value,
-) -> Vec<Divergence> {
+) -> (Vec<Divergence>, usize) {
     let (_, from_answers, _) = upstream_answers(line_from);
     let (_, to_answers, _) = upstream_answers(line_to);
     // Per object (the rehearsal reports an object once for the same message, however many
     // documents write it): the documents upstream answers differently, by object.
     let mut upstream: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    let mut documents = 0;
     for (index, before) in &from_answers {
         let Some(after) = to_answers.get(index) else { continue };
         if signature(before, objects.get(*index)) != signature(after, objects.get(*index)) {
+            documents += 1;
             let side = |a: &Answer| json!({"outcome": a.outcome, "errors": a.errors, "warnings": a.warnings});
             upstream
                 .entry(identity(objects, *index))
@@ -90,14 +78,15 @@ pub fn compare(
     let report = match svclab_core::upgrade(&[input], &UpgradeOptions::new(to)) {
         Ok(report) => report,
         Err(err) => {
-            return vec![Divergence {
+            let harness = Divergence {
                 case: id.to_owned(),
                 index: None,
                 object: "case".into(),
                 kind: DivergenceKind::Harness,
                 svclab: json!(err.to_string()),
                 upstream: Value::Null,
-            }];
+            };
+            return (vec![harness], documents);
         }
     };
     let mut svclab: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -113,7 +102,8 @@ pub fn compare(
         }
     }
     let keys: BTreeSet<&String> = upstream.keys().chain(svclab.keys()).collect();
-    keys.into_iter()
+    let divergences = keys
+        .into_iter()
         .filter(|key| upstream.contains_key(*key) != svclab.contains_key(*key))
         .map(|key| Divergence {
             case: id.to_owned(),
@@ -123,7 +113,8 @@ pub fn compare(
             svclab: json!(svclab.get(key).cloned().unwrap_or_default()),
             upstream: json!(upstream.get(key).cloned().unwrap_or_default()),
         })
-        .collect()
+        .collect();
+    (divergences, documents)
 }
 
 /// The object a document writes: kind, namespace and name (`generateName*` for a generated

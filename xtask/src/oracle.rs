@@ -316,14 +316,14 @@ fn upgrade_pair(root: &Path, from: &str, to: &str, options: &Options) -> anyhow:
             skipped += 1;
             continue;
         }
-        let found = svclab_oracle::upgrade::compare(
+        let (found, documents) = svclab_oracle::upgrade::compare(
             &case.id,
             &case.objects,
             to_version,
             line_from,
             line_to,
         );
-        shown += svclab_oracle::upgrade::differences(&case.objects, line_from, line_to);
+        shown += documents;
         divergences.extend(found);
     }
     say(&format!(
