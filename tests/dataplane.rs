@@ -10,7 +10,9 @@
 //!   --standalone` loaded as it is, every probe checked against `svclab trace`;
 //! - `differential/seed-<n>`: a scenario generated from a seed, in both modes, every probe
 //!   checked against the trace and the two modes against each other (`dataplane/differential.rs`);
-//! - `control-no-rules/...`: the same topology without rules, where everything is refused.
+//! - `control-no-rules/...`: the same topology without rules, where everything is refused;
+//! - `kube-proxy/<mode>`: the real kube-proxy against `svclab render`, its rules in the kernel
+//!   against svclab's, probes through both (`dataplane/kube_proxy.rs`).
 //!
 //! Environment: `SVCLAB_SKIP_DATAPLANE=1` skips (reported as ignored);
 //! `SVCLAB_DATAPLANE_IPTABLES=legacy` loads iptables payloads with `iptables-legacy-restore`
