@@ -133,10 +133,16 @@ pub fn target_release(text: &str) -> Result<Version, UpgradeError> {
 /// areas, and with [`UpgradeOptions::diff`] both rulesets and their diff.
 pub fn upgrade(inputs: &[Input], options: &UpgradeOptions) -> Result<UpgradeReport, UpgradeError> {
     let sides = sides::Sides::new(inputs, options)?;
-    let (today, today_report) =
-        evaluate_objects(sides.from.objects.clone(), sides.from.profile.clone(), Vec::new());
-    let (_, fresh_report) =
-        evaluate_objects(sides.to.objects.clone(), sides.to.profile.clone(), Vec::new());
+    let (today, today_report) = evaluate_objects(
+        sides.from.objects.clone(),
+        sides.from.profile.clone(),
+        sides.from.decoded.clone(),
+    );
+    let (_, fresh_report) = evaluate_objects(
+        sides.to.objects.clone(),
+        sides.to.profile.clone(),
+        sides.to.decoded.clone(),
+    );
     let mut findings = Vec::new();
     gates::findings(&sides, &mut findings);
     let migrated = allocation::migrate(&sides, &today, &mut findings);

@@ -23,6 +23,11 @@ pub(crate) struct Side {
     pub(crate) profile_errors: Vec<Diagnostic>,
     /// The scenario's objects as this side evaluates them.
     pub(crate) objects: Vec<Object>,
+    /// What decoding the scenario said at this side's release: the same syntax and type
+    /// errors on both sides, but the unknown-field warnings of this release's API types and
+    /// field validation (none for the apiserver's kinds before ServerSideFieldValidation; see
+    /// [`manifest::Scenario`]'s `at_release`).
+    pub(crate) decoded: Vec<Diagnostic>,
     /// kube-proxy's mode.
     pub(crate) mode: ProxyMode,
     /// The apiserver feature gates the ClusterProfile sets.
@@ -46,9 +51,13 @@ impl Sides {
         if !(OLDEST_MINOR..=NEWEST_MINOR).contains(&options.to.minor) {
             return Err(UpgradeError::UnsupportedRelease(options.to.to_string()));
         }
-        let scenario = manifest::parse(inputs);
-        let objects = scenario.objects;
-        let from = side(objects.clone(), None);
+        // Read once, decoded at each side's release: kube-apiserver 1.25 warns about an
+        // unknown field 1.24 dropped in silence, and a field one release's types lack is
+        // unknown there alone.
+        let scenario = manifest::read(inputs);
+        let objects = scenario.objects.clone();
+        let mut from = side(objects.clone(), None);
+        from.decoded = scenario.clone().at_release(&from.profile).diagnostics;
         let target = match &options.to_profile {
             Some(input) => Target::read(input)?,
             None => Target::default(),
@@ -78,7 +87,8 @@ impl Sides {
         to_objects
             .extend(target.service_cidrs.into_iter().map(|c| Object::ServiceCidr(Box::new(c))));
         to_objects.extend(kube_proxy.map(|k| Object::KubeProxyConfiguration(Box::new(k))));
-        let to = side(to_objects, Some(mode));
+        let mut to = side(to_objects, Some(mode));
+        to.decoded = scenario.at_release(&to.profile).diagnostics;
         Ok(Sides { from, to })
     }
 }
@@ -107,6 +117,7 @@ fn side(objects: Vec<Object>, mode: Option<ProxyMode>) -> Side {
         profile,
         profile_errors,
         objects,
+        decoded: Vec::new(),
         mode,
         gates,
         kube_proxy,
