@@ -1,5 +1,6 @@
 //! The rehearsal's tests: generic ones over every release table (`tables.rs`).
 
+mod answers;
 mod citations;
 mod tables;
 
