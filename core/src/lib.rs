@@ -120,7 +120,7 @@ pub mod testing {
             crate::proxy::own_gate_default(name, version.minor)
                 .unwrap_or_else(|| profile.gate_named(name))
         };
-        crate::proxy::configure_release(config, version, &gate);
+        crate::proxy::configure_release(config, crate::proxy::Rows::at(version), &gate);
     }
     pub use crate::validation::{
         validate_endpoint_slice_create, validate_endpoint_slice_update, validate_service_create,

@@ -43,11 +43,11 @@ use serde::{Deserialize, Serialize};
 use crate::model::{EndpointSlice, Endpoints, Service, ServiceStatus};
 use crate::net::IpFamily;
 
-pub(crate) use config::configure_release;
 pub use config::{DetectLocal, NftablesMasquerade, NftablesTable, ProxyConfig, TopologyHints};
+pub(crate) use config::{ROW_GROUPS, configure_release};
 pub(crate) use iptables::builtin_jumps;
 pub use model::EndpointSelection;
-pub(crate) use release::{Behaviour, holds_at, rows as release_rows};
+pub(crate) use release::{Behaviour, Rows, holds_at, rows as release_rows};
 pub(crate) use startup::{
     STARTUP_ONLY, diagnostics as configuration_diagnostics, own_gate_default, own_gates,
     validate as validate_configuration,

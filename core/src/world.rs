@@ -13,8 +13,8 @@ use crate::model::{
 use crate::net::{IpFamily, parse_ip_sloppy};
 use crate::profile::Profile;
 use crate::proxy::{
-    ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, RulesetWriter, ServicePorts,
-    own_gate_default, validate_configuration,
+    Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, Rendered, Rows, RulesetWriter,
+    ServicePorts, own_gate_default, validate_configuration,
 };
 use crate::source::Source;
 use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text};
@@ -55,6 +55,9 @@ pub struct World {
     /// Index of named EndpointSlices in `endpoint_slices` by namespace, then name: two levels
     /// so a lookup borrows its key instead of building a [`ServiceKey`].
     endpoint_slice_index: BTreeMap<String, BTreeMap<String, usize>>,
+    /// kube-proxy's release rows rendered as on the other side of their boundary (`upgrade`'s
+    /// attribution, proxy/release.rs [`Rows`]); empty everywhere else.
+    pub(crate) rows_set_back: Vec<Behaviour>,
 }
 
 impl World {
@@ -71,6 +74,7 @@ impl World {
             iptables_dumps: Vec::new(),
             service_status: BTreeMap::new(),
             endpoint_slice_index: BTreeMap::new(),
+            rows_set_back: Vec::new(),
         }
     }
 
@@ -162,13 +166,12 @@ impl ProxyConfig {
         let release = world.profile.version.to_string();
         validate_configuration(kpc, mode, world.profile.version.minor, &release)?;
         let nodes: Vec<&Node> = world.nodes.iter().map(|n| &n.value).collect();
-        let mut config = ProxyConfig::from_objects_at(
-            world.profile.version,
+        let rows = Rows { version: world.profile.version, set_back: &world.rows_set_back };
+        let mut config = ProxyConfig::from_objects_with(
+            rows,
             family,
             mode,
-            world.kube_proxy.as_ref().map(|k| &k.value),
-            &nodes,
-            node_name,
+            (world.kube_proxy.as_ref().map(|k| &k.value), &nodes, node_name),
             &world.profile.host,
             &world.profile.service_cluster_ip_ranges,
         )?;
@@ -181,7 +184,7 @@ impl ProxyConfig {
                 .or_else(|| own_gate_default(name, minor))
                 .unwrap_or_else(|| world.profile.gate_named(name))
         };
-        crate::proxy::configure_release(&mut config, world.profile.version, &gate);
+        crate::proxy::configure_release(&mut config, rows, &gate);
         // cmd/kube-proxy/app/server.go `ProxyServer.Run` watches ServiceCIDR objects only with
         // MultiCIDRServiceAllocator on (kube-proxy's own gate; v1alpha1 objects in 1.29 and
         // 1.30, v1beta1 from 1.31, v1 from 1.33), and the nftables proxier's

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 
-use super::release::{Behaviour, holds, holds_at};
+use super::release::{Behaviour, Rows};
 use super::{ProxyMode, RenderError};
 use crate::model::{KubeProxyConfiguration, Node};
 use crate::net::{IpFamily, parse_cidr_sloppy, parse_ip_sloppy, unmap};
@@ -363,6 +363,23 @@ impl ProxyConfig {
         host: &HostFacts,
         service_cidrs: &[IpNet],
     ) -> Result<ProxyConfig, RenderError> {
+        let rows = Rows::at(version);
+        let objects = (kube_proxy, nodes, node_name);
+        ProxyConfig::from_objects_with(rows, family, mode, objects, host, service_cidrs)
+    }
+
+    /// [`ProxyConfig::from_objects_at`] with the release's rows as `rows` has them (some set
+    /// back, for `upgrade`); `objects` are the KubeProxyConfiguration, the Nodes and the
+    /// node's name.
+    pub(crate) fn from_objects_with(
+        rows: Rows<'_>,
+        family: IpFamily,
+        mode: ProxyMode,
+        objects: (Option<&KubeProxyConfiguration>, &[&Node], Option<&str>),
+        host: &HostFacts,
+        service_cidrs: &[IpNet],
+    ) -> Result<ProxyConfig, RenderError> {
+        let (kube_proxy, nodes, node_name) = objects;
         let mut config = ProxyConfig::new(family);
         let default_kpc = KubeProxyConfiguration::default();
         let kpc = kube_proxy.unwrap_or(&default_kpc);
@@ -414,8 +431,8 @@ impl ProxyConfig {
                 }
             }
         }
-        config.node_ip = Some(node_ip(version.minor, family, node, &kpc.bind_address));
-        config.detect_local = detect_local(kpc, node, family, version.minor);
+        config.node_ip = Some(node_ip(rows, family, node, &kpc.bind_address));
+        config.detect_local = detect_local(kpc, node, family, rows);
         // pkg/proxy/apis/config/v1alpha1/conversion.go
         // `Convert_v1alpha1_KubeProxyConfiguration_To_config_KubeProxyConfiguration` (1.31 to
         // the newest) takes masqueradeAll from the block of the configured mode, and
@@ -621,15 +638,15 @@ fn node_host_ips(node: Option<&Node>) -> Vec<IpAddr> {
 /// on a host with both iptables and ip6tables, or nftables) derives it at its release
 /// (proxy/release.rs `NodeIpFromBindAddress`, `NodeIpPrimaryFamilyOnly`). `bindAddress` is
 /// `0.0.0.0` when not written (v1alpha1 `SetDefaults_KubeProxyConfiguration`).
-fn node_ip(minor: u32, family: IpFamily, node: Option<&Node>, bind_address: &str) -> IpAddr {
+fn node_ip(rows: Rows<'_>, family: IpFamily, node: Option<&Node>, bind_address: &str) -> IpAddr {
     let bind_text = if bind_address.is_empty() { "0.0.0.0" } else { bind_address };
     let bind = parse_ip_sloppy(bind_text).map(unmap);
-    if holds(Behaviour::NodeIpFromBindAddress, minor) {
+    if rows.holds(Behaviour::NodeIpFromBindAddress) {
         // cmd/kube-proxy/app/server.go `nodeIPTuple`: the bind address, unspecified or not,
         // fills its own family's slot; the other gets the zero address.
         return bind.filter(|ip| IpFamily::of(*ip) == family).unwrap_or_else(|| zero(family));
     }
-    if holds(Behaviour::NodeIpPrimaryFamilyOnly, minor) {
+    if rows.holds(Behaviour::NodeIpPrimaryFamilyOnly) {
         // cmd/kube-proxy/app/server.go `detectNodeIPs` (1.28): one IP, for its family only.
         let ip = bind
             .filter(|ip| !ip.is_unspecified())
@@ -658,9 +675,9 @@ fn detect_local(
     kpc: &KubeProxyConfiguration,
     node: Option<&Node>,
     family: IpFamily,
-    minor: u32,
+    rows: Rows<'_>,
 ) -> DetectLocal {
-    let as_written = holds(Behaviour::LocalDetectorCidrAsWritten, minor);
+    let as_written = rows.holds(Behaviour::LocalDetectorCidrAsWritten);
     let first_cidr = |texts: &mut dyn Iterator<Item = &str>| {
         texts
             .filter_map(|t| parse_cidr_sloppy(t.trim()).map(|(_, n)| (t.trim(), n)))
@@ -687,17 +704,37 @@ fn detect_local(
     }
 }
 
-/// The proxier settings that follow kube-proxy's release (`version`, its patch included where a
+/// Release rows that [`configure_release`] reads as one setting, each taking over where another
+/// ends (it reads the newest that holds), and a row that tells the same upstream change from
+/// cmd/kube-proxy's side (`PrimaryNodePortAddresses`, which the nftables proxier's
+/// `NftablesDefaultPrimary` renders). Setting one of them back alone may change nothing, so
+/// `upgrade`'s attribution sets back together the rows of a group that one release step crosses.
+pub(crate) const ROW_GROUPS: &[&[Behaviour]] = &[
+    &[Behaviour::HintsAnnotationAuto, Behaviour::HintsAnnotationAnyValue],
+    &[Behaviour::NodeIpFromBindAddress, Behaviour::NodeIpPrimaryFamilyOnly],
+    &[
+        Behaviour::NftablesAlphaTable,
+        Behaviour::NftablesPostDnatOutputChain,
+        Behaviour::NftablesPreDnatChains,
+    ],
+    &[Behaviour::NftablesMarkForMasqueradeChain, Behaviour::NftablesHairpinMasquerade],
+    &[
+        Behaviour::NftablesNodeIpFallback,
+        Behaviour::NftablesDefaultPrimary,
+        Behaviour::PrimaryNodePortAddresses,
+    ],
+];
+
+/// The proxier settings that follow kube-proxy's release (`rows`, its patch included where a
 /// row is backported) and its feature gates (`gate`, as the KubeProxyConfiguration and the
 /// profile set them): the rows of proxy/release.rs `BEHAVIOURS` applied to a configuration.
 pub(crate) fn configure_release(
     config: &mut ProxyConfig,
-    version: crate::profile::Version,
+    rows: Rows<'_>,
     gate: &dyn Fn(&str) -> bool,
 ) {
-    let minor = version.minor;
     config.prefer_non_terminating_duplicates =
-        holds(Behaviour::DuplicateEndpointsPreferNonTerminating, minor);
+        rows.holds(Behaviour::DuplicateEndpointsPreferNonTerminating);
     config.prefer_same_node = gate("PreferSameTrafficDistribution");
     config.terminating_fallback = gate("ProxyTerminatingEndpoints");
     config.internal_traffic_policy = gate("ServiceInternalTrafficPolicy");
@@ -707,56 +744,55 @@ pub(crate) fn configure_release(
     // through (1.30 to 1.32); from 1.33 neither file checks a gate.
     config.topology_hints = if !gate("TopologyAwareHints") {
         TopologyHints::Off
-    } else if holds(Behaviour::HintsWithoutAnnotation, minor) && gate("ServiceTrafficDistribution")
-    {
+    } else if rows.holds(Behaviour::HintsWithoutAnnotation) && gate("ServiceTrafficDistribution") {
         TopologyHints::Always
-    } else if holds(Behaviour::HintsAnnotationAnyValue, minor) {
+    } else if rows.holds(Behaviour::HintsAnnotationAnyValue) {
         TopologyHints::AnnotationEnabled
-    } else if holds(Behaviour::HintsAnnotationAuto, minor) {
+    } else if rows.holds(Behaviour::HintsAnnotationAuto) {
         TopologyHints::AnnotationAuto
     } else {
         TopologyHints::Off
     };
     config.ip_mode_proxy_skipped =
-        holds(Behaviour::IpModeProxySkipped, minor) && gate("LoadBalancerIPMode");
-    config.nftables_node_ip_fallback = holds(Behaviour::NftablesNodeIpFallback, minor);
-    config.nftables_default_primary = holds(Behaviour::NftablesDefaultPrimary, minor);
-    config.node_port_keywords = holds(Behaviour::NodePortAddressKeywords, minor);
-    config.zero_cidr_by_text = holds(Behaviour::ZeroCidrByText, minor);
-    config.zero_prefix_matches_nothing = holds(Behaviour::ZeroPrefixMatchesNothing, minor);
-    config.node_port_addresses_unfiltered = holds(Behaviour::NodePortAddressesUnfiltered, minor);
-    config.node_port_rules_need_address = holds(Behaviour::NodePortRulesNeedNodeAddress, minor);
-    config.random_fully |= holds(Behaviour::IptablesRandomFullyAlways, minor);
-    config.fw_closing_comment = holds(Behaviour::FirewallChainClosingComment, minor);
-    config.service_ips_as_written = holds(Behaviour::ServiceIpsAsWritten, minor);
-    config.endpoint_ips_as_written = holds(Behaviour::EndpointIpsAsWritten, minor);
-    config.endpoint_ip_part_parsed = holds(Behaviour::EndpointIpPartParsed, minor);
-    config.kube_firewall_rule = holds(Behaviour::KubeFirewallInPayload, minor);
-    config.lb_firewall_in_filter = holds(Behaviour::ProxyFirewallChain, minor);
-    config.no_local_endpoints_in_filter = holds(Behaviour::NoLocalEndpointsInFilter, minor);
-    config.nfacct_invalid &= holds(Behaviour::NfacctCounters, minor);
-    config.nfacct_localhost &= holds(Behaviour::NfacctCounters, minor);
-    config.localhost_exclusions = holds(Behaviour::LocalhostNodePortsOption, minor);
+        rows.holds(Behaviour::IpModeProxySkipped) && gate("LoadBalancerIPMode");
+    config.nftables_node_ip_fallback = rows.holds(Behaviour::NftablesNodeIpFallback);
+    config.nftables_default_primary = rows.holds(Behaviour::NftablesDefaultPrimary);
+    config.node_port_keywords = rows.holds(Behaviour::NodePortAddressKeywords);
+    config.zero_cidr_by_text = rows.holds(Behaviour::ZeroCidrByText);
+    config.zero_prefix_matches_nothing = rows.holds(Behaviour::ZeroPrefixMatchesNothing);
+    config.node_port_addresses_unfiltered = rows.holds(Behaviour::NodePortAddressesUnfiltered);
+    config.node_port_rules_need_address = rows.holds(Behaviour::NodePortRulesNeedNodeAddress);
+    config.random_fully |= rows.holds(Behaviour::IptablesRandomFullyAlways);
+    config.fw_closing_comment = rows.holds(Behaviour::FirewallChainClosingComment);
+    config.service_ips_as_written = rows.holds(Behaviour::ServiceIpsAsWritten);
+    config.endpoint_ips_as_written = rows.holds(Behaviour::EndpointIpsAsWritten);
+    config.endpoint_ip_part_parsed = rows.holds(Behaviour::EndpointIpPartParsed);
+    config.kube_firewall_rule = rows.holds(Behaviour::KubeFirewallInPayload);
+    config.lb_firewall_in_filter = rows.holds(Behaviour::ProxyFirewallChain);
+    config.no_local_endpoints_in_filter = rows.holds(Behaviour::NoLocalEndpointsInFilter);
+    config.nfacct_invalid &= rows.holds(Behaviour::NfacctCounters);
+    config.nfacct_localhost &= rows.holds(Behaviour::NfacctCounters);
+    config.localhost_exclusions = rows.holds(Behaviour::LocalhostNodePortsOption);
     // No `conntrack.tcpBeLiberal` before 1.29: the INVALID drop is always written.
-    config.tcp_be_liberal &= holds(Behaviour::TcpBeLiberalOption, minor);
-    config.nftables_table = if holds_at(Behaviour::NftablesPreDnatChains, version) {
+    config.tcp_be_liberal &= rows.holds(Behaviour::TcpBeLiberalOption);
+    config.nftables_table = if rows.holds(Behaviour::NftablesPreDnatChains) {
         NftablesTable::PreDnat
-    } else if holds(Behaviour::NftablesPostDnatOutputChain, minor) {
+    } else if rows.holds(Behaviour::NftablesPostDnatOutputChain) {
         NftablesTable::PostDnatOutput
     } else {
         NftablesTable::Alpha
     };
-    config.nftables_masquerade_port = holds(Behaviour::NftablesMasqueradeMatchesPort, minor);
-    config.nftables_elements_once = holds(Behaviour::NftablesElementsOnce, minor);
-    config.nftables_iifname = holds_at(Behaviour::NftablesIifname, version);
-    config.nftables_masquerade = if holds(Behaviour::NftablesHairpinMasquerade, minor) {
+    config.nftables_masquerade_port = rows.holds(Behaviour::NftablesMasqueradeMatchesPort);
+    config.nftables_elements_once = rows.holds(Behaviour::NftablesElementsOnce);
+    config.nftables_iifname = rows.holds(Behaviour::NftablesIifname);
+    config.nftables_masquerade = if rows.holds(Behaviour::NftablesHairpinMasquerade) {
         NftablesMasquerade::HairpinSet
     } else {
         NftablesMasquerade::MarkChain
     };
-    config.nftables_single_endpoint_dnat = holds(Behaviour::NftablesSingleEndpointDnat, minor);
-    config.nftables_truncate_comments = holds(Behaviour::NftablesCommentTruncated, minor);
-    config.nftables_firewall_comment = holds(Behaviour::NftablesFirewallElementComment, minor);
+    config.nftables_single_endpoint_dnat = rows.holds(Behaviour::NftablesSingleEndpointDnat);
+    config.nftables_truncate_comments = rows.holds(Behaviour::NftablesCommentTruncated);
+    config.nftables_firewall_comment = rows.holds(Behaviour::NftablesFirewallElementComment);
     // pkg/features/kube_features.go `KubeProxyNFTablesLocalhostNodePorts` (alpha in 1.37, off by
     // default; unknown before, where kube-proxy refuses to set it: proxy/startup.rs).
     config.nftables_localhost_node_ports = gate("KubeProxyNFTablesLocalhostNodePorts");

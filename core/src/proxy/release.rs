@@ -812,6 +812,28 @@ pub(crate) fn rows() -> impl Iterator<Item = (Behaviour, u32, Option<u32>, &'sta
     BEHAVIOURS.iter().map(|r| (r.behaviour, r.first, r.last, r.upstream))
 }
 
+/// A kube-proxy release as its rules are rendered: the release, and rows set back to how they
+/// were on the other side of their boundary. `upgrade` renders a release step again with one
+/// crossed row set back to tell which row changed a Service's rules; everything else renders
+/// with none ([`Rows::at`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rows<'a> {
+    pub(crate) version: crate::profile::Version,
+    pub(crate) set_back: &'a [Behaviour],
+}
+
+impl Rows<'_> {
+    /// The release's rows as they are.
+    pub(crate) fn at(version: crate::profile::Version) -> Rows<'static> {
+        Rows { version, set_back: &[] }
+    }
+
+    /// Whether a behaviour holds ([`holds_at`]), unless it is set back.
+    pub(crate) fn holds(&self, behaviour: Behaviour) -> bool {
+        holds_at(behaviour, self.version) != self.set_back.contains(&behaviour)
+    }
+}
+
 /// Whether a behaviour holds in a release, its patch included (a backported row).
 pub(crate) fn holds_at(behaviour: Behaviour, version: crate::profile::Version) -> bool {
     // A bare minor is the newest patch svclab was checked at, which has every backport.

@@ -17,7 +17,9 @@ use super::sides::Sides;
 use crate::model::well_known::LABEL_SERVICE_NAME;
 use crate::model::{KubeProxyConfiguration, Located};
 use crate::net::IpFamily;
-use crate::proxy::{Behaviour, ProxyConfig, ProxyMode, RenderError, RenderOptions, STARTUP_ONLY};
+use crate::proxy::{
+    Behaviour, ProxyConfig, ProxyMode, ROW_GROUPS, RenderError, RenderOptions, STARTUP_ONLY,
+};
 use crate::trace::{
     NftTable, Ruleset, TraceRequest, parse_iptables, parse_nft, trace_nft_table, trace_ruleset,
 };
@@ -411,6 +413,13 @@ impl Attribution {
             let profile = profile_at(sides, version);
             let mut world = subset.clone();
             world.profile = profile.clone();
+            let layout = render(&world);
+            // Only a step whose rules differ from the last ones needs its causes told apart.
+            let last_layout = steps.last().map_or(today, |s| &s.layout);
+            let try_back = layout.as_ref().is_some_and(|l| l != last_layout);
+            // The rules of this step with one thing set back as it was before the step (`None`
+            // where kube-proxy refuses that), when it is worth rendering.
+            let set_back = |reverted: &mut World| if try_back { render(reverted) } else { None };
             match &previous {
                 None => pending.add_fixed(profile_cause.iter().cloned()),
                 Some((p, v)) => {
@@ -418,22 +427,31 @@ impl Attribution {
                     let from = Point { version: *v, profile: p, kube_proxy };
                     let to = Point { version, profile: &profile, kube_proxy };
                     let step = Crossed::releases(from, to);
+                    pending.add_fixed(step.allocation.into_iter());
                     // A row that only decides whether kube-proxy starts changes no rules of a
                     // kube-proxy that starts on both sides, and a row that acts only on a
-                    // setting the configuration does not write changes none either.
-                    let rows = step
-                        .proxy
-                        .into_iter()
-                        .filter(|(b, c)| {
-                            relevant(*b, &c.upstream, mode)
-                                && !STARTUP_ONLY.contains(b)
-                                && !inert(*b, kube_proxy)
-                        })
-                        .map(|(_, c)| c);
-                    pending.add_fixed(rows.chain(step.allocation));
-                    // A gate is a cause where setting it back (kube-proxy's own featureGates win
-                    // over every default) takes the rules back; where kube-proxy refuses the
-                    // setting, it is taken to be one.
+                    // setting the configuration does not write changes none either. A row
+                    // that can is a cause where rendering this step with it set back
+                    // (proxy/release.rs `Rows`) takes the rules back; one that cannot be
+                    // tried (the step renders nothing) is taken to be one.
+                    let crossed: Vec<Behaviour> = step.proxy.iter().map(|(b, _)| *b).collect();
+                    let rows = step.proxy.into_iter().filter(|(b, c)| {
+                        relevant(*b, &c.upstream, mode)
+                            && !STARTUP_ONLY.contains(b)
+                            && !inert(*b, kube_proxy)
+                    });
+                    for (behaviour, cause) in rows {
+                        if layout.is_none() {
+                            pending.add_fixed(std::iter::once(cause));
+                            continue;
+                        }
+                        let mut reverted = world.clone();
+                        reverted.rows_set_back = with_its_group(behaviour, &crossed);
+                        pending.set_back.push((cause, set_back(&mut reverted)));
+                    }
+                    // Likewise a gate, set back in kube-proxy's own featureGates (which win
+                    // over every default); where kube-proxy refuses the setting, it is taken
+                    // to be one.
                     for gate in step.proxy_gates {
                         let name = gate.id.trim_start_matches("proxyGate:").to_owned();
                         let back = proxy_gate(from, &name);
@@ -445,11 +463,11 @@ impl Attribution {
                         });
                         kpc.value.feature_gates.insert(name, back);
                         reverted.kube_proxy = Some(kpc);
-                        pending.gates.push((gate, render(&reverted)));
+                        pending.set_back.push((gate, set_back(&mut reverted)));
                     }
                 }
             }
-            if let Some(layout) = render(&world) {
+            if let Some(layout) = layout {
                 let mut step = std::mem::take(&mut pending);
                 step.layout = layout;
                 steps.push(step);
@@ -491,13 +509,14 @@ impl Attribution {
 }
 
 /// One step of [`Attribution::find`]: the rules after it, the causes that are causes wherever the
-/// rules changed (release rows of the mode, allocator behaviours, the profile), and each gate
-/// crossed with the rules rendered with it set back (`None`: kube-proxy refuses that).
+/// rules changed (allocator behaviours, the profile, release rows that could not be tried), and
+/// each release row and gate crossed with the rules rendered with it set back (`None`:
+/// kube-proxy refuses that, or the step changed no rules and nothing was rendered).
 #[derive(Default)]
 struct Step {
     layout: rules::Layout,
     fixed: Vec<Cause>,
-    gates: Vec<(Cause, Option<rules::Layout>)>,
+    set_back: Vec<(Cause, Option<rules::Layout>)>,
 }
 
 impl Step {
@@ -510,18 +529,26 @@ impl Step {
     }
 
     /// Adds this step's causes of a change to `into`; `reverted_differs` says whether a
-    /// rendering with a gate set back still differs from this step's for the part in question.
+    /// rendering with a row or gate set back differs from this step's for the part in question.
     fn causes(&self, into: &mut Vec<Cause>, reverted_differs: impl Fn(&rules::Layout) -> bool) {
-        let gates = self
-            .gates
+        let set_back = self
+            .set_back
             .iter()
             .filter(|(_, reverted)| reverted.as_ref().is_none_or(&reverted_differs));
-        for cause in self.fixed.iter().chain(gates.map(|(c, _)| c)) {
+        for cause in self.fixed.iter().chain(set_back.map(|(c, _)| c)) {
             if !into.contains(cause) {
                 into.push(cause.clone());
             }
         }
     }
+}
+
+/// A row to set back, with the rows of its group ([`ROW_GROUPS`]) the same step crosses.
+fn with_its_group(behaviour: Behaviour, crossed: &[Behaviour]) -> Vec<Behaviour> {
+    let group = ROW_GROUPS.iter().find(|g| g.contains(&behaviour)).copied().unwrap_or_default();
+    let mut rows = vec![behaviour];
+    rows.extend(group.iter().filter(|b| **b != behaviour && crossed.contains(b)));
+    rows
 }
 
 /// Whether a kube-proxy row acts on nothing the configuration writes: the `localhost` and `all`
