@@ -55,7 +55,8 @@ pub(crate) struct Change {
     pub(crate) upstream: &'static str,
     /// How the boundaries are known.
     pub(crate) pin: Pin,
-    /// Fragments of the texts this row governs, to tie a diagnostic to its rows.
+    /// Fragments of the texts this row governs, to tie a diagnostic to its rows; a `*` in one
+    /// stands for an index (a run of digits).
     pub(crate) marks: &'static [&'static str],
 }
 
@@ -379,7 +380,8 @@ pub(crate) const WARNINGS: &[Change] = &[
         what: "GetWarningsForIP/GetWarningsForCIDR say a non-standard value \"is invalid: use ...\" (1.33 to 1.35: \"will be considered invalid in a future Kubernetes release: use ...\")",
         upstream: "apimachinery pkg/util/validation/ip.go GetWarningsForIP/GetWarningsForCIDR: the future-release text in v0.33.13 to v0.35.8, \"is invalid\" in v0.36.5 and v0.37.2 (called by pkg/api/service/warnings.go and the EndpointSlice strategy's warnOnBadIPs in k8s.io/kubernetes@v1.36.5 and @v1.37.2)",
         pin: Pin::Module,
-        marks: &["is invalid: use"],
+        // Both texts: a rollback across 1.36 brings the older one back.
+        marks: &["is invalid: use", "will be considered invalid in a future Kubernetes release"],
     },
     Change {
         id: Rule::ExternalNameIgnored,
@@ -397,7 +399,11 @@ pub(crate) const WARNINGS: &[Change] = &[
         what: "EndpointSlice address warnings (KEP-4858) for slices not managed by the in-tree controllers",
         upstream: "pkg/registry/discovery/endpointslice/strategy.go WarningsOnCreate/WarningsOnUpdate warnOnBadIPs (apimachinery GetWarningsForIP): absent in k8s.io/kubernetes@v1.27.16 to @v1.32.13, present in @v1.33.13 to @v1.37.2",
         pin: Pin::Module,
-        marks: &["endpoints["],
+        // The warnings' own form: an error about an endpoint is not this row's.
+        marks: &[
+            "endpoints[*].addresses[*]: non-standard IP address",
+            "endpoints[*].addresses[*]: IPv6 address",
+        ],
     },
     Change {
         id: Rule::EndpointSliceFqdnDeprecated,
@@ -532,7 +538,12 @@ pub(crate) const ENDPOINT_SLICE: &[Change] = &[
         what: "with DeclarativeValidationBeta on (beta from 1.36), the EndpointSlice's +k8s:beta declarative rules are enforced: the handwritten addressType required/unsupported/immutable and addresses required/too-many errors they cover are removed and the declarative ones appended after every other cause (\"endpoints[0].addresses: Required value\" without its detail, \"addressType: Invalid value: null: field is immutable\"); in 1.36 the same rules are +k8s:alpha and only shadow",
         upstream: "staging/src/k8s.io/api/discovery/v1/types.go +k8s:alpha(since: \"1.36\") in k8s.io/api@v0.36.5, +k8s:beta(since: \"1.37\") in @v0.37.2; pkg/apis/discovery/v1/zz_generated.validations.go Validate_EndpointSlice and pkg/apis/discovery/validation/validation.go MarkCoveredByDeclarative in k8s.io/kubernetes@v1.36.5 and @v1.37.2; apiserver pkg/registry/rest/validate.go ValidateDeclarativelyWithMigrationChecks, apimachinery pkg/api/validate/errors.go FilterCoveredHandwrittenErrors (v0.37.2)",
         pin: Pin::Module,
-        marks: &["Invalid value: null: field is immutable"],
+        // Both the declarative "Required value" and the handwritten one it replaces hold this
+        // text, and only this row changes it (it is crossed at 1.36 to 1.37 alone).
+        marks: &[
+            "Invalid value: null: field is immutable",
+            "endpoints[*].addresses: Required value",
+        ],
     },
     Change {
         id: Rule::EndpointSlicePorts20000,
@@ -572,8 +583,24 @@ pub(crate) fn governing(message: &str) -> Vec<(&'static str, &'static Change)> {
     TABLES
         .iter()
         .flat_map(|(table, rows)| rows.iter().map(move |c| (*table, c)))
-        .filter(|(_, c)| c.marks.iter().any(|m| message.contains(m)))
+        .filter(|(_, c)| c.marks.iter().any(|m| marked(message, m)))
         .collect()
+}
+
+/// Whether `message` holds `mark`, each `*` of the mark matching a run of digits.
+fn marked(message: &str, mark: &str) -> bool {
+    let Some((first, rest)) = mark.split_once('*') else { return message.contains(mark) };
+    message.match_indices(first).any(|(at, _)| {
+        let mut tail = &message[at + first.len()..];
+        for segment in rest.split('*') {
+            let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            match tail[digits..].strip_prefix(segment) {
+                Some(after) if digits > 0 => tail = after,
+                _ => return false,
+            }
+        }
+        true
+    })
 }
 
 impl Change {

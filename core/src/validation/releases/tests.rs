@@ -87,3 +87,17 @@ fn the_profile_renders_json_values_exactly_when_the_table_says() {
         assert_eq!(!profile.json_field_values(), in_force(super::Rule::NilValueQuoted, minor));
     }
 }
+
+#[test]
+fn a_mark_ties_the_warnings_it_governs_and_no_error_about_the_same_object() {
+    let rows = |message: &str| -> Vec<super::Rule> {
+        super::governing(message).into_iter().map(|(_, row)| row.id).collect()
+    };
+    let address = "endpoints[12].addresses[0]: non-standard IP address \"010.1.2.3\" is invalid: use \"10.1.2.3\"";
+    assert!(rows(address).contains(&super::Rule::EndpointSliceIpWarnings));
+    let hostname = "endpoints[0].hostname: Invalid value: \"Bad_Host\": a lowercase RFC 1123 label";
+    assert!(!rows(hostname).contains(&super::Rule::EndpointSliceIpWarnings));
+    // `*` is an index, not any text.
+    let service = "spec.externalIPs[0]: non-standard IP address \"010.1.2.3\" is invalid";
+    assert!(!rows(service).contains(&super::Rule::EndpointSliceIpWarnings));
+}
