@@ -345,7 +345,8 @@ pub(crate) fn trace_ruleset(
     let (mut report, addresses) = begin(request, config, name, &ruleset.warnings);
     let Some((src, dst)) = addresses else { return report };
     let local_source = report.path == "OUTPUT";
-    let tracer = Tracer { set: ruleset, config, request, budget: Budget::default() };
+    let protocol = request.protocol.to_ascii_lowercase();
+    let tracer = Tracer { set: ruleset, config, request, protocol, budget: Budget::default() };
     let start = Packet {
         src,
         dst,
@@ -431,6 +432,9 @@ struct Tracer<'a> {
     set: &'a Ruleset,
     config: &'a ProxyConfig,
     request: &'a TraceRequest,
+    /// The request's protocol as `-p` writes it, lowercased once (every rule of KUBE-SERVICES
+    /// names one, before its destination).
+    protocol: String,
     budget: Budget,
 }
 
@@ -659,13 +663,22 @@ impl<'a> Tracer<'a> {
     }
 
     fn matches(&self, rule: &Rule, p: &Packet) -> Matched {
+        // A rule matches when all its matches do, so the most telling one is tried first: a
+        // chain such as KUBE-SERVICES holds a rule per Service port, each writing its protocol
+        // and comment before the destination that tells it apart.
+        let other_destination = rule.matches.iter().any(|m| {
+            matches!(m, Match::Destination(net, neg) if net.contains(&p.dst) == *neg)
+        });
+        if other_destination {
+            return Matched::No;
+        }
         let mut probability = None;
         for m in &rule.matches {
             let ok = match m {
                 Match::Source(net, neg) => net.contains(&p.src) != *neg,
                 Match::Destination(net, neg) => net.contains(&p.dst) != *neg,
                 Match::Protocol(proto, neg) => {
-                    (proto == "all" || *proto == self.request.protocol.to_ascii_lowercase()) != *neg
+                    (proto == "all" || *proto == self.protocol) != *neg
                 }
                 Match::InInterface(name, neg) => {
                     let hit = self
