@@ -268,6 +268,11 @@ impl Budget {
         self.spend(&self.rules, 1, MAX_TRACE_RULES)
     }
 
+    /// Spends `n` rule evaluations at once; `false` once anything has run out.
+    pub(crate) fn rules(&self, n: usize) -> bool {
+        self.spend(&self.rules, n, MAX_TRACE_RULES)
+    }
+
     /// Spends the copy of a chain's `n` rules.
     pub(crate) fn copy_rules(&self, n: usize) {
         self.spend(&self.rules, n, MAX_TRACE_RULES);
@@ -455,6 +460,13 @@ enum ChainRules<'a> {
 }
 
 impl ChainRules<'_> {
+    fn len(&self) -> usize {
+        match self {
+            ChainRules::Stored(rules) => rules.len(),
+            ChainRules::Assumed(rules) => rules.len(),
+        }
+    }
+
     /// The rule at `index` and whether it is assumed.
     fn get(&self, index: usize) -> Option<(&Rule, bool)> {
         match self {
@@ -544,8 +556,23 @@ impl<'a> Tracer<'a> {
         depth: usize,
         out: &mut Vec<(Packet, Flow)>,
     ) {
+        let index = match rules {
+            ChainRules::Stored(_) => self.set.destination_index(table, chain),
+            ChainRules::Assumed(_) => None,
+        };
         let mut idx = start;
-        while let Some((rule, assumed)) = rules.get(idx) {
+        loop {
+            if let Some(index) = index {
+                // The rules passed over cannot match; each is spent as if tested, so the budget
+                // ends a walk where it did.
+                let next = index.next(idx, p.dst).unwrap_or(usize::MAX);
+                let passed = next.min(rules.len()) - idx.min(rules.len());
+                if passed > 0 && !self.budget.rules(passed) {
+                    return;
+                }
+                idx = next;
+            }
+            let Some((rule, assumed)) = rules.get(idx) else { break };
             if !self.budget.rule() {
                 return;
             }
@@ -666,9 +693,10 @@ impl<'a> Tracer<'a> {
         // A rule matches when all its matches do, so the most telling one is tried first: a
         // chain such as KUBE-SERVICES holds a rule per Service port, each writing its protocol
         // and comment before the destination that tells it apart.
-        let other_destination = rule.matches.iter().any(|m| {
-            matches!(m, Match::Destination(net, neg) if net.contains(&p.dst) == *neg)
-        });
+        let other_destination = rule
+            .matches
+            .iter()
+            .any(|m| matches!(m, Match::Destination(net, neg) if net.contains(&p.dst) == *neg));
         if other_destination {
             return Matched::No;
         }
@@ -677,9 +705,7 @@ impl<'a> Tracer<'a> {
             let ok = match m {
                 Match::Source(net, neg) => net.contains(&p.src) != *neg,
                 Match::Destination(net, neg) => net.contains(&p.dst) != *neg,
-                Match::Protocol(proto, neg) => {
-                    (proto == "all" || *proto == self.protocol) != *neg
-                }
+                Match::Protocol(proto, neg) => (proto == "all" || *proto == self.protocol) != *neg,
                 Match::InInterface(name, neg) => {
                     let hit = self
                         .request

@@ -69,6 +69,8 @@ pub(crate) struct Ruleset {
     /// Policies of built-in chains (`:FORWARD DROP [0:0]`), by (table, chain).
     pub(crate) policies: BTreeMap<(String, String), String>,
     pub(crate) warnings: Vec<String>,
+    /// The long chains' [`DestinationIndex`], by table and chain.
+    pub(crate) indices: BTreeMap<String, BTreeMap<String, DestinationIndex>>,
 }
 
 impl Ruleset {
@@ -76,8 +78,60 @@ impl Ruleset {
         self.tables.get(table).and_then(|t| t.get(chain))
     }
 
+    /// The index of a chain long enough to have one.
+    pub(crate) fn destination_index(&self, table: &str, chain: &str) -> Option<&DestinationIndex> {
+        self.indices.get(table).and_then(|t| t.get(chain))
+    }
+
     pub(crate) fn has_chain(&self, table: &str, chain: &str) -> bool {
         self.chain(table, chain).is_some()
+    }
+}
+
+/// Where the rules of a long chain that match one host address as their destination are, by
+/// address, so that a walk passes over the rules of other destinations without testing each
+/// (KUBE-SERVICES holds a rule per Service port and address, and the kernel tests them in turn;
+/// none of them can match a packet to another address, whatever else it says).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DestinationIndex {
+    /// Rules with a `-d <host>` match, by host, in order.
+    by_host: BTreeMap<IpAddr, Vec<usize>>,
+    /// Every other rule, in order.
+    others: Vec<usize>,
+}
+
+impl DestinationIndex {
+    /// Chains shorter than this are walked rule by rule.
+    const MIN_RULES: usize = 64;
+
+    fn of(rules: &[Rule]) -> Option<DestinationIndex> {
+        if rules.len() < Self::MIN_RULES {
+            return None;
+        }
+        let mut index = DestinationIndex::default();
+        for (i, rule) in rules.iter().enumerate() {
+            let host = rule.matches.iter().find_map(|m| match m {
+                Match::Destination(net, false) if net.prefix_len() == net.max_prefix_len() => {
+                    Some(net.addr())
+                }
+                _ => None,
+            });
+            match host {
+                Some(host) => index.by_host.entry(host).or_default().push(i),
+                None => index.others.push(i),
+            }
+        }
+        Some(index)
+    }
+
+    /// The first rule at or after `from` that may match a packet to `destination`.
+    pub(crate) fn next(&self, from: usize, destination: IpAddr) -> Option<usize> {
+        let first = |list: &[usize]| list.get(list.partition_point(|&i| i < from)).copied();
+        let host = self.by_host.get(&destination).and_then(|list| first(list));
+        match (first(&self.others), host) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -312,6 +366,13 @@ pub(crate) fn parse(text: &str) -> Ruleset {
             }
             Some("-X" | "-F" | "-N") => {}
             _ => set.warnings.push(format!("line not understood: {line}")),
+        }
+    }
+    for (table, chains) in &set.tables {
+        for (chain, rules) in chains {
+            if let Some(index) = DestinationIndex::of(rules) {
+                set.indices.entry(table.clone()).or_default().insert(chain.clone(), index);
+            }
         }
     }
     set

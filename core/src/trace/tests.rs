@@ -169,3 +169,36 @@ fn builtin_chain_policy_applies_at_the_end() {
     let out = check(&dump, "10.0.0.5", "172.30.0.1", 80);
     assert!(!out.is_empty() && out.iter().all(|o| o.0 == "DROP"), "{out:?}");
 }
+
+#[test]
+fn a_long_chain_is_walked_through_its_destination_index_alike() {
+    // 200 Services before the one traced and a catch-all rule among them: the index passes
+    // over the other destinations, never over a rule without one.
+    let mut rules = String::new();
+    for i in 0..200 {
+        rules.push_str(&format!(
+            "-A KUBE-SERVICES -m comment --comment \"ns/s{i} cluster IP\" -m tcp -p tcp -d 172.31.{}.{} --dport 80 -j KUBE-MARK-MASQ\n",
+            i / 250,
+            i % 250 + 1
+        ));
+        if i == 100 {
+            rules.push_str(
+                "-A KUBE-SERVICES -m tcp -p tcp -d 172.30.0.1/32 --dport 81 -j KUBE-SVC-A\n",
+            );
+        }
+    }
+    let long = PAYLOAD.replace("-A KUBE-MARK-MASQ -j", &format!("{rules}-A KUBE-MARK-MASQ -j"));
+    assert!(rules::parse(&long).destination_index("nat", "KUBE-SERVICES").is_some());
+    assert_eq!(
+        check(&long, "10.0.0.5", "172.30.0.1", 80),
+        check(PAYLOAD, "10.0.0.5", "172.30.0.1", 80)
+    );
+    // A rule of a network, not a host, is never passed over.
+    let network = long.replace("-d 172.30.0.1/32 --dport 81", "-d 172.30.0.0/24 --dport 80");
+    let out = check(&network, "10.0.0.5", "172.30.0.7", 80);
+    assert!(out.len() == 2 && out.iter().all(|o| o.0 == "endpoint"), "{out:?}");
+    assert_eq!(
+        check(&long, "10.0.0.5", "172.30.0.9", 80),
+        vec![("no service".to_owned(), None, false, 1.0)]
+    );
+}
