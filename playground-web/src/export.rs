@@ -4,7 +4,7 @@
 
 use svclab_core::{ExportError, ExportOptions, Input, ProxyMode, SUITE_SUFFIX, export_test};
 
-use crate::proxy_view::{self, TraceOutcome, rules_available};
+use crate::proxy_view::{self, TraceOutcome};
 use crate::state::{SCENARIO_NAME, State};
 
 /// The suite's name; its file is `playground.svclab-test.yaml`.
@@ -28,7 +28,7 @@ pub(crate) fn suite(state: &State) -> Result<String, ExportError> {
         TraceOutcome::Invalid(_) => None,
     };
     let proxy_mode =
-        rules_available(&state.report).then(|| ProxyMode::parse(&state.proxy_mode())).flatten();
+        state.rules().is_some().then(|| ProxyMode::parse(&state.proxy_mode())).flatten();
     let options = ExportOptions { name: SUITE_NAME.to_owned(), trace, proxy_mode };
     export_test(&Input::new(SCENARIO_NAME, &*state.scenario), &options)
 }

@@ -87,8 +87,12 @@ pub(crate) struct State {
     pub(crate) scenario: Rc<str>,
     /// Bumped when the text changes from outside the editor (examples, profile bar, links).
     pub(crate) revision: u64,
-    /// The pipeline's report for `scenario`.
+    /// The pipeline's report for `scenario`; its rulesets only once [`State::rules_computed`].
     pub(crate) report: Rc<Report>,
+    /// Whether `report` carries the rulesets (or `None` because there are none): they are
+    /// rendered for the Rules panel, a download or an export, not on every edit (both modes of
+    /// a 10,000-Service cluster are tens of megabytes).
+    pub(crate) rules_computed: bool,
     /// The cluster state behind the report (for rules and traces).
     pub(crate) world: Rc<World>,
     /// Milliseconds the last evaluation took (0 when no clock).
@@ -172,15 +176,17 @@ impl State {
         embed: bool,
         notice: Option<String>,
     ) -> State {
-        let (world, report, eval_ms) = evaluate(&shared.scenario);
+        let tab = Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations);
+        let (world, report, eval_ms) = evaluate(&shared.scenario, tab == Tab::Rules);
         let mut state = State {
             scenario: Rc::from(shared.scenario.as_str()),
             revision: 0,
             report,
+            rules_computed: tab == Tab::Rules,
             world,
             eval_ms,
             evaluations: 1,
-            tab: Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations),
+            tab,
             dark,
             embed,
             notice,
@@ -230,11 +236,32 @@ impl State {
             .unwrap_or_default()
     }
 
+    /// Puts the rulesets into the report, once.
+    fn compute_rules(&mut self) {
+        if self.rules_computed {
+            return;
+        }
+        let mut report = (*self.report).clone();
+        proxy_view::complete_report(&self.world, &mut report);
+        self.report = Rc::new(report);
+        self.rules_computed = true;
+    }
+
+    /// The rulesets, rendered now if the report does not carry them yet (a download, an export).
+    pub(crate) fn rules(&self) -> Option<std::borrow::Cow<'_, svclab_core::Rules>> {
+        if self.rules_computed {
+            return self.report.rules.as_ref().map(std::borrow::Cow::Borrowed);
+        }
+        svclab_core::report_rules(&self.world).map(std::borrow::Cow::Owned)
+    }
+
     fn set_scenario(&mut self, text: String, from_editor: bool) {
-        let (world, report, eval_ms) = evaluate(&text);
+        let with_rules = self.tab == Tab::Rules;
+        let (world, report, eval_ms) = evaluate(&text, with_rules);
         self.scenario = Rc::from(text.as_str());
         self.world = world;
         self.report = report;
+        self.rules_computed = with_rules;
         self.eval_ms = eval_ms;
         self.evaluations += 1;
         if !from_editor {
@@ -363,6 +390,9 @@ impl Reducible for State {
             }
             Action::SetTab(tab) => {
                 next.tab = tab;
+                if tab == Tab::Rules {
+                    next.compute_rules();
+                }
                 if tab == Tab::Compare && next.compare_outcome.is_none() {
                     next.run_compare();
                 }
@@ -415,12 +445,14 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
         .unwrap_or_default()
 }
 
-/// Runs the pipeline and times it.
-fn evaluate(text: &str) -> (Rc<World>, Rc<Report>, f64) {
+/// Runs the pipeline and times it; the rulesets only `with_rules` (see [`State::rules_computed`]).
+fn evaluate(text: &str, with_rules: bool) -> (Rc<World>, Rc<Report>, f64) {
     let started = now_ms();
-    let (world, mut report) =
-        svclab_core::evaluate(&[Input::new(SCENARIO_NAME, text)], &CheckOptions::default());
-    proxy_view::complete_report(&world, &mut report);
+    let options = CheckOptions { omit_rules: !with_rules, ..CheckOptions::default() };
+    let (world, mut report) = svclab_core::evaluate(&[Input::new(SCENARIO_NAME, text)], &options);
+    if with_rules {
+        proxy_view::complete_report(&world, &mut report);
+    }
     let elapsed = now_ms() - started;
     (Rc::new(world), Rc::new(report), elapsed)
 }
@@ -441,13 +473,39 @@ mod tests {
     fn check(state: &State, change: ProfileChange, expected_line: &str) {
         let text = state.apply_profile(change);
         assert!(text.lines().any(|l| l == expected_line), "{expected_line:?} not in\n{text}");
-        let (_, report, _) = evaluate(&text);
+        let (_, report, _) = evaluate(&text, false);
         let profile_errors: Vec<_> = report
             .diagnostics
             .iter()
             .filter(|d| d.object.as_ref().is_some_and(|o| o.kind == "ClusterProfile"))
             .collect();
         assert!(profile_errors.is_empty(), "{profile_errors:?}");
+    }
+
+    #[test]
+    fn rulesets_are_rendered_for_the_rules_panel_a_download_or_an_export_only() {
+        let text = crate::examples::EXAMPLES
+            .iter()
+            .find(|e| e.id == "iptables-vs-nftables")
+            .map(|e| e.text)
+            .unwrap_or_default();
+        let state = Rc::new(State::new(
+            SharedState { scenario: text.to_owned(), ..SharedState::default() },
+            false,
+            false,
+            None,
+        ));
+        assert!(!state.rules_computed && state.report.rules.is_none());
+        // A download or an export renders them on the spot, the same as the panel's.
+        let on_demand = state.rules().map(|r| r.into_owned()).expect("rules");
+        let edited = state.reduce(Action::Edited(format!("{text}\n")));
+        assert!(!edited.rules_computed && edited.report.rules.is_none());
+        let rules = edited.reduce(Action::SetTab(Tab::Rules));
+        assert!(rules.rules_computed);
+        assert_eq!(rules.report.rules.as_ref(), Some(&on_demand));
+        // While the panel is open, every edit renders them.
+        let typed = rules.reduce(Action::Edited(format!("{text}\n\n")));
+        assert!(typed.rules_computed && typed.report.rules.is_some());
     }
 
     #[test]

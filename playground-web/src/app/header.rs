@@ -44,7 +44,8 @@ pub(super) fn full(
         let state = state.clone();
         Callback::from(move |_: MouseEvent| state.dispatch(Action::ToggleTheme))
     };
-    let rules_available = rules_available(&state.report);
+    // Rendered on demand: until then a download renders them (and says so if there are none).
+    let rules_available = !state.rules_computed || rules_available(&state.report);
     html! {
         <header class="top">
             <h1 class="brand">{"svclab "}<small>{"playground"}</small></h1>
@@ -143,19 +144,24 @@ enum Download {
 fn on_download(state: &UseReducerHandle<State>, what: Download) -> Callback<MouseEvent> {
     let state = state.clone();
     Callback::from(move |_: MouseEvent| {
-        let rules = state.report.rules.as_ref();
+        let rules = state.rules();
+        let rules = rules.as_deref();
         match what {
             Download::Report => {
                 download_text("svclab-report.json", &state.report.to_json(), "application/json");
             }
-            Download::Iptables => {
-                if let Some(rules) = rules {
-                    download_text("kube-proxy.iptables", &rules.iptables, "text/plain");
-                }
-            }
-            Download::Nftables => {
-                if let Some(rules) = rules {
-                    download_text("kube-proxy.nft", &rules.nftables, "text/plain");
+            Download::Iptables | Download::Nftables => {
+                let Some(rules) = rules else {
+                    let why = "No rulesets to download: kube-proxy refuses this configuration, or \
+                               the cluster is past what svclab renders.";
+                    state.dispatch(Action::Notice(Some(why.to_owned())));
+                    return;
+                };
+                match what {
+                    Download::Iptables => {
+                        download_text("kube-proxy.iptables", &rules.iptables, "text/plain");
+                    }
+                    _ => download_text("kube-proxy.nft", &rules.nftables, "text/plain"),
                 }
             }
         }
