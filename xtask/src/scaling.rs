@@ -297,12 +297,13 @@ fn playground(root: &Path, scratch: &Path) -> anyhow::Result<()> {
         (number("pasteMs"), number("keystrokeMedianMs"), number("keystrokeMaxMs"));
     let (longest, rss, heap) =
         (number("longestTaskMs"), number("rendererRssMib"), number("jsHeapMib"));
+    let eval = number("evalMs");
     say(&format!(
         "- Playground, {} Services + slices ({:.1} MB, headless Chromium): paste-to-painted \
          {paste:.0} ms (< 1.5 s: {}); keystroke-to-painted in the middle of the document, median \
          {median:.0} ms (< 100 ms: {}), max {max:.0} ms of 10 (< 200 ms: {}); longest main-thread \
          task while typing {longest:.0} ms (<= 50 ms: {}); renderer memory {rss:.0} MiB \
-         (< 600 MB: {}), JS heap {heap:.0} MiB",
+         (< 600 MB: {}), JS heap {heap:.0} MiB; the last keystroke's pipeline {eval:.0} ms",
         figures["services"],
         number("bytes") / 1e6,
         verdict(paste < 1500.0),

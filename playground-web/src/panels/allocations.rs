@@ -4,6 +4,7 @@
 //! A band smaller than a fifth of its range is drawn wider than to scale (the static band of a
 //! /12 is 256 of a million addresses); the map says so.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::rc::Rc;
 
@@ -91,19 +92,23 @@ fn ip_offset(ip: &str, network: u128, size: u128) -> Option<f64> {
     (offset < size).then_some(offset as f64)
 }
 
-/// Failure reasons of a rejected Service (its error diagnostics).
-fn failure_reasons(report: &Report, service: &ServiceReport) -> Vec<String> {
-    report
-        .diagnostics
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .filter(|d| {
-            d.object.as_ref().is_some_and(|o| {
-                o.kind == "Service" && o.name == service.name && o.namespace == service.namespace
-            })
-        })
-        .map(|d| d.message.clone())
-        .collect()
+/// Failure reasons of the rejected Services (their error diagnostics), by namespace and name,
+/// read in one pass over the diagnostics (a cluster can reject thousands).
+type Reasons<'r> = BTreeMap<(&'r str, &'r str), Vec<&'r str>>;
+
+fn failure_reasons(report: &Report) -> Reasons<'_> {
+    let mut reasons = Reasons::new();
+    for d in report.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+        if let Some(o) = d.object.as_ref().filter(|o| o.kind == "Service") {
+            reasons.entry((o.namespace.as_str(), o.name.as_str())).or_default().push(&d.message);
+        }
+    }
+    reasons
+}
+
+/// The reasons of one Service.
+fn reasons_of<'r>(reasons: &'r Reasons<'r>, service: &'r ServiceReport) -> &'r [&'r str] {
+    reasons.get(&(service.namespace.as_str(), service.name.as_str())).map_or(&[], Vec::as_slice)
 }
 
 fn band_offsets(
@@ -114,7 +119,7 @@ fn band_offsets(
     Some((origin(&band.first)?, origin(&band.last)? + 1.0))
 }
 
-fn ip_maps(report: &Report) -> Vec<RangeMap> {
+fn ip_maps(report: &Report, all_reasons: &Reasons<'_>) -> Vec<RangeMap> {
     let mut maps = Vec::new();
     for range in &report.ranges {
         let Some((network, size, _)) = cidr_bounds(&range.cidr) else { continue };
@@ -123,7 +128,7 @@ fn ip_maps(report: &Report) -> Vec<RangeMap> {
         for service in &report.services {
             let key = format!("{}/{}", service.namespace, service.name);
             if service.outcome == "rejected" {
-                let reasons = failure_reasons(report, service).join("; ");
+                let reasons = reasons_of(all_reasons, service).join("; ");
                 for ip in &service.cluster_ips {
                     if let Some(o) = offset(ip) {
                         marks.push(Mark {
@@ -231,6 +236,37 @@ fn percent(value: f64) -> String {
     format!("{:.3}%", (value * 100.0).clamp(0.0, 100.0))
 }
 
+/// Most marks a map draws one by one; past it, marks of one kind that fall on the same
+/// thousandth of the bar are drawn as one (a 10,000-Service cluster would otherwise put 10,000
+/// elements on a bar some 700 pixels wide), its title saying how many it stands for.
+const MAX_MARKS: usize = 500;
+
+/// The marks to draw: (position in [0, 1], kind, title).
+fn drawn_marks(map: &RangeMap) -> Vec<(f64, &'static str, String)> {
+    if map.marks.len() <= MAX_MARKS {
+        return map
+            .marks
+            .iter()
+            .map(|m| (map.position(m.offset), m.kind, m.title.clone()))
+            .collect();
+    }
+    let mut buckets: BTreeMap<(u32, &'static str), (f64, &str, usize)> = BTreeMap::new();
+    for m in &map.marks {
+        let position = map.position(m.offset);
+        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "in [0, 1000]")]
+        let bucket = (position * 1000.0).round() as u32;
+        buckets.entry((bucket, m.kind)).or_insert((position, &m.title, 0)).2 += 1;
+    }
+    buckets
+        .into_iter()
+        .map(|((_, kind), (position, title, n))| {
+            let title =
+                if n == 1 { title.to_owned() } else { format!("{title} and {} more here", n - 1) };
+            (position, kind, title)
+        })
+        .collect()
+}
+
 fn draw(map: &RangeMap, index: usize) -> Html {
     let band = |b: Option<(f64, f64)>, class: &'static str, label: &'static str| match b {
         Some((start, end)) => {
@@ -254,8 +290,8 @@ fn draw(map: &RangeMap, index: usize) -> Html {
                 if map.static_band.is_none() && map.dynamic_band.is_none() {
                     <div class="band none" style="left:0;width:100%"><span>{"one band (no static/dynamic split)"}</span></div>
                 }
-                { for map.marks.iter().map(|m| html! {
-                    <div class={classes!("mark", m.kind)} style={format!("left:{}", percent(map.position(m.offset)))} title={m.title.clone()}></div>
+                { for drawn_marks(map).into_iter().map(|(position, kind, title)| html! {
+                    <div class={classes!("mark", kind)} style={format!("left:{}", percent(position))} {title}></div>
                 }) }
             </div>
             <div class="axis"><span>{map.first_label.clone()}</span><span>{map.last_label.clone()}</span></div>
@@ -284,11 +320,22 @@ fn node_ports(service: &ServiceReport) -> String {
     ports.join(", ")
 }
 
+/// Rows of the table drawn at first, and added by each "show more": a cluster-sized scenario
+/// has thousands of Services, and every edit would redraw them all.
+const ROWS_PAGE: usize = 200;
+
 /// The panel.
 #[component]
 pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
     let report = &props.report;
-    let maps = ip_maps(report);
+    let shown = use_state(|| ROWS_PAGE);
+    let reasons = failure_reasons(report);
+    let maps = ip_maps(report, &reasons);
+    let total = report.services.len();
+    let on_more = {
+        let shown = shown.clone();
+        Callback::from(move |_: MouseEvent| shown.set(*shown + ROWS_PAGE))
+    };
     html! {
         <div class="allocations">
             <div class="legend" aria-hidden="true">
@@ -304,8 +351,8 @@ pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
             <table id="allocation-table">
                 <thead><tr><th>{"Service"}</th><th>{"type"}</th><th>{"outcome"}</th><th>{"ClusterIPs"}</th><th>{"ports"}</th></tr></thead>
                 <tbody>
-                { for report.services.iter().map(|s| {
-                    let reasons = failure_reasons(report, s);
+                { for report.services.iter().take(*shown).map(|s| {
+                    let reasons = reasons_of(&reasons, s);
                     html! {
                         <tr class={s.outcome.clone()}>
                             <td>{format!("{}/{}", s.namespace, s.name)}</td>
@@ -322,15 +369,64 @@ pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
                                 if s.allocations.is_empty() && s.outcome == "rejected" {
                                     { for s.cluster_ips.iter().map(|ip| html! { <div class="alloc"><code>{ip.clone()}</code>{" requested"}</div> }) }
                                 }
-                                { for reasons.iter().map(|r| html! { <div class="reason">{r.clone()}</div> }) }
+                                { for reasons.iter().map(|r| html! { <div class="reason">{*r}</div> }) }
                             </td>
                             <td>{node_ports(s)}</td>
                         </tr>
                     }
                 }) }
+                if total > *shown {
+                    <tr class="more"><td colspan="5">
+                        <button id="allocation-more" onclick={on_more}>
+                            {format!("Show {} more ({} of {total} Services shown)", ROWS_PAGE.min(total - *shown), *shown)}
+                        </button>
+                    </td></tr>
+                }
                 </tbody>
             </table>
             </div>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A /20 with `n` dynamic picks in its first addresses.
+    fn check(n: usize, drawn: usize) {
+        let map = RangeMap {
+            title: String::new(),
+            span: 4096.0,
+            first_label: String::new(),
+            bands_label: String::new(),
+            last_label: String::new(),
+            static_band: None,
+            dynamic_band: None,
+            #[expect(clippy::cast_precision_loss, reason = "small offsets")]
+            marks: (0..n)
+                .map(|i| Mark { offset: i as f64, kind: "dynamic", title: format!("pick {i}") })
+                .collect(),
+        };
+        let marks = drawn_marks(&map);
+        assert_eq!(marks.len(), drawn);
+        // Every mark is accounted for in a title.
+        let stood_for: usize = marks
+            .iter()
+            .map(|(_, _, t)| {
+                t.split(" and ")
+                    .nth(1)
+                    .and_then(|r| r.split(' ').next())
+                    .map_or(1, |k| k.parse::<usize>().map_or(1, |k| k + 1))
+            })
+            .sum();
+        assert_eq!(stood_for, n);
+    }
+
+    #[test]
+    fn a_crowded_bar_draws_one_mark_per_thousandth() {
+        check(MAX_MARKS, MAX_MARKS);
+        // 4,000 picks over 4,096 addresses: a thousandth holds about four.
+        check(4_000, 977);
     }
 }
