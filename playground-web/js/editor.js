@@ -21,6 +21,7 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
   const editable = new Compartment();
   let timer = null;
   let silent = false;
+  let delay = debounceMs;
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -42,12 +43,17 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
           timer = setTimeout(() => {
             timer = null;
             onChange(view.state.doc.toString());
-          }, debounceMs);
+          }, delay);
         }),
       ],
     }),
   });
-  return { view, theme, editable, setSilent: (v) => { silent = v; } };
+  return { view, theme, editable, setSilent: (v) => { silent = v; }, setDelay: (ms) => { delay = ms; } };
+}
+
+/// Sets how long after the last change `onChange` waits.
+export function setDebounce(handle, ms) {
+  handle.setDelay(ms);
 }
 
 /// The editor's text.

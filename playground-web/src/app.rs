@@ -143,7 +143,8 @@ fn editor(state: &UseReducerHandle<State>) -> Html {
     };
     html! {
         <Editor text={state.scenario.clone()} revision={state.revision} report={state.report.clone()}
-            dark={state.dark} read_only={state.embed} jump={state.jump} on_change={on_edit} />
+            dark={state.dark} read_only={state.embed} jump={state.jump} on_change={on_edit}
+            debounce_ms={crate::editor::debounce_ms(state.eval_ms)} />
     }
 }
 

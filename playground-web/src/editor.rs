@@ -28,6 +28,8 @@ extern "C" {
     fn jump_to(handle: &JsValue, line: u32, column: u32);
     #[wasm_bindgen(js_name = setDark)]
     fn set_dark(handle: &JsValue, dark: bool);
+    #[wasm_bindgen(js_name = setDebounce)]
+    fn set_debounce(handle: &JsValue, ms: u32);
     /// Copies text to the clipboard.
     #[wasm_bindgen(js_name = copyText)]
     pub(crate) fn copy_text(text: &str) -> js_sys::Promise;
@@ -42,8 +44,18 @@ extern "C" {
     pub(crate) fn system_prefers_dark() -> bool;
 }
 
-/// Debounce of re-evaluation after typing.
+/// The longest wait for re-evaluation after typing.
 const DEBOUNCE_MS: u32 = 150;
+
+/// How long the editor waits after the last change before handing the text over: as long as the
+/// last evaluation took, at most [`DEBOUNCE_MS`]. A small scenario (a few milliseconds) answers a
+/// keystroke at once; a cluster-sized one, whose evaluation blocks the page, lets a burst of keys
+/// land first instead of evaluating after each.
+pub(crate) fn debounce_ms(eval_ms: f64) -> u32 {
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped")]
+    let ms = eval_ms.ceil().clamp(0.0, f64::from(DEBOUNCE_MS)) as u32;
+    ms
+}
 
 /// A lint marker as editor.js reads it.
 #[derive(Serialize)]
@@ -93,6 +105,8 @@ pub(crate) struct EditorProps {
     pub(crate) jump: Option<(u32, u32, u64)>,
     /// Called with the new text after typing (debounced).
     pub(crate) on_change: Callback<String>,
+    /// Milliseconds to wait after the last change ([`debounce_ms`]).
+    pub(crate) debounce_ms: u32,
 }
 
 /// The editor component.
@@ -129,6 +143,14 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
     }
     {
         let handle = handle.clone();
+        use_effect_with(props.debounce_ms, move |ms| {
+            if let Some(h) = handle.borrow().as_ref() {
+                set_debounce(h, *ms);
+            }
+        });
+    }
+    {
+        let handle = handle.clone();
         use_effect_with(props.report.clone(), move |report| {
             if let Some(h) = handle.borrow().as_ref() {
                 set_diagnostics(h, &markers_json(report));
@@ -152,4 +174,17 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
         });
     }
     html! { <div class="editor" ref={host}></div> }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_wait_after_typing_follows_the_last_evaluation() {
+        let check = |eval_ms: f64, wait: u32| assert_eq!(super::debounce_ms(eval_ms), wait);
+        check(0.0, 0);
+        check(1.4, 2);
+        check(37.1, 38);
+        check(200.0, 150);
+        check(f64::NAN, 0);
+    }
 }
