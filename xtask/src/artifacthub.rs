@@ -39,7 +39,8 @@ pub(crate) fn manifest_annotations(
     version: &str,
 ) -> Result<BTreeMap<String, String>, String> {
     let metadata = metadata(metadata_yaml)?;
-    let annotations = metadata["annotations"].as_object().ok_or("metadata.yml has no annotations")?;
+    let annotations =
+        metadata["annotations"].as_object().ok_or("metadata.yml has no annotations")?;
     let mut out: BTreeMap<String, String> = annotations
         .iter()
         .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_owned())))

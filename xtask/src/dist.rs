@@ -204,8 +204,13 @@ fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
                 entry.insert(sbom::Graph::load(root, artifact.target)?)
             }
         };
-        let bom =
-            graph.cyclonedx(&artifact.file, &bytes, VERSION, artifact.packages, &release.created)?;
+        let bom = graph.cyclonedx(
+            &artifact.file,
+            &bytes,
+            VERSION,
+            artifact.packages,
+            &release.created,
+        )?;
         std::fs::write(out.join(format!("{}.cdx.json", artifact.file)), bom)?;
     }
     let mut files: Vec<String> = std::fs::read_dir(out)?
@@ -236,7 +241,10 @@ fn kubewarden(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
         .extend(artifacthub::manifest_annotations(&metadata, VERSION).map_err(anyhow::Error::msg)?);
     let image = Image {
         config: Blob { media_type: "application/vnd.wasm.config.v1+json", bytes: b"{}".to_vec() },
-        layers: vec![Blob { media_type: "application/vnd.wasm.content.layer.v1+wasm", bytes: wasm }],
+        layers: vec![Blob {
+            media_type: "application/vnd.wasm.content.layer.v1+wasm",
+            bytes: wasm,
+        }],
         annotations,
     };
     let digest = image.write(&out.join("kubewarden"), VERSION, release.epoch)?;
@@ -244,7 +252,11 @@ fn kubewarden(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
     let package = artifacthub::artifacthub_pkg(
         &metadata,
         &questions,
-        &artifacthub::Release { version: VERSION, created_at: &release.created, digest: Some(&digest) },
+        &artifacthub::Release {
+            version: VERSION,
+            created_at: &release.created,
+            digest: Some(&digest),
+        },
     )
     .map_err(anyhow::Error::msg)?;
     std::fs::write(out.join("artifacthub-pkg.yml"), package)?;
@@ -358,7 +370,11 @@ fn site(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
     }
     let file = format!("{name}.tar.gz");
     std::fs::write(out.join(&file), gzip(&tar.finish(release.epoch)?))?;
-    Ok(Artifact { file, packages: &["svclab-playground", "svclab-plugin"], target: "wasm32-unknown-unknown" })
+    Ok(Artifact {
+        file,
+        packages: &["svclab-playground", "svclab-plugin"],
+        target: "wasm32-unknown-unknown",
+    })
 }
 
 /// Seconds since the Unix epoch as RFC 3339 UTC (`1970-01-01T00:00:00Z`), by Howard Hinnant's

@@ -125,7 +125,8 @@ fn build_guest(
 ) -> anyhow::Result<PathBuf> {
     let built = compile(root, target_dir, guest, &[])?;
     let wasm = std::fs::read(&built).with_context(|| format!("cannot read {}", built.display()))?;
-    let wasm = finish(root, guest, wasm).with_context(|| format!("cannot finish {}", built.display()))?;
+    let wasm =
+        finish(root, guest, wasm).with_context(|| format!("cannot finish {}", built.display()))?;
     let path = out.join(guest.file);
     std::fs::write(&path, &wasm).with_context(|| format!("cannot write {}", path.display()))?;
     if let Finish::LowerBulkMemory(layout) = guest.finish {

@@ -55,7 +55,11 @@ impl Graph {
                 .into_iter()
                 .flatten()
                 .filter(|dep| {
-                    dep["dep_kinds"].as_array().into_iter().flatten().any(|kind| kind["kind"].is_null())
+                    dep["dep_kinds"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|kind| kind["kind"].is_null())
                 })
                 .filter_map(|dep| dep["pkg"].as_str().map(str::to_owned))
                 .collect();
