@@ -53,7 +53,7 @@ fn layout(
 ) {
     let blobs = dir.join("blobs/sha256");
     std::fs::create_dir_all(&blobs).expect("creates blobs/");
-    let mut put = |media_type: &str, bytes: &[u8]| {
+    let put = |media_type: &str, bytes: &[u8]| {
         let digest = sha256(bytes);
         std::fs::write(blobs.join(&digest[7..]), bytes).expect("writes a blob");
         json!({"mediaType": media_type, "digest": digest, "size": bytes.len()})
