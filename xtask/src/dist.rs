@@ -12,7 +12,9 @@
 //! - `traefik/` (+ a tarball): Traefik's local plugin layout, `.traefik.yml` and `plugin.wasm`;
 //! - the `svclab` command as a tarball, the npm package (`npm pack`), the playground with the
 //!   guide under `guide/` as a static-site tarball;
-//! - a CycloneDX SBOM per artifact (`*.cdx.json`, `dist/sbom.rs`) and `SHA256SUMS`.
+//! - a CycloneDX SBOM per artifact (`*.cdx.json`, `dist/sbom.rs`) and `SHA256SUMS`;
+//! - `deploy/`: the manifests of `deploy/` that pull these images, pinned by their digests
+//!   (`dist/pinned.rs`).
 //!
 //! Reproducible: every timestamp is the commit's (`SOURCE_DATE_EPOCH`, else `git log -1 %ct`),
 //! archives are sorted with fixed owners and modes (`archive.rs`), JSON has sorted keys, and the
@@ -24,6 +26,7 @@
 //! Layers: above `plugins` (the guests and their finishing), `npm`, `playground` and `docs`.
 
 mod oci;
+mod pinned;
 mod sbom;
 
 use std::collections::BTreeMap;
@@ -180,15 +183,21 @@ fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
     let mut artifacts = Vec::new();
 
     say("dist: the Kubewarden policy (OCI, Kubewarden's format)");
-    artifacts.push(kubewarden(&release, out)?);
+    let (artifact, kubewarden_digest) = kubewarden(&release, out)?;
+    artifacts.push(artifact);
     say("dist: the proxy-wasm filter (OCI, compat variant)");
-    artifacts.push(proxy_wasm(&release, out)?);
+    let (artifact, proxy_wasm_digest) = proxy_wasm(&release, out)?;
+    artifacts.push(artifact);
+    pinned::write(root, out, &kubewarden_digest, &proxy_wasm_digest)?;
     say("dist: the Traefik middleware (local plugin layout)");
     artifacts.push(traefik(&release, out)?);
     say("dist: the component, the svclab command");
     let (_, component) = release.guest("svclab-plugin")?;
+    // Rewritten only when it changed: host-runner's build script reruns when the file does.
     let component_path = release.build_dir.join("svclab-plugin.wasm");
-    std::fs::write(&component_path, &component)?;
+    if std::fs::read(&component_path).ok().as_ref() != Some(&component) {
+        std::fs::write(&component_path, &component)?;
+    }
     artifacts.push(cli(&release, out, &component_path)?);
     say("dist: the npm package, the playground and the guide");
     artifacts.push(npm_pack(out, &component_path)?);
@@ -233,7 +242,7 @@ fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
 }
 
 /// The policy as Kubewarden pulls it, and its Artifact Hub package with the image's digest.
-fn kubewarden(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
+fn kubewarden(release: &Release, out: &Path) -> anyhow::Result<(Artifact, String)> {
     let (_, wasm) = release.guest("svclab-plugin-kubewarden")?;
     let metadata = std::fs::read_to_string(release.root.join(KUBEWARDEN_METADATA))?;
     let mut annotations = release.image_annotations(artifacthub::POLICY_NAME);
@@ -260,15 +269,16 @@ fn kubewarden(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
     )
     .map_err(anyhow::Error::msg)?;
     std::fs::write(out.join("artifacthub-pkg.yml"), package)?;
-    Ok(Artifact {
+    let artifact = Artifact {
         file: "kubewarden.oci.tar".into(),
         packages: &["svclab-plugin-kubewarden"],
         target: "wasm32-unknown-unknown",
-    })
+    };
+    Ok((artifact, digest))
 }
 
 /// The filter as Istio and Envoy Gateway pull it: the Wasm image spec's compat variant.
-fn proxy_wasm(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
+fn proxy_wasm(release: &Release, out: &Path) -> anyhow::Result<(Artifact, String)> {
     let (_, wasm) = release.guest("svclab-plugin-proxy-wasm")?;
     let mut tar = Tar::default();
     tar.file("plugin.wasm", wasm, false)?;
@@ -294,12 +304,13 @@ fn proxy_wasm(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
         }],
         annotations: release.image_annotations("svclab-proxy-wasm"),
     };
-    image.write(&out.join("proxy-wasm"), VERSION, release.epoch)?;
-    Ok(Artifact {
+    let digest = image.write(&out.join("proxy-wasm"), VERSION, release.epoch)?;
+    let artifact = Artifact {
         file: "proxy-wasm.oci.tar".into(),
         packages: &["svclab-plugin-proxy-wasm"],
         target: "wasm32-wasip1",
-    })
+    };
+    Ok((artifact, digest))
 }
 
 /// Traefik's local plugin: `.traefik.yml` and `plugin.wasm` under `plugins-local/src/<module>`.
@@ -331,9 +342,17 @@ fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<Artifa
         "cargo build of svclab",
     )?;
     let binary = release.build_dir.join(HOST_TRIPLE).join("release/svclab");
+    // The release profile keeps line tables (for the project's own profiling); users get the
+    // binary without them, a third of the size. binutils' strip writes the same bytes for the
+    // same input.
+    let stripped = release.build_dir.join("svclab.stripped");
+    run(
+        Command::new("strip").arg("--strip-debug").arg("-o").arg(&stripped).arg(&binary),
+        "strip (binutils)",
+    )?;
     let name = format!("svclab-{VERSION}-{HOST_TRIPLE}");
     let mut tar = Tar::default();
-    tar.file(&format!("{name}/svclab"), std::fs::read(&binary)?, true)?;
+    tar.file(&format!("{name}/svclab"), std::fs::read(&stripped)?, true)?;
     tar.file(&format!("{name}/README.md"), std::fs::read(release.root.join("README.md"))?, false)?;
     let file = format!("{name}.tar.gz");
     std::fs::write(out.join(&file), gzip(&tar.finish(release.epoch)?))?;
