@@ -376,7 +376,7 @@ fn npm_pack(out: &Path, component: &Path) -> anyhow::Result<Artifact> {
 
 /// The playground at the root and the guide under `guide/`, as `cargo xtask serve` serves them.
 fn site(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
-    crate::playground::build()?;
+    crate::playground::build_with(&release.build_dir, &release.config)?;
     crate::docs::render()?;
     let mut tar = Tar::default();
     let name = format!("svclab-site-{VERSION}");
