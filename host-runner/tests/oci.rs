@@ -3,11 +3,13 @@
 //! layers of the wrong types, a missing annotation, a compat layer without `plugin.wasm`, a
 //! Traefik manifest without its summary) are refused with the host's own words. Then a real
 //! registry on loopback (Debian's `docker-registry`, TLS from a throwaway CA made by openssl):
-//! each OCI artifact pushed with skopeo, pulled back, and the digests compared.
+//! each OCI artifact pushed with skopeo, pulled back, and the digests compared. And the webhook
+//! image unpacked and run by runc as its config says (entrypoint, non-root user, environment):
+//! `/healthz` answers and AdmissionReviews get the verdicts `svclab serve`'s routes give.
 //!
 //! The dist artifacts come from `target/dist/` (`cargo xtask dist`, which `scripts/test` runs
-//! first); the registry tools from `scripts/setup.d/48-registry.sh`. A missing one fails the
-//! test and says how to get it.
+//! first); the tools from `scripts/setup.d/48-distribution.sh`. A missing one fails the test and
+//! says how to get it; runc needs root, as CI has.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -388,7 +390,7 @@ fn tool(name: &str) -> PathBuf {
         std::env::split_paths(&path).map(|dir| dir.join(name)).find(|file| file.is_file())
     });
     found.unwrap_or_else(|| {
-        panic!("{name} is missing: run `bash scripts/setup.d/48-registry.sh` (Debian's docker-registry, skopeo, openssl)")
+        panic!("{name} is missing: run `bash scripts/setup.d/48-distribution.sh` (Debian's docker-registry, skopeo, openssl, runc)")
     })
 }
 
@@ -500,7 +502,7 @@ fn dist_images_round_trip_through_a_real_registry() {
     let policy = dir.join("policy.json");
     std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
     let (_registry, address) = start_registry(&dir, &cert, &key);
-    for (name, host) in [("kubewarden", "kubewarden"), ("proxy-wasm", "istio")] {
+    for (name, host) in [("kubewarden", "kubewarden"), ("proxy-wasm", "istio"), ("webhook", "")] {
         let local = dist.join(name);
         let reference = format!("docker://{address}/svclab/{name}:{}", env!("CARGO_PKG_VERSION"));
         let tagged = format!("oci:{}:{}", local.display(), env!("CARGO_PKG_VERSION"));
@@ -525,7 +527,182 @@ fn dist_images_round_trip_through_a_real_registry() {
             .arg(&reference)
             .arg(format!("oci:{}:pulled", pulled.display())));
         assert_eq!(layout_digest(&pulled), layout_digest(&local), "{name}: pulled back");
-        let (code, out) = check(&pulled, host);
-        assert_eq!(code, 0, "{name} pulled back, for {host}: {out}");
+        if !host.is_empty() {
+            let (code, out) = check(&pulled, host);
+            assert_eq!(code, 0, "{name} pulled back, for {host}: {out}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The webhook image under a real OCI runtime
+
+/// A container run by runc, deleted when the test ends.
+struct Container {
+    runc: PathBuf,
+    id: String,
+    child: Child,
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = Command::new(&self.runc).args(["kill", &self.id, "KILL"]).output();
+        let _ = self.child.wait();
+        let _ = Command::new(&self.runc).args(["delete", "--force", &self.id]).output();
+    }
+}
+
+/// One HTTP/1.1 exchange over plain TCP: the status line's code and the body.
+fn http(address: &str, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(20)))?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer)?;
+    let code = answer.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body).to_owned();
+    Ok((code, body))
+}
+
+/// An AdmissionReview creating Service `web` with `port`.
+fn admission_review(uid: &str, port: u32) -> String {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": "Service"},
+            "resource": {"group": "", "version": "v1", "resource": "services"},
+            "operation": "CREATE",
+            "namespace": "shop",
+            "name": "web",
+            "userInfo": {"username": "alice", "groups": ["system:authenticated"]},
+            "object": {"apiVersion": "v1", "kind": "Service",
+                "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": port, "targetPort": 8080}]}},
+        }
+    })
+    .to_string()
+}
+
+/// The image's manifest and config, and its one layer unpacked as the bundle's root file system.
+fn unpack_webhook(image: &Path, bundle: &Path) -> serde_json::Value {
+    let blob = |digest: &str| image.join("blobs/sha256").join(&digest[7..]);
+    let read_json = |path: PathBuf| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(&path).expect("reads a blob")).expect("JSON")
+    };
+    let manifest = read_json(blob(&layout_digest(image)));
+    let config = read_json(blob(manifest["config"]["digest"].as_str().expect("a config")));
+    assert_eq!(
+        (config["os"].as_str(), config["architecture"].as_str()),
+        (Some("linux"), Some("amd64"))
+    );
+    let layers = manifest["layers"].as_array().expect("layers");
+    assert_eq!(layers.len(), 1);
+    let rootfs = bundle.join("rootfs");
+    std::fs::create_dir_all(&rootfs).expect("creates rootfs");
+    run(Command::new("tar")
+        .args(["--numeric-owner", "-xzf"])
+        .arg(blob(layers[0]["digest"].as_str().expect("a digest")))
+        .arg("-C")
+        .arg(&rootfs));
+    config
+}
+
+/// runc's spec for the image config: its entrypoint with `args`, its user and environment, a
+/// read-only root, the host's network (the test talks to it on loopback) and no cgroup limits
+/// (the runtime may run inside a container whose cgroups it cannot manage).
+fn runc_spec(config: &serde_json::Value, args: &[&str]) -> serde_json::Value {
+    let image = &config["config"];
+    let mut argv: Vec<serde_json::Value> =
+        image["Entrypoint"].as_array().expect("an entrypoint").clone();
+    argv.extend(args.iter().map(|arg| json!(arg)));
+    let user = image["User"].as_str().expect("a user");
+    let (uid, gid) = user.split_once(':').expect("uid:gid");
+    json!({
+        "ociVersion": "1.0.2",
+        "process": {
+            "terminal": false,
+            "user": {"uid": uid.parse::<u32>().expect("uid"), "gid": gid.parse::<u32>().expect("gid")},
+            "args": argv,
+            "env": image["Env"],
+            "cwd": image["WorkingDir"],
+            "noNewPrivileges": true,
+            "capabilities": {"bounding": [], "effective": [], "permitted": []},
+        },
+        "root": {"path": "rootfs", "readonly": true},
+        "hostname": "svclab-webhook",
+        "mounts": [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+            {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]},
+        ],
+        "linux": {
+            "namespaces": [{"type": "pid"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}],
+            "maskedPaths": ["/proc/kcore", "/proc/keys", "/sys/firmware"],
+            "readonlyPaths": ["/proc/sys", "/proc/sysrq-trigger"],
+        },
+    })
+}
+
+#[test]
+fn webhook_image_serves_under_runc_as_svclab_serve_does() {
+    let dist = dist_dir();
+    let runc = tool("runc");
+    let bundle = scratch("webhook-bundle");
+    let config = unpack_webhook(&dist.join("webhook"), &bundle);
+    assert_eq!(config["config"]["User"], "65532:65532", "a non-root user");
+    assert_eq!(config["config"]["Entrypoint"], json!(["/usr/local/bin/svclab", "serve"]));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let address = format!("127.0.0.1:{port}");
+    let spec = runc_spec(&config, &[&format!("--listen={address}")]);
+    std::fs::write(bundle.join("config.json"), spec.to_string()).expect("writes config.json");
+    let id = format!("svclab-webhook-{}", std::process::id());
+    let log = std::fs::File::create(bundle.join("container.log")).expect("a log file");
+    let child = Command::new(&runc)
+        .args(["run", "--bundle"])
+        .arg(&bundle)
+        .arg(&id)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("a log file"))
+        .stderr(log)
+        .spawn()
+        .expect("starts runc");
+    let _container = Container { runc, id, child };
+    let mut health = None;
+    for _ in 0..300 {
+        if let Ok(answer) = http(&address, "GET", "/healthz", "") {
+            health = Some(answer);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let log = || std::fs::read_to_string(bundle.join("container.log")).unwrap_or_default();
+    assert_eq!(health, Some((200, "ok\n".to_owned())), "the container: {}", log());
+    // The same verdicts, byte for byte, as the webhook's routes in this process.
+    let options = svclab_core::AdmissionOptions::default();
+    for (uid, port, allowed) in [("accepted", 80, true), ("refused", 70_000, false)] {
+        let body = admission_review(uid, port);
+        let (code, answer) = http(&address, "POST", "/validate", &body).expect("a review");
+        let expected = svclab_host::route(
+            &svclab_host::Engine::Native,
+            svclab_host::FailurePolicy::Fail,
+            &options,
+            "POST",
+            "/validate",
+            &body,
+        );
+        assert_eq!((code, answer.as_str()), (expected.status, expected.body.as_str()), "{}", log());
+        let review: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+        assert_eq!(review["response"]["allowed"], allowed, "{answer}");
     }
 }

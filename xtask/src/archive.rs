@@ -13,6 +13,8 @@ use anyhow::{bail, ensure};
 pub(crate) struct Tar {
     // Invariant: paths are relative, `/`-separated, without `.` or `..` components.
     files: BTreeMap<String, (Vec<u8>, u32)>,
+    /// Directories with a mode of their own (`tmp/` 01777), by path with its trailing slash.
+    dirs: BTreeMap<String, u32>,
 }
 
 impl Tar {
@@ -36,6 +38,16 @@ impl Tar {
         Ok(())
     }
 
+    /// Adds a directory with `mode` (others get 0755 when a file needs them).
+    pub(crate) fn dir(&mut self, path: &str, mode: u32) -> anyhow::Result<()> {
+        ensure!(
+            !path.is_empty() && !path.starts_with('/') && path.ends_with('/'),
+            "not a relative directory path ending in /: {path:?}"
+        );
+        self.dirs.insert(path.to_owned(), mode);
+        Ok(())
+    }
+
     /// Whether a file is at `path` already.
     pub(crate) fn contains(&self, path: &str) -> bool {
         self.files.contains_key(path)
@@ -43,20 +55,25 @@ impl Tar {
 
     /// The archive: its entries sorted, every file's directories before it, all with `mtime`.
     pub(crate) fn finish(self, mtime: u64) -> anyhow::Result<Vec<u8>> {
-        let mut entries: BTreeMap<String, Option<(Vec<u8>, u32)>> = BTreeMap::new();
-        for (path, file) in self.files {
+        let mut entries: BTreeMap<String, Result<(Vec<u8>, u32), u32>> = BTreeMap::new();
+        let paths = self.files.keys().chain(self.dirs.keys());
+        for path in paths {
             let mut at = 0;
             while let Some(slash) = path[at..].find('/') {
                 at += slash + 1;
-                entries.entry(path[..at].to_owned()).or_insert(None);
+                let dir = &path[..at];
+                let mode = self.dirs.get(dir).copied().unwrap_or(0o755);
+                entries.entry(dir.to_owned()).or_insert(Err(mode));
             }
-            entries.insert(path, Some(file));
+        }
+        for (path, file) in self.files {
+            entries.insert(path, Ok(file));
         }
         let mut out = Vec::new();
         for (path, entry) in entries {
             match entry {
-                None => out.extend(header(&path, 0, 0o755, b'5', mtime)?),
-                Some((bytes, mode)) => {
+                Err(mode) => out.extend(header(&path, 0, mode, b'5', mtime)?),
+                Ok((bytes, mode)) => {
                     out.extend(header(&path, bytes.len() as u64, mode, b'0', mtime)?);
                     out.extend_from_slice(&bytes);
                     out.resize(out.len().next_multiple_of(512), 0);

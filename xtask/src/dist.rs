@@ -10,6 +10,8 @@
 //!   (one `application/vnd.oci.image.layer.v1.tar+gzip` layer holding `plugin.wasm`), which
 //!   Istio's `pkg/wasm` fetcher (`extractOCIStandardImage`) and Envoy Gateway accept;
 //! - `traefik/` (+ a tarball): Traefik's local plugin layout, `.traefik.yml` and `plugin.wasm`;
+//! - `webhook/` (+ `webhook.oci.tar`): `svclab serve` as a linux/amd64 container image, built
+//!   without a container engine (`webhook` below);
 //! - the `svclab` command as a tarball, the npm package (`npm pack`), the playground with the
 //!   guide under `guide/` as a static-site tarball;
 //! - a CycloneDX SBOM per artifact (`*.cdx.json`, `dist/sbom.rs`) and `SHA256SUMS`;
@@ -188,7 +190,6 @@ fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
     say("dist: the proxy-wasm filter (OCI, compat variant)");
     let (artifact, proxy_wasm_digest) = proxy_wasm(&release, out)?;
     artifacts.push(artifact);
-    pinned::write(root, out, &kubewarden_digest, &proxy_wasm_digest)?;
     say("dist: the Traefik middleware (local plugin layout)");
     artifacts.push(traefik(&release, out)?);
     say("dist: the component, the svclab command");
@@ -198,7 +199,17 @@ fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
     if std::fs::read(&component_path).ok().as_ref() != Some(&component) {
         std::fs::write(&component_path, &component)?;
     }
-    artifacts.push(cli(&release, out, &component_path)?);
+    let (artifact, binary) = cli(&release, out, &component_path)?;
+    artifacts.push(artifact);
+    say("dist: the webhook image (OCI, linux/amd64)");
+    let (artifact, webhook_digest) = webhook(&release, out, &binary)?;
+    artifacts.push(artifact);
+    let digests = pinned::Digests {
+        kubewarden: kubewarden_digest,
+        proxy_wasm: proxy_wasm_digest,
+        webhook: webhook_digest,
+    };
+    pinned::write(root, out, &digests)?;
     say("dist: the npm package, the playground and the guide");
     artifacts.push(npm_pack(out, &component_path)?);
     artifacts.push(site(&release, out)?);
@@ -330,7 +341,7 @@ fn traefik(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
 }
 
 /// The `svclab` command (with the component embedded) and the README, in one folder.
-fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<Artifact> {
+fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<(Artifact, PathBuf)> {
     run(
         Command::new(cargo())
             .current_dir(&release.root)
@@ -356,7 +367,84 @@ fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<Artifa
     tar.file(&format!("{name}/README.md"), std::fs::read(release.root.join("README.md"))?, false)?;
     let file = format!("{name}.tar.gz");
     std::fs::write(out.join(&file), gzip(&tar.finish(release.epoch)?))?;
-    Ok(Artifact { file, packages: &["svclab-host"], target: HOST_TRIPLE })
+    Ok((Artifact { file, packages: &["svclab-host"], target: HOST_TRIPLE }, stripped))
+}
+
+/// The user the webhook runs as: distroless's `nonroot`, as `deploy/webhook/deployment.yaml`
+/// asks (`runAsUser: 65532`).
+const WEBHOOK_USER: u32 = 65_532;
+/// The CA bundle of Debian's ca-certificates, where rustls-native and OpenSSL users look.
+const CA_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
+
+/// The webhook as a container image for linux/amd64, assembled without a container engine:
+/// the stripped `svclab` binary, exactly the shared libraries `ldd` says it loads (glibc's,
+/// libgcc_s) at the paths the loader looks in, the CA bundle, `/etc/passwd` and `/etc/group`
+/// with the non-root user, a world-writable sticky `/tmp` for the compiled-plugin cache, and
+/// `svclab serve` as the entrypoint.
+fn webhook(release: &Release, out: &Path, binary: &Path) -> anyhow::Result<(Artifact, String)> {
+    let mut tar = Tar::default();
+    tar.file("usr/local/bin/svclab", std::fs::read(binary)?, true)?;
+    let ldd = Command::new("ldd").arg(binary).output().context("cannot run ldd")?;
+    ensure!(ldd.status.success(), "ldd {} failed", binary.display());
+    for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+        // `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)` or `/lib64/ld-linux-x86-64.so.2 (0x…)`
+        let Some(path) = line.split_whitespace().find(|word| word.starts_with('/')) else {
+            continue; // linux-vdso.so.1, which the kernel maps
+        };
+        let bytes = std::fs::read(path).with_context(|| format!("reading {path}"))?;
+        tar.file(path.trim_start_matches('/'), bytes, true)?;
+    }
+    let ca = Path::new("/").join(CA_BUNDLE);
+    let bundle = std::fs::read(&ca)
+        .with_context(|| format!("reading {} (Debian's ca-certificates package)", ca.display()))?;
+    tar.file(CA_BUNDLE, bundle, false)?;
+    let user = WEBHOOK_USER;
+    tar.file(
+        "etc/passwd",
+        format!("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:{user}:{user}:nonroot:/tmp:/sbin/nologin\n")
+            .into_bytes(),
+        false,
+    )?;
+    tar.file("etc/group", format!("root:x:0:\nnonroot:x:{user}:\n").into_bytes(), false)?;
+    tar.dir("tmp/", 0o1777)?;
+    let layer = tar.finish(release.epoch)?;
+    let config = serde_json::json!({
+        "architecture": "amd64",
+        "os": "linux",
+        "created": release.created,
+        "config": {
+            "User": format!("{user}:{user}"),
+            "Entrypoint": ["/usr/local/bin/svclab", "serve"],
+            "Cmd": ["--listen=0.0.0.0:8443"],
+            "Env": [
+                "PATH=/usr/local/bin",
+                "HOME=/tmp",
+                format!("SSL_CERT_FILE=/{CA_BUNDLE}"),
+            ],
+            "ExposedPorts": {"8443/tcp": {}},
+            "WorkingDir": "/",
+        },
+        "rootfs": {"type": "layers", "diff_ids": [oci::sha256_digest(&layer)]},
+        "history": [{"created": release.created, "created_by": "cargo xtask dist"}],
+    });
+    let image = Image {
+        config: Blob {
+            media_type: "application/vnd.oci.image.config.v1+json",
+            bytes: config.to_string().into_bytes(),
+        },
+        layers: vec![Blob {
+            media_type: "application/vnd.oci.image.layer.v1.tar+gzip",
+            bytes: gzip(&layer),
+        }],
+        annotations: release.image_annotations("svclab-webhook"),
+    };
+    let digest = image.write(&out.join("webhook"), VERSION, release.epoch)?;
+    let artifact = Artifact {
+        file: "webhook.oci.tar".into(),
+        packages: &["svclab-host"],
+        target: HOST_TRIPLE,
+    };
+    Ok((artifact, digest))
 }
 
 /// `npm pack` of the package around the dist-built component (npm fixes every entry's time).

@@ -1,8 +1,8 @@
 //! The deployment manifests of `deploy/` pinned to the images of one build, written to
-//! `<dist>/deploy/`: the Kubewarden ClusterAdmissionPolicy's `module` by the policy image's
-//! digest, Istio's WasmPlugin and Envoy Gateway's EnvoyExtensionPolicy pulling the proxy-wasm
-//! image with its `sha256` (the manifest's digest, which both compare with the image they
-//! pull). The checked-in files cannot carry the digests: every commit changes them (the
+//! `<dist>/deploy/`: the webhook Deployment's image and the Kubewarden ClusterAdmissionPolicy's
+//! `module` by their images' digests, Istio's WasmPlugin and Envoy Gateway's
+//! EnvoyExtensionPolicy pulling the proxy-wasm image with its `sha256` (the manifest's digest,
+//! which both compare with the image they pull). The checked-in files cannot carry the digests: every commit changes them (the
 //! images' annotations name the commit), so each build writes its own copies.
 
 use std::path::Path;
@@ -14,15 +14,25 @@ use super::VERSION;
 /// Where `cargo xtask dist` says the images are pushed (the registry of `artifacthub-pkg.yml`).
 const REGISTRY: &str = "registry.example.invalid/svclab";
 
-/// Writes the pinned copies; `kubewarden` and `proxy_wasm` are manifest digests (`sha256:…`).
-pub(super) fn write(
-    root: &Path,
-    out: &Path,
-    kubewarden: &str,
-    proxy_wasm: &str,
-) -> anyhow::Result<()> {
+/// The manifest digests (`sha256:…`) of the images one build wrote.
+pub(super) struct Digests {
+    pub(super) kubewarden: String,
+    pub(super) proxy_wasm: String,
+    pub(super) webhook: String,
+}
+
+/// Writes the pinned copies.
+pub(super) fn write(root: &Path, out: &Path, digests: &Digests) -> anyhow::Result<()> {
+    let Digests { kubewarden, proxy_wasm, webhook } = digests;
     let proxy_hex = proxy_wasm.trim_start_matches("sha256:");
-    let files: [(&str, Vec<(String, String)>); 3] = [
+    let files: [(&str, Vec<(String, String)>); 4] = [
+        (
+            "webhook/deployment.yaml",
+            vec![(
+                "# Build the `svclab` binary (cargo build --release -p svclab-host) into an image of\n          # your registry; it needs nothing but libc.\n          image: svclab:0.1.0".to_owned(),
+                format!("# The image `cargo xtask dist` built (target/dist/webhook), by its digest.\n          image: {REGISTRY}/webhook@{webhook}"),
+            )],
+        ),
         (
             "kubewarden/cluster-admission-policy.yaml",
             vec![(
