@@ -3,7 +3,9 @@
 //! layers of the wrong types, a missing annotation, a compat layer without `plugin.wasm`, a
 //! Traefik manifest without its summary) are refused with the host's own words. Then a real
 //! registry on loopback (Debian's `docker-registry`, TLS from a throwaway CA made by openssl):
-//! each OCI artifact pushed with skopeo, pulled back, and the digests compared. And the webhook
+//! each OCI artifact pushed with skopeo, pulled back, and the digests compared (the policy's
+//! pulled bytes are left in `target/dist-pulled/` for `scripts/test` to run through
+//! tests/kubewarden's waPC host). And the webhook
 //! image unpacked and run by runc as its config says (entrypoint, non-root user, environment):
 //! `/healthz` answers and AdmissionReviews get the verdicts `svclab serve`'s routes give.
 //!
@@ -530,6 +532,20 @@ fn dist_images_round_trip_through_a_real_registry() {
         if !host.is_empty() {
             let (code, out) = check(&pulled, host);
             assert_eq!(code, 0, "{name} pulled back, for {host}: {out}");
+        }
+        if name == "kubewarden" {
+            // The policy's bytes as the registry gave them back, for `scripts/test` to run
+            // tests/kubewarden's waPC host on (SVCLAB_KUBEWARDEN_WASM).
+            let manifest: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(pulled.join("blobs/sha256").join(&layout_digest(&pulled)[7..]))
+                    .expect("reads the pulled manifest"),
+            )
+            .expect("JSON");
+            let layer = manifest["layers"][0]["digest"].as_str().expect("one layer");
+            let wasm = std::fs::read(pulled.join("blobs/sha256").join(&layer[7..])).expect("reads");
+            let out = dist.with_file_name("dist-pulled");
+            std::fs::create_dir_all(&out).expect("creates dist-pulled/");
+            std::fs::write(out.join("svclab-kubewarden.wasm"), wasm).expect("writes the policy");
         }
     }
 }
