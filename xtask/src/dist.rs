@@ -174,6 +174,8 @@ struct Artifact {
     file: String,
     packages: &'static [&'static str],
     target: &'static str,
+    /// Debian packages whose files the artifact carries (name, version, architecture).
+    debian: Vec<(String, String, String)>,
 }
 
 fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
@@ -229,6 +231,7 @@ fn build(root: &Path, out: &Path) -> anyhow::Result<()> {
             &bytes,
             VERSION,
             artifact.packages,
+            &artifact.debian,
             &release.created,
         )?;
         std::fs::write(out.join(format!("{}.cdx.json", artifact.file)), bom)?;
@@ -284,6 +287,7 @@ fn kubewarden(release: &Release, out: &Path) -> anyhow::Result<(Artifact, String
         file: "kubewarden.oci.tar".into(),
         packages: &["svclab-plugin-kubewarden"],
         target: "wasm32-unknown-unknown",
+        debian: Vec::new(),
     };
     Ok((artifact, digest))
 }
@@ -320,6 +324,7 @@ fn proxy_wasm(release: &Release, out: &Path) -> anyhow::Result<(Artifact, String
         file: "proxy-wasm.oci.tar".into(),
         packages: &["svclab-plugin-proxy-wasm"],
         target: "wasm32-wasip1",
+        debian: Vec::new(),
     };
     Ok((artifact, digest))
 }
@@ -337,7 +342,12 @@ fn traefik(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
     tar.file(&format!("{TRAEFIK_LAYOUT}/plugin.wasm"), wasm, false)?;
     let file = format!("svclab-traefik-plugin-{VERSION}.tar.gz");
     std::fs::write(out.join(&file), gzip(&tar.finish(release.epoch)?))?;
-    Ok(Artifact { file, packages: &["svclab-plugin-http-wasm"], target: "wasm32-wasip1" })
+    Ok(Artifact {
+        file,
+        packages: &["svclab-plugin-http-wasm"],
+        target: "wasm32-wasip1",
+        debian: Vec::new(),
+    })
 }
 
 /// The `svclab` command (with the component embedded) and the README, in one folder.
@@ -367,7 +377,10 @@ fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<(Artif
     tar.file(&format!("{name}/README.md"), std::fs::read(release.root.join("README.md"))?, false)?;
     let file = format!("{name}.tar.gz");
     std::fs::write(out.join(&file), gzip(&tar.finish(release.epoch)?))?;
-    Ok((Artifact { file, packages: &["svclab-host"], target: HOST_TRIPLE }, stripped))
+    Ok((
+        Artifact { file, packages: &["svclab-host"], target: HOST_TRIPLE, debian: Vec::new() },
+        stripped,
+    ))
 }
 
 /// The user the webhook runs as: distroless's `nonroot`, as `deploy/webhook/deployment.yaml`
@@ -384,6 +397,9 @@ const CA_BUNDLE: &str = "etc/ssl/certs/ca-certificates.crt";
 fn webhook(release: &Release, out: &Path, binary: &Path) -> anyhow::Result<(Artifact, String)> {
     let mut tar = Tar::default();
     tar.file("usr/local/bin/svclab", std::fs::read(binary)?, true)?;
+    // The CA bundle is generated from ca-certificates' files by update-ca-certificates.
+    let ca_package = ("ca-certificates".to_owned(), debian_version("ca-certificates")?);
+    let mut debian = vec![(ca_package.0, ca_package.1.0, ca_package.1.1)];
     let ldd = Command::new("ldd").arg(binary).output().context("cannot run ldd")?;
     ensure!(ldd.status.success(), "ldd {} failed", binary.display());
     for line in String::from_utf8_lossy(&ldd.stdout).lines() {
@@ -393,7 +409,10 @@ fn webhook(release: &Release, out: &Path, binary: &Path) -> anyhow::Result<(Arti
         };
         let bytes = std::fs::read(path).with_context(|| format!("reading {path}"))?;
         tar.file(path.trim_start_matches('/'), bytes, true)?;
+        debian.push(debian_package(path)?);
     }
+    debian.sort();
+    debian.dedup();
     let ca = Path::new("/").join(CA_BUNDLE);
     let bundle = std::fs::read(&ca)
         .with_context(|| format!("reading {} (Debian's ca-certificates package)", ca.display()))?;
@@ -443,8 +462,31 @@ fn webhook(release: &Release, out: &Path, binary: &Path) -> anyhow::Result<(Arti
         file: "webhook.oci.tar".into(),
         packages: &["svclab-host"],
         target: HOST_TRIPLE,
+        debian,
     };
     Ok((artifact, digest))
+}
+
+/// The Debian package that installed `path`: (name, version, architecture).
+fn debian_package(path: &str) -> anyhow::Result<(String, String, String)> {
+    let output = Command::new("dpkg-query").args(["-S", path]).output()?;
+    ensure!(output.status.success(), "no Debian package owns {path}");
+    // `libc6:amd64: /lib/x86_64-linux-gnu/libc.so.6`
+    let text = String::from_utf8_lossy(&output.stdout);
+    let name = text.split([':', ' ']).next().unwrap_or_default().to_owned();
+    let (version, architecture) = debian_version(&name)?;
+    Ok((name, version, architecture))
+}
+
+/// The installed version and architecture of Debian package `name`.
+fn debian_version(name: &str) -> anyhow::Result<(String, String)> {
+    let output = Command::new("dpkg-query")
+        .args(["-W", "-f", "${Version} ${Architecture}", name])
+        .output()?;
+    ensure!(output.status.success(), "Debian package {name} is not installed");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (version, architecture) = text.split_once(' ').context("dpkg-query's answer")?;
+    Ok((version.to_owned(), architecture.to_owned()))
 }
 
 /// `npm pack` of the package around the dist-built component (npm fixes every entry's time).
@@ -459,7 +501,7 @@ fn npm_pack(out: &Path, component: &Path) -> anyhow::Result<Artifact> {
     )?;
     let file = format!("svclab-{VERSION}.tgz");
     ensure!(out.join(&file).exists(), "npm pack wrote no {file}");
-    Ok(Artifact { file, packages: &["svclab-plugin"], target: "wasm32-wasip2" })
+    Ok(Artifact { file, packages: &["svclab-plugin"], target: "wasm32-wasip2", debian: Vec::new() })
 }
 
 /// The playground at the root and the guide under `guide/`, as `cargo xtask serve` serves them.
@@ -481,6 +523,7 @@ fn site(release: &Release, out: &Path) -> anyhow::Result<Artifact> {
         file,
         packages: &["svclab-playground", "svclab-plugin"],
         target: "wasm32-unknown-unknown",
+        debian: Vec::new(),
     })
 }
 

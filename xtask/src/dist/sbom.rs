@@ -4,7 +4,8 @@
 //! which unifies features over the workspace, so a crate another member turns on may be listed
 //! though the artifact's own build leaves it out: the list errs on the side of more. Each
 //! registry crate carries Cargo.lock's SHA-256 of its `.crate` file, which is what cargo
-//! verifies on download.
+//! verifies on download. The webhook image also lists the Debian packages whose files it
+//! carries (glibc, libgcc_s, the CA certificates) as `pkg:deb` components.
 //!
 //! Written by hand rather than with cargo-cyclonedx: the document is small, and that tool would
 //! pull in a large tree for one JSON file (CycloneDX 1.5, `bom-1.5.schema.json`).
@@ -97,6 +98,7 @@ impl Graph {
         bytes: &[u8],
         version: &str,
         roots: &[&str],
+        debian: &[(String, String, String)],
         timestamp: &str,
     ) -> anyhow::Result<Vec<u8>> {
         let sha256 = super::oci::sha256_digest(bytes);
@@ -119,6 +121,16 @@ impl Graph {
                 component["hashes"] = json!([{"alg": "SHA-256", "content": checksum}]);
             }
             components.push(component);
+        }
+        for (name, version, architecture) in debian {
+            let purl = format!("pkg:deb/debian/{name}@{version}?arch={architecture}");
+            components.push(json!({
+                "type": "library",
+                "bom-ref": purl,
+                "name": name,
+                "version": version,
+                "purl": purl,
+            }));
         }
         let document = json!({
             "bomFormat": "CycloneDX",
