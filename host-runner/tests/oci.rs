@@ -5,7 +5,8 @@
 //! registry on loopback (Debian's `docker-registry`, TLS from a throwaway CA made by openssl):
 //! each OCI artifact pushed with skopeo, pulled back, and the digests compared (the policy's
 //! pulled bytes are left in `target/dist-pulled/` for `scripts/test` to run through
-//! tests/kubewarden's waPC host). And the webhook
+//! tests/kubewarden's waPC host), each signed by digest with cosign and a key pair the test
+//! makes and verified by `cosign verify` against the registry. And the webhook
 //! image unpacked and run by runc as its config says (entrypoint, non-root user, environment):
 //! `/healthz` answers and AdmissionReviews get the verdicts `svclab serve`'s routes give.
 //!
@@ -396,6 +397,20 @@ fn tool(name: &str) -> PathBuf {
     })
 }
 
+/// cosign, which `scripts/setup.d/49-cosign.sh` builds from its Go module into svclab's cache.
+fn cosign() -> PathBuf {
+    let cache = std::env::var_os("SVCLAB_CACHE_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/svclab")
+    });
+    let built = cache.join("bin/cosign");
+    assert!(
+        built.is_file(),
+        "{} is missing: run `bash scripts/setup.d/49-cosign.sh` (cosign built from its Go module)",
+        built.display()
+    );
+    built
+}
+
 #[track_caller]
 fn run(command: &mut Command) -> String {
     let output = command.output().unwrap_or_else(|err| panic!("cannot run {command:?}: {err}"));
@@ -492,7 +507,7 @@ fn layout_digest(dir: &Path) -> String {
 }
 
 #[test]
-fn dist_images_round_trip_through_a_real_registry() {
+fn dist_images_are_pushed_signed_verified_and_pulled_back() {
     let dist = dist_dir();
     let skopeo = tool("skopeo");
     let dir = scratch("registry");
@@ -504,6 +519,19 @@ fn dist_images_round_trip_through_a_real_registry() {
     let policy = dir.join("policy.json");
     std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
     let (_registry, address) = start_registry(&dir, &cert, &key);
+    // A signing key made for this test, and another one that did not sign.
+    let cosign = cosign();
+    let cosign_in = |dir: &Path| {
+        let mut command = Command::new(&cosign);
+        // cosign (Go) trusts the throwaway CA through SSL_CERT_FILE; the keys have no password.
+        command.current_dir(dir).env("SSL_CERT_FILE", &ca).env("COSIGN_PASSWORD", "");
+        command
+    };
+    let stranger = dir.join("stranger");
+    std::fs::create_dir_all(&stranger).expect("creates a folder");
+    for keys in [&dir, &stranger] {
+        run(cosign_in(keys).arg("generate-key-pair"));
+    }
     for (name, host) in [("kubewarden", "kubewarden"), ("proxy-wasm", "istio"), ("webhook", "")] {
         let local = dist.join(name);
         let reference = format!("docker://{address}/svclab/{name}:{}", env!("CARGO_PKG_VERSION"));
@@ -520,6 +548,27 @@ fn dist_images_round_trip_through_a_real_registry() {
             .arg(&certs)
             .arg(&reference));
         assert_eq!(sha256(raw.as_bytes()), layout_digest(&local), "{name}: the served manifest");
+        // Signed by digest with the test's key (no transparency log: nothing leaves loopback),
+        // then verified against the registry; a key that did not sign does not verify.
+        let pinned = format!("{address}/svclab/{name}@{}", layout_digest(&local));
+        run(cosign_in(&dir)
+            .args(["sign", "--yes", "--tlog-upload=false", "--key", "cosign.key"])
+            .arg(&pinned));
+        let verified = run(cosign_in(&dir)
+            .args(["verify", "--insecure-ignore-tlog=true", "--key", "cosign.pub", "--output", "json"])
+            .arg(&pinned));
+        let verified: serde_json::Value = serde_json::from_str(&verified).expect("JSON");
+        assert_eq!(
+            verified[0]["critical"]["image"]["docker-manifest-digest"],
+            layout_digest(&local),
+            "{name}: the signature covers the manifest's digest"
+        );
+        let foreign = cosign_in(&stranger)
+            .args(["verify", "--insecure-ignore-tlog=true", "--key", "cosign.pub"])
+            .arg(&pinned)
+            .output()
+            .expect("runs cosign verify");
+        assert!(!foreign.status.success(), "{name}: verified with a key that never signed it");
         let pulled = dir.join(format!("pulled-{name}"));
         run(Command::new(&skopeo)
             .arg("--policy")
