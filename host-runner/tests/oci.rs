@@ -555,7 +555,14 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
             .args(["sign", "--yes", "--tlog-upload=false", "--key", "cosign.key"])
             .arg(&pinned));
         let verified = run(cosign_in(&dir)
-            .args(["verify", "--insecure-ignore-tlog=true", "--key", "cosign.pub", "--output", "json"])
+            .args([
+                "verify",
+                "--insecure-ignore-tlog=true",
+                "--key",
+                "cosign.pub",
+                "--output",
+                "json",
+            ])
             .arg(&pinned));
         let verified: serde_json::Value = serde_json::from_str(&verified).expect("JSON");
         assert_eq!(
