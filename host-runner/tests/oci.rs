@@ -5,7 +5,8 @@
 //! registry on loopback (Debian's `docker-registry`, TLS from a throwaway CA made by openssl):
 //! each OCI artifact pushed with skopeo, pulled back, and the digests compared (the policy's
 //! pulled bytes are left in `target/dist-pulled/` for `scripts/test` to run through
-//! tests/kubewarden's waPC host), each signed by digest with cosign and a key pair the test
+//! tests/kubewarden's waPC host; the filter fetched again as Istio's image fetcher does it, for
+//! `scripts/test` to load into the real Envoy), each signed by digest with cosign and a key pair the test
 //! makes and verified by `cosign verify` against the registry. And the webhook
 //! image unpacked and run by runc as its config says (entrypoint, non-root user, environment):
 //! `/healthz` answers and AdmissionReviews get the verdicts `svclab serve`'s routes give.
@@ -589,6 +590,9 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
             let (code, out) = check(&pulled, host);
             assert_eq!(code, 0, "{name} pulled back, for {host}: {out}");
         }
+        if name == "proxy-wasm" {
+            fetch_as_istio(&dist, &address, &ca, &local);
+        }
         if name == "kubewarden" {
             // The policy's bytes as the registry gave them back, for `scripts/test` to run
             // tests/kubewarden's waPC host on (SVCLAB_KUBEWARDEN_WASM).
@@ -604,6 +608,47 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
             std::fs::write(out.join("svclab-kubewarden.wasm"), wasm).expect("writes the policy");
         }
     }
+}
+
+/// Pulls the filter image as Istio's fetcher does (`wasm-fetch/`, go-containerregistry's remote
+/// pull with Istio's compat-then-oci steps), checks the digest and the module against the
+/// local layout, and leaves the module with the dist Traefik guest in `target/dist-pulled/
+/// gateway-plugins/` for `scripts/test` to load into the real Envoy and Traefik
+/// (`SVCLAB_GATEWAY_PLUGINS` of tests/integration/gateways).
+fn fetch_as_istio(dist: &Path, address: &str, ca: &Path, local: &Path) {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wasm-fetch");
+    let binary = dist.with_file_name("wasm-fetch").join("wasm-fetch");
+    run(Command::new(tool("go"))
+        .current_dir(&source)
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
+        .args(["build", "-trimpath", "-o"])
+        .arg(&binary)
+        .arg("."));
+    let out = dist.with_file_name("dist-pulled").join("gateway-plugins");
+    std::fs::create_dir_all(&out).expect("creates gateway-plugins/");
+    let wasm = out.join("svclab_plugin_proxy_wasm.wasm");
+    let reference = format!("{address}/svclab/proxy-wasm:{}", env!("CARGO_PKG_VERSION"));
+    let digest = run(Command::new(&binary).env("SSL_CERT_FILE", ca).arg(&reference).arg(&wasm));
+    assert_eq!(digest.trim(), layout_digest(local), "the digest Istio's fetcher sees");
+    // The module in the local layout's one layer: a tar whose first entry is plugin.wasm.
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(local.join("blobs/sha256").join(&layout_digest(local)[7..]))
+            .expect("reads the manifest"),
+    )
+    .expect("JSON");
+    let layer = manifest["layers"][0]["digest"].as_str().expect("a layer");
+    let gz = std::fs::read(local.join("blobs/sha256").join(&layer[7..])).expect("reads");
+    let tar = miniz_oxide::inflate::decompress_to_vec(&gz[10..gz.len() - 8]).expect("inflates");
+    let size = usize::from_str_radix(
+        std::str::from_utf8(&tar[124..135]).expect("an octal size").trim_start_matches('0'),
+        8,
+    )
+    .expect("a size");
+    assert_eq!(&tar[..11], b"plugin.wasm");
+    assert_eq!(std::fs::read(&wasm).expect("reads the fetched module"), &tar[512..512 + size]);
+    let traefik = dist.join("traefik/plugins-local/src/svclab.dev/svclab/plugin.wasm");
+    std::fs::copy(traefik, out.join("svclab_plugin_http_wasm.wasm")).expect("copies");
 }
 
 // ---------------------------------------------------------------------------------------------
