@@ -385,6 +385,28 @@ fn artifacthub_package_names_the_image_digest() {
     assert!(package.contains(&format!("\ndigest: {digest}\n")), "{package}");
 }
 
+/// `target/dist/deploy/` names each image by the digest `cargo xtask dist` gave it.
+#[test]
+fn deploy_manifests_pin_the_dist_digests() {
+    let dist = dist_dir();
+    let read = |file: &str| std::fs::read_to_string(dist.join("deploy").join(file)).expect(file);
+    let digest = |image: &str| layout_digest(&dist.join(image));
+    let kubewarden = read("kubewarden/cluster-admission-policy.yaml");
+    assert!(
+        kubewarden.contains(&format!(
+            "module: registry://registry.example.invalid/svclab/service-policy@{}\n",
+            digest("kubewarden")
+        )),
+        "{kubewarden}"
+    );
+    let filter = digest("proxy-wasm");
+    for file in ["istio/wasmplugin.yaml", "envoy-gateway/envoyextensionpolicy.yaml"] {
+        assert!(read(file).contains(&format!("sha256: {}\n", &filter[7..])), "{file}");
+    }
+    let webhook = read("webhook/deployment.yaml");
+    assert!(webhook.contains(&format!("image: registry.example.invalid/svclab/webhook@{}\n          imagePullPolicy: IfNotPresent\n", digest("webhook"))), "{webhook}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // A real registry on loopback
 

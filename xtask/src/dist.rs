@@ -21,9 +21,8 @@
 //! Reproducible: every timestamp is the commit's (`SOURCE_DATE_EPOCH`, else `git log -1 %ct`),
 //! archives are sorted with fixed owners and modes (`archive.rs`), JSON has sorted keys, and the
 //! Rust builds run in their own target directory (`<target>/dist-build`, so the everyday caches
-//! keep their flags) with `--remap-path-prefix` for the workspace, cargo's home and the target
-//! directory. `--twice` builds again into a fresh folder and fails unless every file of
-//! `SHA256SUMS` is the same.
+//! keep their flags) with `--remap-path-prefix` for cargo's home and that directory. `--twice`
+//! builds again into a fresh folder and fails unless every file of `SHA256SUMS` is the same.
 //!
 //! Layers: above `plugins` (the guests and their finishing), `npm`, `playground` and `docs`.
 
@@ -113,19 +112,20 @@ impl Release {
             Ok(value) => value.parse().context("SOURCE_DATE_EPOCH is not a number")?,
             Err(_) => git(&["log", "-1", "--format=%ct"])?.parse()?,
         };
+        // The build directory by its real path: clones that share a target directory through
+        // a link (CI's) then pass the same flags and share the cache.
         let build_dir = target_dir(root).join("dist-build");
+        std::fs::create_dir_all(&build_dir)?;
+        let build_dir = build_dir.canonicalize()?;
         let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo")
         });
-        // Longest prefix first: rustc applies the last matching flag, so the target directory
-        // (often inside the workspace) comes after the workspace.
-        let mut remaps = vec![(root.to_path_buf(), "/svclab"), (cargo_home, "/cargo")];
-        for dir in [build_dir.clone(), build_dir.canonicalize().unwrap_or_default()] {
-            remaps.push((dir, "/build"));
-        }
-        let flags: Vec<String> = remaps
+        // Two prefixes reach the artifacts: registry sources (panic locations) and the build
+        // directory (generated code such as cranelift's `out/*.rs`). The workspace needs none:
+        // cargo names its members' files relative to it, and nothing keeps a working directory
+        // (the guests and the playground have no debug info, the binary is stripped).
+        let flags: Vec<String> = [(cargo_home, "/cargo"), (build_dir.clone(), "/build")]
             .iter()
-            .filter(|(from, _)| !from.as_os_str().is_empty())
             .map(|(from, to)| format!("\"--remap-path-prefix={}={to}\"", from.display()))
             .collect();
         let config = ["wasm32-wasip2", "wasm32-wasip1", "wasm32-unknown-unknown", HOST_TRIPLE]

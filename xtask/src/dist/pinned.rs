@@ -30,7 +30,7 @@ pub(super) fn write(root: &Path, out: &Path, digests: &Digests) -> anyhow::Resul
             "webhook/deployment.yaml",
             vec![(
                 "# Build the `svclab` binary (cargo build --release -p svclab-host) into an image of\n          # your registry; it needs nothing but libc.\n          image: svclab:0.1.0".to_owned(),
-                format!("# The image `cargo xtask dist` built (target/dist/webhook), by its digest.\n          image: {REGISTRY}/webhook@{webhook}"),
+                format!("# The image `cargo xtask dist` built (target/dist/webhook), by its digest.\n          image: {REGISTRY}/webhook@{webhook}\n          imagePullPolicy: IfNotPresent"),
             )],
         ),
         (
