@@ -97,7 +97,8 @@ struct Release {
     /// `epoch` in RFC 3339.
     created: String,
     revision: String,
-    /// `--config` values: `--remap-path-prefix` for every target triple built.
+    /// `--config` values: `--remap-path-prefix` for every target triple built, and a fixed
+    /// `SOURCE_DATE_EPOCH` for C compilers.
     config: Vec<String>,
 }
 
@@ -128,10 +129,16 @@ impl Release {
             .iter()
             .map(|(from, to)| format!("\"--remap-path-prefix={}={to}\"", from.display()))
             .collect();
-        let config = ["wasm32-wasip2", "wasm32-wasip1", "wasm32-unknown-unknown", HOST_TRIPLE]
-            .iter()
-            .map(|triple| format!("target.{triple}.rustflags=[{}]", flags.join(",")))
-            .collect();
+        let mut config: Vec<String> =
+            ["wasm32-wasip2", "wasm32-wasip1", "wasm32-unknown-unknown", HOST_TRIPLE]
+                .iter()
+                .map(|triple| format!("target.{triple}.rustflags=[{}]", flags.join(",")))
+                .collect();
+        // C compiled by build scripts: GCC takes `__DATE__` and `__TIME__` (mimalloc's
+        // options.c prints them) from SOURCE_DATE_EPOCH. A fixed 0, not the commit's time:
+        // build scripts do not rerun when it changes, so a cached object would otherwise keep
+        // whichever time its first build had (two cold builds differed only by this).
+        config.push("env.SOURCE_DATE_EPOCH=\"0\"".to_owned());
         Ok(Self {
             root: root.to_path_buf(),
             build_dir,
