@@ -2,6 +2,7 @@
 
 mod check;
 mod doc;
+mod oci;
 mod policy;
 mod render;
 mod serve;
@@ -22,6 +23,7 @@ use crate::plugin::{CacheDir, Limits};
 
 pub(crate) use check::CheckCommand;
 pub(crate) use doc::DocCommand;
+pub(crate) use oci::OciCommand;
 pub(crate) use policy::PolicyCommand;
 pub(crate) use render::RenderCommand;
 pub(crate) use serve::ServeCommand;
@@ -171,6 +173,9 @@ enum Command {
     Doc(DocCommand),
     /// The operator's Service policy: its settings schema, and checking settings alone.
     Policy(PolicyCommand),
+    /// What a Wasm host would make of a published artifact (`svclab oci check LAYOUT --host
+    /// kubewarden|istio|envoy-gateway|traefik`).
+    Oci(OciCommand),
     /// Run `*.svclab-test.yaml` suites: expected outcomes, addresses, bands, messages, rules,
     /// traces and policy violations (`svclab test schema` prints the format's JSON Schema).
     Test(TestCommand),
@@ -227,9 +232,11 @@ where
 }
 
 fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
-    // Settings checks and the schema need no engine: they never load the plugin.
-    if let Command::Policy(command) = cli.command {
-        return command.run(io);
+    // Settings checks, the schema and artifact checks need no engine: they never load the plugin.
+    match cli.command {
+        Command::Policy(command) => return command.run(io),
+        Command::Oci(command) => return command.run(io),
+        _ => {}
     }
     let engine = cli.engine.engine(cli.serves())?;
     match cli.command {
@@ -240,6 +247,6 @@ fn run_command(cli: Cli, io: &mut Io<'_>) -> anyhow::Result<u8> {
         Command::Serve(command) => command.run(engine, io),
         Command::Doc(command) => command.run(&engine, io),
         Command::Test(command) => command.run(&engine, io, cli.verbose),
-        Command::Policy(_) => Ok(EXIT_FAILURE),
+        Command::Policy(_) | Command::Oci(_) => Ok(EXIT_FAILURE),
     }
 }

@@ -9,6 +9,7 @@ mod engine;
 mod input;
 #[cfg(target_os = "linux")]
 mod linear_memory;
+mod oci;
 mod plugin;
 
 // The public surface: the command line and the engines behind it.

@@ -38,6 +38,12 @@ pub(crate) fn guide_dir() -> PathBuf {
 /// `cargo xtask docs`.
 pub(crate) fn build() -> anyhow::Result<()> {
     crate::npm::build()?;
+    render()
+}
+
+/// The guide around the npm package already in `npm::package_dir()` (`cargo xtask dist` builds
+/// that package from its own component first).
+pub(crate) fn render() -> anyhow::Result<()> {
     let root = workspace_root();
     let src = root.join("docs/guide");
     let pages = summary(&std::fs::read_to_string(src.join("SUMMARY.md"))?)?;

@@ -2,13 +2,18 @@
 //!
 //! The tasks form layers, as core's modules do (no two modules use each other, checked by the
 //! tidy test of `tidy/circles.rs`): `workspace` (root, target directory, cargo, running
-//! programs, progress) at the bottom; `files` and `gzip` above it; then the tasks, each using
+//! programs, progress) at the bottom; `files`, `gzip`, `archive` (reproducible tar) and
+//! `artifacthub` (the Kubewarden package descriptions) above it; then the tasks, each using
 //! only what is below it (`plugin` under `npm` and `plugins`, `npm` under `docs`, `playground`
-//! and `docs` under `serve`, `playground` under `scaling`).
+//! and `docs` under `serve`, `playground` under `scaling`, and `plugins`, `npm`, `playground`
+//! and `docs` under `dist`).
 
 mod annotate;
+mod archive;
+mod artifacthub;
 mod cluster;
 mod differential;
+mod dist;
 mod docs;
 mod files;
 mod fuzz;
@@ -46,6 +51,10 @@ const USAGE: &str = "usage: cargo xtask <command>
                      print the generated scenario the benchmarks use
   npm                build the svclab npm package into target/npm/svclab/
   docs               build the guide (docs/guide/) into target/guide/
+  dist [--twice]     every artifact a user installs, reproducibly, into target/dist/: the
+                     Kubewarden policy and the proxy-wasm filter as OCI image layouts, the
+                     Traefik plugin, the svclab tarball, the npm package, the playground and
+                     guide, an SBOM each and SHA256SUMS (--twice: build again and compare)
   fuzz --time N [target...] | --list
                      run the fuzz targets (all, or the named ones) N seconds each on the
                      pinned nightly and print executions per target and in total
@@ -77,6 +86,7 @@ fn main() -> ExitCode {
         Some("plugins") => plugins::build(&args[1..]),
         Some("npm") => npm::build(),
         Some("docs") => docs::build(),
+        Some("dist") => dist::run_task(&args[1..]),
         Some("loadtest") => loadtest::run(&args[1..]),
         Some("fuzz") => fuzz::run(&args[1..]),
         Some("differential") => differential::run(&args[1..]),

@@ -23,8 +23,14 @@ pub(crate) fn package_dir() -> PathBuf {
     target_dir(&workspace_root()).join("npm/svclab")
 }
 
-/// `cargo xtask npm`.
+/// `cargo xtask npm`: the package around the component as `cargo xtask build-plugin` builds it.
 pub(crate) fn build() -> anyhow::Result<()> {
+    package(&crate::plugin::build_component()?)
+}
+
+/// The package around the component `wasm` (`cargo xtask dist` passes one built without build
+/// paths).
+pub(crate) fn package(wasm: &Path) -> anyhow::Result<()> {
     let root = workspace_root();
     let js_dir = root.join("playground-web/js");
     let bin = js_dir.join("node_modules/.bin");
@@ -35,7 +41,6 @@ pub(crate) fn build() -> anyhow::Result<()> {
             bin.join(tool).display()
         );
     }
-    let wasm = crate::plugin::build_component()?;
     let out = package_dir();
     let staging = out.with_file_name("svclab-staging");
     for dir in [&out, &staging] {
@@ -49,7 +54,7 @@ pub(crate) fn build() -> anyhow::Result<()> {
         Command::new(bin.join("jco"))
             .current_dir(&root)
             .arg("transpile")
-            .arg(&wasm)
+            .arg(wasm)
             .args(["--name", NAME, "--no-namespaced-exports", "--quiet", "--out-dir"])
             .arg(staging.join("component")),
         "jco transpile",
@@ -101,7 +106,7 @@ pub(crate) fn build() -> anyhow::Result<()> {
     let manifest = std::fs::read_to_string(root.join("npm/package.json"))?
         .replace("\"version\": \"0.0.0\"", &format!("\"version\": \"{version}\""));
     std::fs::write(out.join("package.json"), manifest)?;
-    std::fs::copy(&wasm, out.join("svclab.wasm"))?;
+    std::fs::copy(wasm, out.join("svclab.wasm"))?;
     std::fs::remove_dir_all(&staging)?;
 
     let mut lines = Vec::new();

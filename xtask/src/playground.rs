@@ -40,6 +40,13 @@ fn locked_wasm_bindgen(root: &Path) -> anyhow::Result<String> {
 
 /// `cargo xtask playground`.
 pub(crate) fn build() -> anyhow::Result<()> {
+    build_with(&target_dir(&workspace_root()), &[])
+}
+
+/// The playground, its wasm built in `cargo_target_dir` with `config` as `--config` values
+/// (`cargo xtask dist` remaps build paths in a target directory of its own); the site still
+/// goes to [`site_dir`].
+pub(crate) fn build_with(cargo_target_dir: &Path, config: &[String]) -> anyhow::Result<()> {
     let root = workspace_root();
     let target = target_dir(&root);
     let js_dir = root.join("playground-web/js");
@@ -66,6 +73,9 @@ pub(crate) fn build() -> anyhow::Result<()> {
         Command::new(cargo)
             .current_dir(&root)
             .args(["build", "--release", "--target", "wasm32-unknown-unknown", "-p", PACKAGE])
+            .arg("--target-dir")
+            .arg(cargo_target_dir)
+            .args(config.iter().flat_map(|value| ["--config", value.as_str()]))
             // Speed over size: the core runs on every edit. Measured 2026-12-02 (1,000
             // Services, headless Chromium, median of 11 pastes, 4-5 runs each): re-evaluation
             // 39 ms at opt-level "s", 33 ms at 3, for 838 KB gzipped instead of 689 KB.
@@ -77,7 +87,7 @@ pub(crate) fn build() -> anyhow::Result<()> {
             .env("CARGO_PROFILE_RELEASE_PANIC", "abort"),
         "cargo build of the playground",
     )?;
-    let wasm = target.join("wasm32-unknown-unknown/release").join(WASM_NAME);
+    let wasm = cargo_target_dir.join("wasm32-unknown-unknown/release").join(WASM_NAME);
 
     let staging = target.join("playground-staging");
     if staging.exists() {

@@ -34,11 +34,11 @@ const MAX_SIZE: u64 = 1_600 * 1024;
 const MAX_COMPONENT_SIZE: u64 = 2_304 * 1024;
 
 /// One guest: a cdylib package built for a wasm target, then finished for its host.
-struct Guest {
-    package: &'static str,
-    target: &'static str,
+pub(crate) struct Guest {
+    pub(crate) package: &'static str,
+    pub(crate) target: &'static str,
     /// The file name in the output folder.
-    file: &'static str,
+    pub(crate) file: &'static str,
     finish: Finish,
 }
 
@@ -53,7 +53,7 @@ enum Finish {
     LowerBulkMemory(&'static str),
 }
 
-const GUESTS: &[Guest] = &[
+pub(crate) const GUESTS: &[Guest] = &[
     Guest {
         package: "svclab-plugin",
         target: "wasm32-wasip2",
@@ -125,38 +125,10 @@ fn build_guest(
     out: &Path,
     guest: &Guest,
 ) -> anyhow::Result<PathBuf> {
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root)
-        .args(["build", "--package", guest.package, "--target", guest.target])
-        .args(["--profile", PROFILE])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .status()
-        .context("cannot run cargo")?;
-    ensure!(
-        status.success(),
-        "building {} failed (is the {} target installed? see scripts/setup.d/10-rust.sh)",
-        guest.package,
-        guest.target
-    );
-    let built = target_dir
-        .join(guest.target)
-        .join(PROFILE)
-        .join(format!("{}.wasm", guest.package.replace('-', "_")));
+    let built = compile(root, target_dir, guest, &[])?;
     let wasm = std::fs::read(&built).with_context(|| format!("cannot read {}", built.display()))?;
-    let wasm = match guest.finish {
-        Finish::AsBuilt => wasm,
-        Finish::KubewardenMetadata(metadata) => {
-            let path = root.join(metadata);
-            let yaml = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            annotate::annotate(&wasm, &yaml, env!("CARGO_PKG_VERSION"))
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("cannot annotate {}", built.display()))?
-        }
-        Finish::LowerBulkMemory(_) => lower::lower_bulk_memory(&wasm)
-            .with_context(|| format!("cannot lower {}", built.display()))?,
-    };
+    let wasm =
+        finish(root, guest, wasm).with_context(|| format!("cannot finish {}", built.display()))?;
     let path = out.join(guest.file);
     std::fs::write(&path, &wasm).with_context(|| format!("cannot write {}", path.display()))?;
     if let Finish::LowerBulkMemory(layout) = guest.finish {
@@ -165,4 +137,49 @@ fn build_guest(
             .with_context(|| format!("cannot write {}", layout.display()))?;
     }
     Ok(path)
+}
+
+/// Builds `guest` with cargo into `target_dir`, `config` adding `--config` values (`cargo xtask
+/// dist` remaps build paths); the path of the built `.wasm`.
+pub(crate) fn compile(
+    root: &Path,
+    target_dir: &Path,
+    guest: &Guest,
+    config: &[String],
+) -> anyhow::Result<PathBuf> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .args(["build", "--locked", "--package", guest.package, "--target", guest.target])
+        .args(["--profile", PROFILE])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(config.iter().flat_map(|value| ["--config", value.as_str()]))
+        .status()
+        .context("cannot run cargo")?;
+    ensure!(
+        status.success(),
+        "building {} failed (is the {} target installed? see scripts/setup.d/10-rust.sh)",
+        guest.package,
+        guest.target
+    );
+    Ok(target_dir
+        .join(guest.target)
+        .join(PROFILE)
+        .join(format!("{}.wasm", guest.package.replace('-', "_"))))
+}
+
+/// The built module finished for its host: Kubewarden's metadata section, Traefik's lowering.
+pub(crate) fn finish(root: &Path, guest: &Guest, wasm: Vec<u8>) -> anyhow::Result<Vec<u8>> {
+    Ok(match guest.finish {
+        Finish::AsBuilt => wasm,
+        Finish::KubewardenMetadata(metadata) => {
+            let path = root.join(metadata);
+            let yaml = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            annotate::annotate(&wasm, &yaml, env!("CARGO_PKG_VERSION"))
+                .map_err(anyhow::Error::msg)
+                .context("cannot annotate")?
+        }
+        Finish::LowerBulkMemory(_) => lower::lower_bulk_memory(&wasm).context("cannot lower")?,
+    })
 }

@@ -150,7 +150,7 @@ fn check_example(
         // The scenario block is a suite; its exit status (1 when a test fails) is part of
         // what the expected block shows, not a reason to refuse the example.
         Command::Test(command) => command.run(engine, &mut io, false),
-        Command::Serve(_) | Command::Doc(_) | Command::Policy(_) => {
+        Command::Serve(_) | Command::Doc(_) | Command::Policy(_) | Command::Oci(_) => {
             return Err("examples run `check`, `render`, `trace`, `upgrade` or `test`".to_owned());
         }
     };
