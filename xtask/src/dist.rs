@@ -315,17 +315,8 @@ fn proxy_wasm(release: &Release, out: &Path) -> anyhow::Result<(Artifact, String
         "config": {},
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},
     });
-    let image = Image {
-        config: Blob {
-            media_type: "application/vnd.oci.image.config.v1+json",
-            bytes: config.to_string().into_bytes(),
-        },
-        layers: vec![Blob {
-            media_type: "application/vnd.oci.image.layer.v1.tar+gzip",
-            bytes: gzip(&layer),
-        }],
-        annotations: release.image_annotations("svclab-proxy-wasm"),
-    };
+    let annotations = release.image_annotations("svclab-proxy-wasm");
+    let image = Image::container(&config, gzip(&layer), annotations);
     let digest = image.write(&out.join("proxy-wasm"), VERSION, release.epoch)?;
     let artifact = Artifact {
         file: "proxy-wasm.oci.tar".into(),
@@ -453,17 +444,8 @@ fn webhook(release: &Release, out: &Path, binary: &Path) -> anyhow::Result<(Arti
         "rootfs": {"type": "layers", "diff_ids": [oci::sha256_digest(&layer)]},
         "history": [{"created": release.created, "created_by": "cargo xtask dist"}],
     });
-    let image = Image {
-        config: Blob {
-            media_type: "application/vnd.oci.image.config.v1+json",
-            bytes: config.to_string().into_bytes(),
-        },
-        layers: vec![Blob {
-            media_type: "application/vnd.oci.image.layer.v1.tar+gzip",
-            bytes: gzip(&layer),
-        }],
-        annotations: release.image_annotations("svclab-webhook"),
-    };
+    let annotations = release.image_annotations("svclab-webhook");
+    let image = Image::container(&config, gzip(&layer), annotations);
     let digest = image.write(&out.join("webhook"), VERSION, release.epoch)?;
     let artifact = Artifact {
         file: "webhook.oci.tar".into(),

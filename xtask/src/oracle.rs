@@ -336,10 +336,7 @@ fn upgrade_pair(root: &Path, from: &str, to: &str, options: &Options) -> anyhow:
         started.elapsed().as_secs_f64(),
         divergences.len()
     ));
-    for (group, members) in &group(&divergences) {
-        say_group(group, members);
-    }
-    Ok(divergences.len())
+    Ok(say_groups(&divergences))
 }
 
 /// `svclab upgrade --to TO` for the kube-proxy cases generated at `from` (each run: its mode,
@@ -444,10 +441,7 @@ fn upgrade_proxy_pair(
         started.elapsed().as_secs_f64(),
         divergences.len()
     ));
-    for (group, members) in &group(&divergences) {
-        say_group(group, members);
-    }
-    Ok(divergences.len())
+    Ok(say_groups(&divergences))
 }
 
 /// Runs the apiserver's cases of one release through a real kube-apiserver (one start per
@@ -539,10 +533,15 @@ fn cluster_release(root: &Path, release: &str, options: &Options) -> anyhow::Res
         started.elapsed().as_secs_f64(),
         divergences.len()
     ));
-    for (group, members) in &group(&divergences) {
+    Ok(say_groups(&divergences))
+}
+
+/// Prints every group of divergences ([`say_group`]) and returns how many there are.
+fn say_groups(divergences: &[Divergence]) -> usize {
+    for (group, members) in &group(divergences) {
         say_group(group, members);
     }
-    Ok(divergences.len())
+    divergences.len()
 }
 
 /// Prints a group of divergences and its first member's two sides; returns that member.

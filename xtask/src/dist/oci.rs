@@ -45,6 +45,26 @@ pub(crate) struct Image {
 }
 
 impl Image {
+    /// An image of the container form: an OCI image config and one tar+gzip layer (the filter's
+    /// "compat" variant and the webhook image).
+    pub(crate) fn container(
+        config: &Value,
+        layer: Vec<u8>,
+        annotations: BTreeMap<String, String>,
+    ) -> Image {
+        Image {
+            config: Blob {
+                media_type: "application/vnd.oci.image.config.v1+json",
+                bytes: config.to_string().into_bytes(),
+            },
+            layers: vec![Blob {
+                media_type: "application/vnd.oci.image.layer.v1.tar+gzip",
+                bytes: layer,
+            }],
+            annotations,
+        }
+    }
+
     /// The image manifest.
     pub(crate) fn manifest(&self) -> Blob {
         let mut manifest = json!({
