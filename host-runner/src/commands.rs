@@ -173,8 +173,8 @@ enum Command {
     Doc(DocCommand),
     /// The operator's Service policy: its settings schema, and checking settings alone.
     Policy(PolicyCommand),
-    /// What a Wasm host would make of a published artifact (`svclab oci check LAYOUT --host
-    /// kubewarden|istio|envoy-gateway|traefik`).
+    /// What a Wasm host would make of a published artifact (`svclab oci check REF|LAYOUT
+    /// --host kubewarden|istio|envoy-gateway|traefik`).
     Oci(OciCommand),
     /// Run `*.svclab-test.yaml` suites: expected outcomes, addresses, bands, messages, rules,
     /// traces and policy violations (`svclab test schema` prints the format's JSON Schema).

@@ -1,6 +1,7 @@
-//! What a Wasm host would make of an artifact before it runs anything: an OCI image layout
-//! (OCI image-spec `image-layout.md`: a folder, or the same packed in a tar as `oci-archive`)
-//! read and verified blob by blob, or Traefik's local plugin folder, judged by the rules of
+//! What a Wasm host would make of an artifact before it runs anything: an image pulled from a
+//! registry (`oci/registry.rs`) or an OCI image layout (OCI image-spec `image-layout.md`: a
+//! folder, or the same packed in a tar as `oci-archive`), read and verified blob by blob, or
+//! Traefik's local plugin folder, judged by the rules of
 //! Kubewarden, Istio, Envoy Gateway or Traefik (`oci/hosts.rs`), each refusal worded as the
 //! host words it. `svclab oci check` (`commands/oci.rs`) prints the verdict.
 //!
@@ -10,6 +11,7 @@
 mod archive;
 mod hosts;
 mod module;
+mod registry;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 pub(crate) use hosts::{Host, check};
+pub(crate) use registry::{PullOptions, Reference, pull};
 
 /// Why an artifact could not be read at all (as opposed to read and refused).
 #[derive(Debug)]
@@ -29,6 +32,8 @@ pub(crate) enum LayoutError {
     Unknown(PathBuf),
     /// A part of the layout is malformed.
     Invalid(String),
+    /// A registry did not give what was asked of it.
+    Registry { url: String, reason: String },
 }
 
 impl std::fmt::Display for LayoutError {
@@ -42,6 +47,7 @@ impl std::fmt::Display for LayoutError {
                 path.display()
             ),
             Self::Invalid(message) => f.write_str(message),
+            Self::Registry { url, reason } => write!(f, "GET {url}: {reason}"),
         }
     }
 }
@@ -120,10 +126,6 @@ pub(crate) fn read(path: &Path) -> Result<Artifact, LayoutError> {
 
 /// The image the layout's `index.json` names, its files read through `file`.
 fn image(file: impl Fn(&str) -> Result<Vec<u8>, LayoutError>) -> Result<Artifact, LayoutError> {
-    let json = |name: &str, bytes: &[u8]| -> Result<Value, LayoutError> {
-        serde_json::from_slice(bytes)
-            .map_err(|err| LayoutError::Invalid(format!("{name} is not JSON: {err}")))
-    };
     let layout = json("oci-layout", &file("oci-layout")?)?;
     if layout["imageLayoutVersion"] != "1.0.0" {
         return Err(LayoutError::Invalid(
@@ -139,12 +141,30 @@ fn image(file: impl Fn(&str) -> Result<Vec<u8>, LayoutError>) -> Result<Artifact
         )));
     };
     let entry = descriptor(entry, "index.json's manifest")?;
+    manifest_image(entry, |descriptor| {
+        let hex = descriptor.digest.strip_prefix("sha256:").unwrap_or_default();
+        file(&format!("blobs/sha256/{hex}"))
+    })
+}
+
+/// The image whose manifest `entry` describes, each blob (the manifest's too) got by `blob`
+/// and checked against its descriptor.
+fn manifest_image(
+    entry: Descriptor,
+    mut blob: impl FnMut(&Descriptor) -> Result<Vec<u8>, LayoutError>,
+) -> Result<Artifact, LayoutError> {
     let mut blobs = BTreeMap::new();
     let mut load = |descriptor: &Descriptor| -> Result<Vec<u8>, LayoutError> {
-        let hex = descriptor.digest.strip_prefix("sha256:").ok_or_else(|| {
-            LayoutError::Invalid(format!("{}: only sha256 digests are read", descriptor.digest))
-        })?;
-        let bytes = file(&format!("blobs/sha256/{hex}"))?;
+        // Checked before the digest names a file or a URL.
+        let hex = descriptor.digest.strip_prefix("sha256:").unwrap_or_default();
+        if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
+            return Err(LayoutError::Invalid(format!(
+                "{}: only sha256 digests (64 lowercase hex digits) are read",
+                descriptor.digest
+            )));
+        }
+        let bytes = blob(descriptor)?;
         let actual = format!("sha256:{}", data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)));
         if actual != descriptor.digest || bytes.len() as u64 != descriptor.size {
             return Err(LayoutError::Invalid(format!(
@@ -181,6 +201,11 @@ fn image(file: impl Fn(&str) -> Result<Vec<u8>, LayoutError>) -> Result<Artifact
         annotations,
         blobs,
     }))
+}
+
+fn json(name: &str, bytes: &[u8]) -> Result<Value, LayoutError> {
+    serde_json::from_slice(bytes)
+        .map_err(|err| LayoutError::Invalid(format!("{name} is not JSON: {err}")))
 }
 
 fn descriptor(value: &Value, what: &str) -> Result<Descriptor, LayoutError> {

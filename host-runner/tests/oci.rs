@@ -7,7 +7,9 @@
 //! pulled bytes are left in `target/dist-pulled/` for `scripts/test` to run through
 //! tests/kubewarden's waPC host; the filter fetched again as Istio's image fetcher does it, for
 //! `scripts/test` to load into the real Envoy), each signed by digest with cosign and a key pair the test
-//! makes and verified by `cosign verify` against the registry. And the webhook
+//! makes and verified by `cosign verify` against the registry, and `svclab oci check REF`
+//! pulling each from the registry judged as its layout (also where the registry asks for basic
+//! credentials or a bearer token, lacks the tag, or shows a CA not trusted). And the webhook
 //! image unpacked and run by runc as its config says (entrypoint, non-root user, environment):
 //! `/healthz` answers and AdmissionReviews get the verdicts `svclab serve`'s routes give.
 //!
@@ -26,11 +28,18 @@ use sha2::{Digest as _, Sha256};
 /// PATH shown as `LAYOUT`.
 #[track_caller]
 fn check(path: &Path, host: &str) -> (u8, String) {
+    check_with(&path.display().to_string(), host, &[])
+}
+
+/// `svclab oci check TARGET --host HOST FLAGS…` in-process, TARGET shown as `LAYOUT`.
+#[track_caller]
+fn check_with(target: &str, host: &str, flags: &[&str]) -> (u8, String) {
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
     let mut io = svclab_host::Io { stdin: &mut &b""[..], stdout: &mut stdout, stderr: &mut stderr };
-    let args = ["svclab", "oci", "check", &path.display().to_string(), "--host", host];
+    let args =
+        ["svclab", "oci", "check", target, "--host", host].into_iter().chain(flags.iter().copied());
     let code = svclab_host::run_args(args, &mut io);
-    let text = String::from_utf8_lossy(&stdout).replace(&path.display().to_string(), "LAYOUT");
+    let text = String::from_utf8_lossy(&stdout).replace(target, "LAYOUT");
     let text = text + &String::from_utf8_lossy(&stderr);
     (code, text)
 }
@@ -42,9 +51,11 @@ fn sha256(bytes: &[u8]) -> String {
     format!("sha256:{}", data_encoding::HEXLOWER.encode(&Sha256::digest(bytes)))
 }
 
-/// A folder of its own under the test's temporary directory.
+/// A folder of its own under cargo's temporary directory for integration tests, emptied
+/// first: a run leaves its last folders for a look after a failure, and the next run reuses
+/// them rather than piling up copies of the webhook bundle and the registries.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("svclab-oci-{}-{name}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("svclab-oci-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("creates a scratch folder");
     dir
@@ -487,15 +498,16 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (file("ca.crt"), file("registry.crt"), file("registry.key"))
 }
 
-/// Starts `docker-registry` on a free loopback port with TLS; the process and its address.
-fn start_registry(dir: &Path, cert: &Path, key: &Path) -> (Registry, String) {
+/// Starts `docker-registry` on a free loopback port with TLS and the `auth` section given (YAML,
+/// empty for none); the process and its address.
+fn start_registry(dir: &Path, cert: &Path, key: &Path, auth: &str) -> (Registry, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
         .port();
     let address = format!("127.0.0.1:{port}");
     let config = format!(
-        "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {address}\n  tls:\n    certificate: {}\n    key: {}\n",
+        "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {address}\n  tls:\n    certificate: {}\n    key: {}\n{auth}",
         dir.join("storage").display(),
         cert.display(),
         key.display()
@@ -541,7 +553,7 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
     // skopeo refuses to copy without a signature policy; the test trusts what it pushed.
     let policy = dir.join("policy.json");
     std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
-    let (_registry, address) = start_registry(&dir, &cert, &key);
+    let (_registry, address) = start_registry(&dir, &cert, &key, "");
     // A signing key made for this test, and another one that did not sign.
     let cosign = cosign();
     let cosign_in = |dir: &Path| {
@@ -611,6 +623,20 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
         if !host.is_empty() {
             let (code, out) = check(&pulled, host);
             assert_eq!(code, 0, "{name} pulled back, for {host}: {out}");
+            // `svclab oci check REF` pulls it as the hosts do, and judges it as the layout it
+            // was pushed from: accepted by its host, refused by the others in the same words.
+            let schemes = [("kubewarden", "registry://"), ("istio", "oci://")];
+            let scheme = schemes.iter().find(|(h, _)| *h == host).map_or("", |(_, s)| s);
+            let reference =
+                format!("{scheme}{address}/svclab/{name}:{}", env!("CARGO_PKG_VERSION"));
+            let ca_flags = ["--ca-file", ca.to_str().expect("a UTF-8 path")];
+            for judge in ["kubewarden", "istio", "envoy-gateway"] {
+                assert_eq!(
+                    check_with(&reference, judge, &ca_flags),
+                    check(&local, judge),
+                    "{reference} judged by {judge}"
+                );
+            }
         }
         if name == "proxy-wasm" {
             fetch_as_istio(&dist, &address, &ca, &local);
@@ -630,6 +656,189 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
             std::fs::write(out.join("svclab-kubewarden.wasm"), wasm).expect("writes the policy");
         }
     }
+}
+
+/// `svclab oci check REF` where a registry asks who pulls: basic authentication (an htpasswd
+/// registry: refused without credentials, accepted with the authfile skopeo and docker keep)
+/// and bearer tokens (a registry with `auth: token`, whose realm is a token server on loopback
+/// handing out a JWT signed by openssl, as public registries do); and where it cannot pull: an
+/// unknown tag, a CA it does not trust.
+#[test]
+fn registries_that_ask_who_pulls() {
+    let skopeo = tool("skopeo");
+    let openssl = tool("openssl");
+    let dir = scratch("registry-auth");
+    let (ca, cert, key) = certificates(&dir);
+    let certs = dir.join("certs.d");
+    std::fs::create_dir_all(&certs).expect("creates certs.d");
+    std::fs::copy(&ca, certs.join("ca.crt")).expect("copies the CA");
+    let policy = dir.join("policy.json");
+    std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
+    let filter = compat_layout("auth-filter", "plugin.wasm");
+    let push = |address: &str, creds: &[&str]| {
+        run(Command::new(&skopeo)
+            .arg("--policy")
+            .arg(&policy)
+            .args(["copy", "--dest-cert-dir"])
+            .arg(&certs)
+            .args(creds)
+            .arg(format!("oci:{}", filter.display()))
+            .arg(format!("docker://{address}/svclab/filter:1")));
+    };
+    let ca_flag = ca.to_str().expect("a UTF-8 path");
+    let (expected_code, expected) = check(&filter, "istio");
+    assert_eq!(expected_code, 0, "{expected}");
+
+    // Basic: a bcrypt hash (cost 4) of the test's own password.
+    let basic = dir.join("basic");
+    std::fs::create_dir_all(&basic).expect("creates a folder");
+    std::fs::write(
+        basic.join("htpasswd"),
+        "svclab:$2b$04$9d4PuB2sEzZYau1U9RdcZewrD5Vvq5s6Wzr8q6g53aHYCWAnQswVy\n",
+    )
+    .expect("writes htpasswd");
+    let auth = format!(
+        "auth:\n  htpasswd:\n    realm: svclab-test\n    path: {}\n",
+        basic.join("htpasswd").display()
+    );
+    let (_basic_registry, address) = start_registry(&basic, &cert, &key, &auth);
+    push(&address, &["--dest-creds", "svclab:svclab-test-password"]);
+    let reference = format!("{address}/svclab/filter:1");
+    let authfile = dir.join("auth.json");
+    let encoded = data_encoding::BASE64.encode(b"svclab:svclab-test-password");
+    std::fs::write(&authfile, format!(r#"{{"auths":{{"{address}":{{"auth":"{encoded}"}}}}}}"#))
+        .expect("writes the authfile");
+    let empty = dir.join("empty-auth.json");
+    std::fs::write(&empty, r#"{"auths":{}}"#).expect("writes an empty authfile");
+    let authfile_flag = authfile.to_str().expect("a UTF-8 path");
+    assert_eq!(
+        check_with(&reference, "istio", &["--ca-file", ca_flag, "--authfile", authfile_flag]),
+        (expected_code, expected.clone())
+    );
+    let (code, out) = check_with(
+        &reference,
+        "istio",
+        &["--ca-file", ca_flag, "--authfile", empty.to_str().expect("a UTF-8 path")],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(&format!(
+            "GET https://{address}/v2/svclab/filter/manifests/1: 401 Unauthorized: UNAUTHORIZED \
+             authentication required; the registry asks for a user and password and the \
+             authfile has none for 127.0.0.1"
+        )),
+        "{out}"
+    );
+
+    // Bearer: the registry trusts tokens signed by a key whose certificate it has; the token
+    // server answers every request with one token for pulling and pushing svclab/filter.
+    let bearer = dir.join("bearer");
+    std::fs::create_dir_all(&bearer).expect("creates a folder");
+    let file = |name: &str| bearer.join(name);
+    run(Command::new(&openssl)
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
+        .args(["-subj", "/CN=svclab test token issuer", "-keyout"])
+        .arg(file("token.key"))
+        .arg("-out")
+        .arg(file("token.crt")));
+    let der = run(Command::new(&openssl)
+        .args(["x509", "-outform", "DER", "-in"])
+        .arg(file("token.crt"))
+        .arg("-out")
+        .arg(file("token.der")));
+    assert!(der.is_empty());
+    let url64 = |bytes: &[u8]| data_encoding::BASE64URL_NOPAD.encode(bytes);
+    let x5c = data_encoding::BASE64.encode(&std::fs::read(file("token.der")).expect("reads"));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let header = json!({"typ": "JWT", "alg": "RS256", "x5c": [x5c]});
+    let claims = json!({
+        "iss": "svclab-test-issuer", "sub": "svclab", "aud": "svclab-test-registry",
+        "exp": now + 3600, "nbf": now - 60, "iat": now - 60, "jti": "svclab-test",
+        "access": [{"type": "repository", "name": "svclab/filter", "actions": ["pull", "push"]}],
+    });
+    let signed = format!(
+        "{}.{}",
+        url64(header.to_string().as_bytes()),
+        url64(claims.to_string().as_bytes())
+    );
+    std::fs::write(file("signed"), &signed).expect("writes");
+    run(Command::new(&openssl)
+        .args(["dgst", "-sha256", "-sign"])
+        .arg(file("token.key"))
+        .arg("-out")
+        .arg(file("signature"))
+        .arg(file("signed")));
+    let token = format!("{signed}.{}", url64(&std::fs::read(file("signature")).expect("reads")));
+    let (realm, asked) = token_server(token);
+    let auth = format!(
+        "auth:\n  token:\n    realm: {realm}\n    service: svclab-test-registry\n    issuer: svclab-test-issuer\n    rootcertbundle: {}\n",
+        file("token.crt").display()
+    );
+    let (_bearer_registry, address) = start_registry(&bearer, &cert, &key, &auth);
+    push(&address, &[]);
+    let reference = format!("registry://{address}/svclab/filter:1");
+    let asked_before = asked.lock().expect("the token server's log").len();
+    assert_eq!(
+        check_with(
+            &reference,
+            "istio",
+            &["--ca-file", ca_flag, "--authfile", empty.to_str().expect("UTF-8")]
+        ),
+        (expected_code, expected)
+    );
+    let asked = asked.lock().expect("the token server's log")[asked_before..].to_vec();
+    assert_eq!(
+        asked,
+        [
+            "GET /token?service=svclab-test-registry&scope=repository%3Asvclab%2Ffilter%3Apull HTTP/1.1"
+        ],
+        "svclab asks the realm once, for pulling"
+    );
+
+    // Where it cannot pull: a tag the registry lacks, and a CA it was not told to trust.
+    let (code, out) =
+        check_with(&format!("{address}/svclab/filter:2"), "istio", &["--ca-file", ca_flag]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("/v2/svclab/filter/manifests/2: 404 Not Found: MANIFEST_UNKNOWN"),
+        "{out}"
+    );
+    let (code, out) = check_with(&reference, "istio", &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("TLS: invalid peer certificate: UnknownIssuer"), "{out}");
+}
+
+/// A token realm on loopback: answers every GET with `{"token": TOKEN}`; its URL, and the
+/// request lines it was sent.
+fn token_server(token: String) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let realm = format!("http://{}/token", listener.local_addr().expect("an address"));
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&asked);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(&stream);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            log.lock().expect("the log").push(line.trim_end().to_owned());
+            // The rest of the request's head.
+            let mut rest = String::new();
+            while reader.read_line(&mut rest).is_ok_and(|n| n > 2) {
+                rest.clear();
+            }
+            let body = json!({"token": token}).to_string();
+            let _ = write!(
+                &stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (realm, asked)
 }
 
 /// Pulls the filter image as Istio's fetcher does (`wasm-fetch/`, go-containerregistry's remote
