@@ -75,7 +75,7 @@ pub use pipeline::suite::{
     ExportError, ExportOptions, Failure, SUITE_SUFFIX, SuiteResult, TestError, TestOptions,
     TestResult, TestRun, TestStatus, export_test, run_tests, test_files, test_schema,
 };
-pub use pipeline::{CheckOptions, check, evaluate, render_ruleset, render_to};
+pub use pipeline::{CheckOptions, EditError, Session, check, evaluate, render_ruleset, render_to};
 pub use policy::{UserInfo, check_settings, settings_schema};
 pub use profile::{
     CHECKED_RELEASES, DynamicPicks, HostFacts, NEWEST_MINOR, OLDEST_MINOR, Profile, ProfileSummary,

@@ -2,8 +2,10 @@
 //! with field positions, plus diagnostics for everything that could not be read.
 
 mod decode;
+mod reread;
 
 use decode::{Decoded, Releases, Typed};
+pub(crate) use reread::ReadCache;
 
 use std::sync::Arc;
 
@@ -137,6 +139,15 @@ fn decoded_by_the_apiserver(d: &Diagnostic) -> bool {
 /// [`parse`] before the release is known: every unknown-field warning a release could give
 /// is in, marked for [`Scenario::at_release`].
 pub(crate) fn read(inputs: &[Input]) -> Scenario {
+    read_with(inputs, None)
+}
+
+/// [`read`], reusing what `cache` kept of the documents of an earlier reading whose text is
+/// unchanged, and keeping this reading's for the next (`crate::Session`).
+pub(crate) fn read_with(inputs: &[Input], mut cache: Option<&mut ReadCache>) -> Scenario {
+    if let Some(cache) = cache.as_deref_mut() {
+        cache.begin();
+    }
     let mut scenario = Scenario::default();
     // One object per document, mostly: room for them all up front spares the copies (and the
     // unused half) of a vector of large objects that doubles as it grows.
@@ -159,9 +170,12 @@ pub(crate) fn read(inputs: &[Input]) -> Scenario {
             bytes -= input.text.len();
             continue;
         }
-        if !parse_input(input, &mut scenario) {
+        if !parse_input(input, &mut scenario, cache.as_deref_mut()) {
             break;
         }
+    }
+    if let Some(cache) = cache {
+        cache.end();
     }
     scenario
 }
@@ -187,7 +201,7 @@ fn too_many_objects(at: Source) -> Diagnostic {
 }
 
 /// Reads one input; `false` when [`MAX_OBJECTS`] stopped the reading.
-fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
+fn parse_input(input: &Input, scenario: &mut Scenario, mut cache: Option<&mut ReadCache>) -> bool {
     if looks_like_iptables_save(&input.text) {
         if scenario.objects.len() >= MAX_OBJECTS {
             let at = Source { file: input.name.clone(), document: 0, line: 1, column: 1 };
@@ -203,56 +217,83 @@ fn parse_input(input: &Input, scenario: &mut Scenario) -> bool {
     // The input's name, shared by the positions of its objects (made on the first one).
     let mut file: Option<Arc<str>> = None;
     // One document at a time: each tree is dropped once its object is decoded.
-    for doc in yaml::documents(&input.text) {
-        let source = |pos: Pos| Source {
-            file: input.name.clone(),
-            document: doc.index,
-            line: pos.line,
-            column: pos.column,
-        };
+    let mut documents = yaml::documents(&input.text);
+    while let Some(piece) = documents.next_piece() {
         if scenario.objects.len() >= MAX_OBJECTS {
-            scenario
-                .diagnostics
-                .push(too_many_objects(source(Pos { line: doc.first_line, column: 1 })));
+            let at = Source {
+                file: input.name.clone(),
+                document: piece.index,
+                line: piece.first_line,
+                column: 1,
+            };
+            scenario.diagnostics.push(too_many_objects(at));
             return false;
         }
-        match doc.root {
-            Err(err) => {
-                let message = format!(
-                    "error converting YAML to JSON: yaml: line {}: {}",
-                    err.pos.line, err.message
-                );
-                scenario.diagnostics.push(
-                    Diagnostic::error(None, "", "InvalidSyntax", message).at(source(err.pos)),
-                );
-            }
-            Ok(None) => {}
-            Ok(Some(root)) => {
-                if looks_like_iptables_save(&doc.text) {
-                    scenario.objects.push(Object::IptablesSave {
-                        text: doc.text.clone().into_owned(),
-                        source: source(Pos { line: doc.first_line, column: 1 }),
-                    });
+        let remembered = match cache.as_deref_mut().zip(reread::Place::of(&piece)) {
+            Some((cache, place)) => {
+                if cache.reuse(&piece, &place, input, scenario) {
                     continue;
                 }
-                let text = match doc.range {
-                    Some(range) => DocumentText {
-                        text: Arc::clone(&input.text),
-                        range,
-                        first_line: doc.first_line,
-                    },
-                    None => DocumentText {
-                        range: 0..doc.text.len(),
-                        text: Arc::new(doc.text.clone().into_owned()),
-                        first_line: doc.first_line,
-                    },
-                };
-                let file = file.get_or_insert_with(|| Arc::from(input.name.as_str()));
-                read_object(root, file, doc.index, scenario, 0, Some(text));
+                Some((cache, place, reread::Mark::of(scenario)))
             }
+            None => None,
+        };
+        read_document(documents.parse(piece), input, &mut file, scenario);
+        if let Some((cache, place, mark)) = remembered {
+            cache.remember(place, input, scenario, mark);
         }
     }
     true
+}
+
+/// Reads one document of `input` into `scenario`.
+fn read_document(
+    doc: yaml::Document<'_>,
+    input: &Input,
+    file: &mut Option<Arc<str>>,
+    scenario: &mut Scenario,
+) {
+    let source = |pos: Pos| Source {
+        file: input.name.clone(),
+        document: doc.index,
+        line: pos.line,
+        column: pos.column,
+    };
+    match doc.root {
+        Err(err) => {
+            let message = format!(
+                "error converting YAML to JSON: yaml: line {}: {}",
+                err.pos.line, err.message
+            );
+            scenario
+                .diagnostics
+                .push(Diagnostic::error(None, "", "InvalidSyntax", message).at(source(err.pos)));
+        }
+        Ok(None) => {}
+        Ok(Some(root)) => {
+            if looks_like_iptables_save(&doc.text) {
+                scenario.objects.push(Object::IptablesSave {
+                    text: doc.text.clone().into_owned(),
+                    source: source(Pos { line: doc.first_line, column: 1 }),
+                });
+                return;
+            }
+            let text = match doc.range {
+                Some(range) => DocumentText {
+                    text: Arc::clone(&input.text),
+                    range,
+                    first_line: doc.first_line,
+                },
+                None => DocumentText {
+                    range: 0..doc.text.len(),
+                    text: Arc::new(doc.text.clone().into_owned()),
+                    first_line: doc.first_line,
+                },
+            };
+            let file = file.get_or_insert_with(|| Arc::from(input.name.as_str()));
+            read_object(root, file, doc.index, scenario, 0, Some(text));
+        }
+    }
 }
 
 /// Reads one object: a whole document (`text` is its text) or an item of a `List` (`depth`

@@ -30,8 +30,10 @@ use crate::validation;
 use crate::world::{StoredService, World};
 
 mod onward;
+mod session;
 
 pub(crate) use onward::{evaluate_objects, write_onward};
+pub use session::{EditError, Session};
 
 /// How `check` treats the objects.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -137,7 +139,17 @@ pub(crate) fn evaluate_with(
     options: &CheckOptions,
     context: &policy::Context,
 ) -> (World, Report) {
-    let (scenario, profile, diags) = read_at_own_release(inputs);
+    evaluate_reading(inputs, options, context, None)
+}
+
+/// [`evaluate_with`], reading through `cache` ([`Session`]).
+fn evaluate_reading(
+    inputs: &[Input],
+    options: &CheckOptions,
+    context: &policy::Context,
+    cache: Option<&mut manifest::ReadCache>,
+) -> (World, Report) {
+    let (scenario, profile, diags) = read_at_own_release(inputs, cache);
     // Decoded by the host against this profile, if it did.
     let decoded = context.decoded.as_ref();
     let mut run = Evaluation::begin(&scenario.objects, profile, diags, options, context, decoded);
@@ -171,7 +183,7 @@ fn evaluate_at_release(
 /// The cluster state alone, for a render: no Service reports, no policy (a render judges
 /// nothing), the inputs dropped as soon as they are read.
 fn evaluate_world(inputs: Vec<Input>) -> World {
-    let (scenario, profile, diags) = read_at_own_release(&inputs);
+    let (scenario, profile, diags) = read_at_own_release(&inputs, None);
     drop(inputs);
     let context = policy::Context::default();
     let options = &CheckOptions::WORLD_ONLY;
@@ -375,8 +387,11 @@ fn release_ranges(minors: &[u32]) -> Vec<String> {
 
 /// The scenario read as the release of its own ClusterProfile decodes it, that profile, and
 /// the diagnostics so far: the reader's, then the profile's.
-fn read_at_own_release(inputs: &[Input]) -> (manifest::Scenario, Profile, Vec<Diagnostic>) {
-    let scenario = manifest::read(inputs);
+fn read_at_own_release(
+    inputs: &[Input],
+    cache: Option<&mut manifest::ReadCache>,
+) -> (manifest::Scenario, Profile, Vec<Diagnostic>) {
+    let scenario = manifest::read_with(inputs, cache);
     let mut profile_diags = Vec::new();
     let profile = Profile::from_scenario(scenario.cluster_profile(), &mut profile_diags);
     let mut scenario = scenario.at_release(&profile);

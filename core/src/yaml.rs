@@ -377,12 +377,35 @@ pub(crate) struct Documents<'t> {
     scratch: Scratch,
 }
 
+/// A document of the stream before it is parsed: where it lies and its text, for a reader
+/// that may already know what the text reads to ([`Documents::next_piece`]).
+#[derive(Debug)]
+pub(crate) struct Piece<'t> {
+    /// Index of the document in its file (0-based).
+    pub(crate) index: usize,
+    /// 1-based line where the document's text starts.
+    pub(crate) first_line: u32,
+    /// The document's text: a slice of the stream, except when content follows the `---`.
+    pub(crate) text: Cow<'t, str>,
+    /// Where `text` lies in the stream, when it is a slice of it.
+    pub(crate) range: Option<std::ops::Range<usize>>,
+    /// The piece that stands for what is skipped past [`limits::MAX_DOCUMENTS`].
+    pub(crate) past_limit: bool,
+}
+
 impl<'t> Documents<'t> {
     /// The current document, which ends at byte `end`.
-    fn document(&mut self, end: usize) -> Document<'t> {
+    fn piece(&mut self, end: usize) -> Piece<'t> {
         if self.count == limits::MAX_DOCUMENTS {
             self.done = true;
-            return too_many_documents(self.first_line);
+            let (index, first_line) = (limits::MAX_DOCUMENTS, self.first_line);
+            return Piece {
+                index,
+                first_line,
+                text: Cow::Borrowed(""),
+                range: None,
+                past_limit: true,
+            };
         }
         let index = self.count;
         self.count += 1;
@@ -394,15 +417,21 @@ impl<'t> Documents<'t> {
                 (Cow::Owned(p), None)
             }
         };
-        let root = Builder::new(self.first_line).run(&text, &mut self.scratch);
-        Document { index, first_line: self.first_line, text, range, root }
+        Piece { index, first_line: self.first_line, text, range, past_limit: false }
     }
-}
 
-impl<'t> Iterator for Documents<'t> {
-    type Item = Document<'t>;
+    /// Parses a piece [`Documents::next_piece`] handed out.
+    pub(crate) fn parse(&mut self, piece: Piece<'t>) -> Document<'t> {
+        if piece.past_limit {
+            return too_many_documents(piece.first_line);
+        }
+        let root = Builder::new(piece.first_line).run(&piece.text, &mut self.scratch);
+        let Piece { index, first_line, text, range, .. } = piece;
+        Document { index, first_line, text, range, root }
+    }
 
-    fn next(&mut self) -> Option<Document<'t>> {
+    /// The next document, not yet parsed.
+    pub(crate) fn next_piece(&mut self) -> Option<Piece<'t>> {
         if self.done {
             return None;
         }
@@ -429,7 +458,7 @@ impl<'t> Iterator for Documents<'t> {
                 }
                 continue;
             }
-            let finished = self.saw_content.then(|| self.document(line_start));
+            let finished = self.saw_content.then(|| self.piece(line_start));
             self.prefix = None;
             self.start = self.offset;
             self.saw_content = false;
@@ -449,9 +478,18 @@ impl<'t> Iterator for Documents<'t> {
         self.done = true;
         if self.saw_content {
             let end = self.text.len();
-            return Some(self.document(end));
+            return Some(self.piece(end));
         }
         None
+    }
+}
+
+impl<'t> Iterator for Documents<'t> {
+    type Item = Document<'t>;
+
+    fn next(&mut self) -> Option<Document<'t>> {
+        let piece = self.next_piece()?;
+        Some(self.parse(piece))
     }
 }
 

@@ -1,0 +1,165 @@
+//! A session's evaluation after every edit is a fresh evaluation of the same text, report and
+//! rulesets byte for byte, under random edit sequences over real and generated scenarios; and
+//! it reads again only the documents an edit touched.
+
+use proptest::prelude::*;
+use svclab_scenario_gen::{Shape, generate, variety};
+
+use crate::{CheckOptions, EditError, Input, Session, evaluate};
+
+const NAME: &str = "scenario.yaml";
+
+/// The session's evaluation against a fresh one of its text: the report as JSON (rulesets in)
+/// and as text.
+#[track_caller]
+fn check(session: &mut Session) {
+    let (_, incremental) = session.evaluate();
+    let fresh = evaluate(&[Input::new(NAME, session.text())], &CheckOptions::default()).1;
+    assert_eq!(
+        incremental.to_json(),
+        fresh.to_json(),
+        "after edits, the text:\n{}",
+        session.text()
+    );
+    assert_eq!(incremental.to_text(), fresh.to_text());
+}
+
+/// Scenarios to edit: examples, a generated cluster, generated apiserver and kube-proxy cases.
+fn scenarios() -> Vec<String> {
+    let json = |objects: &[serde_json::Value]| {
+        objects
+            .iter()
+            .map(|o| serde_json::to_string_pretty(o).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+    };
+    vec![
+        include_str!("../../../../examples/dns-static-band.yaml").to_owned(),
+        include_str!("../../../../examples/policy-unique-selector.yaml").to_owned(),
+        include_str!("../../../../examples/policy-external-ips.yaml").to_owned(),
+        generate(Shape { services: 12, slices: true }),
+        json(&variety::apiserver_case(7, 33, 1).objects),
+        json(&variety::proxy_case(7, 36, 2).0.objects),
+    ]
+}
+
+/// The largest char boundary at or before `at`.
+fn boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Byte ranges of the text's lines, newline included.
+fn lines(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut start = 0;
+    text.split_inclusive('\n')
+        .map(|line| {
+            let range = start..start + line.len();
+            start = range.end;
+            range
+        })
+        .collect()
+}
+
+/// One edit drawn from `(kind, a, b, junk)`, as an editor would send it: the range replaced
+/// and its replacement.
+fn edit(
+    text: &str,
+    (kind, a, b, junk): &(u8, usize, usize, String),
+) -> (std::ops::Range<usize>, String) {
+    let lines = lines(text);
+    let line = |n: usize| lines.get(n % lines.len().max(1)).cloned().unwrap_or(0..0);
+    match kind {
+        // Typing over a few characters.
+        0 => {
+            let start = boundary(text, a % (text.len() + 1));
+            let end = boundary(text, start + b % 6);
+            (start..end, junk.clone())
+        }
+        // Deleting a line, or copying one elsewhere.
+        1 => (line(*a), String::new()),
+        2 => {
+            let at = line(*b).start;
+            (at..at, text[line(*a)].to_owned())
+        }
+        // A document separator, or a newline, somewhere.
+        3 => {
+            let at = line(*a).start;
+            (at..at, "---\n".to_owned())
+        }
+        4 => {
+            let at = boundary(text, a % (text.len() + 1));
+            (at..at, "\n".to_owned())
+        }
+        // A digit changed, as when a port or an address is fixed.
+        _ => {
+            let digits: Vec<usize> =
+                text.match_indices(|c: char| c.is_ascii_digit()).map(|(i, _)| i).collect();
+            match digits.get(a % digits.len().max(1)) {
+                Some(&at) => (at..at + 1, ((b % 10) as u8 + b'0').to_string().chars().collect()),
+                None => (0..0, String::new()),
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn edits_evaluate_as_a_fresh_reading(
+        scenario in 0usize..6,
+        edits in proptest::collection::vec(
+            (0u8..6, 0usize..100_000, 0usize..100_000, "[a-z0-9: \\-\\n{}é]{0,8}"),
+            1..10,
+        ),
+    ) {
+        let mut session = Session::new(NAME, scenarios()[scenario].clone(), CheckOptions::default());
+        check(&mut session);
+        for drawn in &edits {
+            let (range, replacement) = edit(session.text(), drawn);
+            session.edit(range, &replacement).expect("an edit within the text");
+            check(&mut session);
+        }
+    }
+}
+
+/// Typing into one document of a cluster reads that document again, and no other, whether the
+/// edit keeps the line count (a value fixed) or moves every document after it (a line added).
+#[test]
+fn an_edit_reads_again_only_its_document() {
+    let text = generate(Shape { services: 40, slices: true });
+    let mut session = Session::new(NAME, text, CheckOptions::default());
+    check(&mut session);
+    let (read, reused) = session.documents_read();
+    assert_eq!(reused, 0);
+    let middle = session.text().find("name: svc-20\n").expect("a Service in the middle");
+    let port = middle + session.text()[middle..].find("targetPort: 8080").expect("a port");
+    let digit = port + "targetPort: 808".len();
+    session.edit(digit..digit + 1, "1").expect("an edit");
+    check(&mut session);
+    assert_eq!(session.documents_read(), (1, read - 1), "a value fixed");
+    let line_end = middle + session.text()[middle..].find('\n').expect("a line end") + 1;
+    session.edit(line_end..line_end, "  # a comment\n").expect("an edit");
+    check(&mut session);
+    assert_eq!(session.documents_read(), (1, read - 1), "a line added");
+    session.edit(line_end..line_end, "---\n").expect("an edit");
+    check(&mut session);
+    assert_eq!(session.documents_read(), (2, read - 1), "a document split in two");
+}
+
+#[test]
+fn edits_outside_the_text_or_inside_a_character_are_refused() {
+    let mut session = Session::new(NAME, "é", CheckOptions::default());
+    assert_eq!(session.edit(1..1, "x"), Err(EditError::NotCharBoundary { offset: 1 }));
+    assert!(session.edit(0..3, "x").is_err());
+    let (start, end) = (2, 1);
+    assert_eq!(
+        session.edit(start..end, "x"),
+        Err(EditError::OutOfRange { range: start..end, len: 2 })
+    );
+    assert_eq!(session.text(), "é");
+}
