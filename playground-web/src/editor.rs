@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::state::Shared;
 use serde::Serialize;
 use svclab_core::{Report, Severity};
 use wasm_bindgen::prelude::*;
@@ -92,11 +93,11 @@ fn markers_json(report: &Report) -> String {
 #[derive(Properties, Clone, PartialEq)]
 pub(crate) struct EditorProps {
     /// The text.
-    pub(crate) text: Rc<str>,
+    pub(crate) text: Shared<str>,
     /// Changes when `text` was replaced from outside the editor.
     pub(crate) revision: u64,
     /// The report whose diagnostics become markers.
-    pub(crate) report: Rc<Report>,
+    pub(crate) report: Shared<Report>,
     /// Dark theme.
     pub(crate) dark: bool,
     /// Read-only (embed view).

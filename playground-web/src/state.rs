@@ -80,15 +80,46 @@ pub(crate) enum ProfileChange {
     ProxyMode(String),
 }
 
+/// What one evaluation gave (its report, the text it read), shared by the panels: equal only to
+/// itself, the same `Rc`, because yew compares props on every render and a deep comparison of a
+/// cluster-sized report, which differs from the last one in one Service, walks half of it.
+#[derive(Debug)]
+pub(crate) struct Shared<T: ?Sized>(Rc<T>);
+
+impl<T: ?Sized> Shared<T> {
+    pub(crate) fn new(value: impl Into<Rc<T>>) -> Self {
+        Shared(value.into())
+    }
+}
+
+impl<T: ?Sized> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(Rc::clone(&self.0))
+    }
+}
+
+impl<T: ?Sized> PartialEq for Shared<T> {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T: ?Sized> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// Everything the page shows.
 #[derive(Clone)]
 pub(crate) struct State {
     /// The editor text.
-    pub(crate) scenario: Rc<str>,
+    pub(crate) scenario: Shared<str>,
     /// Bumped when the text changes from outside the editor (examples, profile bar, links).
     pub(crate) revision: u64,
     /// The pipeline's report for `scenario`; its rulesets only once [`State::rules_computed`].
-    pub(crate) report: Rc<Report>,
+    pub(crate) report: Shared<Report>,
     /// Whether `report` carries the rulesets (or `None` because there are none): they are
     /// rendered for the Rules panel, a download or an export, not on every edit (both modes of
     /// a 10,000-Service cluster are tens of megabytes).
@@ -123,7 +154,7 @@ pub(crate) struct State {
 
 impl PartialEq for State {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.scenario, &other.scenario)
+        self.scenario == other.scenario
             && self.revision == other.revision
             && self.evaluations == other.evaluations
             && self.tab == other.tab
@@ -179,7 +210,7 @@ impl State {
         let tab = Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations);
         let (world, report, eval_ms) = evaluate(&shared.scenario, tab == Tab::Rules);
         let mut state = State {
-            scenario: Rc::from(shared.scenario.as_str()),
+            scenario: Shared::new(shared.scenario.as_str()),
             revision: 0,
             report,
             rules_computed: tab == Tab::Rules,
@@ -243,7 +274,7 @@ impl State {
         }
         let mut report = (*self.report).clone();
         proxy_view::complete_report(&self.world, &mut report);
-        self.report = Rc::new(report);
+        self.report = Shared::new(report);
         self.rules_computed = true;
     }
 
@@ -258,7 +289,7 @@ impl State {
     fn set_scenario(&mut self, text: String, from_editor: bool) {
         let with_rules = self.tab == Tab::Rules;
         let (world, report, eval_ms) = evaluate(&text, with_rules);
-        self.scenario = Rc::from(text.as_str());
+        self.scenario = Shared::new(text.as_str());
         self.world = world;
         self.report = report;
         self.rules_computed = with_rules;
@@ -454,7 +485,7 @@ thread_local! {
 }
 
 /// Runs the pipeline and times it; the rulesets only `with_rules` (see [`State::rules_computed`]).
-fn evaluate(text: &str, with_rules: bool) -> (Rc<World>, Rc<Report>, f64) {
+fn evaluate(text: &str, with_rules: bool) -> (Rc<World>, Shared<Report>, f64) {
     let started = now_ms();
     let (world, mut report) = SESSION.with_borrow_mut(|session| {
         session.set_text(text);
@@ -465,7 +496,7 @@ fn evaluate(text: &str, with_rules: bool) -> (Rc<World>, Rc<Report>, f64) {
         proxy_view::complete_report(&world, &mut report);
     }
     let elapsed = now_ms() - started;
-    (Rc::new(world), Rc::new(report), elapsed)
+    (Rc::new(world), Shared::new(report), elapsed)
 }
 
 /// `performance.now()` in the browser, 0 elsewhere (native unit tests).

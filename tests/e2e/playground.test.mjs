@@ -3,8 +3,9 @@
 // builds the site, starts `cargo xtask serve` and passes its URL in SVCLAB_URL.
 //
 // Besides asserting, the run measures a cold load (bytes transferred and uncompressed), the time
-// to the first result and the re-evaluation time of a 50-Service scenario, and saves light, dark,
-// phone-width and embed screenshots into SVCLAB_SHOTS.
+// to the first result, the re-evaluation time of a 50-Service scenario and how many results
+// twelve fast keystrokes into a 2,000-Service scenario painted, and saves light, dark,
+// phone-width, embed and typed-into-2,000-Services screenshots into SVCLAB_SHOTS.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -430,6 +431,91 @@ ${services.join("\n---\n")}
   assert.match(await page.innerText("#status"), /^50 Services · 0 errors/);
   times.sort((a, b) => a - b);
   metrics.reevaluation50 = { medianMs: times[Math.floor(times.length / 2)], maxMs: times[times.length - 1], samplesMs: times };
+  await page.close();
+});
+
+test("2,000 Services: typing in the middle lands every key, results coalesce, the last result is the last text's", async () => {
+  const page = await newPage("large");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  const services = [];
+  for (let i = 0; i < 2000; i++) {
+    const name = i === 1000 ? "middle" : `svc-${i}`;
+    services.push(`apiVersion: v1
+kind: Service
+metadata: {name: ${name}, namespace: team-${i % 20}}
+spec:
+  type: ${i % 10 === 0 ? "NodePort" : "ClusterIP"}
+  selector: {app: svc-${i}}
+  ports: [{name: http, port: 80, targetPort: 8080}, {name: metrics, port: 9090}]`);
+  }
+  const text = `apiVersion: svclab.dev/v1alpha1
+kind: ClusterProfile
+serviceClusterIPRanges: ["10.96.0.0/16"]
+seed: 7
+---
+${services.join("\n---\n")}
+`;
+  // A paste, as a user's: one clipboard event with the whole text.
+  let n = await evaluations(page);
+  await page.click("#tab-diagnostics");
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+A");
+  await page.evaluate((text) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", text);
+    const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+    document.querySelector(".cm-content").dispatchEvent(paste);
+  }, text);
+  await page.waitForFunction(
+    (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
+    n,
+    { timeout: 60000 },
+  );
+  assert.match(await page.innerText("#status"), /^2000 Services · 0 errors/);
+
+  // The cursor to the end of the middle Service's name (the editor's search selects it), then
+  // twelve keys as fast as the keyboard sends them. The name they leave is invalid (upper
+  // case), so the last text's result is one diagnostic that names it; the names typed on the
+  // way (`middle-`, `middle-renamed-A`, ...) would each have had their own.
+  await page.keyboard.press("Control+F");
+  // Typed: the search field reads its query on key events.
+  await page.keyboard.type("name: middle,");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowLeft");
+  n = await evaluations(page);
+  const typed = "-renamed-ABC";
+  await page.keyboard.type(typed);
+  // The editor took every key, in order.
+  const lines = (await editorText(page)).split("\n");
+  const edited = lines.filter((l) => l.includes("name: middle"));
+  assert.deepEqual(edited, [`metadata: {name: middle${typed}, namespace: team-0}`]);
+  // The result for the final text arrives...
+  await page.waitForFunction(
+    (name) => document.querySelector(".diagnostics")?.innerText.includes(name),
+    `"middle${typed}"`,
+    { timeout: 60000 },
+  );
+  // ... and is the last one: nothing else is on its way.
+  const afterLast = await evaluations(page);
+  await page.waitForTimeout(1500);
+  assert.equal(await evaluations(page), afterLast, "a result was painted after the last text's");
+  assert.match(await page.innerText("#status"), /^2000 Services · 1 error/);
+  const errors = page.locator("button.diag.error");
+  assert.equal(await errors.count(), 1);
+  assert.match(await errors.innerText(), new RegExp(`metadata\\.name: Invalid value: "middle${typed}"`));
+  assert.equal(
+    Number(await errors.getAttribute("data-line")),
+    text.split("\n").findIndex((l) => l.includes("name: middle,")) + 1,
+    "the diagnostic points at the typed line",
+  );
+  // Edits coalesced: fewer results than keys.
+  const painted = afterLast - n;
+  assert.ok(painted >= 1 && painted < typed.length, `${painted} results for ${typed.length} keys`);
+  metrics.typing2000 = { keys: typed.length, resultsPainted: painted, evalMs: Number(await page.getAttribute("#status", "data-eval-ms")) };
+  await page.screenshot({ path: path.join(SHOTS, "playground-2000-typed.png") });
   await page.close();
 });
 

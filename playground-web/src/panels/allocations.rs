@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::rc::Rc;
 
+use crate::state::Shared;
 use svclab_core::{BandReport, Report, ServiceReport, Severity};
 use yew::prelude::*;
 
@@ -15,7 +15,7 @@ use yew::prelude::*;
 #[derive(Properties, Clone, PartialEq)]
 pub(crate) struct AllocationsProps {
     /// The report.
-    pub(crate) report: Rc<Report>,
+    pub(crate) report: Shared<Report>,
 }
 
 /// Least share of the map width a non-empty static band gets.

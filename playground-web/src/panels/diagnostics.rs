@@ -2,8 +2,7 @@
 //! prints them), then warnings, then infos (policy audits and skipped policy rules) apart;
 //! a Service policy's findings carry their rule id; clicking one moves the editor to its line.
 
-use std::rc::Rc;
-
+use crate::state::Shared;
 use svclab_core::{Diagnostic, ObjectRef, Report, Severity};
 use yew::prelude::*;
 
@@ -11,7 +10,7 @@ use yew::prelude::*;
 #[derive(Properties, Clone, PartialEq)]
 pub(crate) struct DiagnosticsProps {
     /// The report.
-    pub(crate) report: Rc<Report>,
+    pub(crate) report: Shared<Report>,
     /// Move the editor to (line, column).
     pub(crate) on_jump: Callback<(u32, u32)>,
 }

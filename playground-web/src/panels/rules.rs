@@ -2,8 +2,8 @@
 //! side by side, filtered by Service; every chain name links to the chain's definition.
 
 use std::collections::BTreeSet;
-use std::rc::Rc;
 
+use crate::state::Shared;
 use svclab_core::Report;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -12,7 +12,7 @@ use yew::prelude::*;
 #[derive(Properties, Clone, PartialEq)]
 pub(crate) struct RulesProps {
     /// The report (its `rules`).
-    pub(crate) report: Rc<Report>,
+    pub(crate) report: Shared<Report>,
     /// `namespace/name` or empty.
     pub(crate) filter: String,
     /// Called with a new filter.
