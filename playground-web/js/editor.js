@@ -14,14 +14,36 @@ import { oneDark } from "@codemirror/theme-one-dark";
 
 const lightTheme = EditorView.theme({}, { dark: false });
 
-/// Creates an editor in `parent`; `onChange(text)` is called (debounced by `debounceMs`) after
-/// every user edit.
+/// The most text an edit hands over as edits; past it (a paste of a cluster) the whole text goes.
+const MAX_EDITS_TEXT = 65536;
+
+/// Creates an editor in `parent`; `onChange(kind, payload)` is called (debounced by
+/// `debounceMs`) after user edits: `("edits", json)` with what changed since the text the app
+/// last had, `[[from, to, inserted], ...]` in UTF-16 offsets of that text, ascending and apart
+/// (a 10 MB text is then not copied into the app on every key), or `("text", text)` when the
+/// edits would be larger than the text is worth copying.
 export function createEditor(parent, text, dark, readOnly, debounceMs, onChange) {
   const theme = new Compartment();
   const editable = new Compartment();
   let timer = null;
   let silent = false;
   let delay = debounceMs;
+  // The changes since the text the app last had (a ChangeSet), or null.
+  let pending = null;
+  const flush = () => {
+    timer = null;
+    const changes = pending;
+    pending = null;
+    if (changes === null) return;
+    const edits = [];
+    let inserted = 0;
+    changes.iterChanges((fromA, toA, _fromB, _toB, text) => {
+      inserted += text.length;
+      edits.push([fromA, toA, text.toString()]);
+    });
+    if (inserted > MAX_EDITS_TEXT) onChange("text", view.state.doc.toString());
+    else onChange("edits", JSON.stringify(edits));
+  };
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -38,12 +60,16 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
         editable.of([EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)]),
         EditorView.contentAttributes.of({ "aria-label": "Scenario (Kubernetes YAML)" }),
         EditorView.updateListener.of((update) => {
-          if (!update.docChanged || silent) return;
+          if (!update.docChanged) return;
           if (timer !== null) clearTimeout(timer);
-          timer = setTimeout(() => {
+          if (silent) {
+            // The app set this text: what was typed before it is replaced, not pending.
             timer = null;
-            onChange(view.state.doc.toString());
-          }, delay);
+            pending = null;
+            return;
+          }
+          pending = pending === null ? update.changes : pending.compose(update.changes);
+          timer = setTimeout(flush, delay);
         }),
       ],
     }),

@@ -13,7 +13,7 @@ use crate::editor::{Editor, on_system_theme_change, system_prefers_dark};
 use crate::examples::default_example;
 use crate::panels::profile_bar::ProfileBar;
 use crate::share::{self, SharedState};
-use crate::state::{Action, State};
+use crate::state::{Action, Change, State};
 use header::Copied;
 use status::StatusLine;
 
@@ -139,7 +139,7 @@ fn notice(state: &UseReducerHandle<State>) -> Html {
 fn editor(state: &UseReducerHandle<State>) -> Html {
     let on_edit = {
         let state = state.clone();
-        Callback::from(move |text: String| state.dispatch(Action::Edited(text)))
+        Callback::from(move |change: Change| state.dispatch(Action::Edited(change)))
     };
     html! {
         <Editor text={state.scenario.clone()} revision={state.revision} report={state.report.clone()}

@@ -1,10 +1,11 @@
 //! The CodeMirror 6 editor (js/editor.js, bundled by `cargo xtask playground`) and its yew
-//! component: YAML highlighting, lint markers at every diagnostic, debounced change events.
+//! component: YAML highlighting, lint markers at every diagnostic, debounced change events that
+//! carry the edits since the text the app last had ([`Change`]), not the whole text.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::state::Shared;
+use crate::state::{Change, Shared};
 use serde::Serialize;
 use svclab_core::{Report, Severity};
 use wasm_bindgen::prelude::*;
@@ -19,8 +20,10 @@ extern "C" {
         dark: bool,
         read_only: bool,
         debounce_ms: u32,
-        on_change: &Closure<dyn Fn(String)>,
+        on_change: &Closure<dyn Fn(String, String)>,
     ) -> JsValue;
+    #[wasm_bindgen(js_name = getText)]
+    fn get_text(handle: &JsValue) -> String;
     #[wasm_bindgen(js_name = setText)]
     fn set_text(handle: &JsValue, text: &str);
     #[wasm_bindgen(js_name = setDiagnostics)]
@@ -104,8 +107,8 @@ pub(crate) struct EditorProps {
     pub(crate) read_only: bool,
     /// Cursor jump request (line, column, nonce).
     pub(crate) jump: Option<(u32, u32, u64)>,
-    /// Called with the new text after typing (debounced).
-    pub(crate) on_change: Callback<String>,
+    /// Called with what typing changed (debounced).
+    pub(crate) on_change: Callback<Change>,
     /// Milliseconds to wait after the last change ([`debounce_ms`]).
     pub(crate) debounce_ms: u32,
 }
@@ -121,10 +124,25 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
         let handle = handle.clone();
         let text = props.text.clone();
         let (dark, read_only, on_change) = (props.dark, props.read_only, props.on_change.clone());
+        let editor = handle.clone();
         use_effect_with((), move |_| {
             if let Some(element) = host.cast::<web_sys::HtmlElement>() {
                 let closure =
-                    Closure::<dyn Fn(String)>::new(move |text: String| on_change.emit(text));
+                    Closure::<dyn Fn(String, String)>::new(move |kind: String, payload: String| {
+                        let change = match kind.as_str() {
+                            "edits" => match serde_json::from_str(&payload) {
+                                Ok(edits) => Change::Edits(edits),
+                                // editor.js writes them, so this would be a bug there: the
+                                // whole text then, never a guess.
+                                Err(_) => match editor.borrow().as_ref() {
+                                    Some(h) => Change::Text(get_text(h)),
+                                    None => return,
+                                },
+                            },
+                            _ => Change::Text(payload),
+                        };
+                        on_change.emit(change);
+                    });
                 let created =
                     create_editor(&element, &text, dark, read_only, DEBOUNCE_MS, &closure);
                 // The editor lives as long as the page; so does its change listener.

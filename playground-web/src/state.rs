@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use svclab_core::{CheckOptions, Input, Report, Session, World};
+use svclab_core::{CheckOptions, EditError, Input, Report, Session, World};
 use yew::Reducible;
 
 use crate::compare::{self, Compared};
@@ -111,6 +111,16 @@ impl<T: ?Sized> std::ops::Deref for Shared<T> {
     }
 }
 
+/// What typing changed, as the editor hands it over.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Change {
+    /// The whole new text.
+    Text(String),
+    /// Replacements of the text the state holds, in its UTF-16 offsets (the editor's), each
+    /// `(from, to, inserted)`, ascending and apart.
+    Edits(Vec<(usize, usize, String)>),
+}
+
 /// Everything the page shows.
 #[derive(Clone)]
 pub(crate) struct State {
@@ -172,7 +182,7 @@ impl PartialEq for State {
 /// What can happen.
 pub(crate) enum Action {
     /// The user edited the text (debounced by the editor).
-    Edited(String),
+    Edited(Change),
     /// Open an example.
     LoadExample(String),
     /// A profile bar control changed.
@@ -208,9 +218,10 @@ impl State {
         notice: Option<String>,
     ) -> State {
         let tab = Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations);
-        let (world, report, eval_ms) = evaluate(&shared.scenario, tab == Tab::Rules);
+        let (scenario, world, report, eval_ms, _) =
+            evaluate(&Shared::new(""), Change::Text(shared.scenario), tab == Tab::Rules);
         let mut state = State {
-            scenario: Shared::new(shared.scenario.as_str()),
+            scenario,
             revision: 0,
             report,
             rules_computed: tab == Tab::Rules,
@@ -288,8 +299,38 @@ impl State {
 
     fn set_scenario(&mut self, text: String, from_editor: bool) {
         let with_rules = self.tab == Tab::Rules;
-        let (world, report, eval_ms) = evaluate(&text, with_rules);
-        self.scenario = Shared::new(text.as_str());
+        let (scenario, world, report, eval_ms, _) =
+            evaluate(&self.scenario, Change::Text(text), with_rules);
+        self.changed(scenario, world, report, eval_ms, with_rules, from_editor);
+    }
+
+    /// The editor's edits of the text: the core session applies them to the text it last read
+    /// and reads again only the documents they touch.
+    fn edit_scenario(&mut self, edits: &[(usize, usize, String)]) {
+        let with_rules = self.tab == Tab::Rules;
+        let (scenario, world, report, eval_ms, applied) =
+            evaluate(&self.scenario, Change::Edits(edits.to_vec()), with_rules);
+        if !applied {
+            // The editor then shows the state's text again (a new revision), and says why.
+            self.notice = Some(
+                "The editor's last change did not fit the text it was made to; the text is \
+                 shown as it was before it."
+                    .to_owned(),
+            );
+        }
+        self.changed(scenario, world, report, eval_ms, with_rules, applied);
+    }
+
+    fn changed(
+        &mut self,
+        scenario: Shared<str>,
+        world: Rc<World>,
+        report: Shared<Report>,
+        eval_ms: f64,
+        with_rules: bool,
+        from_editor: bool,
+    ) {
+        self.scenario = scenario;
         self.world = world;
         self.report = report;
         self.rules_computed = with_rules;
@@ -401,11 +442,17 @@ impl Reducible for State {
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut next = (*self).clone();
         match action {
-            Action::Edited(text) => {
+            Action::Edited(Change::Text(text)) => {
                 if *text == *self.scenario {
                     return self;
                 }
                 next.set_scenario(text, true);
+            }
+            Action::Edited(Change::Edits(edits)) => {
+                if edits.is_empty() {
+                    return self;
+                }
+                next.edit_scenario(&edits);
             }
             Action::LoadExample(id) => {
                 let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else {
@@ -476,27 +523,86 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
         .unwrap_or_default()
 }
 
+/// The text the core last read and the session that read it.
+struct Editing {
+    session: Session,
+    /// The state's text the session holds, when it holds one.
+    text: Option<Shared<str>>,
+}
+
 thread_local! {
     /// The editor's text as the core last read it: an edit's evaluation reads again only the
     /// documents whose text changed (a pasted cluster is 20,000 documents; a keystroke changes
     /// one).
-    static SESSION: std::cell::RefCell<Session> =
-        std::cell::RefCell::new(Session::new(SCENARIO_NAME, String::new(), CheckOptions::default()));
+    static EDITING: std::cell::RefCell<Editing> = std::cell::RefCell::new(Editing {
+        session: Session::new(SCENARIO_NAME, String::new(), CheckOptions::default()),
+        text: None,
+    });
 }
 
-/// Runs the pipeline and times it; the rulesets only `with_rules` (see [`State::rules_computed`]).
-fn evaluate(text: &str, with_rules: bool) -> (Rc<World>, Shared<Report>, f64) {
+/// Runs the pipeline over `base` changed by `change` and times it: the new text, the world, the
+/// report (its rulesets only `with_rules`, see [`State::rules_computed`]), and whether the
+/// change applied (edits that do not fit `base` leave it as it was).
+fn evaluate(
+    base: &Shared<str>,
+    change: Change,
+    with_rules: bool,
+) -> (Shared<str>, Rc<World>, Shared<Report>, f64, bool) {
     let started = now_ms();
-    let (world, mut report) = SESSION.with_borrow_mut(|session| {
-        session.set_text(text);
+    let mut applied = true;
+    let (text, world, mut report) = EDITING.with_borrow_mut(|editing| {
+        let session = &mut editing.session;
+        match change {
+            Change::Text(text) => session.set_text(text),
+            Change::Edits(edits) => {
+                if editing.text.as_ref() != Some(base) {
+                    session.set_text(&**base);
+                }
+                if apply(session, &edits).is_err() {
+                    // Edits that do not fit the text would be an editor bug; the state's text
+                    // then stays, rather than a guess at what was meant.
+                    applied = false;
+                    session.set_text(&**base);
+                }
+            }
+        }
         session.options_mut().omit_rules = !with_rules;
-        session.evaluate()
+        let (world, report) = session.evaluate();
+        let text: Shared<str> = Shared::new(session.text());
+        editing.text = Some(text.clone());
+        (text, world, report)
     });
     if with_rules {
         proxy_view::complete_report(&world, &mut report);
     }
     let elapsed = now_ms() - started;
-    (Rc::new(world), Shared::new(report), elapsed)
+    (text, Rc::new(world), Shared::new(report), elapsed, applied)
+}
+
+/// Applies the editor's edits (UTF-16 offsets of the session's text, ascending and apart), the
+/// last first so that each one's offsets still hold.
+fn apply(session: &mut Session, edits: &[(usize, usize, String)]) -> Result<(), EditError> {
+    let ascii = session.text().is_ascii();
+    for (from, to, inserted) in edits.iter().rev() {
+        let byte = |utf16: usize| {
+            if ascii { utf16 } else { utf16_to_byte(session.text(), utf16) }
+        };
+        let range = byte(*from)..byte(*to);
+        session.edit(range, inserted)?;
+    }
+    Ok(())
+}
+
+/// The byte offset of a UTF-16 offset into `text` (past its end: its length plus the rest).
+fn utf16_to_byte(text: &str, utf16: usize) -> usize {
+    let mut units = 0;
+    for (byte, c) in text.char_indices() {
+        if units >= utf16 {
+            return byte;
+        }
+        units += c.len_utf16();
+    }
+    text.len() + (utf16 - units.min(utf16))
 }
 
 /// `performance.now()` in the browser, 0 elsewhere (native unit tests).
@@ -515,13 +621,48 @@ mod tests {
     fn check(state: &State, change: ProfileChange, expected_line: &str) {
         let text = state.apply_profile(change);
         assert!(text.lines().any(|l| l == expected_line), "{expected_line:?} not in\n{text}");
-        let (_, report, _) = evaluate(&text, false);
+        let (_, _, report, _, _) = evaluate(&Shared::new(""), Change::Text(text), false);
         let profile_errors: Vec<_> = report
             .diagnostics
             .iter()
             .filter(|d| d.object.as_ref().is_some_and(|o| o.kind == "ClusterProfile"))
             .collect();
         assert!(profile_errors.is_empty(), "{profile_errors:?}");
+    }
+
+    /// The editor's edits, in its UTF-16 offsets, give the text a whole-text change gives, and
+    /// the same report; edits that do not fit the text leave it, say so, and show it again.
+    #[test]
+    fn edits_in_utf16_offsets_change_the_text_as_the_editor_did() {
+        let text = "apiVersion: v1\nkind: Service\nmetadata: {name: web, annotations: {note: \"é😀\"}}\nspec:\n  ports: [{port: 80}]\n";
+        let state = Rc::new(State::new(
+            SharedState { scenario: text.to_owned(), ..SharedState::default() },
+            false,
+            false,
+            None,
+        ));
+        // In UTF-16 units: "é" is one, "😀" two; the port is after both.
+        let at = |needle: &str| {
+            let byte = text.find(needle).expect("in the text");
+            text[..byte].encode_utf16().count()
+        };
+        assert!(at("80") < text.find("80").expect("a port"), "UTF-16 offsets, not bytes");
+        let edits = vec![
+            (at("web"), at("web") + 3, "api".to_owned()),
+            (at("80"), at("80") + 2, "8080".to_owned()),
+        ];
+        let edited = Rc::clone(&state).reduce(Action::Edited(Change::Edits(edits)));
+        let expected = text.replace("web", "api").replace("80}", "8080}");
+        assert_eq!(&*edited.scenario, expected.as_str());
+        let fresh = Rc::clone(&state).reduce(Action::Edited(Change::Text(expected.clone())));
+        assert_eq!(edited.report.to_json(), fresh.report.to_json());
+        assert_eq!(edited.revision, state.revision, "the editor already shows it");
+        // Past the end of the text: nothing changes but the revision, and a notice says why.
+        let misfit = vec![(text.len() + 5, text.len() + 6, "x".to_owned())];
+        let refused = Rc::clone(&edited).reduce(Action::Edited(Change::Edits(misfit)));
+        assert_eq!(&*refused.scenario, expected.as_str());
+        assert_eq!(refused.revision, edited.revision + 1);
+        assert!(refused.notice.is_some());
     }
 
     #[test]
@@ -540,13 +681,13 @@ mod tests {
         assert!(!state.rules_computed && state.report.rules.is_none());
         // A download or an export renders them on the spot, the same as the panel's.
         let on_demand = state.rules().map(|r| r.into_owned()).expect("rules");
-        let edited = state.reduce(Action::Edited(format!("{text}\n")));
+        let edited = state.reduce(Action::Edited(Change::Text(format!("{text}\n"))));
         assert!(!edited.rules_computed && edited.report.rules.is_none());
         let rules = edited.reduce(Action::SetTab(Tab::Rules));
         assert!(rules.rules_computed);
         assert_eq!(rules.report.rules.as_ref(), Some(&on_demand));
         // While the panel is open, every edit renders them.
-        let typed = rules.reduce(Action::Edited(format!("{text}\n\n")));
+        let typed = rules.reduce(Action::Edited(Change::Text(format!("{text}\n\n"))));
         assert!(typed.rules_computed && typed.report.rules.is_some());
     }
 

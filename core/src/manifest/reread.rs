@@ -7,7 +7,7 @@
 //! Found by the text's hash, confirmed by comparing the text itself; a hash costs a pass over
 //! the text, a few milliseconds at 10 MB, against the tens of milliseconds of parsing it.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -20,9 +20,9 @@ use crate::yaml::Piece;
 #[derive(Debug, Default)]
 pub(crate) struct ReadCache {
     /// The last reading's documents, by the hash of their text.
-    last: HashMap<u64, Vec<ReadDocument>>,
+    last: BTreeMap<u64, Vec<ReadDocument>>,
     /// This reading's, filled as it goes.
-    this: HashMap<u64, Vec<ReadDocument>>,
+    this: BTreeMap<u64, Vec<ReadDocument>>,
     /// Documents placed from `last` and read anew in this reading, for tests and measurements.
     pub(crate) reused: usize,
     pub(crate) read: usize,
