@@ -123,8 +123,11 @@ impl Release {
         });
         // Two prefixes reach the artifacts: registry sources (panic locations) and the build
         // directory (generated code such as cranelift's `out/*.rs`). The workspace needs none:
-        // cargo names its members' files relative to it, and nothing keeps a working directory
-        // (the guests and the playground have no debug info, the binary is stripped).
+        // cargo names its members' files relative to it (the guests and the playground have no
+        // debug info, the binary is stripped). Yet a checkout at another path builds another
+        // native binary (and so another webhook image): the `.llvm.<hash>` suffixes of its
+        // promoted local symbols differ, and remapping the checkout too did not change that
+        // (docs/dev/measurements.md, 2026-12-05); every Wasm artifact is the same bytes.
         let flags: Vec<String> = [(cargo_home, "/cargo"), (build_dir.clone(), "/build")]
             .iter()
             .map(|(from, to)| format!("\"--remap-path-prefix={}={to}\"", from.display()))
