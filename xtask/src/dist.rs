@@ -124,10 +124,9 @@ impl Release {
         // Two prefixes reach the artifacts: registry sources (panic locations) and the build
         // directory (generated code such as cranelift's `out/*.rs`). The workspace needs none:
         // cargo names its members' files relative to it (the guests and the playground have no
-        // debug info, the binary is stripped). Yet a checkout at another path builds another
-        // native binary (and so another webhook image): the `.llvm.<hash>` suffixes of its
-        // promoted local symbols differ, and remapping the checkout too did not change that
-        // (docs/dev/measurements.md, 2026-12-05); every Wasm artifact is the same bytes.
+        // debug info). A checkout at another path still gives the native binary's promoted local
+        // symbols other `.llvm.<hash>` suffixes (remapping the checkout did not change that,
+        // docs/dev/measurements.md, 2026-12-05), so the tarball's binary has no symbols.
         let flags: Vec<String> = [(cargo_home, "/cargo"), (build_dir.clone(), "/build")]
             .iter()
             .map(|(from, to)| format!("\"--remap-path-prefix={}={to}\"", from.display()))
@@ -365,13 +364,20 @@ fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<(Artif
     )?;
     let binary = release.build_dir.join(HOST_TRIPLE).join("release/svclab");
     // The release profile keeps line tables (for the project's own profiling); users get the
-    // binary without them, a third of the size. binutils' strip writes the same bytes for the
-    // same input.
+    // binary without them or a symbol table, 20 % of its size. The symbols go because a
+    // checkout at another path gives its promoted local symbols other `.llvm.<hash>` suffixes
+    // (the code is the same bytes), and with them the linker's build ID: the ID is then the
+    // content's own (`content_build_id`), so any checkout of the commit gives the same binary.
+    // A panic's backtrace shows addresses, not names. binutils' strip writes the same bytes for
+    // the same input.
     let stripped = release.build_dir.join("svclab.stripped");
     run(
-        Command::new("strip").arg("--strip-debug").arg("-o").arg(&stripped).arg(&binary),
+        Command::new("strip").arg("--strip-all").arg("-o").arg(&stripped).arg(&binary),
         "strip (binutils)",
     )?;
+    let mut bytes = std::fs::read(&stripped)?;
+    content_build_id(&mut bytes)?;
+    std::fs::write(&stripped, bytes)?;
     let name = format!("svclab-{VERSION}-{HOST_TRIPLE}");
     let mut tar = Tar::default();
     tar.file(&format!("{name}/svclab"), std::fs::read(&stripped)?, true)?;
@@ -382,6 +388,23 @@ fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<(Artif
         Artifact { file, packages: &["svclab-host"], target: HOST_TRIPLE, debian: Vec::new() },
         stripped,
     ))
+}
+
+/// Replaces the GNU build ID of an ELF binary (its `NT_GNU_BUILD_ID` note: namesz 4, descsz
+/// 20, type 3, `GNU\0`) with the first 20 bytes of the SHA-256 of the binary with the ID
+/// zeroed: what the linker hashed included the symbol names `strip` removed.
+fn content_build_id(elf: &mut [u8]) -> anyhow::Result<()> {
+    const NOTE: [u8; 16] = [4, 0, 0, 0, 20, 0, 0, 0, 3, 0, 0, 0, b'G', b'N', b'U', 0];
+    let head = elf.get(..4096).unwrap_or(elf);
+    let at = head
+        .windows(NOTE.len())
+        .position(|window| window == NOTE)
+        .context("the svclab binary has no GNU build ID note in its first 4 KiB")?
+        + NOTE.len();
+    elf.get_mut(at..at + 20).context("the build ID note is cut short")?.fill(0);
+    let digest = <sha2::Sha256 as sha2::Digest>::digest(&*elf);
+    elf[at..at + 20].copy_from_slice(&digest[..20]);
+    Ok(())
 }
 
 /// The user the webhook runs as: distroless's `nonroot`, as `deploy/webhook/deployment.yaml`
