@@ -165,7 +165,7 @@ fn manifest_image(
             )));
         }
         let bytes = blob(descriptor)?;
-        let actual = format!("sha256:{}", data_encoding::HEXLOWER.encode(&Sha256::digest(&bytes)));
+        let actual = sha256_digest(&bytes);
         if actual != descriptor.digest || bytes.len() as u64 != descriptor.size {
             return Err(LayoutError::Invalid(format!(
                 "blob {} holds {} bytes of digest {actual}, not the {} bytes its descriptor says: \
@@ -201,6 +201,11 @@ fn manifest_image(
         annotations,
         blobs,
     }))
+}
+
+/// `sha256:<hex>` of `bytes`, as descriptors name blobs.
+fn sha256_digest(bytes: &[u8]) -> String {
+    format!("sha256:{}", data_encoding::HEXLOWER.encode(&Sha256::digest(bytes)))
 }
 
 fn json(name: &str, bytes: &[u8]) -> Result<Value, LayoutError> {

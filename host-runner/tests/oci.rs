@@ -498,6 +498,27 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (file("ca.crt"), file("registry.crt"), file("registry.key"))
 }
 
+/// What the registry tests trust, in `dir`: a throwaway CA and the registry's certificate and
+/// key it signs, the CA in a `certs.d` folder for skopeo, and a signature policy for skopeo,
+/// which refuses to copy without one (the tests trust what they pushed).
+struct Trust {
+    ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+    certs: PathBuf,
+    policy: PathBuf,
+}
+
+fn trust(dir: &Path) -> Trust {
+    let (ca, cert, key) = certificates(dir);
+    let certs = dir.join("certs.d");
+    std::fs::create_dir_all(&certs).expect("creates certs.d");
+    std::fs::copy(&ca, certs.join("ca.crt")).expect("copies the CA");
+    let policy = dir.join("policy.json");
+    std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
+    Trust { ca, cert, key, certs, policy }
+}
+
 /// Starts `docker-registry` on a free loopback port with TLS and the `auth` section given (YAML,
 /// empty for none); the process and its address.
 fn start_registry(dir: &Path, cert: &Path, key: &Path, auth: &str) -> (Registry, String) {
@@ -546,13 +567,7 @@ fn dist_images_are_pushed_signed_verified_and_pulled_back() {
     let dist = dist_dir();
     let skopeo = tool("skopeo");
     let dir = scratch("registry");
-    let (ca, cert, key) = certificates(&dir);
-    let certs = dir.join("certs.d");
-    std::fs::create_dir_all(&certs).expect("creates certs.d");
-    std::fs::copy(&ca, certs.join("ca.crt")).expect("copies the CA");
-    // skopeo refuses to copy without a signature policy; the test trusts what it pushed.
-    let policy = dir.join("policy.json");
-    std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
+    let Trust { ca, cert, key, certs, policy } = trust(&dir);
     let (_registry, address) = start_registry(&dir, &cert, &key, "");
     // A signing key made for this test, and another one that did not sign.
     let cosign = cosign();
@@ -668,12 +683,7 @@ fn registries_that_ask_who_pulls() {
     let skopeo = tool("skopeo");
     let openssl = tool("openssl");
     let dir = scratch("registry-auth");
-    let (ca, cert, key) = certificates(&dir);
-    let certs = dir.join("certs.d");
-    std::fs::create_dir_all(&certs).expect("creates certs.d");
-    std::fs::copy(&ca, certs.join("ca.crt")).expect("copies the CA");
-    let policy = dir.join("policy.json");
-    std::fs::write(&policy, r#"{"default":[{"type":"insecureAcceptAnything"}]}"#).expect("writes");
+    let Trust { ca, cert, key, certs, policy } = trust(&dir);
     let filter = compat_layout("auth-filter", "plugin.wasm");
     let push = |address: &str, creds: &[&str]| {
         run(Command::new(&skopeo)

@@ -297,19 +297,13 @@ impl State {
         svclab_core::report_rules(&self.world).map(std::borrow::Cow::Owned)
     }
 
-    fn set_scenario(&mut self, text: String, from_editor: bool) {
-        let with_rules = self.tab == Tab::Rules;
-        let (scenario, world, report, eval_ms, _) =
-            evaluate(&self.scenario, Change::Text(text), with_rules);
-        self.changed(scenario, world, report, eval_ms, with_rules, from_editor);
-    }
-
-    /// The editor's edits of the text: the core session applies them to the text it last read
-    /// and reads again only the documents they touch.
-    fn edit_scenario(&mut self, edits: &[(usize, usize, String)]) {
+    /// Evaluates the text `change` makes of the scenario: a whole text (the editor's on a large
+    /// paste, an example, the profile bar), or the editor's edits, which the core session
+    /// applies to the text it last read, reading again only the documents they touch.
+    fn set_scenario(&mut self, change: Change, from_editor: bool) {
         let with_rules = self.tab == Tab::Rules;
         let (scenario, world, report, eval_ms, applied) =
-            evaluate(&self.scenario, Change::Edits(edits.to_vec()), with_rules);
+            evaluate(&self.scenario, change, with_rules);
         if !applied {
             // The editor then shows the state's text again (a new revision), and says why.
             self.notice = Some(
@@ -318,25 +312,13 @@ impl State {
                     .to_owned(),
             );
         }
-        self.changed(scenario, world, report, eval_ms, with_rules, applied);
-    }
-
-    fn changed(
-        &mut self,
-        scenario: Shared<str>,
-        world: Rc<World>,
-        report: Shared<Report>,
-        eval_ms: f64,
-        with_rules: bool,
-        from_editor: bool,
-    ) {
         self.scenario = scenario;
         self.world = world;
         self.report = report;
         self.rules_computed = with_rules;
         self.eval_ms = eval_ms;
         self.evaluations += 1;
-        if !from_editor {
+        if !(from_editor && applied) {
             self.revision += 1;
         }
         if self.trace_outcome.is_some() {
@@ -446,13 +428,13 @@ impl Reducible for State {
                 if *text == *self.scenario {
                     return self;
                 }
-                next.set_scenario(text, true);
+                next.set_scenario(Change::Text(text), true);
             }
             Action::Edited(Change::Edits(edits)) => {
                 if edits.is_empty() {
                     return self;
                 }
-                next.edit_scenario(&edits);
+                next.set_scenario(Change::Edits(edits), true);
             }
             Action::LoadExample(id) => {
                 let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else {
@@ -460,11 +442,11 @@ impl Reducible for State {
                 };
                 next.notice = None;
                 next.trace_outcome = None;
-                next.set_scenario(example.text.to_owned(), false);
+                next.set_scenario(Change::Text(example.text.to_owned()), false);
             }
             Action::Profile(change) => {
                 let text = self.apply_profile(change);
-                next.set_scenario(text, false);
+                next.set_scenario(Change::Text(text), false);
             }
             Action::SetTab(tab) => {
                 next.tab = tab;

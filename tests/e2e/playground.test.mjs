@@ -402,27 +402,33 @@ test("a Service policy: rule ids and severities in the diagnostics, markers on t
   await page.close();
 });
 
-test("50 Services: re-evaluation time measured in the page", async () => {
-  const page = await newPage("fifty");
-  await page.goto(URL_BASE);
-  await page.waitForSelector("#status");
+/// A ClusterProfile and `count` Services spread over `namespaces` namespaces, every tenth a
+/// NodePort, the i-th named `name(i)`.
+function servicesScenario(count, namespaces, name = (i) => `svc-${i}`) {
   const services = [];
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < count; i++) {
     services.push(`apiVersion: v1
 kind: Service
-metadata: {name: svc-${i}, namespace: team-${i % 5}}
+metadata: {name: ${name(i)}, namespace: team-${i % namespaces}}
 spec:
   type: ${i % 10 === 0 ? "NodePort" : "ClusterIP"}
   selector: {app: svc-${i}}
   ports: [{name: http, port: 80, targetPort: 8080}, {name: metrics, port: 9090}]`);
   }
-  const base = `apiVersion: svclab.dev/v1alpha1
+  return `apiVersion: svclab.dev/v1alpha1
 kind: ClusterProfile
 serviceClusterIPRanges: ["10.96.0.0/16"]
 seed: 7
 ---
 ${services.join("\n---\n")}
 `;
+}
+
+test("50 Services: re-evaluation time measured in the page", async () => {
+  const page = await newPage("fifty");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  const base = servicesScenario(50, 5);
   const times = [];
   for (let round = 0; round < 6; round++) {
     await typeScenario(page, base.replace("seed: 7", `seed: ${7 + round}`));
@@ -438,24 +444,7 @@ test("2,000 Services: typing in the middle lands every key, results coalesce, th
   const page = await newPage("large");
   await page.goto(URL_BASE);
   await page.waitForSelector("#status");
-  const services = [];
-  for (let i = 0; i < 2000; i++) {
-    const name = i === 1000 ? "middle" : `svc-${i}`;
-    services.push(`apiVersion: v1
-kind: Service
-metadata: {name: ${name}, namespace: team-${i % 20}}
-spec:
-  type: ${i % 10 === 0 ? "NodePort" : "ClusterIP"}
-  selector: {app: svc-${i}}
-  ports: [{name: http, port: 80, targetPort: 8080}, {name: metrics, port: 9090}]`);
-  }
-  const text = `apiVersion: svclab.dev/v1alpha1
-kind: ClusterProfile
-serviceClusterIPRanges: ["10.96.0.0/16"]
-seed: 7
----
-${services.join("\n---\n")}
-`;
+  const text = servicesScenario(2000, 20, (i) => (i === 1000 ? "middle" : `svc-${i}`));
   // A paste, as a user's: one clipboard event with the whole text.
   let n = await evaluations(page);
   await page.click("#tab-diagnostics");

@@ -23,12 +23,11 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use url::Url;
 
-use super::{Artifact, Descriptor, LayoutError, manifest_image};
+use super::{Artifact, Descriptor, LayoutError, manifest_image, sha256_digest};
 
 /// The manifest types a Wasm host asks for (oci-client's and go-containerregistry's defaults).
 const ACCEPT: &str = "application/vnd.oci.image.manifest.v1+json, \
@@ -239,8 +238,11 @@ impl Client {
             .and_then(|value| value.to_str().ok())
             .map(|value| value.split(';').next().unwrap_or_default().trim().to_owned())
             .unwrap_or_default();
-        let descriptor =
-            Descriptor { media_type, digest: sha256(&answer.body), size: answer.body.len() as u64 };
+        let descriptor = Descriptor {
+            media_type,
+            digest: sha256_digest(&answer.body),
+            size: answer.body.len() as u64,
+        };
         Ok((descriptor, answer.body))
     }
 
@@ -561,10 +563,6 @@ fn connector(ca_file: Option<&Path>) -> Result<TlsConnector, LayoutError> {
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(TlsConnector::from(Arc::new(config)))
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    format!("sha256:{}", data_encoding::HEXLOWER.encode(&Sha256::digest(bytes)))
 }
 
 #[cfg(test)]
