@@ -8,7 +8,9 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use svclab_core::{CheckOptions, Input, ProxyMode, RenderOptions, check, evaluate, render};
+use svclab_core::{
+    CheckOptions, Input, ProxyMode, RenderOptions, Session, check, evaluate, render,
+};
 use svclab_scenario_gen::{Shape, generate};
 
 fn bench_pipeline(c: &mut Criterion) {
@@ -36,5 +38,35 @@ fn bench_pipeline(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_pipeline);
+/// A keystroke in the middle of a cluster-sized scenario being edited (the playground's case,
+/// issue 39): one character typed into the middle Service's `app:` label, then the session's
+/// evaluation, without the rulesets (the playground renders them only for its Rules panel).
+fn bench_session(c: &mut Criterion) {
+    let mut group = c.benchmark_group("session");
+    group.sample_size(10);
+    for services in [1_000, 10_000] {
+        let text = generate(Shape { services, slices: true });
+        let middle = format!("app: app-{}\n", services / 2 - 1);
+        let Some(at) = text.find(&middle).map(|at| at + middle.len() - 1) else {
+            panic!("the generated scenario has no line {middle:?}");
+        };
+        let options = CheckOptions { omit_rules: true, ..CheckOptions::default() };
+        let mut session = Session::new("scenario.yaml", text, options);
+        session.evaluate();
+        let mut typed = false;
+        let label = format!("{services} services + slices");
+        group.bench_function(BenchmarkId::new("keystroke", &label), |b| {
+            b.iter(|| {
+                // Type a character, then take it back: every evaluation sees one document changed.
+                let edit = if typed { (at..at + 1, "") } else { (at..at, "x") };
+                typed = !typed;
+                let _ = session.edit(edit.0, edit.1);
+                black_box(session.evaluate())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_pipeline, bench_session);
 criterion_main!(benches);

@@ -168,6 +168,9 @@ pub(crate) fn read_with(inputs: &[Input], mut cache: Option<&mut ReadCache>) -> 
                 .diagnostics
                 .push(Diagnostic::error(None, "", "RequestEntityTooLarge", message).at(source));
             bytes -= input.text.len();
+            if let Some(cache) = cache.as_deref_mut() {
+                cache.changed_here();
+            }
             continue;
         }
         if !parse_input(input, &mut scenario, cache.as_deref_mut()) {
@@ -203,6 +206,9 @@ fn too_many_objects(at: Source) -> Diagnostic {
 /// Reads one input; `false` when [`MAX_OBJECTS`] stopped the reading.
 fn parse_input(input: &Input, scenario: &mut Scenario, mut cache: Option<&mut ReadCache>) -> bool {
     if looks_like_iptables_save(&input.text) {
+        if let Some(cache) = cache {
+            cache.changed_here();
+        }
         if scenario.objects.len() >= MAX_OBJECTS {
             let at = Source { file: input.name.clone(), document: 0, line: 1, column: 1 };
             scenario.diagnostics.push(too_many_objects(at));
@@ -229,12 +235,17 @@ fn parse_input(input: &Input, scenario: &mut Scenario, mut cache: Option<&mut Re
             scenario.diagnostics.push(too_many_objects(at));
             return false;
         }
-        let remembered = match cache.as_deref_mut().zip(reread::Place::of(&piece)) {
-            Some((cache, place)) => {
+        let remembered = match cache.as_deref_mut().map(|c| (c, reread::Place::of(&piece))) {
+            Some((cache, Some(place))) => {
                 if cache.reuse(&piece, &place, input, scenario) {
                     continue;
                 }
+                cache.changed_here();
                 Some((cache, place, reread::Mark::of(scenario)))
+            }
+            Some((cache, None)) => {
+                cache.changed_here();
+                None
             }
             None => None,
         };

@@ -655,7 +655,7 @@ type SelectorKey = (String, String);
 /// a scan of the namespace. The pipeline tells it of every Service it stores (from an empty
 /// cluster on); entries are never removed but checked against the inventory on lookup, so a
 /// deleted or changed Service never collides.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct SelectorIndex(RefCell<BTreeMap<SelectorKey, BTreeSet<ServiceKey>>>);
 
 fn selector_key(service: &crate::model::Service) -> Option<SelectorKey> {

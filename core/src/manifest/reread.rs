@@ -26,6 +26,12 @@ pub(crate) struct ReadCache {
     /// Documents placed from `last` and read anew in this reading, for tests and measurements.
     pub(crate) reused: usize,
     pub(crate) read: usize,
+    /// How many objects this reading took, in order from the first, from documents placed
+    /// exactly where the last reading had them: the scenario is the same as last time up to
+    /// there, so an evaluation may resume there (`pipeline/session.rs`).
+    pub(crate) unchanged_objects: usize,
+    /// Whether every document so far was placed where it was.
+    unchanged: bool,
 }
 
 /// One document as it was read.
@@ -67,6 +73,14 @@ impl ReadCache {
         self.last = std::mem::take(&mut self.this);
         self.reused = 0;
         self.read = 0;
+        self.unchanged_objects = 0;
+        self.unchanged = true;
+    }
+
+    /// A document was not placed where the last reading had it (read anew, moved, or not
+    /// cached): the scenario differs from the last one from here on.
+    pub(crate) fn changed_here(&mut self) {
+        self.unchanged = false;
     }
 
     /// Ends a reading: documents of the last one not met again are dropped.
@@ -95,6 +109,11 @@ impl ReadCache {
             return false;
         }
         let mut document = candidates.swap_remove(at);
+        if moved {
+            self.unchanged = false;
+        } else if self.unchanged {
+            self.unchanged_objects += document.objects.len();
+        }
         let line_shift = i64::from(place.first_line) - i64::from(document.first_line);
         for object in &mut document.objects {
             if let Some(positions) = object.positions_mut() {

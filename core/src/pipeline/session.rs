@@ -4,8 +4,14 @@
 //! (`manifest/reread.rs`). The result is the same as [`crate::evaluate`] of the same text, byte
 //! for byte (`session/tests.rs` holds random edit sequences to that).
 //!
-//! What is not incremental yet: the pipeline runs over every object again, and the rulesets are
-//! rendered whole; only reading is spared.
+//! The pipeline takes objects in stream order, so what the objects before the first changed
+//! document did does not depend on anything after them: an evaluation resumes from the state
+//! the pipeline had there ([`Checkpoint`]), kept from an earlier evaluation, and applies only the
+//! objects from there on. A keystroke in the middle of a cluster-sized scenario costs about half
+//! a full evaluation, one near its end almost nothing.
+//!
+//! What is not incremental yet: the objects after the first changed document are applied again
+//! even when the edit cannot reach them, and the rulesets are rendered whole.
 
 #[cfg(test)]
 mod tests;
@@ -13,10 +19,15 @@ mod tests;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::{CheckOptions, evaluate_reading};
-use crate::manifest::{Input, ReadCache};
-use crate::policy;
-use crate::report::Report;
+use ipnet::IpNet;
+
+use super::{CheckOptions, Evaluation, evaluate_reading, read_at_own_release};
+use crate::diagnostic::Diagnostic;
+use crate::manifest::{Input, Object, ReadCache};
+use crate::policy::{self, UserInfo};
+use crate::profile::Profile;
+use crate::registry;
+use crate::report::{Report, ServiceReport};
 use crate::world::World;
 
 /// A scenario being edited, evaluated again after each edit.
@@ -26,6 +37,95 @@ pub struct Session {
     text: Arc<String>,
     options: CheckOptions,
     cache: ReadCache,
+    checkpoint: Option<Checkpoint>,
+    /// Objects the last evaluation applied, of how many its scenario has.
+    applied: (usize, usize),
+}
+
+/// The pipeline's state after the first `at` objects of an evaluation's scenario: the next
+/// evaluation whose scenario is the same up to there, and starts the same, resumes from it.
+#[derive(Debug)]
+struct Checkpoint {
+    at: usize,
+    start: Start,
+    world: World,
+    policies: policy::Policies,
+    selectors: policy::SelectorIndex,
+    indexing: bool,
+    /// The diagnostics of the first `at` objects (those of reading and of the start are the
+    /// evaluation's own: reading sees every document).
+    diags: Vec<Diagnostic>,
+    services: Vec<ServiceReport>,
+}
+
+/// What the pipeline's start (`Evaluation::begin`) depends on besides the objects before a
+/// checkpoint: the profile (the scenario's last ClusterProfile, wherever it is), the ranges of
+/// its ServiceCIDRs (all of them, read before any Service), and the options.
+#[derive(Debug, Clone, PartialEq)]
+struct Start {
+    profile: Profile,
+    service_cidrs: Vec<IpNet>,
+    no_defaults: bool,
+    policy: Option<Input>,
+    user_info: Option<UserInfo>,
+}
+
+impl Start {
+    fn of(objects: &[Object], profile: &Profile, options: &CheckOptions) -> Start {
+        Start {
+            profile: profile.clone(),
+            // Its diagnostics are the start's, which the evaluation makes itself.
+            service_cidrs: registry::service_cidrs(objects, profile, &mut Vec::new()),
+            no_defaults: options.no_defaults,
+            policy: options.policy.clone(),
+            user_info: options.user_info.clone(),
+        }
+    }
+}
+
+impl Checkpoint {
+    /// The state of `run` after `at` objects; `begun` of its diagnostics came before the first.
+    fn of(run: &Evaluation<'_>, at: usize, start: Start, begun: usize) -> Checkpoint {
+        Checkpoint {
+            at,
+            start,
+            world: run.world.clone(),
+            policies: run.scope.policies.clone(),
+            selectors: run.scope.selectors.clone(),
+            indexing: run.scope.indexing,
+            diags: run.diags[begun..].to_vec(),
+            services: run.services.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Puts this state into `run`, which has just begun.
+    fn restore(mut self, run: &mut Evaluation<'_>) {
+        // Into the vector the start sized for all of the scenario's slices.
+        let mut slices = std::mem::take(&mut run.world.endpoint_slices);
+        slices.append(&mut self.world.endpoint_slices);
+        run.world = self.world;
+        run.world.endpoint_slices = slices;
+        run.scope.policies = self.policies;
+        run.scope.selectors = self.selectors;
+        run.scope.indexing = self.indexing;
+        run.diags.extend(self.diags);
+        if let Some(services) = &mut run.services {
+            services.extend(self.services);
+        }
+    }
+
+    fn duplicate(&self) -> Checkpoint {
+        Checkpoint {
+            at: self.at,
+            start: self.start.clone(),
+            world: self.world.clone(),
+            policies: self.policies.clone(),
+            selectors: self.selectors.clone(),
+            indexing: self.indexing,
+            diags: self.diags.clone(),
+            services: self.services.clone(),
+        }
+    }
 }
 
 /// Why an edit could not be applied; the text is left as it was.
@@ -69,6 +169,8 @@ impl Session {
             text: Arc::new(text.into()),
             options,
             cache: ReadCache::default(),
+            checkpoint: None,
+            applied: (0, 0),
         }
     }
 
@@ -105,11 +207,60 @@ impl Session {
     }
 
     /// Evaluates the text as it is: [`crate::evaluate`] of it, reading only the documents
-    /// changed since the last evaluation.
+    /// changed since the last evaluation, and resuming the pipeline where the scenario first
+    /// differs from an earlier evaluation's.
     pub fn evaluate(&mut self) -> (World, Report) {
         let input = Input { name: self.name.clone(), text: Arc::clone(&self.text) };
         let context = policy::Context::default();
-        evaluate_reading(&[input], &self.options, &context, Some(&mut self.cache))
+        if self.options.explain_release {
+            // Every release's evaluation is a fresh one.
+            self.checkpoint = None;
+            self.applied = (0, 0);
+            return evaluate_reading(&[input], &self.options, &context, Some(&mut self.cache));
+        }
+        let (scenario, profile, diags) = read_at_own_release(&[input], Some(&mut self.cache));
+        let unchanged = self.cache.unchanged_objects;
+        let start = Start::of(&scenario.objects, &profile, &self.options);
+        let objects = scenario.objects;
+        let total = objects.len();
+        let mut run = Evaluation::begin(&objects, profile, diags, &self.options, &context, None);
+        run.keep_service_reports(&objects);
+        let begun = run.diags.len();
+        // The checkpoint holds while the scenario before it and the start are unchanged; it
+        // moves to where this scenario first differs, so that the next keystroke in the same
+        // document starts there.
+        let kept = self.checkpoint.take().filter(|c| c.at <= unchanged && c.start == start);
+        let from = match kept {
+            Some(checkpoint) if checkpoint.at == unchanged => {
+                checkpoint.duplicate().restore(&mut run);
+                self.checkpoint = Some(checkpoint);
+                unchanged
+            }
+            Some(checkpoint) => {
+                let at = checkpoint.at;
+                checkpoint.restore(&mut run);
+                at
+            }
+            None => 0,
+        };
+        self.applied = (total - from, total);
+        let mut objects = objects.into_iter().enumerate().skip(from).peekable();
+        loop {
+            let at = objects.peek().map_or(usize::MAX, |(at, _)| *at);
+            if self.checkpoint.is_none() && unchanged > 0 && at >= unchanged {
+                let checkpoint = Checkpoint::of(&run, unchanged, start.clone(), begun);
+                self.checkpoint = Some(checkpoint);
+            }
+            let Some((_, object)) = objects.next() else { break };
+            run.apply(object);
+        }
+        run.finish()
+    }
+
+    /// How many objects the last evaluation applied, of how many its scenario has: the
+    /// pipeline resumed after the rest.
+    pub fn objects_applied(&self) -> (usize, usize) {
+        self.applied
     }
 
     /// How many documents the last evaluation read, and how many it took as they were read

@@ -151,6 +151,35 @@ fn an_edit_reads_again_only_its_document() {
     assert_eq!(session.documents_read(), (2, read - 1), "a document split in two");
 }
 
+/// The pipeline resumes where the scenario first differs from an earlier evaluation's: the
+/// first keystroke in a document applies everything and keeps the state before that document;
+/// the next ones there, or further on, apply only what follows it; one in an earlier document
+/// starts again. The generated cluster is two Nodes and a KubeProxyConfiguration, then each
+/// Service `svc-N` (labelled `app: app-N`) followed by its EndpointSlice.
+#[test]
+fn the_pipeline_resumes_at_the_first_changed_document() {
+    let text = generate(Shape { services: 40, slices: true });
+    let mut session = Session::new(NAME, text, CheckOptions::default());
+    check(&mut session);
+    let total = 3 + 2 * 40;
+    assert_eq!(session.objects_applied(), (total, total), "a first evaluation");
+    // A character typed at the start of the Service's `app:` label.
+    let type_into = |session: &mut Session, service: usize| {
+        let name = session.text().find(&format!("name: svc-{service}\n")).expect("the Service");
+        let at = name + session.text()[name..].find("app: ").expect("its label") + "app: ".len();
+        session.edit(at..at, "x").expect("an edit");
+        check(session);
+        session.objects_applied().0
+    };
+    let after = |service: usize| total - (3 + 2 * service);
+    assert_eq!(type_into(&mut session, 20), total, "the first keystroke in svc-20");
+    assert_eq!(type_into(&mut session, 20), after(20), "the next one");
+    assert_eq!(type_into(&mut session, 30), after(20), "one further on, in svc-30");
+    assert_eq!(type_into(&mut session, 30), after(30), "the next one there");
+    assert_eq!(type_into(&mut session, 2), total, "one in an earlier document, svc-2");
+    assert_eq!(type_into(&mut session, 2), after(2), "the next one there");
+}
+
 #[test]
 fn edits_outside_the_text_or_inside_a_character_are_refused() {
     let mut session = Session::new(NAME, "é", CheckOptions::default());
