@@ -17,17 +17,46 @@ const lightTheme = EditorView.theme({}, { dark: false });
 /// The most text an edit hands over as edits; past it (a paste of a cluster) the whole text goes.
 const MAX_EDITS_TEXT = 65536;
 
-/// Creates an editor in `parent`; `onChange(kind, payload)` is called (debounced by
-/// `debounceMs`) after user edits: `("edits", json)` with what changed since the text the app
-/// last had, `[[from, to, inserted], ...]` in UTF-16 offsets of that text, ascending and apart
-/// (a 10 MB text is then not copied into the app on every key), or `("text", text)` when the
-/// edits would be larger than the text is worth copying.
+/// Past these, the editor does not highlight YAML: its parser, run over a cluster-sized text,
+/// takes tens of milliseconds of every keystroke and fills the page's idle time for seconds
+/// after a paste. VS Code's own large-file line (`editor.largeFileOptimizations`: 20 MB or
+/// 300,000 lines, src/vs/editor/common/model/textModel.ts `_isLargeFile`) turns its tokenizer off
+/// the same way; a 10,000-Service dump with slices is 470,000 lines.
+const LARGE_FILE_BYTES = 20 * 1024 * 1024;
+const LARGE_FILE_LINES = 300000;
+
+/// Whether `doc` (a CodeMirror Text) is large enough to go without highlighting.
+const isLarge = (doc) => doc.lines > LARGE_FILE_LINES || doc.length > LARGE_FILE_BYTES;
+
+/// [`isLarge`] of a string.
+function isLargeText(text) {
+  if (text.length > LARGE_FILE_BYTES) return true;
+  let lines = 1;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
+    if (++lines > LARGE_FILE_LINES) return true;
+  }
+  return false;
+}
+
+/// Creates an editor in `parent`; `onChange(kind, payload)` is called after user edits:
+/// `("edits", json)` with what changed since the text the app last had, `[[from, to, inserted],
+/// ...]` in UTF-16 offsets of that text, ascending and apart (a 10 MB text is then not copied
+/// into the app on every key), or `("text", text)` when the edits would be larger than the text
+/// is worth copying.
+///
+/// When: the first change after a pause of `debounceMs` goes as soon as the editor has painted
+/// it (a value fixed after clicking a diagnostic is answered at once); changes that follow it
+/// within `debounceMs` wait until typing pauses that long, and go together (a burst of keys is
+/// not evaluated key by key while an evaluation blocks the page).
 export function createEditor(parent, text, dark, readOnly, debounceMs, onChange) {
   const theme = new Compartment();
   const editable = new Compartment();
+  const language = new Compartment();
   let timer = null;
   let silent = false;
   let delay = debounceMs;
+  // When the last change came (performance.now()), or -Infinity.
+  let lastChange = -Infinity;
   // The changes since the text the app last had (a ChangeSet), or null.
   let pending = null;
   const flush = () => {
@@ -53,7 +82,7 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
         // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's
         // documented keyboard escape hatch), so the page stays keyboard usable.
         keymap.of([indentWithTab]),
-        yaml(),
+        language.of(isLargeText(text) ? [] : yaml()),
         EditorView.lineWrapping,
         lintGutter(),
         theme.of(dark ? oneDark : lightTheme),
@@ -61,6 +90,11 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
         EditorView.contentAttributes.of({ "aria-label": "Scenario (Kubernetes YAML)" }),
         EditorView.updateListener.of((update) => {
           if (!update.docChanged) return;
+          const large = isLarge(update.state.doc);
+          if (large !== isLarge(update.startState.doc)) {
+            // Not inside this update's dispatch.
+            queueMicrotask(() => update.view.dispatch({ effects: language.reconfigure(large ? [] : yaml()) }));
+          }
           if (timer !== null) clearTimeout(timer);
           if (silent) {
             // The app set this text: what was typed before it is replaced, not pending.
@@ -69,7 +103,18 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
             return;
           }
           pending = pending === null ? update.changes : pending.compose(update.changes);
-          timer = setTimeout(flush, delay);
+          const now = performance.now();
+          const paused = now - lastChange >= delay;
+          lastChange = now;
+          if (paused) {
+            // After the frame that shows the change.
+            timer = -1;
+            requestAnimationFrame(() => {
+              if (timer === -1) timer = setTimeout(flush, 0);
+            });
+          } else {
+            timer = setTimeout(flush, delay);
+          }
         }),
       ],
     }),

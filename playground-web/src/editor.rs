@@ -1,6 +1,8 @@
 //! The CodeMirror 6 editor (js/editor.js, bundled by `cargo xtask playground`) and its yew
-//! component: YAML highlighting, lint markers at every diagnostic, debounced change events that
-//! carry the edits since the text the app last had ([`Change`]), not the whole text.
+//! component: YAML highlighting (off past VS Code's large-file line), lint markers at every
+//! diagnostic, change events that carry the edits since the text the app last had ([`Change`]),
+//! not the whole text: the first change after a pause at once, the rest of a burst of typing
+//! once it pauses.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -48,13 +50,15 @@ extern "C" {
     pub(crate) fn system_prefers_dark() -> bool;
 }
 
-/// The longest wait for re-evaluation after typing.
+/// The longest pause that ends a burst of typing.
 const DEBOUNCE_MS: u32 = 150;
 
-/// How long the editor waits after the last change before handing the text over: as long as the
-/// last evaluation took, at most [`DEBOUNCE_MS`]. A small scenario (a few milliseconds) answers a
-/// keystroke at once; a cluster-sized one, whose evaluation blocks the page, lets a burst of keys
-/// land first instead of evaluating after each.
+/// What counts as a pause in typing: as long as the last evaluation took, at most
+/// [`DEBOUNCE_MS`]. The first change after a pause is handed over as soon as the editor has
+/// painted it; the changes that follow it closer together wait for the next pause and go
+/// together. A small scenario (a few milliseconds) answers every keystroke at once; a
+/// cluster-sized one, whose evaluation blocks the page, answers the first key of a burst at once
+/// and lets the rest land before evaluating again, instead of evaluating after each.
 pub(crate) fn debounce_ms(eval_ms: f64) -> u32 {
     #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped")]
     let ms = eval_ms.ceil().clamp(0.0, f64::from(DEBOUNCE_MS)) as u32;
@@ -107,9 +111,9 @@ pub(crate) struct EditorProps {
     pub(crate) read_only: bool,
     /// Cursor jump request (line, column, nonce).
     pub(crate) jump: Option<(u32, u32, u64)>,
-    /// Called with what typing changed (debounced).
+    /// Called with what typing changed (see [`debounce_ms`]).
     pub(crate) on_change: Callback<Change>,
-    /// Milliseconds to wait after the last change ([`debounce_ms`]).
+    /// What counts as a pause in typing, in milliseconds ([`debounce_ms`]).
     pub(crate) debounce_ms: u32,
 }
 
