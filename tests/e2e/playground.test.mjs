@@ -508,6 +508,41 @@ test("2,000 Services: typing in the middle lands every key, results coalesce, th
   await page.close();
 });
 
+test("past VS Code's large-file line (300,000 lines) the editor stops highlighting YAML, and starts again below it", async () => {
+  const page = await newPage("large-file");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  // Highlighted tokens are spans inside the editor's lines (lint ranges aside).
+  const highlighted = () =>
+    page.evaluate(() => document.querySelectorAll(".cm-line span:not(.cm-lintRange)").length);
+  assert.ok((await highlighted()) > 0, "the example is highlighted");
+  const small = servicesScenario(3, 1);
+  const paste = async (text) => {
+    const n = await evaluations(page);
+    await page.click(".cm-content");
+    await page.keyboard.press("Control+A");
+    await page.evaluate((text) => {
+      const data = new DataTransfer();
+      data.setData("text/plain", text);
+      const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+      document.querySelector(".cm-content").dispatchEvent(paste);
+    }, text);
+    await page.waitForFunction(
+      (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
+      n,
+      { timeout: 60000 },
+    );
+    await page.keyboard.press("Control+Home");
+  };
+  await paste(`${small}\n${"#\n".repeat(300000)}`);
+  assert.match(await page.innerText("#status"), /^3 Services · 0 errors/);
+  await page.waitForFunction(() => document.querySelector(".cm-line")?.textContent.startsWith("apiVersion"));
+  assert.equal(await highlighted(), 0, "a 300,001-line text is not highlighted");
+  await paste(small);
+  await page.waitForFunction(() => document.querySelectorAll(".cm-line span:not(.cm-lintRange)").length > 0);
+  await page.close();
+});
+
 test("dark theme (system and toggle), phone width, keyboard", async () => {
   const page = await newPage("dark");
   await page.emulateMedia({ colorScheme: "light" });
