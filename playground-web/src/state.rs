@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use svclab_core::{CheckOptions, EditError, Input, Report, Session, World};
+use wasm_bindgen::prelude::Closure;
 use yew::Reducible;
 
 use crate::compare::{self, Compared};
@@ -312,9 +313,11 @@ impl State {
                     .to_owned(),
             );
         }
-        self.scenario = scenario;
-        self.world = world;
-        self.report = report;
+        retire(Retired(
+            std::mem::replace(&mut self.scenario, scenario),
+            std::mem::replace(&mut self.world, world),
+            std::mem::replace(&mut self.report, report),
+        ));
         self.rules_computed = with_rules;
         self.eval_ms = eval_ms;
         self.evaluations += 1;
@@ -503,6 +506,35 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
             _ => None,
         })
         .unwrap_or_default()
+}
+
+/// An evaluation replaced by a newer one.
+struct Retired(
+    #[expect(dead_code, reason = "held to be dropped later")] Shared<str>,
+    #[expect(dead_code, reason = "held to be dropped later")] Rc<World>,
+    #[expect(dead_code, reason = "held to be dropped later")] Shared<Report>,
+);
+
+thread_local! {
+    /// Replaced evaluations, dropped after the frame that shows the new one: freeing a
+    /// cluster-sized world and report is tens of milliseconds that need not delay the answer
+    /// to a keystroke.
+    static RETIRED: std::cell::RefCell<Vec<Retired>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Drops `retired` once the next frame is painted (at once outside the browser).
+fn retire(retired: Retired) {
+    if !cfg!(target_arch = "wasm32") {
+        return;
+    }
+    let first = RETIRED.with_borrow_mut(|list| {
+        list.push(retired);
+        list.len() == 1
+    });
+    if first {
+        let drop_all = Closure::once_into_js(|| drop(RETIRED.take()));
+        crate::editor::after_paint(drop_all);
+    }
 }
 
 /// The text the core last read and the session that read it.
