@@ -20,8 +20,9 @@ const MAX_EDITS_TEXT = 65536;
 /// Past these, the editor does not highlight YAML: its parser, run over a cluster-sized text,
 /// takes tens of milliseconds of every keystroke and fills the page's idle time for seconds
 /// after a paste. VS Code's own large-file line (`editor.largeFileOptimizations`: 20 MB or
-/// 300,000 lines, src/vs/editor/common/model/textModel.ts `_isLargeFile`) turns its tokenizer off
-/// the same way; a 10,000-Service dump with slices is 470,000 lines.
+/// 300,000 lines: `TextModel.LARGE_FILE_SIZE_THRESHOLD` and `LARGE_FILE_LINE_COUNT_THRESHOLD`,
+/// which set `_isTooLargeForTokenization` in src/vs/editor/common/model/textModel.ts) turns its
+/// tokenizer off the same way; a 10,000-Service dump with slices is 470,000 lines.
 const LARGE_FILE_BYTES = 20 * 1024 * 1024;
 const LARGE_FILE_LINES = 300000;
 
