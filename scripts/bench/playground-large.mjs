@@ -9,8 +9,11 @@
 //   editor's search finds the middle Service's `app:` label and the cursor stays there), each
 //   timed from the key press to the frame after the result for that text was painted;
 // - the longest main-thread task while typing (PerformanceObserver 'longtask');
-// - the tab's memory: the renderer processes' resident memory (VmRSS in /proc, the page and its
-//   workers) and the page's JS heap (performance.memory), after typing;
+// - the tab's memory, after typing: the resident memory (VmRSS in /proc) of the tab's renderer
+//   process (the one that grew from before the paste; Chromium's mapped binary included), the
+//   resident memory of every renderer of the browser (as this row measured it before: the
+//   profile's first page and spare renderers too, each counting Chromium's mapped binary
+//   again), and the page's JS heap (performance.memory);
 // - and the page's own figure for the last evaluation (`#status[data-eval-ms]`: the pipeline and
 //   the rulesets, wherever they ran).
 //
@@ -34,8 +37,8 @@ if (!scenario.includes(middle)) {
   process.exit(2);
 }
 
-/** Resident memory (KiB) of the renderer processes of the browsers `browserPids`. */
-function rendererRssKib(browserPids) {
+/** The renderer processes of the browsers `browserPids`: pid → resident memory (KiB). */
+function renderers(browserPids) {
   const parents = new Map();
   const lines = new Map();
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
@@ -53,17 +56,17 @@ function rendererRssKib(browserPids) {
     }
     return false;
   };
-  let total = 0;
+  const rss = new Map();
   for (const [pid, cmdline] of lines) {
     if (!cmdline.includes("--type=renderer") || !descends(pid)) continue;
     try {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
-      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
+      rss.set(pid, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0"));
     } catch {
       // Gone.
     }
   }
-  return total;
+  return rss;
 }
 
 function browserPids(profileMarker) {
@@ -107,6 +110,10 @@ try {
       });
   });
   const evaluations = async () => Number(await page.getAttribute("#status", "data-evaluations"));
+
+  // Which renderer is the tab's: the one that grows by the paste and the typing (the others are
+  // the profile's first page and spare renderers, which Chromium may also hand the tab's page).
+  const beforePaste = renderers(browserPids("svclab-bench-large-"));
 
   // Paste.
   await page.click(".cm-content");
@@ -157,7 +164,11 @@ try {
   const longTasks = await page.evaluate(() => window.__longTasks);
   const evalMs = Number(await page.getAttribute("#status", "data-eval-ms"));
   const heap = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? 0);
-  const rss = rendererRssKib(browserPids("svclab-bench-large-"));
+  const now = renderers(browserPids("svclab-bench-large-"));
+  const rss = [...now.values()].reduce((total, kib) => total + kib, 0);
+  const growth = (pid) => (now.get(pid) ?? 0) - (beforePaste.get(pid) ?? 0);
+  const tab = [...now.keys()].sort((a, b) => growth(b) - growth(a))[0];
+  const tabRss = now.get(tab) ?? 0;
   const sorted = [...typed].sort((a, b) => a - b);
   const round = (x) => Math.round(x * 10) / 10;
   const figures = {
@@ -171,6 +182,7 @@ try {
     longestTaskMs: round(Math.max(0, ...longTasks)),
     longTasks: longTasks.length,
     rendererRssMib: round(rss / 1024),
+    tabRssMib: round(tabRss / 1024),
     jsHeapMib: round(heap / 1048576),
   };
   console.log(`PLAYGROUND_LARGE ${JSON.stringify(figures)}`);
