@@ -596,27 +596,10 @@ fn evaluate(
 /// Applies the editor's edits (UTF-16 offsets of the session's text, ascending and apart), the
 /// last first so that each one's offsets still hold.
 fn apply(session: &mut Session, edits: &[(usize, usize, String)]) -> Result<(), EditError> {
-    let ascii = session.text().is_ascii();
     for (from, to, inserted) in edits.iter().rev() {
-        let byte = |utf16: usize| {
-            if ascii { utf16 } else { utf16_to_byte(session.text(), utf16) }
-        };
-        let range = byte(*from)..byte(*to);
-        session.edit(range, inserted)?;
+        session.edit_utf16(*from..*to, inserted)?;
     }
     Ok(())
-}
-
-/// The byte offset of a UTF-16 offset into `text` (past its end: its length plus the rest).
-fn utf16_to_byte(text: &str, utf16: usize) -> usize {
-    let mut units = 0;
-    for (byte, c) in text.char_indices() {
-        if units >= utf16 {
-            return byte;
-        }
-        units += c.len_utf16();
-    }
-    text.len() + (utf16 - units.min(utf16))
 }
 
 /// `performance.now()` in the browser, 0 elsewhere (native unit tests).

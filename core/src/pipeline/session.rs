@@ -195,6 +195,22 @@ impl Session {
         Ok(())
     }
 
+    /// [`Session::edit`] with the range in UTF-16 code units, as editors and JavaScript count
+    /// (CodeMirror's and Monaco's offsets, a JS string's indices, LSP's default position
+    /// encoding). An end inside a surrogate pair is [`EditError::NotCharBoundary`] at the byte
+    /// where that character starts.
+    pub fn edit_utf16(&mut self, range: Range<usize>, replacement: &str) -> Result<(), EditError> {
+        let bytes = utf16_to_byte(&self.text, range.start)
+            .and_then(|start| Ok(start..utf16_to_byte(&self.text, range.end)?));
+        match bytes {
+            Ok(bytes) => self.edit(bytes, replacement),
+            Err(EditError::OutOfRange { .. }) => {
+                Err(EditError::OutOfRange { range, len: self.text.encode_utf16().count() })
+            }
+            Err(err) => Err(err),
+        }
+    }
+
     /// Replaces the whole text (a paste over everything, or a host that sends no edits): the
     /// documents whose text is unchanged are still not read again.
     pub fn set_text(&mut self, text: impl Into<String>) {
@@ -267,5 +283,28 @@ impl Session {
     /// before.
     pub fn documents_read(&self) -> (usize, usize) {
         (self.cache.read, self.cache.reused)
+    }
+}
+
+/// The byte offset of the UTF-16 offset `units` into `text`.
+fn utf16_to_byte(text: &str, units: usize) -> Result<usize, EditError> {
+    // All ASCII up to there (a YAML scenario, mostly): one byte a unit.
+    if text.as_bytes().get(..units).is_some_and(<[u8]>::is_ascii) {
+        return Ok(units);
+    }
+    let mut count = 0;
+    for (byte, c) in text.char_indices() {
+        if count == units {
+            return Ok(byte);
+        }
+        count += c.len_utf16();
+        if count > units {
+            return Err(EditError::NotCharBoundary { offset: byte });
+        }
+    }
+    if count == units {
+        Ok(text.len())
+    } else {
+        Err(EditError::OutOfRange { range: units..units, len: count })
     }
 }

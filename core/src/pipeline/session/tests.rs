@@ -180,6 +180,27 @@ fn the_pipeline_resumes_at_the_first_changed_document() {
     assert_eq!(type_into(&mut session, 2), after(2), "the next one there");
 }
 
+/// UTF-16 offsets, as an editor counts them: "é" is one unit and two bytes, "𝄞" two units (a
+/// surrogate pair) and four bytes.
+#[test]
+fn edits_in_utf16_offsets_change_the_text_as_an_editor_does() {
+    let mut session = Session::new(NAME, "a: é𝄞\nb: 1\n", CheckOptions::default());
+    let text: Vec<u16> = session.text().encode_utf16().collect();
+    let b = text.iter().position(|&u| u == u16::from(b'b')).expect("the b");
+    session.edit_utf16(b..b + 1, "c").expect("an edit after the surrogate pair");
+    assert_eq!(session.text(), "a: é𝄞\nc: 1\n");
+    session.edit_utf16(3..4, "e").expect("the é");
+    assert_eq!(session.text(), "a: e𝄞\nc: 1\n");
+    assert_eq!(session.edit_utf16(5..5, "x"), Err(EditError::NotCharBoundary { offset: 4 }));
+    let len = session.text().encode_utf16().count();
+    session.edit_utf16(len..len, "d: 2\n").expect("an edit at the end");
+    assert_eq!(session.text(), "a: e𝄞\nc: 1\nd: 2\n");
+    assert_eq!(
+        session.edit_utf16(0..100, ""),
+        Err(EditError::OutOfRange { range: 0..100, len: len + 5 })
+    );
+}
+
 #[test]
 fn edits_outside_the_text_or_inside_a_character_are_refused() {
     let mut session = Session::new(NAME, "é", CheckOptions::default());
