@@ -162,6 +162,30 @@ export const abiVersion: number;
 export function check(inputs: Inputs, options?: CheckOptions): Report;
 /** The report JSON as the component returned it (`svclab check --output json`, byte for byte). */
 export function checkJson(inputs: Inputs, options?: CheckOptions): string;
+/** The options of a [`Session`]. */
+export interface SessionOptions {
+  /** Validate objects exactly as written: no defaulting, no allocation. */
+  noDefaults?: boolean;
+  /** The operator's Service policy (a ServicePolicy document or the bare settings), in effect before every object. */
+  policy?: Document;
+}
+/**
+ * A scenario being edited, checked again after each edit: `check`'s report of the same text,
+ * reading again only the documents an edit touched and resuming the pipeline at the first.
+ */
+export class Session {
+  constructor(input: string | { name?: string; text: string }, options?: SessionOptions);
+  /** Replaces `text.slice(from, to)` (UTF-16 code units, a JavaScript string's indices) with `inserted`. */
+  edit(from: number, to: number, inserted: string): this;
+  /** The report of the text as it is now. */
+  check(): Report;
+  /** The report JSON of the text as it is now, byte for byte `checkJson`'s. */
+  checkJson(): string;
+  /** The text as edited so far. */
+  readonly text: string;
+  /** Frees what the session keeps; an instance keeps at most 64 open. */
+  close(): void;
+}
 /** The diagnostics alone, typed by the WIT. */
 export function diagnose(inputs: Inputs, options?: CheckOptions): Diagnostic[];
 /** The ruleset kube-proxy programs (`svclab render`). */

@@ -13,7 +13,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const NPM = process.env.SVCLAB_NPM ?? path.join(root, "target/npm/svclab");
 const TSC = path.join(root, "playground-web/js/node_modules/.bin/tsc");
 
-const GOOD = `import { check, checkSettings, diagnose, render, runTests, settingsSchema, trace, validateAdmission, SvclabError, type Report, type TestRun } from "svclab";
+const GOOD = `import { check, checkSettings, diagnose, render, runTests, settingsSchema, trace, validateAdmission, Session, SvclabError, type Report, type TestRun } from "svclab";
 import type { SvclabExample } from "svclab/element";
 const report: Report = check([{ name: "a.yaml", text: "kind: Service" }], { noDefaults: true });
 const severity: "error" | "warning" | "info" = diagnose("kind: Service", { policy: { nodePorts: { forbid: true } }, userInfo: { username: "ci" } })[0].severity;
@@ -21,6 +21,10 @@ const settingsErrors = checkSettings("spec: {}").length + Object.keys(settingsSc
 const rules: string = render("x", { proxyMode: "nftables", ipFamily: "IPv6" });
 const walk = trace("x", { src: "10.244.1.5", dst: "10.96.0.10", dport: 53, protocol: "udp" });
 const element: SvclabExample | null = document.querySelector("svclab-example");
+const session = new Session({ name: "a.yaml", text: "kind: Service" }, { noDefaults: true }).edit(0, 0, "# x\\n");
+const edited: Report = session.check();
+session.close();
+console.log(edited.services.length, session.text.length);
 const run: TestRun = runTests({ "a.svclab-test.yaml": "kind: TestSuite" }, { update: true });
 const status: "passed" | "failed" | "error" | undefined = run.suites[0]?.tests[0]?.status;
 console.log(run.passed + run.failed + run.errors, status, run.updated?.length);

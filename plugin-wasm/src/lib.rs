@@ -4,10 +4,11 @@
 
 use svclab_core::{
     AdmissionOptions, CheckOptions, Diagnostic, Input, IpFamily, ProxyMode, RenderOptions,
-    RulesetWriter, Severity, TraceRequest, UpgradeOptions, UserInfo,
+    RulesetWriter, Session, Severity, TraceRequest, UpgradeOptions, UserInfo,
 };
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 
 use bindings as types;
 
@@ -19,11 +20,11 @@ mod heap;
 #[cfg(any(target_arch = "wasm32", test))]
 mod memcmp;
 
-/// The bindings generated from `wit/policy.wit`.
+/// The bindings generated from `wit/policy.wit`'s `editing` world (`policy` and sessions).
 #[allow(unsafe_code, reason = "wit-bindgen's generated glue is unsafe by nature")]
 #[allow(missing_docs, unreachable_pub, clippy::too_many_arguments, reason = "generated code")]
 mod bindings {
-    wit_bindgen::generate!({ path: "../wit/policy.wit", world: "policy" });
+    wit_bindgen::generate!({ path: "../wit/policy.wit", world: "editing" });
 
     use super::Plugin;
     export!(Plugin);
@@ -90,6 +91,48 @@ impl bindings::Guest for Plugin {
         let ruleset = render_ruleset(inputs, options)?;
         RENDERED.set(Some(ruleset));
         Ok(())
+    }
+
+    fn session_open(
+        name: String,
+        text: String,
+        no_defaults: bool,
+        policy: Option<String>,
+    ) -> Result<u32, String> {
+        SESSIONS.with_borrow_mut(|sessions| {
+            if sessions.open.len() >= MAX_SESSIONS {
+                return Err(format!(
+                    "{MAX_SESSIONS} sessions are open in this instance; close one first"
+                ));
+            }
+            let handle = sessions.next;
+            sessions.next = sessions.next.wrapping_add(1);
+            let options = CheckOptions {
+                no_defaults,
+                policy: policy.map(|text| Input::new("policy", text)),
+                ..CheckOptions::default()
+            };
+            sessions.open.insert(handle, Session::new(name, text, options));
+            Ok(handle)
+        })
+    }
+
+    fn session_edit(session: u32, from: u32, to: u32, text: String) -> Result<(), String> {
+        with_session(session, |session| {
+            session.edit_utf16(from as usize..to as usize, &text).map_err(|err| err.to_string())
+        })
+    }
+
+    fn session_check(session: u32) -> Result<String, String> {
+        with_session(session, |session| Ok(session.evaluate().1.to_json()))
+    }
+
+    fn session_text(session: u32) -> Result<String, String> {
+        with_session(session, |session| Ok(session.text().to_owned()))
+    }
+
+    fn session_close(session: u32) {
+        SESSIONS.with_borrow_mut(|sessions| sessions.open.remove(&session));
     }
 
     fn render_next() -> Option<String> {
@@ -204,8 +247,35 @@ thread_local! {
     /// dropped after its last piece). An instance serves one request, so nothing here outlives
     /// it.
     static RENDERED: RefCell<Option<RulesetWriter>> = const { RefCell::new(None) };
+    /// The open sessions of `session-open`, by handle.
+    static SESSIONS: RefCell<Sessions> = const {
+        RefCell::new(Sessions { open: BTreeMap::new(), next: 1 })
+    };
     /// Whether a call of this instance has left its state ([`leave`]).
     static LEFT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The sessions an instance keeps between calls.
+struct Sessions {
+    open: BTreeMap<u32, Session>,
+    /// The next handle: handles are not reused while the instance lives (short of 2^32 opens).
+    next: u32,
+}
+
+/// How many sessions an instance keeps open at once: each holds its scenario's text, what it
+/// read and a copy of the pipeline's state, so a host that forgets to close them would grow the
+/// instance without bound.
+const MAX_SESSIONS: usize = 64;
+
+/// Runs `f` on the open session `handle`; an error when it is not open.
+fn with_session<T>(
+    handle: u32,
+    f: impl FnOnce(&mut Session) -> Result<T, String>,
+) -> Result<T, String> {
+    SESSIONS.with_borrow_mut(|sessions| match sessions.open.get_mut(&handle) {
+        Some(session) => f(session),
+        None => Err(format!("no open session {handle}")),
+    })
 }
 
 /// What a piece of `render-next` holds, about: large enough that the calls cost nothing next to

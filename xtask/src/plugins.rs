@@ -30,8 +30,10 @@ const MAX_SIZE: u64 = 1_600 * 1024;
 /// 1,883,708 bytes with the oracle's fixes, 2,261,647 with `svclab upgrade`'s rehearsal (issue
 /// 36: both sides' evaluations, the rule layouts, probes and diff; 2026-12-05), 2,311,482 with
 /// the real control plane's fixes (issue 43), each side decoded at its release, the kube-proxy
-/// rows' attribution and the trace's destination index (issue 36, the same day).
-const MAX_COMPONENT_SIZE: u64 = 2_304 * 1024;
+/// rows' attribution and the trace's destination index (issue 36, the same day), 2,358,899 with
+/// the `editing` world's sessions (issue 39: the reading cache, the pipeline's checkpoints, the
+/// UTF-16 edits).
+const MAX_COMPONENT_SIZE: u64 = 2_368 * 1024;
 
 /// One guest: a cdylib package built for a wasm target, then finished for its host.
 pub(crate) struct Guest {
