@@ -207,11 +207,6 @@ export function downloadText(fileName, text, mime) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-/// Calls `callback` once the next frame has been painted.
-export function afterPaint(callback) {
-  requestAnimationFrame(() => setTimeout(callback, 0));
-}
-
 /// Whether the system prefers a dark colour scheme.
 export function systemPrefersDark() {
   return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches;

@@ -45,9 +45,6 @@ extern "C" {
     /// Calls `callback(dark)` whenever the system colour scheme changes.
     #[wasm_bindgen(js_name = onSystemThemeChange)]
     pub(crate) fn on_system_theme_change(callback: &Closure<dyn Fn(bool)>);
-    /// Calls `callback` once the next frame has been painted.
-    #[wasm_bindgen(js_name = afterPaint)]
-    pub(crate) fn after_paint(callback: JsValue);
     /// Whether the system prefers a dark colour scheme.
     #[wasm_bindgen(js_name = systemPrefersDark)]
     pub(crate) fn system_prefers_dark() -> bool;

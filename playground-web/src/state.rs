@@ -4,6 +4,7 @@
 use std::rc::Rc;
 
 use svclab_core::{CheckOptions, EditError, Input, Report, Session, World};
+use wasm_bindgen::JsCast as _;
 use wasm_bindgen::prelude::Closure;
 use yew::Reducible;
 
@@ -532,8 +533,25 @@ fn retire(retired: Retired) {
         list.len() == 1
     });
     if first {
-        let drop_all = Closure::once_into_js(|| drop(RETIRED.take()));
-        crate::editor::after_paint(drop_all);
+        drop_retired_after_paint();
+    }
+}
+
+/// Drops the retired evaluations in a task after the next frame is painted (a timeout set from
+/// the frame's callback), or at once where no frame or timeout can be asked for.
+fn drop_retired_after_paint() {
+    let drop_retired = || drop(RETIRED.take());
+    let Some(window) = web_sys::window() else { return drop_retired() };
+    let frame = Closure::once_into_js(move || {
+        let later = Closure::once_into_js(drop_retired);
+        let timeout =
+            web_sys::window().map(|window| window.set_timeout_with_callback(later.unchecked_ref()));
+        if !matches!(timeout, Some(Ok(_))) {
+            drop_retired();
+        }
+    });
+    if window.request_animation_frame(frame.unchecked_ref()).is_err() {
+        drop_retired();
     }
 }
 
