@@ -10,6 +10,7 @@
 pub(crate) mod suite;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::allocation::{AllocFailure, Allocators, PANIC_RESPONSE, ServiceAllocation, Transaction};
 use crate::defaulting::default_service;
@@ -522,7 +523,7 @@ fn write_service(
                 ServiceReport::new(Some(allocators), &service, outcome, &allocation, document)
             });
             scope.stored(&key, &service);
-            let stored = StoredService { service: Box::new(service), positions, allocation };
+            let stored = StoredService { service: Arc::new(service), positions, allocation };
             world.services.insert(key, stored);
             report
         }
@@ -790,7 +791,7 @@ fn validate_as_written(
     scope.stored(&key, &service);
     world
         .services
-        .insert(key, StoredService { service: Box::new(service), positions, allocation: none });
+        .insert(key, StoredService { service: Arc::new(service), positions, allocation: none });
     report
 }
 

@@ -3,6 +3,7 @@
 //! read plain objects and text; above it, the report and the pipeline.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::allocation::{Allocators, FamilyAllocator, ServiceAllocation};
 use crate::limits::MAX_RENDER_ENTRIES;
@@ -22,9 +23,10 @@ use crate::trace::{TraceReport, TraceRequest, failed, trace_nft_text, trace_text
 /// A Service as the cluster stores it after the stream, with what it holds.
 #[derive(Debug, Clone)]
 pub struct StoredService {
-    /// The defaulted, allocated object (boxed: the B-tree of stored Services moves its values
-    /// as it splits and merges nodes, and a Service is most of a kilobyte).
-    pub service: Box<Service>,
+    /// The defaulted, allocated object (behind a pointer: the B-tree of stored Services moves its
+    /// values as it splits and merges nodes, and a Service is most of a kilobyte; shared, so that
+    /// a copy of the cluster state, a `Session`'s checkpoint, copies no Service).
+    pub service: Arc<Service>,
     /// Field positions of the document that last wrote it.
     pub positions: Positions,
     pub(crate) allocation: ServiceAllocation,
@@ -38,8 +40,8 @@ pub struct World {
     pub(crate) allocators: Option<Allocators>,
     /// Live Services by namespace and name.
     pub services: BTreeMap<ServiceKey, StoredService>,
-    /// EndpointSlices in stream order.
-    pub endpoint_slices: Vec<Located<EndpointSlice>>,
+    /// EndpointSlices in stream order (shared, as [`StoredService::service`]).
+    pub endpoint_slices: Vec<Arc<Located<EndpointSlice>>>,
     /// v1 Endpoints in stream order.
     pub endpoints: Vec<Located<Endpoints>>,
     /// Nodes in the order their names first appeared, each the last document of its name.
@@ -93,6 +95,7 @@ impl World {
         existing: Option<usize>,
         slice: Located<EndpointSlice>,
     ) {
+        let slice = Arc::new(slice);
         match existing {
             Some(i) => self.endpoint_slices[i] = slice,
             None => {
@@ -127,7 +130,7 @@ impl World {
     fn forget_documents(&mut self) {
         let forget = |positions: &mut Positions| positions.origin = Origin::Forgotten;
         self.services.values_mut().for_each(|s| forget(&mut s.positions));
-        self.endpoint_slices.iter_mut().for_each(|s| forget(&mut s.positions));
+        self.endpoint_slices.iter_mut().for_each(|s| forget(&mut Arc::make_mut(s).positions));
         self.endpoints.iter_mut().for_each(|e| forget(&mut e.positions));
         self.nodes.iter_mut().for_each(|n| forget(&mut n.positions));
         if let Some(k) = &mut self.kube_proxy {

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use super::cause::{Cause, Crossed};
 use super::report::{Area, Finding, Impact};
@@ -55,7 +56,7 @@ pub(crate) fn migrate(sides: &Sides, today: &World, out: &mut Vec<Finding>) -> W
             for (key, stored) in &today.services {
                 repair.service(allocators, &stored.service, stored.positions.source_of(""));
                 let mut service = stored.service.clone();
-                default_service(&mut service, profile, etp_for_external_ips);
+                default_service(Arc::make_mut(&mut service), profile, etp_for_external_ips);
                 world.services.insert(
                     key.clone(),
                     StoredService {
@@ -88,7 +89,7 @@ pub(crate) fn migrate(sides: &Sides, today: &World, out: &mut Vec<Finding>) -> W
         }
     }
     for slice in &today.endpoint_slices {
-        world.store_endpoint_slice(None, slice.clone());
+        world.store_endpoint_slice(None, (**slice).clone());
     }
     world.service_status = today.service_status.clone();
     out.extend(repair.findings);

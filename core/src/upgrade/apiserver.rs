@@ -85,7 +85,8 @@ fn next_writes(world: &World) -> Vec<Object> {
             positions: stored.positions.clone(),
         }))
     });
-    let slices = world.endpoint_slices.iter().map(|s| Object::EndpointSlice(Box::new(s.clone())));
+    let slices =
+        world.endpoint_slices.iter().map(|s| Object::EndpointSlice(Box::new((**s).clone())));
     services.chain(slices).collect()
 }
 

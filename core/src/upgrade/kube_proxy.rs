@@ -620,7 +620,7 @@ fn subset_world(world: &World, services: &BTreeSet<&str>) -> World {
         let meta = &slice.value.metadata;
         let owner = meta.labels.get(LABEL_SERVICE_NAME).map(|n| format!("{}/{n}", meta.namespace));
         if owner.is_some_and(|o| services.contains(o.as_str())) {
-            subset.store_endpoint_slice(None, slice.clone());
+            subset.store_endpoint_slice(None, (**slice).clone());
         }
     }
     subset.endpoints = world.endpoints.clone();
