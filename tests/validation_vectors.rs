@@ -305,19 +305,25 @@ fn validate_mode(
     let new = decode(object, "new.yaml")?;
     let old = old.map(|o| decode(o, "old.yaml")).transpose()?;
     let (errors, positions, meta) = match (kind, new, old) {
-        ("Service", Object::Service(n), None) => {
-            (validate_service_create(&n.value, profile), n.positions, n.value.metadata)
-        }
-        ("Service", Object::Service(n), Some(Object::Service(o))) => {
-            (validate_service_update(&n.value, &o.value, profile), n.positions, n.value.metadata)
-        }
-        ("EndpointSlice", Object::EndpointSlice(n), None) => {
-            (validate_endpoint_slice_create(&n.value, profile), n.positions, n.value.metadata)
-        }
+        ("Service", Object::Service(n), None) => (
+            validate_service_create(&n.value, profile),
+            n.positions.clone(),
+            n.value.metadata.clone(),
+        ),
+        ("Service", Object::Service(n), Some(Object::Service(o))) => (
+            validate_service_update(&n.value, &o.value, profile),
+            n.positions.clone(),
+            n.value.metadata.clone(),
+        ),
+        ("EndpointSlice", Object::EndpointSlice(n), None) => (
+            validate_endpoint_slice_create(&n.value, profile),
+            n.positions.clone(),
+            n.value.metadata.clone(),
+        ),
         ("EndpointSlice", Object::EndpointSlice(n), Some(Object::EndpointSlice(o))) => (
             validate_endpoint_slice_update(&n.value, &o.value, profile),
-            n.positions,
-            n.value.metadata,
+            n.positions.clone(),
+            n.value.metadata.clone(),
         ),
         _ => return Err(format!("cannot validate a {kind} vector with these objects").into()),
     };

@@ -39,26 +39,28 @@ impl Input {
     }
 }
 
-/// One recognised object of a scenario, in stream order.
+/// One recognised object of a scenario, in stream order. Shared (`Arc`), so that a reading
+/// cache (`crate::Session`) hands an unchanged document's objects to the next evaluation
+/// without copying them.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Object {
     /// `v1 Service`.
-    Service(Box<Located<Service>>),
+    Service(Arc<Located<Service>>),
     /// `discovery.k8s.io/v1 EndpointSlice`.
-    EndpointSlice(Box<Located<EndpointSlice>>),
+    EndpointSlice(Arc<Located<EndpointSlice>>),
     /// `v1 Endpoints`.
-    Endpoints(Box<Located<Endpoints>>),
+    Endpoints(Arc<Located<Endpoints>>),
     /// `v1 Node`.
-    Node(Box<Located<KubeNode>>),
+    Node(Arc<Located<KubeNode>>),
     /// `networking.k8s.io/v1 ServiceCIDR`.
-    ServiceCidr(Box<Located<ServiceCidr>>),
+    ServiceCidr(Arc<Located<ServiceCidr>>),
     /// `kubeproxy.config.k8s.io/v1alpha1 KubeProxyConfiguration`.
-    KubeProxyConfiguration(Box<Located<KubeProxyConfiguration>>),
+    KubeProxyConfiguration(Arc<Located<KubeProxyConfiguration>>),
     /// `svclab.dev/v1alpha1 ClusterProfile`.
-    ClusterProfile(Box<Located<ClusterProfile>>),
+    ClusterProfile(Arc<Located<ClusterProfile>>),
     /// `svclab.dev/v1alpha1 ServicePolicy` (its settings stay in the positioned tree).
-    ServicePolicy(Box<Located<ServicePolicy>>),
+    ServicePolicy(Arc<Located<ServicePolicy>>),
     /// A plain `iptables-save` dump pasted as a scenario document.
     IptablesSave {
         /// The dump text.

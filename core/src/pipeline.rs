@@ -283,26 +283,38 @@ impl<'a> Evaluation<'a> {
         match object {
             Object::Service(located) => {
                 let with_report = self.services.is_some();
-                let report =
-                    store_service(world, *located, self.options, &self.scope, with_report, diags);
+                let report = store_service(
+                    world,
+                    Arc::unwrap_or_clone(located),
+                    self.options,
+                    &self.scope,
+                    with_report,
+                    diags,
+                );
                 if let (Some(services), Some(report)) = (&mut self.services, report) {
                     services.push(report);
                 }
             }
             Object::EndpointSlice(slice) => {
-                store_endpoint_slice(world, *slice, self.options, &self.scope, diags);
+                store_endpoint_slice(
+                    world,
+                    Arc::unwrap_or_clone(slice),
+                    self.options,
+                    &self.scope,
+                    diags,
+                );
             }
             Object::ServicePolicy(policy) => {
                 let decoding = self.scope.context.decoding;
                 self.scope.policies.apply(&policy, &world.profile, decoding, diags);
                 self.scope.index_if_judging(&world.services);
             }
-            Object::Endpoints(e) => world.endpoints.push(*e),
-            Object::Node(n) => world.store_node(*n),
+            Object::Endpoints(e) => world.endpoints.push(Arc::unwrap_or_clone(e)),
+            Object::Node(n) => world.store_node(Arc::unwrap_or_clone(n)),
             Object::KubeProxyConfiguration(k) => {
                 // What kube-proxy of the profile's release refuses (proxy/startup.rs).
                 diags.extend(proxy::configuration_diagnostics(&k, world.profile.version.minor));
-                world.kube_proxy = Some(*k);
+                world.kube_proxy = Some(Arc::unwrap_or_clone(k));
             }
             Object::IptablesSave { text, source } => world.iptables_dumps.push((text, source)),
             Object::ClusterProfile(_) | Object::ServiceCidr(_) => {}

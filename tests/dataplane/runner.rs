@@ -312,8 +312,8 @@ fn objects(path: &Path) -> Result<(Vec<Service>, Vec<EndpointSlice>), String> {
     let mut slices = Vec::new();
     for object in scenario.objects {
         match object {
-            Object::Service(s) => services.push(s.value),
-            Object::EndpointSlice(s) => slices.push(s.value),
+            Object::Service(s) => services.push(s.value.clone()),
+            Object::EndpointSlice(s) => slices.push(s.value.clone()),
             _ => {}
         }
     }

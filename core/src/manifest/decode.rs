@@ -3,6 +3,7 @@
 //! group and kind and hands back the object with what the decoder noticed.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::Object;
 use crate::diagnostic::ObjectRef;
@@ -479,8 +480,8 @@ impl Typed {
 
     /// The scenario object: this value, `apiVersion` as written, where its fields are.
     pub(crate) fn located(self, api_version: String, positions: Positions) -> Object {
-        fn at<T>(value: T, api_version: String, positions: Positions) -> Box<Located<T>> {
-            Box::new(Located { value, api_version, positions })
+        fn at<T>(value: T, api_version: String, positions: Positions) -> Arc<Located<T>> {
+            Arc::new(Located { value, api_version, positions })
         }
         match self {
             Typed::Service(v) => Object::Service(at(v, api_version, positions)),

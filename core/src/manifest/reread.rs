@@ -246,16 +246,18 @@ impl Object {
         }
     }
 
+    /// Where the object's fields are, to move them: the object is copied first if it is
+    /// shared (a cached document's objects are not, once the evaluation that read them ended).
     fn positions_mut(&mut self) -> Option<&mut Positions> {
         match self {
-            Object::Service(o) => Some(&mut o.positions),
-            Object::EndpointSlice(o) => Some(&mut o.positions),
-            Object::Endpoints(o) => Some(&mut o.positions),
-            Object::Node(o) => Some(&mut o.positions),
-            Object::ServiceCidr(o) => Some(&mut o.positions),
-            Object::KubeProxyConfiguration(o) => Some(&mut o.positions),
-            Object::ClusterProfile(o) => Some(&mut o.positions),
-            Object::ServicePolicy(o) => Some(&mut o.positions),
+            Object::Service(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::EndpointSlice(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::Endpoints(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::Node(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::ServiceCidr(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::KubeProxyConfiguration(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::ClusterProfile(o) => Some(&mut Arc::make_mut(o).positions),
+            Object::ServicePolicy(o) => Some(&mut Arc::make_mut(o).positions),
             Object::IptablesSave { .. } => None,
         }
     }

@@ -16,6 +16,7 @@
 //! their text, warnings that appear or disappear, and fields the next write stores differently.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::cause::{Cause, Crossed};
 use super::report::{Area, Finding, Impact};
@@ -79,14 +80,13 @@ fn next_writes(world: &World) -> Vec<Object> {
         if let Some(status) = world.service_status.get(key) {
             service.status = status.clone();
         }
-        Object::Service(Box::new(Located {
+        Object::Service(Arc::new(Located {
             value: service,
             api_version: "v1".to_owned(),
             positions: stored.positions.clone(),
         }))
     });
-    let slices =
-        world.endpoint_slices.iter().map(|s| Object::EndpointSlice(Box::new((**s).clone())));
+    let slices = world.endpoint_slices.iter().map(|s| Object::EndpointSlice(Arc::clone(s)));
     services.chain(slices).collect()
 }
 

@@ -21,6 +21,7 @@
 //! migrated like an object: the old default is deleted and recreated from the flags once gone.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use ipnet::IpNet;
 
@@ -326,7 +327,7 @@ fn recreate(
     let mut delete = stored.clone();
     delete.metadata.annotations.insert(OPERATION_ANNOTATION.to_owned(), "delete".to_owned());
     let name = &stored.metadata.name;
-    let delete = Object::Service(Box::new(Located {
+    let delete = Object::Service(Arc::new(Located {
         value: delete,
         api_version: "v1".to_owned(),
         positions: manifest.positions.clone(),
@@ -334,7 +335,7 @@ fn recreate(
     let (world, _) = write_onward(world, vec![delete]);
     let mut answers =
         vec![(format!("kubectl delete service {name}: service \"{name}\" deleted"), false)];
-    let (world, report) = write_onward(world, vec![Object::Service(Box::new(manifest.clone()))]);
+    let (world, report) = write_onward(world, vec![Object::Service(Arc::new(manifest.clone()))]);
     let (text, refused) = answer(&report, name);
     answers.push((format!("kubectl apply the manifest: {text}"), refused));
     if !refused {
@@ -356,7 +357,7 @@ fn recreate(
         port.node_port = 0;
     }
     unpinned.value.spec.health_check_node_port = 0;
-    let (world, report) = write_onward(world, vec![Object::Service(Box::new(unpinned))]);
+    let (world, report) = write_onward(world, vec![Object::Service(Arc::new(unpinned))]);
     let (text, refused) = answer(&report, name);
     answers.push((format!("without its pinned clusterIP and nodePorts: {text}"), refused));
     (world, answers, refused)

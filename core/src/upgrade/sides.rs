@@ -3,6 +3,7 @@
 //! the objects the pipeline evaluates and the profile it evaluates them under.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{UpgradeError, UpgradeOptions};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -83,10 +84,10 @@ impl Sides {
                 _ => true,
             })
             .collect();
-        to_objects.push(Object::ClusterProfile(Box::new(profile)));
+        to_objects.push(Object::ClusterProfile(Arc::new(profile)));
         to_objects
-            .extend(target.service_cidrs.into_iter().map(|c| Object::ServiceCidr(Box::new(c))));
-        to_objects.extend(kube_proxy.map(|k| Object::KubeProxyConfiguration(Box::new(k))));
+            .extend(target.service_cidrs.into_iter().map(|c| Object::ServiceCidr(Arc::new(c))));
+        to_objects.extend(kube_proxy.map(|k| Object::KubeProxyConfiguration(Arc::new(k))));
         let mut to = side(to_objects, Some(mode));
         to.decoded = scenario.at_release(&to.profile).diagnostics;
         Ok(Sides { from, to })
@@ -167,9 +168,11 @@ impl Target {
         let mut target = Target::default();
         for object in scenario.objects {
             match object {
-                Object::ClusterProfile(p) => target.profile = Some(*p),
-                Object::ServiceCidr(c) => target.service_cidrs.push(*c),
-                Object::KubeProxyConfiguration(k) => target.kube_proxy = Some(*k),
+                Object::ClusterProfile(p) => target.profile = Some(Arc::unwrap_or_clone(p)),
+                Object::ServiceCidr(c) => target.service_cidrs.push(Arc::unwrap_or_clone(c)),
+                Object::KubeProxyConfiguration(k) => {
+                    target.kube_proxy = Some(Arc::unwrap_or_clone(k))
+                }
                 _ => {}
             }
         }
