@@ -220,15 +220,18 @@ pub(crate) fn fill_uid(meta: &mut ObjectMeta, positions: &Positions, seed: u64) 
     }
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    meta.uid = format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    );
+    // 8-4-4-4-12 hex digits, written in place (a string per byte was a fifteenth of a
+    // Session's keystroke at 10,000 Services).
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut uid = String::with_capacity(36);
+    for (i, byte) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            uid.push('-');
+        }
+        uid.push(char::from(HEX[usize::from(byte >> 4)]));
+        uid.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    meta.uid = uid;
 }
 
 /// Where the storage layer keeps a kind, for its conflict messages.

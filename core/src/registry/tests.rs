@@ -202,3 +202,20 @@ fn load_balancer_ip_mode_is_dropped_from_the_status_while_its_gate_is_off() {
     "#]]
     .assert_eq(&out);
 }
+
+/// A created object's uid: a version-4 UUID in kube-apiserver's text form (8-4-4-4-12 lowercase
+/// hex digits), drawn from the seed and the document's position.
+#[test]
+fn a_created_object_gets_a_version_4_uid_from_the_seed_and_its_position() {
+    let text = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports: [{port: 80}]\n---\napiVersion: v1\nkind: Service\nmetadata: {name: t}\nspec:\n  ports: [{port: 80}]\n";
+    let (world, _) = crate::evaluate(&[Input::new("uid.yaml", text)], &CheckOptions::default());
+    let uids: Vec<&str> =
+        world.services.values().map(|s| s.service.metadata.uid.as_str()).collect();
+    expect![[r#"
+        [
+            "baa32179-7c5e-47bb-8321-2fbbda4b407f",
+            "93b81f3d-cc4e-4c35-8494-aa3db9bd75e9",
+        ]
+    "#]]
+    .assert_debug_eq(&uids);
+}
