@@ -242,7 +242,6 @@ fn parse_input(input: &Input, scenario: &mut Scenario, mut cache: Option<&mut Re
                 if cache.reuse(&piece, &place, input, scenario) {
                     continue;
                 }
-                cache.changed_here();
                 Some((cache, place, reread::Mark::of(scenario)))
             }
             Some((cache, None)) => {

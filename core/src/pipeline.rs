@@ -270,7 +270,7 @@ impl<'a> Evaluation<'a> {
         self.services = Some(Vec::with_capacity(documents));
     }
 
-    fn apply_all(&mut self, objects: Vec<Object>) {
+    fn apply_all(&mut self, objects: impl IntoIterator<Item = Object>) {
         for object in objects {
             self.apply(object);
         }
@@ -927,7 +927,7 @@ fn store_endpoint_slice(
         diags.push(storage_diagnostic(refusal, object, &located.positions));
         return;
     }
-    world.store_endpoint_slice(existing, located);
+    world.store_endpoint_slice(existing, Arc::new(located));
 }
 
 /// What the storage layer refuses, as the apiserver answers it: a 409 `Conflict`, or a plain

@@ -93,9 +93,8 @@ impl World {
     pub(crate) fn store_endpoint_slice(
         &mut self,
         existing: Option<usize>,
-        slice: Located<EndpointSlice>,
+        slice: Arc<Located<EndpointSlice>>,
     ) {
-        let slice = Arc::new(slice);
         match existing {
             Some(i) => self.endpoint_slices[i] = slice,
             None => {

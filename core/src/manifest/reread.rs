@@ -77,8 +77,10 @@ impl ReadCache {
         self.unchanged = true;
     }
 
-    /// A document was not placed where the last reading had it (read anew, moved, or not
-    /// cached): the scenario differs from the last one from here on.
+    /// A document was not placed where the last reading had it and will not be remembered
+    /// (not cached, or not read from the cache's input): the scenario differs from the last one
+    /// from here on. [`ReadCache::reuse`] of a moved document and [`ReadCache::remember`] say
+    /// so themselves.
     pub(crate) fn changed_here(&mut self) {
         self.unchanged = false;
     }
@@ -153,6 +155,7 @@ impl ReadCache {
         mark: Mark,
     ) {
         self.read += 1;
+        self.unchanged = false;
         let document = ReadDocument {
             file: input.name.clone(),
             text: Arc::clone(&input.text),

@@ -89,7 +89,7 @@ pub(crate) fn migrate(sides: &Sides, today: &World, out: &mut Vec<Finding>) -> W
         }
     }
     for slice in &today.endpoint_slices {
-        world.store_endpoint_slice(None, (**slice).clone());
+        world.store_endpoint_slice(None, Arc::clone(slice));
     }
     world.service_status = today.service_status.clone();
     out.extend(repair.findings);

@@ -7,6 +7,7 @@
 //! know) breaks. With `--diff`, both rulesets and their diff.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::cause::{Cause, Crossed, Point, proxy_gate};
 use super::diff::{diff_lines, unified};
@@ -620,7 +621,7 @@ fn subset_world(world: &World, services: &BTreeSet<&str>) -> World {
         let meta = &slice.value.metadata;
         let owner = meta.labels.get(LABEL_SERVICE_NAME).map(|n| format!("{}/{n}", meta.namespace));
         if owner.is_some_and(|o| services.contains(o.as_str())) {
-            subset.store_endpoint_slice(None, (**slice).clone());
+            subset.store_endpoint_slice(None, Arc::clone(slice));
         }
     }
     subset.endpoints = world.endpoints.clone();
