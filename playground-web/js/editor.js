@@ -29,16 +29,6 @@ const LARGE_FILE_LINES = 300000;
 /// Whether `doc` (a CodeMirror Text) is large enough to go without highlighting.
 const isLarge = (doc) => doc.lines > LARGE_FILE_LINES || doc.length > LARGE_FILE_BYTES;
 
-/// [`isLarge`] of a string.
-function isLargeText(text) {
-  if (text.length > LARGE_FILE_BYTES) return true;
-  let lines = 1;
-  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) {
-    if (++lines > LARGE_FILE_LINES) return true;
-  }
-  return false;
-}
-
 /// Creates an editor in `parent`; `onChange(kind, payload)` is called after user edits:
 /// `("edits", json)` with what changed since the text the app last had, `[[from, to, inserted],
 /// ...]` in UTF-16 offsets of that text, ascending and apart (a 10 MB text is then not copied
@@ -83,7 +73,8 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
         // Tab indents inside the editor; Escape then Tab leaves it (CodeMirror's
         // documented keyboard escape hatch), so the page stays keyboard usable.
         keymap.of([indentWithTab]),
-        language.of(isLargeText(text) ? [] : yaml()),
+        // Highlighting is switched on below, once the text's size is known.
+        language.of([]),
         EditorView.lineWrapping,
         lintGutter(),
         theme.of(dark ? oneDark : lightTheme),
@@ -120,6 +111,7 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
       ],
     }),
   });
+  if (!isLarge(view.state.doc)) view.dispatch({ effects: language.reconfigure(yaml()) });
   return { view, theme, editable, setSilent: (v) => { silent = v; }, setDelay: (ms) => { delay = ms; } };
 }
 

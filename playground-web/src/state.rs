@@ -314,7 +314,7 @@ impl State {
                     .to_owned(),
             );
         }
-        retire(Retired(
+        retire((
             std::mem::replace(&mut self.scenario, scenario),
             std::mem::replace(&mut self.world, world),
             std::mem::replace(&mut self.report, report),
@@ -509,12 +509,8 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
         .unwrap_or_default()
 }
 
-/// An evaluation replaced by a newer one.
-struct Retired(
-    #[expect(dead_code, reason = "held to be dropped later")] Shared<str>,
-    #[expect(dead_code, reason = "held to be dropped later")] Rc<World>,
-    #[expect(dead_code, reason = "held to be dropped later")] Shared<Report>,
-);
+/// An evaluation replaced by a newer one: its text, world and report, held to be dropped later.
+type Retired = (Shared<str>, Rc<World>, Shared<Report>);
 
 thread_local! {
     /// Replaced evaluations, dropped after the frame that shows the new one: freeing a
