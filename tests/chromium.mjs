@@ -47,6 +47,22 @@ export async function launchProfile(name) {
   return { context, close };
 }
 
+/**
+ * Replaces the playground editor's whole text with `text` as a user pastes it: select all, then
+ * one clipboard event carrying the text, which the editor turns into one change (typing it with
+ * `keyboard.insertText` costs minutes at 1,000 Services).
+ */
+export async function pasteIntoEditor(page, text) {
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+A");
+  await page.evaluate((text) => {
+    const data = new DataTransfer();
+    data.setData("text/plain", text);
+    const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+    document.querySelector(".cm-content").dispatchEvent(paste);
+  }, text);
+}
+
 /** Launches Chromium without a profile, for contexts with their own options (no JavaScript). */
 export function launchBrowser() {
   return chromium.launch({ executablePath: EXECUTABLE, args: ARGS });

@@ -8,7 +8,7 @@
 // Prints one line: `PLAYGROUND {"services":N,"medianMs":..,"maxMs":..,"samplesMs":[..]}`.
 
 import { readFileSync } from "node:fs";
-import { launchProfile } from "../../tests/chromium.mjs";
+import { launchProfile, pasteIntoEditor } from "../../tests/chromium.mjs";
 
 const url = process.env.SVCLAB_URL;
 const file = process.env.SVCLAB_SCENARIO;
@@ -28,16 +28,7 @@ try {
   const times = [];
   for (let round = 0; round < rounds; round++) {
     const before = await evaluations();
-    await page.click(".cm-content");
-    await page.keyboard.press("Control+A");
-    // A paste, as a user's: one clipboard event carrying the whole text, which the editor turns
-    // into one change. (Typing it with `keyboard.insertText` costs minutes at 1,000 Services.)
-    await page.evaluate((text) => {
-      const data = new DataTransfer();
-      data.setData("text/plain", text);
-      const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
-      document.querySelector(".cm-content").dispatchEvent(paste);
-    }, `${scenario}# round ${round}\n`);
+    await pasteIntoEditor(page, `${scenario}# round ${round}\n`);
     await page.waitForFunction(
       (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
       before,

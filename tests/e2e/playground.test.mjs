@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchProfile, watchPage } from "../chromium.mjs";
+import { launchProfile, pasteIntoEditor, watchPage } from "../chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -64,6 +64,18 @@ async function streamText(stream) {
 function focused() {
   const el = document.activeElement;
   return el?.id || (el?.classList.contains("cm-content") ? "cm-content" : el?.tagName);
+}
+
+/// Pastes `text` over the editor's text and waits (up to a minute: a cluster-sized paste) for
+/// its evaluation.
+async function pasteScenario(page, text) {
+  const n = await evaluations(page);
+  await pasteIntoEditor(page, text);
+  await page.waitForFunction(
+    (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
+    n,
+    { timeout: 60000 },
+  );
 }
 
 /// Replaces the editor text the way a user pastes it, and waits for the re-evaluation.
@@ -446,21 +458,8 @@ test("2,000 Services: typing in the middle lands every key, results coalesce, th
   await page.waitForSelector("#status");
   const text = servicesScenario(2000, 20, (i) => (i === 1000 ? "middle" : `svc-${i}`));
   // A paste, as a user's: one clipboard event with the whole text.
-  let n = await evaluations(page);
   await page.click("#tab-diagnostics");
-  await page.click(".cm-content");
-  await page.keyboard.press("Control+A");
-  await page.evaluate((text) => {
-    const data = new DataTransfer();
-    data.setData("text/plain", text);
-    const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
-    document.querySelector(".cm-content").dispatchEvent(paste);
-  }, text);
-  await page.waitForFunction(
-    (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
-    n,
-    { timeout: 60000 },
-  );
+  await pasteScenario(page, text);
   assert.match(await page.innerText("#status"), /^2000 Services · 0 errors/);
 
   // The cursor to the end of the middle Service's name (the editor's search selects it), then
@@ -474,7 +473,7 @@ test("2,000 Services: typing in the middle lands every key, results coalesce, th
   await page.keyboard.press("Escape");
   await page.keyboard.press("ArrowRight");
   await page.keyboard.press("ArrowLeft");
-  n = await evaluations(page);
+  const n = await evaluations(page);
   const typed = "-renamed-ABC";
   await page.keyboard.type(typed);
   // The editor took every key, in order.
@@ -518,20 +517,7 @@ test("past VS Code's large-file line (300,000 lines) the editor stops highlighti
   assert.ok((await highlighted()) > 0, "the example is highlighted");
   const small = servicesScenario(3, 1);
   const paste = async (text) => {
-    const n = await evaluations(page);
-    await page.click(".cm-content");
-    await page.keyboard.press("Control+A");
-    await page.evaluate((text) => {
-      const data = new DataTransfer();
-      data.setData("text/plain", text);
-      const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
-      document.querySelector(".cm-content").dispatchEvent(paste);
-    }, text);
-    await page.waitForFunction(
-      (n) => Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n,
-      n,
-      { timeout: 60000 },
-    );
+    await pasteScenario(page, text);
     await page.keyboard.press("Control+Home");
   };
   await paste(`${small}\n${"#\n".repeat(300000)}`);
