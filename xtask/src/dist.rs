@@ -377,10 +377,11 @@ fn cli(release: &Release, out: &Path, component: &Path) -> anyhow::Result<(Artif
     )?;
     let mut bytes = std::fs::read(&stripped)?;
     content_build_id(&mut bytes)?;
-    std::fs::write(&stripped, bytes)?;
+    // The webhook image takes the binary from this file.
+    std::fs::write(&stripped, &bytes)?;
     let name = format!("svclab-{VERSION}-{HOST_TRIPLE}");
     let mut tar = Tar::default();
-    tar.file(&format!("{name}/svclab"), std::fs::read(&stripped)?, true)?;
+    tar.file(&format!("{name}/svclab"), bytes, true)?;
     tar.file(&format!("{name}/README.md"), std::fs::read(release.root.join("README.md"))?, false)?;
     let file = format!("{name}.tar.gz");
     std::fs::write(out.join(&file), gzip(&tar.finish(release.epoch)?))?;
