@@ -75,8 +75,8 @@ export function check(list, options) {
 /**
  * A scenario being edited, checked again after each edit: the same report as `check` of the
  * same text, but an evaluation after an edit reads again only the documents it touched and
- * resumes the pipeline at the first of them (at 10,000 Services, a keystroke costs about half a
- * full check, one near the end almost nothing). `options`: `noDefaults`, `policy`. Offsets are
+ * resumes the pipeline at the first of them (a keystroke in the middle applies about half of the
+ * objects again, one near the end almost none). `options`: `noDefaults`, `policy`. Offsets are
  * a JavaScript string's (UTF-16 code units), as an editor gives them. Close a session when done:
  * an instance keeps at most 64 open.
  */
