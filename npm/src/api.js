@@ -17,7 +17,8 @@ export class SvclabError extends Error {
   }
 }
 
-// jco throws a ComponentError whose `payload` is the WIT error variant.
+// jco throws a ComponentError whose `payload` is the WIT error variant, or, from the `editing`
+// world's functions, a plain string (`bad-input`'s text).
 function call(f) {
   try {
     return f();
@@ -26,6 +27,7 @@ function call(f) {
     if (payload && typeof payload.tag === "string") {
       throw new SvclabError(payload.tag, String(payload.val));
     }
+    if (typeof payload === "string") throw new SvclabError("bad-input", payload);
     throw err;
   }
 }
@@ -86,12 +88,12 @@ export class Session {
   constructor(input, options = {}) {
     const [{ name, text }] = inputs(typeof input === "string" ? input : [input]);
     const policy = document(options.policy, "policy")?.text;
-    this.#handle = editing(() => component.sessionOpen(name, text, Boolean(options.noDefaults), policy));
+    this.#handle = call(() => component.sessionOpen(name, text, Boolean(options.noDefaults), policy));
   }
 
   /** Replaces `text.slice(from, to)` of the session's text with `inserted`. */
   edit(from, to, inserted) {
-    editing(() => component.sessionEdit(this.#handle, from >>> 0, to >>> 0, String(inserted)));
+    call(() => component.sessionEdit(this.#handle, from >>> 0, to >>> 0, String(inserted)));
     return this;
   }
 
@@ -102,27 +104,17 @@ export class Session {
 
   /** The report JSON of the text as it is now, byte for byte `checkJson`'s. */
   checkJson() {
-    return editing(() => component.sessionCheck(this.#handle));
+    return call(() => component.sessionCheck(this.#handle));
   }
 
   /** The text as edited so far. */
   get text() {
-    return editing(() => component.sessionText(this.#handle));
+    return call(() => component.sessionText(this.#handle));
   }
 
   /** Frees what the session keeps; it answers no more calls. */
   close() {
     component.sessionClose(this.#handle);
-  }
-}
-
-// The `editing` world's functions fail with a plain string (`bad-input`'s text).
-function editing(f) {
-  try {
-    return f();
-  } catch (err) {
-    if (typeof err?.payload === "string") throw new SvclabError("bad-input", err.payload);
-    throw err;
   }
 }
 
