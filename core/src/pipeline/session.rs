@@ -16,8 +16,9 @@
 #[cfg(test)]
 mod tests;
 
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
+use std::task::Poll;
 
 use ipnet::IpNet;
 
@@ -29,6 +30,11 @@ use crate::profile::Profile;
 use crate::registry;
 use crate::report::{Report, ServiceReport};
 use crate::world::World;
+
+/// Objects applied between two pauses of [`Session::evaluate_pausing`]: a few milliseconds of
+/// a cluster-sized scenario in a browser (about 20,000 objects take 70 ms there).
+/// (Fewer in unit tests, whose scenarios are small, so that they pause in the middle too.)
+const PAUSE_EVERY: usize = if cfg!(test) { 4 } else { 64 };
 
 /// A scenario being edited, evaluated again after each edit.
 #[derive(Debug)]
@@ -213,49 +219,92 @@ impl Session {
     /// changed since the last evaluation, and resuming the pipeline where the scenario first
     /// differs from an earlier evaluation's.
     pub fn evaluate(&mut self) -> (World, Report) {
+        let polled = {
+            let run = self.evaluate_pausing(|| std::future::ready(ControlFlow::Continue(())));
+            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+            std::pin::pin!(run).poll(&mut context)
+        };
+        // Every pause goes on at once, so the first poll completes it; were it to end
+        // otherwise, a fresh evaluation of the same text is the same answer.
+        match polled {
+            Poll::Ready(Some(evaluated)) => evaluated,
+            Poll::Ready(None) | Poll::Pending => {
+                let input = Input { name: self.name.clone(), text: Arc::clone(&self.text) };
+                super::evaluate(&[input], &self.options)
+            }
+        }
+    }
+
+    /// [`Session::evaluate`] in steps, for a host that must not be blocked for a whole
+    /// evaluation (a browser's main thread): after reading, and after every 64
+    /// objects applied, it awaits `pause()`, where the host may yield to its event loop.
+    /// `Break` abandons the evaluation (the text changed meanwhile: the latest wins) and gives
+    /// `None`; the session stays as good for the next evaluation as if it had not begun.
+    pub async fn evaluate_pausing<F>(
+        &mut self,
+        mut pause: impl FnMut() -> F,
+    ) -> Option<(World, Report)>
+    where
+        F: Future<Output = ControlFlow<()>>,
+    {
         let input = Input { name: self.name.clone(), text: Arc::clone(&self.text) };
         let context = policy::Context::default();
         if self.options.explain_release {
             // Every release's evaluation is a fresh one.
             self.checkpoint = None;
             self.applied = (0, 0);
-            return evaluate_reading(&[input], &self.options, &context, Some(&mut self.cache));
+            return Some(evaluate_reading(
+                &[input],
+                &self.options,
+                &context,
+                Some(&mut self.cache),
+            ));
         }
         let (scenario, profile, diags) = read_at_own_release(&[input], Some(&mut self.cache));
         let unchanged = self.cache.unchanged_objects;
         let start = Start::of(&scenario.objects, &profile, &self.options);
+        // The checkpoint holds while the scenario before it and the start are unchanged. It is
+        // judged against this reading at once, and kept until a new one replaces it, so that
+        // at every pause it holds for what the cache last read.
+        self.checkpoint = self.checkpoint.take().filter(|c| c.at <= unchanged && c.start == start);
+        pause().await.continue_value()?;
         let objects = scenario.objects;
         let total = objects.len();
         let mut run = Evaluation::begin(&objects, profile, diags, &self.options, &context, None);
         run.keep_service_reports(&objects);
         let begun = run.diags.len();
-        // The checkpoint holds while the scenario before it and the start are unchanged; it
-        // moves to where this scenario first differs, so that the next keystroke in the same
-        // document starts there.
-        let kept = self.checkpoint.take().filter(|c| c.at <= unchanged && c.start == start);
-        let from = match kept {
-            Some(checkpoint) if checkpoint.at == unchanged => {
-                checkpoint.clone().restore(&mut run);
-                self.checkpoint = Some(checkpoint);
-                unchanged
-            }
+        let from = match &self.checkpoint {
             Some(checkpoint) => {
-                let at = checkpoint.at;
-                checkpoint.restore(&mut run);
-                at
+                checkpoint.clone().restore(&mut run);
+                checkpoint.at
             }
             None => 0,
         };
-        self.applied = (total - from, total);
         // `from` is at most `unchanged`: the objects up to the first changed document, the
-        // state there kept (unless the checkpoint already is there), then the rest.
+        // state there kept (it moves to where this scenario first differs, so that the next
+        // keystroke in the same document starts there), then the rest.
         let mut objects = objects.into_iter().skip(from);
-        run.apply_all(objects.by_ref().take(unchanged - from));
-        if self.checkpoint.is_none() && unchanged > 0 {
+        let mut left = unchanged - from;
+        while left > 0 {
+            let step = left.min(PAUSE_EVERY);
+            run.apply_all(objects.by_ref().take(step));
+            left -= step;
+            if left > 0 {
+                pause().await.continue_value()?;
+            }
+        }
+        if unchanged > from {
             self.checkpoint = Some(Checkpoint::of(&run, unchanged, start, begun));
         }
-        run.apply_all(objects);
-        run.finish()
+        self.applied = (total - from, total);
+        let mut left = objects.len();
+        while left > 0 {
+            pause().await.continue_value()?;
+            let step = left.min(PAUSE_EVERY);
+            run.apply_all(objects.by_ref().take(step));
+            left -= step;
+        }
+        Some(run.finish())
     }
 
     /// How many objects the last evaluation applied, of how many its scenario has: the

@@ -24,6 +24,22 @@ fn check(session: &mut Session) {
     assert_eq!(incremental.to_text(), fresh.to_text());
 }
 
+/// Begins an evaluation and abandons it at its pause `at` (from 1; it may end before), as a
+/// host does when the text changes meanwhile.
+fn abandon(session: &mut Session, at: usize) {
+    let mut pauses = 0;
+    let run = session.evaluate_pausing(|| {
+        pauses += 1;
+        std::future::ready(if pauses < at {
+            std::ops::ControlFlow::Continue(())
+        } else {
+            std::ops::ControlFlow::Break(())
+        })
+    });
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(std::pin::pin!(run).poll(&mut context).is_ready(), "its pauses are ready");
+}
+
 /// Scenarios to edit: examples, a generated cluster, generated apiserver and kube-proxy cases.
 fn scenarios() -> Vec<String> {
     let json = |objects: &[serde_json::Value]| {
@@ -116,12 +132,19 @@ proptest! {
             (0u8..6, 0usize..100_000, 0usize..100_000, "[a-z0-9: \\-\\n{}é]{0,8}"),
             1..10,
         ),
+        abandoned in proptest::collection::vec(0usize..12, 10),
     ) {
         let mut session = Session::new(NAME, scenarios()[scenario].clone(), CheckOptions::default());
         check(&mut session);
-        for drawn in &edits {
+        for (drawn, &at) in edits.iter().zip(&abandoned) {
             let (range, replacement) = edit(session.text(), drawn);
             session.edit(range, &replacement).expect("an edit within the text");
+            // Some evaluations are abandoned at a pause, and the next edit comes first.
+            if at > 0 {
+                abandon(&mut session, at);
+                let (range, replacement) = edit(session.text(), drawn);
+                session.edit(range, &replacement).expect("an edit within the text");
+            }
             check(&mut session);
         }
     }
@@ -178,6 +201,15 @@ fn the_pipeline_resumes_at_the_first_changed_document() {
     assert_eq!(type_into(&mut session, 30), after(30), "the next one there");
     assert_eq!(type_into(&mut session, 2), total, "one in an earlier document, svc-2");
     assert_eq!(type_into(&mut session, 2), after(2), "the next one there");
+    // An evaluation abandoned at a pause (the text changed meanwhile) keeps the state before
+    // svc-2 for the next one, after reading or in the middle of applying.
+    for at in [1, 2, 9] {
+        let name = session.text().find("name: svc-2\n").expect("the Service");
+        let line = session.text()[..name].rfind('\n').map_or(0, |n| n + 1);
+        session.edit(line..line, "  # a comment\n").expect("an edit");
+        abandon(&mut session, at);
+        assert_eq!(type_into(&mut session, 2), after(2), "after one abandoned at pause {at}");
+    }
 }
 
 /// UTF-16 offsets, as an editor counts them: "é" is one unit and two bytes, "𝄞" two units (a
