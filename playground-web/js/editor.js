@@ -35,23 +35,20 @@ const isLarge = (doc) => doc.lines > LARGE_FILE_LINES || doc.length > LARGE_FILE
 /// into the app on every key), or `("text", text)` when the edits would be larger than the text
 /// is worth copying.
 ///
-/// When: the first change after a pause of `debounceMs` goes as soon as the editor has painted
-/// it (a value fixed after clicking a diagnostic is answered at once); changes that follow it
-/// within `debounceMs` wait until typing pauses that long, and go together (a burst of keys is
-/// not evaluated key by key while an evaluation blocks the page).
-export function createEditor(parent, text, dark, readOnly, debounceMs, onChange) {
+/// When: in a task after the frame that shows the change (the changes of one frame go
+/// together), with no debounce: the app evaluates in short steps that leave the page
+/// responsive, and changes made while it evaluates wait there and go together.
+export function createEditor(parent, text, dark, readOnly, onChange) {
   const theme = new Compartment();
   const editable = new Compartment();
   const language = new Compartment();
-  let timer = null;
+  // Whether a flush is asked for.
+  let scheduled = false;
   let silent = false;
-  let delay = debounceMs;
-  // When the last change came (performance.now()), or -Infinity.
-  let lastChange = -Infinity;
   // The changes since the text the app last had (a ChangeSet), or null.
   let pending = null;
   const flush = () => {
-    timer = null;
+    scheduled = false;
     const changes = pending;
     pending = null;
     if (changes === null) return;
@@ -87,37 +84,23 @@ export function createEditor(parent, text, dark, readOnly, debounceMs, onChange)
             // Not inside this update's dispatch.
             queueMicrotask(() => update.view.dispatch({ effects: language.reconfigure(large ? [] : yaml()) }));
           }
-          if (timer !== null) clearTimeout(timer);
           if (silent) {
             // The app set this text: what was typed before it is replaced, not pending.
-            timer = null;
             pending = null;
             return;
           }
           pending = pending === null ? update.changes : pending.compose(update.changes);
-          const now = performance.now();
-          const paused = now - lastChange >= delay;
-          lastChange = now;
-          if (paused) {
-            // After the frame that shows the change.
-            timer = -1;
-            requestAnimationFrame(() => {
-              if (timer === -1) timer = setTimeout(flush, 0);
-            });
-          } else {
-            timer = setTimeout(flush, delay);
+          if (!scheduled) {
+            scheduled = true;
+            // After the frame that shows the change: typing is painted before any evaluation.
+            requestAnimationFrame(() => setTimeout(flush, 0));
           }
         }),
       ],
     }),
   });
   if (!isLarge(view.state.doc)) view.dispatch({ effects: language.reconfigure(yaml()) });
-  return { view, theme, editable, setSilent: (v) => { silent = v; }, setDelay: (ms) => { delay = ms; } };
-}
-
-/// Sets how long after the last change `onChange` waits.
-export function setDebounce(handle, ms) {
-  handle.setDelay(ms);
+  return { view, theme, editable, setSilent: (v) => { silent = v; } };
 }
 
 /// The editor's text.

@@ -13,7 +13,7 @@ use crate::editor::{Editor, on_system_theme_change, system_prefers_dark};
 use crate::examples::default_example;
 use crate::panels::profile_bar::ProfileBar;
 use crate::share::{self, SharedState};
-use crate::state::{Action, Change, State};
+use crate::state::{Action, Change, State, on_evaluated};
 use header::Copied;
 use status::StatusLine;
 
@@ -90,6 +90,13 @@ fn use_theme(state: &UseReducerHandle<State>) {
 #[component]
 pub(crate) fn App() -> Html {
     let state = use_reducer(initial_state);
+    {
+        // Evaluations after the first one end in a later task, and come back as an action.
+        let dispatcher = state.dispatcher();
+        use_effect_with((), move |_| {
+            on_evaluated(Callback::from(move |done| dispatcher.dispatch(Action::Evaluated(done))));
+        });
+    }
     let copied = use_state(|| None::<Copied>);
     use_theme(&state);
     let header = if state.embed { header::compact(&state) } else { header::full(&state, &copied) };
@@ -143,8 +150,7 @@ fn editor(state: &UseReducerHandle<State>) -> Html {
     };
     html! {
         <Editor text={state.scenario.clone()} revision={state.revision} report={state.report.clone()}
-            dark={state.dark} read_only={state.embed} jump={state.jump} on_change={on_edit}
-            debounce_ms={crate::editor::debounce_ms(state.eval_ms)} />
+            dark={state.dark} read_only={state.embed} jump={state.jump} on_change={on_edit} />
     }
 }
 

@@ -1,8 +1,8 @@
 //! The CodeMirror 6 editor (js/editor.js, bundled by `cargo xtask playground`) and its yew
 //! component: YAML highlighting (off past VS Code's large-file line), lint markers at every
 //! diagnostic, change events that carry the edits since the text the app last had ([`Change`]),
-//! not the whole text: the first change after a pause at once, the rest of a burst of typing
-//! once it pauses.
+//! not the whole text, in a task after the frame that shows them (no debounce: the app's
+//! evaluation in steps coalesces what comes while it runs, `state/evaluation.rs`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -21,7 +21,6 @@ extern "C" {
         text: &str,
         dark: bool,
         read_only: bool,
-        debounce_ms: u32,
         on_change: &Closure<dyn Fn(String, String)>,
     ) -> JsValue;
     #[wasm_bindgen(js_name = getText)]
@@ -34,8 +33,6 @@ extern "C" {
     fn jump_to(handle: &JsValue, line: u32, column: u32);
     #[wasm_bindgen(js_name = setDark)]
     fn set_dark(handle: &JsValue, dark: bool);
-    #[wasm_bindgen(js_name = setDebounce)]
-    fn set_debounce(handle: &JsValue, ms: u32);
     /// Copies text to the clipboard.
     #[wasm_bindgen(js_name = copyText)]
     pub(crate) fn copy_text(text: &str) -> js_sys::Promise;
@@ -48,21 +45,6 @@ extern "C" {
     /// Whether the system prefers a dark colour scheme.
     #[wasm_bindgen(js_name = systemPrefersDark)]
     pub(crate) fn system_prefers_dark() -> bool;
-}
-
-/// The longest pause that ends a burst of typing.
-const DEBOUNCE_MS: u32 = 150;
-
-/// What counts as a pause in typing: as long as the last evaluation took, at most
-/// [`DEBOUNCE_MS`]. The first change after a pause is handed over as soon as the editor has
-/// painted it; the changes that follow it closer together wait for the next pause and go
-/// together. A small scenario (a few milliseconds) answers every keystroke at once; a
-/// cluster-sized one, whose evaluation blocks the page, answers the first key of a burst at once
-/// and lets the rest land before evaluating again, instead of evaluating after each.
-pub(crate) fn debounce_ms(eval_ms: f64) -> u32 {
-    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "clamped")]
-    let ms = eval_ms.ceil().clamp(0.0, f64::from(DEBOUNCE_MS)) as u32;
-    ms
 }
 
 /// A lint marker as editor.js reads it.
@@ -111,10 +93,8 @@ pub(crate) struct EditorProps {
     pub(crate) read_only: bool,
     /// Cursor jump request (line, column, nonce).
     pub(crate) jump: Option<(u32, u32, u64)>,
-    /// Called with what typing changed (see [`debounce_ms`]).
+    /// Called with what typing changed, in a task after the frame that shows it.
     pub(crate) on_change: Callback<Change>,
-    /// What counts as a pause in typing, in milliseconds ([`debounce_ms`]).
-    pub(crate) debounce_ms: u32,
 }
 
 /// The editor component.
@@ -147,8 +127,7 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
                         };
                         on_change.emit(change);
                     });
-                let created =
-                    create_editor(&element, &text, dark, read_only, DEBOUNCE_MS, &closure);
+                let created = create_editor(&element, &text, dark, read_only, &closure);
                 // The editor lives as long as the page; so does its change listener.
                 closure.forget();
                 *handle.borrow_mut() = Some(created);
@@ -161,14 +140,6 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
         use_effect_with(props.revision, move |_| {
             if let Some(h) = handle.borrow().as_ref() {
                 set_text(h, &text);
-            }
-        });
-    }
-    {
-        let handle = handle.clone();
-        use_effect_with(props.debounce_ms, move |ms| {
-            if let Some(h) = handle.borrow().as_ref() {
-                set_debounce(h, *ms);
             }
         });
     }
@@ -197,17 +168,4 @@ pub(crate) fn Editor(props: &EditorProps) -> Html {
         });
     }
     html! { <div class="editor" ref={host}></div> }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_wait_after_typing_follows_the_last_evaluation() {
-        let check = |eval_ms: f64, wait: u32| assert_eq!(super::debounce_ms(eval_ms), wait);
-        check(0.0, 0);
-        check(1.4, 2);
-        check(37.1, 38);
-        check(200.0, 150);
-        check(f64::NAN, 0);
-    }
 }

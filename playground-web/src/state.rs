@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use svclab_core::{CheckOptions, EditError, Input, Report, Session, World};
+use svclab_core::{Input, Report, World};
 use wasm_bindgen::JsCast as _;
 use wasm_bindgen::prelude::Closure;
 use yew::Reducible;
@@ -15,6 +15,10 @@ use crate::share::{SharedCompare, SharedState, SharedTrace};
 
 /// Name given to the editor text in diagnostics.
 pub(crate) const SCENARIO_NAME: &str = "scenario.yaml";
+
+mod evaluation;
+
+pub(crate) use evaluation::{Evaluated, on_evaluated};
 
 /// The panels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,8 +187,10 @@ impl PartialEq for State {
 
 /// What can happen.
 pub(crate) enum Action {
-    /// The user edited the text (debounced by the editor).
+    /// The user edited the text (the editor's changes since it last said).
     Edited(Change),
+    /// An evaluation of the text is done.
+    Evaluated(Evaluated),
     /// Open an example.
     LoadExample(String),
     /// A profile bar control changed.
@@ -220,8 +226,11 @@ impl State {
         notice: Option<String>,
     ) -> State {
         let tab = Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations);
-        let (scenario, world, report, eval_ms, _) =
-            evaluate(&Shared::new(""), Change::Text(shared.scenario), tab == Tab::Rules);
+        let Evaluated { text: scenario, world, report, eval_ms, .. } =
+            evaluation::evaluate_now(evaluation::Submitted {
+                change: Change::Text(shared.scenario),
+                with_rules: tab == Tab::Rules,
+            });
         let mut state = State {
             scenario,
             revision: 0,
@@ -299,13 +308,26 @@ impl State {
         svclab_core::report_rules(&self.world).map(std::borrow::Cow::Owned)
     }
 
-    /// Evaluates the text `change` makes of the scenario: a whole text (the editor's on a large
-    /// paste, an example, the profile bar), or the editor's edits, which the core session
-    /// applies to the text it last read, reading again only the documents they touch.
+    /// Has the text `change` makes of the scenario evaluated: a whole text (the editor's on a
+    /// large paste, an example, the profile bar), or the editor's edits, which the core session
+    /// applies to the text it last read, reading again only the documents they touch. A text
+    /// written into the editor from here is shown at once; the panels follow with the result
+    /// ([`State::show`]: now outside the browser, in an [`Action::Evaluated`] in it).
     fn set_scenario(&mut self, change: Change, from_editor: bool) {
+        if let (false, Change::Text(text)) = (from_editor, &change) {
+            self.scenario = Shared::new(text.as_str());
+            self.revision += 1;
+        }
         let with_rules = self.tab == Tab::Rules;
-        let (scenario, world, report, eval_ms, applied) =
-            evaluate(&self.scenario, change, with_rules);
+        let submitted = evaluation::Submitted { change, with_rules };
+        if let Some(evaluated) = evaluation::submit(submitted) {
+            self.show(evaluated);
+        }
+    }
+
+    /// Shows an evaluation's result.
+    fn show(&mut self, evaluated: Evaluated) {
+        let Evaluated { text, world, report, with_rules, eval_ms, applied } = evaluated;
         if !applied {
             // The editor then shows the state's text again (a new revision), and says why.
             self.notice = Some(
@@ -315,14 +337,20 @@ impl State {
             );
         }
         retire((
-            std::mem::replace(&mut self.scenario, scenario),
+            std::mem::replace(&mut self.scenario, text),
             std::mem::replace(&mut self.world, world),
             std::mem::replace(&mut self.report, report),
         ));
         self.rules_computed = with_rules;
+        if self.tab == Tab::Rules {
+            // The panel opened while the evaluation was under way.
+            self.compute_rules();
+        }
         self.eval_ms = eval_ms;
         self.evaluations += 1;
-        if !(from_editor && applied) {
+        // A text written into the editor was shown when it was submitted (the editor may have
+        // changed it since); the editor's own changes it shows already.
+        if !applied {
             self.revision += 1;
         }
         if self.trace_outcome.is_some() {
@@ -440,6 +468,7 @@ impl Reducible for State {
                 }
                 next.set_scenario(Change::Edits(edits), true);
             }
+            Action::Evaluated(evaluated) => next.show(evaluated),
             Action::LoadExample(id) => {
                 let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else {
                     return self;
@@ -513,13 +542,17 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
 type Retired = (Shared<str>, Rc<World>, Shared<Report>);
 
 thread_local! {
-    /// Replaced evaluations, dropped after the frame that shows the new one: freeing a
-    /// cluster-sized world and report is tens of milliseconds that need not delay the answer
-    /// to a keystroke.
+    /// Replaced evaluations, dropped when the page is idle: freeing a cluster-sized world and
+    /// report is tens of milliseconds that need not delay the answer to a keystroke, nor the
+    /// next one.
     static RETIRED: std::cell::RefCell<Vec<Retired>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Drops `retired` once the next frame is painted (at once outside the browser).
+/// The longest a replaced evaluation waits for the page to be idle before it is freed anyway
+/// (while evaluations follow each other, each holds the main thread a slice at a time).
+const RETIRED_WAIT_MS: u32 = 250;
+
+/// Drops `retired` when the page is next idle (at once outside the browser).
 fn retire(retired: Retired) {
     if !cfg!(target_arch = "wasm32") {
         return;
@@ -529,91 +562,31 @@ fn retire(retired: Retired) {
         list.len() == 1
     });
     if first {
-        drop_retired_after_paint();
+        drop_retired_when_idle();
     }
 }
 
-/// Drops the retired evaluations in a task after the next frame is painted (a timeout set from
-/// the frame's callback), or at once where no frame or timeout can be asked for.
-fn drop_retired_after_paint() {
-    let drop_retired = || drop(RETIRED.take());
-    let Some(window) = web_sys::window() else { return drop_retired() };
-    let frame = Closure::once_into_js(move || {
-        let later = Closure::once_into_js(drop_retired);
-        let timeout =
-            web_sys::window().map(|window| window.set_timeout_with_callback(later.unchecked_ref()));
-        if !matches!(timeout, Some(Ok(_))) {
-            drop_retired();
+/// Drops the oldest retired evaluation when the page is next idle (at most [`RETIRED_WAIT_MS`]
+/// later), after the frame that shows the new one and the input that came meanwhile, and asks
+/// again while more wait (one at a time: each is tens of milliseconds); all at once where no
+/// idle callback can be asked for.
+fn drop_retired_when_idle() {
+    let Some(window) = web_sys::window() else { return drop(RETIRED.take()) };
+    let idle = Closure::once_into_js(|| {
+        let (oldest, more) = RETIRED.with_borrow_mut(|list| {
+            let oldest = (!list.is_empty()).then(|| list.remove(0));
+            (oldest, !list.is_empty())
+        });
+        drop(oldest);
+        if more {
+            drop_retired_when_idle();
         }
     });
-    if window.request_animation_frame(frame.unchecked_ref()).is_err() {
-        drop_retired();
+    let options = web_sys::IdleRequestOptions::new();
+    options.set_timeout(RETIRED_WAIT_MS);
+    if window.request_idle_callback_with_options(idle.unchecked_ref(), &options).is_err() {
+        drop(RETIRED.take());
     }
-}
-
-/// The text the core last read and the session that read it.
-struct Editing {
-    session: Session,
-    /// The state's text the session holds, when it holds one.
-    text: Option<Shared<str>>,
-}
-
-thread_local! {
-    /// The editor's text as the core last read it: an edit's evaluation reads again only the
-    /// documents whose text changed (a pasted cluster is 20,000 documents; a keystroke changes
-    /// one).
-    static EDITING: std::cell::RefCell<Editing> = std::cell::RefCell::new(Editing {
-        session: Session::new(SCENARIO_NAME, String::new(), CheckOptions::default()),
-        text: None,
-    });
-}
-
-/// Runs the pipeline over `base` changed by `change` and times it: the new text, the world, the
-/// report (its rulesets only `with_rules`, see [`State::rules_computed`]), and whether the
-/// change applied (edits that do not fit `base` leave it as it was).
-fn evaluate(
-    base: &Shared<str>,
-    change: Change,
-    with_rules: bool,
-) -> (Shared<str>, Rc<World>, Shared<Report>, f64, bool) {
-    let started = now_ms();
-    let mut applied = true;
-    let (text, world, mut report) = EDITING.with_borrow_mut(|editing| {
-        let session = &mut editing.session;
-        match change {
-            Change::Text(text) => session.set_text(text),
-            Change::Edits(edits) => {
-                if editing.text.as_ref() != Some(base) {
-                    session.set_text(&**base);
-                }
-                if apply(session, &edits).is_err() {
-                    // Edits that do not fit the text would be an editor bug; the state's text
-                    // then stays, rather than a guess at what was meant.
-                    applied = false;
-                    session.set_text(&**base);
-                }
-            }
-        }
-        session.options_mut().omit_rules = !with_rules;
-        let (world, report) = session.evaluate();
-        let text: Shared<str> = Shared::new(session.text());
-        editing.text = Some(text.clone());
-        (text, world, report)
-    });
-    if with_rules {
-        proxy_view::complete_report(&world, &mut report);
-    }
-    let elapsed = now_ms() - started;
-    (text, Rc::new(world), Shared::new(report), elapsed, applied)
-}
-
-/// Applies the editor's edits (UTF-16 offsets of the session's text, ascending and apart), the
-/// last first so that each one's offsets still hold.
-fn apply(session: &mut Session, edits: &[(usize, usize, String)]) -> Result<(), EditError> {
-    for (from, to, inserted) in edits.iter().rev() {
-        session.edit_utf16(*from..*to, inserted)?;
-    }
-    Ok(())
 }
 
 /// `performance.now()` in the browser, 0 elsewhere (native unit tests).
@@ -632,7 +605,8 @@ mod tests {
     fn check(state: &State, change: ProfileChange, expected_line: &str) {
         let text = state.apply_profile(change);
         assert!(text.lines().any(|l| l == expected_line), "{expected_line:?} not in\n{text}");
-        let (_, _, report, _, _) = evaluate(&Shared::new(""), Change::Text(text), false);
+        let submitted = evaluation::Submitted { change: Change::Text(text), with_rules: false };
+        let report = evaluation::evaluate_now(submitted).report;
         let profile_errors: Vec<_> = report
             .diagnostics
             .iter()

@@ -36,6 +36,9 @@ use crate::world::World;
 /// (Fewer in unit tests, whose scenarios are small, so that they pause in the middle too.)
 const PAUSE_EVERY: usize = if cfg!(test) { 4 } else { 64 };
 
+/// How many checkpoints an evaluation from the start keeps along the scenario.
+const RUNGS: usize = 8;
+
 /// A scenario being edited, evaluated again after each edit.
 #[derive(Debug)]
 pub struct Session {
@@ -43,7 +46,11 @@ pub struct Session {
     text: Arc<String>,
     options: CheckOptions,
     cache: ReadCache,
-    checkpoint: Option<Checkpoint>,
+    /// States to resume from, ascending by where they are.
+    checkpoints: Vec<Checkpoint>,
+    /// States that no longer hold, freed one at each pause of an evaluation: freeing several
+    /// copies of a cluster-sized state at once takes tens of milliseconds.
+    discarded: Vec<Checkpoint>,
     /// Objects the last evaluation applied, of how many its scenario has.
     applied: (usize, usize),
 }
@@ -162,7 +169,8 @@ impl Session {
             text: Arc::new(text.into()),
             options,
             cache: ReadCache::default(),
-            checkpoint: None,
+            checkpoints: Vec::new(),
+            discarded: Vec::new(),
             applied: (0, 0),
         }
     }
@@ -183,8 +191,18 @@ impl Session {
                 return Err(EditError::NotCharBoundary { offset });
             }
         }
-        // The last reading's documents share the old text; the edit gets a copy.
-        Arc::make_mut(&mut self.text).replace_range(range, replacement);
+        match Arc::get_mut(&mut self.text) {
+            Some(text) => text.replace_range(range, replacement),
+            None => {
+                // The last reading's documents share the old text: the edited one is a new
+                // string, copied once (not copied, then its tail moved).
+                let mut text = String::with_capacity(len - range.len() + replacement.len());
+                text.push_str(&self.text[..range.start]);
+                text.push_str(replacement);
+                text.push_str(&self.text[range.end..]);
+                self.text = Arc::new(text);
+            }
+        }
         Ok(())
     }
 
@@ -236,8 +254,9 @@ impl Session {
     }
 
     /// [`Session::evaluate`] in steps, for a host that must not be blocked for a whole
-    /// evaluation (a browser's main thread): after reading, and after every 64
-    /// objects applied, it awaits `pause()`, where the host may yield to its event loop.
+    /// evaluation (a browser's main thread): after reading, after every 64 objects applied,
+    /// after keeping a state, and before the report, it awaits `pause()`, where the host may
+    /// yield to its event loop.
     /// `Break` abandons the evaluation (the text changed meanwhile: the latest wins) and gives
     /// `None`; the session stays as good for the next evaluation as if it had not begun.
     pub async fn evaluate_pausing<F>(
@@ -251,7 +270,7 @@ impl Session {
         let context = policy::Context::default();
         if self.options.explain_release {
             // Every release's evaluation is a fresh one.
-            self.checkpoint = None;
+            self.checkpoints.clear();
             self.applied = (0, 0);
             return Some(evaluate_reading(
                 &[input],
@@ -263,17 +282,28 @@ impl Session {
         let (scenario, profile, diags) = read_at_own_release(&[input], Some(&mut self.cache));
         let unchanged = self.cache.unchanged_objects;
         let start = Start::of(&scenario.objects, &profile, &self.options);
-        // The checkpoint holds while the scenario before it and the start are unchanged. It is
-        // judged against this reading at once, and kept until a new one replaces it, so that
-        // at every pause it holds for what the cache last read.
-        self.checkpoint = self.checkpoint.take().filter(|c| c.at <= unchanged && c.start == start);
-        pause().await.continue_value()?;
+        // A checkpoint holds while the scenario before it and the start are unchanged. They
+        // are judged against this reading at once, and kept until this evaluation replaces
+        // them, so that at every pause they hold for what the cache last read.
+        let (kept, discarded) = std::mem::take(&mut self.checkpoints)
+            .into_iter()
+            .partition(|c| c.at <= unchanged && c.start == start);
+        self.checkpoints = kept;
+        self.discarded.extend::<Vec<_>>(discarded);
+        // At every pause: the host's, then one state that no longer holds freed.
+        macro_rules! pause {
+            () => {
+                pause().await.continue_value()?;
+                drop(self.discarded.pop());
+            };
+        }
+        pause!();
         let objects = scenario.objects;
         let total = objects.len();
         let mut run = Evaluation::begin(&objects, profile, diags, &self.options, &context, None);
         run.keep_service_reports(&objects);
         let begun = run.diags.len();
-        let from = match &self.checkpoint {
+        let from = match self.checkpoints.last() {
             Some(checkpoint) => {
                 checkpoint.clone().restore(&mut run);
                 checkpoint.at
@@ -281,8 +311,8 @@ impl Session {
             None => 0,
         };
         // `from` is at most `unchanged`: the objects up to the first changed document, the
-        // state there kept (it moves to where this scenario first differs, so that the next
-        // keystroke in the same document starts there), then the rest.
+        // state there kept (so that the next keystroke in the same document starts there),
+        // then the rest.
         let mut objects = objects.into_iter().skip(from);
         let mut left = unchanged - from;
         while left > 0 {
@@ -290,20 +320,34 @@ impl Session {
             run.apply_all(objects.by_ref().take(step));
             left -= step;
             if left > 0 {
-                pause().await.continue_value()?;
+                pause!();
             }
         }
         if unchanged > from {
-            self.checkpoint = Some(Checkpoint::of(&run, unchanged, start, begun));
+            self.checkpoints.push(Checkpoint::of(&run, unchanged, start.clone(), begun));
+            pause!();
         }
         self.applied = (total - from, total);
+        // An evaluation from the start (a paste, a new text) also keeps the state every
+        // `spacing` objects: the first keystroke after it, wherever it is, then resumes
+        // nearby instead of from the start. The copies cost a few times one copy of the
+        // whole state, against an evaluation of everything.
+        let spacing = (total / RUNGS).max(PAUSE_EVERY);
+        let mut rung = (from == 0).then(|| unchanged + spacing);
+        let mut at = unchanged;
         let mut left = objects.len();
         while left > 0 {
-            pause().await.continue_value()?;
+            pause!();
             let step = left.min(PAUSE_EVERY);
             run.apply_all(objects.by_ref().take(step));
             left -= step;
+            at += step;
+            if let Some(next) = rung.filter(|&next| at >= next && left > 0) {
+                self.checkpoints.push(Checkpoint::of(&run, at, start.clone(), begun));
+                rung = Some(next + spacing);
+            }
         }
+        pause!();
         Some(run.finish())
     }
 

@@ -1,0 +1,255 @@
+//! Where the scenario is evaluated: one core [`Session`] for the page, fed every change of the
+//! text in order. In the browser an evaluation runs in steps, yielding to the event loop
+//! whenever it has held the main thread for [`SLICE_MS`], so that typing, scrolling and
+//! painting go on while a cluster-sized scenario is evaluated; changes that arrive meanwhile
+//! wait, coalesce, and are evaluated together once it is done (a whole new text abandons it:
+//! its result would be replaced wholesale). The result reaches the state as
+//! [`super::Action::Evaluated`]. Outside the browser (unit tests) there is no event loop to
+//! yield to, and [`submit`] evaluates at once.
+
+use std::cell::{Cell, RefCell};
+use std::ops::ControlFlow;
+use std::rc::Rc;
+
+use svclab_core::{CheckOptions, EditError, Report, Session, World};
+use wasm_bindgen::JsCast as _;
+use yew::Callback;
+
+use super::{Change, SCENARIO_NAME, Shared};
+use crate::proxy_view;
+
+/// How long one step of an evaluation holds the main thread before it yields: about a frame,
+/// well under the 50 ms of a long task, with room for the step that ends the evaluation (the
+/// report, and the panels drawn from it) and for one that keeps a state.
+const SLICE_MS: f64 = 20.0;
+
+/// What one evaluation gave.
+#[derive(Debug)]
+pub(crate) struct Evaluated {
+    /// The text evaluated.
+    pub(crate) text: Shared<str>,
+    pub(crate) world: Rc<World>,
+    /// The report; its rulesets only `with_rules`.
+    pub(crate) report: Shared<Report>,
+    pub(crate) with_rules: bool,
+    /// Milliseconds the evaluation held the main thread, its steps added up (0 when no clock).
+    pub(crate) eval_ms: f64,
+    /// Whether the editor's changes fitted the text they were made to; when not, the text is
+    /// the one last evaluated before them.
+    pub(crate) applied: bool,
+}
+
+/// A change of the text, with what it asks of the evaluation.
+#[derive(Debug)]
+pub(crate) struct Submitted {
+    pub(crate) change: Change,
+    /// Render the rulesets too (the Rules panel is open).
+    pub(crate) with_rules: bool,
+}
+
+/// The session and the text it last evaluated.
+struct Editing {
+    session: Session,
+    /// The text of the last evaluation, shared with the state that shows it.
+    text: Option<Shared<str>>,
+}
+
+impl Default for Editing {
+    fn default() -> Self {
+        Editing {
+            session: Session::new(SCENARIO_NAME, String::new(), CheckOptions::default()),
+            text: None,
+        }
+    }
+}
+
+/// Changes waiting for the evaluation under way, and where its results go.
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<Submitted>,
+    running: bool,
+    results: Option<Callback<Evaluated>>,
+}
+
+thread_local! {
+    /// The editor's text as the core last read it: an edit's evaluation reads again only the
+    /// documents whose text changed (a pasted cluster is 20,000 documents; a keystroke changes
+    /// one). Taken out by the evaluation under way, and put back after it.
+    static EDITING: RefCell<Editing> = RefCell::default();
+    static QUEUE: RefCell<Queue> = RefCell::default();
+}
+
+/// Sends every later result to `results` (the page's reducer).
+pub(crate) fn on_evaluated(results: Callback<Evaluated>) {
+    QUEUE.with_borrow_mut(|queue| queue.results = Some(results));
+}
+
+/// Evaluates `submitted`: at once outside the browser (the result), in steps in it (`None`;
+/// the result goes to [`on_evaluated`]'s callback).
+pub(crate) fn submit(submitted: Submitted) -> Option<Evaluated> {
+    if !cfg!(target_arch = "wasm32") {
+        return Some(evaluate_now(submitted));
+    }
+    let start = QUEUE.with_borrow_mut(|queue| {
+        queue.waiting.push(submitted);
+        !std::mem::replace(&mut queue.running, true)
+    });
+    if start {
+        wasm_bindgen_futures::spawn_local(run());
+    }
+    None
+}
+
+/// Evaluates `submitted` in one go: the first state's scenario, and every change outside the
+/// browser.
+pub(crate) fn evaluate_now(submitted: Submitted) -> Evaluated {
+    let mut editing = EDITING.take();
+    let with_rules = submitted.with_rules;
+    let applied = take_in(&mut editing, vec![submitted]);
+    let started = super::now_ms();
+    editing.session.options_mut().omit_rules = !with_rules;
+    let (world, report) = editing.session.evaluate();
+    let held = super::now_ms() - started;
+    let done = Done { with_rules, applied };
+    let evaluated = finish(&mut editing, world, report, held, done);
+    EDITING.set(editing);
+    evaluated
+}
+
+/// Evaluates what waits until nothing does, in steps; sends each result.
+async fn run() {
+    let mut editing = EDITING.take();
+    loop {
+        let batch = QUEUE.with_borrow_mut(|queue| std::mem::take(&mut queue.waiting));
+        if batch.is_empty() {
+            break;
+        }
+        let with_rules = batch.last().is_some_and(|s| s.with_rules);
+        let applied = take_in(&mut editing, batch);
+        editing.session.options_mut().omit_rules = !with_rules;
+        let busy = Rc::new(Cell::new(0.0));
+        let slice = Rc::new(Cell::new(super::now_ms()));
+        let pause = {
+            let (busy, slice) = (Rc::clone(&busy), Rc::clone(&slice));
+            move || pause(Rc::clone(&busy), Rc::clone(&slice))
+        };
+        let Some((world, report)) = editing.session.evaluate_pausing(pause).await else {
+            // A whole new text came: it is next.
+            continue;
+        };
+        let held = busy.get() + (super::now_ms() - slice.get());
+        let done = Done { with_rules, applied };
+        let evaluated = finish(&mut editing, world, report, held, done);
+        let results = QUEUE.with_borrow(|queue| queue.results.clone());
+        if let Some(results) = results {
+            results.emit(evaluated);
+        }
+    }
+    EDITING.set(editing);
+    QUEUE.with_borrow_mut(|queue| queue.running = false);
+}
+
+/// A pause of the evaluation: on at once within the step's [`SLICE_MS`]; past it, on after
+/// the browser's other tasks, unless a whole new text came meanwhile.
+fn pause(
+    busy: Rc<Cell<f64>>,
+    slice: Rc<Cell<f64>>,
+) -> std::pin::Pin<Box<dyn Future<Output = ControlFlow<()>>>> {
+    let now = super::now_ms();
+    if now - slice.get() < SLICE_MS {
+        return Box::pin(std::future::ready(ControlFlow::Continue(())));
+    }
+    busy.set(busy.get() + (now - slice.get()));
+    Box::pin(async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
+        slice.set(super::now_ms());
+        let replaced = QUEUE
+            .with_borrow(|queue| queue.waiting.iter().any(|s| matches!(s.change, Change::Text(_))));
+        if replaced { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })
+}
+
+/// A promise resolved in a later task: `scheduler.yield()` where the browser has it (the
+/// continuation goes before other tasks of its priority), else a timeout of 0.
+fn next_task() -> js_sys::Promise {
+    let global = js_sys::global();
+    let scheduler = js_sys::Reflect::get(&global, &"scheduler".into()).ok();
+    let yield_now = scheduler
+        .as_ref()
+        .and_then(|s| js_sys::Reflect::get(s, &"yield".into()).ok())
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    if let (Some(scheduler), Some(yield_now)) = (scheduler, yield_now)
+        && let Ok(promise) = yield_now.call0(&scheduler).and_then(|p| p.dyn_into())
+    {
+        return promise;
+    }
+    js_sys::Promise::new(&mut |resolve, _| {
+        let timeout = web_sys::window()
+            .map(|window| window.set_timeout_with_callback(resolve.unchecked_ref()));
+        if !matches!(timeout, Some(Ok(_))) {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    })
+}
+
+/// Applies the batch's changes to the session in order; `false` when an editor's edits did not
+/// fit the text, which then goes back to the text last evaluated (an editor bug: the state
+/// shows that text again rather than a guess at what was meant).
+fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> bool {
+    let mut applied = true;
+    for submitted in batch {
+        match submitted.change {
+            Change::Text(text) => editing.session.set_text(text),
+            // After edits that did not fit, the editor's next ones do not either: it is shown
+            // the state's text again.
+            Change::Edits(_) if !applied => {}
+            Change::Edits(edits) => {
+                if apply(&mut editing.session, &edits).is_err() {
+                    applied = false;
+                    let last = editing.text.as_deref().unwrap_or_default();
+                    editing.session.set_text(last);
+                }
+            }
+        }
+    }
+    applied
+}
+
+/// What an evaluation's changes asked and how they went, as [`Evaluated`] has it.
+struct Done {
+    with_rules: bool,
+    applied: bool,
+}
+
+/// The result of an evaluation of the session's text that held the main thread `eval_ms`.
+fn finish(
+    editing: &mut Editing,
+    world: World,
+    mut report: Report,
+    eval_ms: f64,
+    Done { with_rules, applied }: Done,
+) -> Evaluated {
+    let text: Shared<str> = Shared::new(editing.session.text());
+    editing.text = Some(text.clone());
+    let started = super::now_ms();
+    if with_rules {
+        proxy_view::complete_report(&world, &mut report);
+    }
+    Evaluated {
+        text,
+        world: Rc::new(world),
+        report: Shared::new(report),
+        with_rules,
+        eval_ms: eval_ms + (super::now_ms() - started),
+        applied,
+    }
+}
+
+/// Applies the editor's edits (UTF-16 offsets of the session's text, ascending and apart), the
+/// last first so that each one's offsets still hold.
+fn apply(session: &mut Session, edits: &[(usize, usize, String)]) -> Result<(), EditError> {
+    for (from, to, inserted) in edits.iter().rev() {
+        session.edit_utf16(*from..*to, inserted)?;
+    }
+    Ok(())
+}
