@@ -146,16 +146,38 @@ pub(crate) fn read(inputs: &[Input]) -> Scenario {
 
 /// [`read`], reusing what `cache` kept of the documents of an earlier reading whose text is
 /// unchanged, and keeping this reading's for the next (`crate::Session`).
-pub(crate) fn read_with(inputs: &[Input], mut cache: Option<&mut ReadCache>) -> Scenario {
+pub(crate) fn read_with(inputs: &[Input], cache: Option<&mut ReadCache>) -> Scenario {
+    let mut go_on = || std::future::ready(());
+    let mut reading = std::pin::pin!(read_pausing(inputs, cache, &mut go_on));
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    // Every pause is ready, so the first poll completes it.
+    loop {
+        if let std::task::Poll::Ready(scenario) = reading.as_mut().poll(&mut context) {
+            return scenario;
+        }
+    }
+}
+
+/// [`read_with`] in steps: it awaits `pause()` after every [`PAUSE_EVERY`] documents (what
+/// the pause gives is not asked: a reading, once begun, ends, so that the cache it fills
+/// always holds a whole reading).
+pub(crate) async fn read_pausing<F: Future>(
+    inputs: &[Input],
+    mut cache: Option<&mut ReadCache>,
+    pause: &mut impl FnMut() -> F,
+) -> Scenario {
     if let Some(cache) = cache.as_deref_mut() {
         cache.begin();
     }
     let mut scenario = Scenario::default();
-    // One object per document, mostly: room for them all up front spares the copies (and the
-    // unused half) of a vector of large objects that doubles as it grows.
-    let separators: usize =
-        inputs.iter().map(|input| input.text.matches("\n---").count() + 1).sum();
-    scenario.objects.reserve(separators.min(MAX_OBJECTS));
+    // One object per document, mostly: room for them all up front spares the copies of a
+    // vector that doubles as it grows (and a large allocation's cost, each time). An edited
+    // scenario has about as many as the last reading; another is counted, a pass over its text.
+    let expected = match cache.as_deref() {
+        Some(cache) if cache.objects > 0 => cache.objects + cache.objects / 16,
+        _ => inputs.iter().map(|input| input.text.matches("\n---").count() + 1).sum(),
+    };
+    scenario.objects.reserve(expected.min(MAX_OBJECTS));
     let mut bytes = 0usize;
     for input in inputs {
         bytes = bytes.saturating_add(input.text.len());
@@ -175,12 +197,12 @@ pub(crate) fn read_with(inputs: &[Input], mut cache: Option<&mut ReadCache>) -> 
             }
             continue;
         }
-        if !parse_input(input, &mut scenario, cache.as_deref_mut()) {
+        if !parse_input(input, &mut scenario, cache.as_deref_mut(), pause).await {
             break;
         }
     }
     if let Some(cache) = cache {
-        cache.end();
+        cache.end(&scenario);
     }
     scenario
 }
@@ -205,8 +227,18 @@ fn too_many_objects(at: Source) -> Diagnostic {
     Diagnostic::error(None, "", "RequestEntityTooLarge", message).at(at)
 }
 
+/// Documents read between two pauses of [`read_pausing`]: about a millisecond of a
+/// cluster-sized scenario's in a browser. (Fewer in unit tests, so that their small scenarios
+/// pause while read too.)
+const PAUSE_EVERY: usize = if cfg!(test) { 2 } else { 256 };
+
 /// Reads one input; `false` when [`MAX_OBJECTS`] stopped the reading.
-fn parse_input(input: &Input, scenario: &mut Scenario, mut cache: Option<&mut ReadCache>) -> bool {
+async fn parse_input<F: Future>(
+    input: &Input,
+    scenario: &mut Scenario,
+    mut cache: Option<&mut ReadCache>,
+    pause: &mut impl FnMut() -> F,
+) -> bool {
     if looks_like_iptables_save(&input.text) {
         if let Some(cache) = cache {
             cache.changed_here();
@@ -227,6 +259,9 @@ fn parse_input(input: &Input, scenario: &mut Scenario, mut cache: Option<&mut Re
     // One document at a time: each tree is dropped once its object is decoded.
     let mut documents = yaml::documents(&input.text);
     while let Some(piece) = documents.next_piece() {
+        if piece.index > 0 && piece.index % PAUSE_EVERY == 0 {
+            pause().await;
+        }
         if scenario.objects.len() >= MAX_OBJECTS {
             let at = Source {
                 file: input.name.clone(),

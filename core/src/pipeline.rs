@@ -404,7 +404,12 @@ fn read_at_own_release(
     inputs: &[Input],
     cache: Option<&mut manifest::ReadCache>,
 ) -> (manifest::Scenario, Profile, Vec<Diagnostic>) {
-    let scenario = manifest::read_with(inputs, cache);
+    at_own_release(manifest::read_with(inputs, cache))
+}
+
+/// A scenario as read ([`manifest::read`]) at the release of its profile, the profile, and
+/// the reading's diagnostics.
+fn at_own_release(scenario: manifest::Scenario) -> (manifest::Scenario, Profile, Vec<Diagnostic>) {
     let mut profile_diags = Vec::new();
     let profile = Profile::from_scenario(scenario.cluster_profile(), &mut profile_diags);
     let mut scenario = scenario.at_release(&profile);

@@ -82,7 +82,7 @@ fn markers_json(report: &Report) -> String {
 #[derive(Properties, Clone, PartialEq)]
 pub(crate) struct EditorProps {
     /// The text.
-    pub(crate) text: Shared<str>,
+    pub(crate) text: Shared<String>,
     /// Changes when `text` was replaced from outside the editor.
     pub(crate) revision: u64,
     /// The report whose diagnostics become markers.

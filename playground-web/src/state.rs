@@ -2,6 +2,7 @@
 //! scenario text re-runs the core pipeline here, so the panels only read.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use svclab_core::{Input, Report, World};
 use wasm_bindgen::JsCast as _;
@@ -87,26 +88,26 @@ pub(crate) enum ProfileChange {
 }
 
 /// What one evaluation gave (its report, the text it read), shared by the panels: equal only to
-/// itself, the same `Rc`, because yew compares props on every render and a deep comparison of a
+/// itself, the same `Arc` (the text is the core session's own), because yew compares props on every render and a deep comparison of a
 /// cluster-sized report, which differs from the last one in one Service, walks half of it.
 #[derive(Debug)]
-pub(crate) struct Shared<T: ?Sized>(Rc<T>);
+pub(crate) struct Shared<T: ?Sized>(Arc<T>);
 
 impl<T: ?Sized> Shared<T> {
-    pub(crate) fn new(value: impl Into<Rc<T>>) -> Self {
+    pub(crate) fn new(value: impl Into<Arc<T>>) -> Self {
         Shared(value.into())
     }
 }
 
 impl<T: ?Sized> Clone for Shared<T> {
     fn clone(&self) -> Self {
-        Shared(Rc::clone(&self.0))
+        Shared(Arc::clone(&self.0))
     }
 }
 
 impl<T: ?Sized> PartialEq for Shared<T> {
     fn eq(&self, other: &Self) -> bool {
-        Rc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -131,7 +132,7 @@ pub(crate) enum Change {
 #[derive(Clone)]
 pub(crate) struct State {
     /// The editor text.
-    pub(crate) scenario: Shared<str>,
+    pub(crate) scenario: Shared<String>,
     /// Bumped when the text changes from outside the editor (examples, profile bar, links).
     pub(crate) revision: u64,
     /// The pipeline's report for `scenario`; its rulesets only once [`State::rules_computed`].
@@ -315,7 +316,7 @@ impl State {
     /// ([`State::show`]: now outside the browser, in an [`Action::Evaluated`] in it).
     fn set_scenario(&mut self, change: Change, from_editor: bool) {
         if let (false, Change::Text(text)) = (from_editor, &change) {
-            self.scenario = Shared::new(text.as_str());
+            self.scenario = Shared::new(text.clone());
             self.revision += 1;
         }
         let with_rules = self.tab == Tab::Rules;
@@ -539,7 +540,7 @@ fn explicit_gates(text: &str) -> std::collections::BTreeMap<String, bool> {
 }
 
 /// An evaluation replaced by a newer one: its text, world and report, held to be dropped later.
-type Retired = (Shared<str>, Rc<World>, Shared<Report>);
+type Retired = (Shared<String>, Rc<World>, Shared<Report>);
 
 thread_local! {
     /// Replaced evaluations, dropped when the page is idle: freeing a cluster-sized world and

@@ -32,6 +32,8 @@ pub(crate) struct ReadCache {
     pub(crate) unchanged_objects: usize,
     /// Whether every document so far was placed where it was.
     unchanged: bool,
+    /// How many objects the last reading took.
+    pub(crate) objects: usize,
 }
 
 /// One document as it was read.
@@ -85,9 +87,10 @@ impl ReadCache {
         self.unchanged = false;
     }
 
-    /// Ends a reading: documents of the last one not met again are dropped.
-    pub(crate) fn end(&mut self) {
+    /// Ends a reading of `scenario`: documents of the last one not met again are dropped.
+    pub(crate) fn end(&mut self, scenario: &Scenario) {
         self.last.clear();
+        self.objects = scenario.objects.len();
     }
 
     /// Places what `piece` read to last time into `scenario`, if its text was read before and
@@ -102,10 +105,7 @@ impl ReadCache {
         let Some(candidates) = self.last.get_mut(&place.hash) else { return false };
         let found = candidates.iter().position(|document| {
             document.file == input.name
-                && document
-                    .text
-                    .get(document.range.clone())
-                    .is_some_and(|text| same_text(text, &piece.text))
+                && document.text.get(document.range.clone()) == Some(&*piece.text)
         });
         let Some(at) = found else { return false };
         let moved =
@@ -216,24 +216,6 @@ impl ReadDocument {
 
 fn shifted(line: u32, by: i64) -> u32 {
     u32::try_from(i64::from(line) + by).unwrap_or(line)
-}
-
-/// Whether two texts are equal, compared eight bytes at a time: `==` on strings is `memcmp`,
-/// which WebAssembly's runtime library compares a byte at a time (a 10 MB scenario's
-/// documents, compared on every keystroke in the playground, took 7 ms that way).
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let (words_a, words_b) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest = words_a.remainder() == words_b.remainder();
-    let word = |chunk: &[u8]| {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        u64::from_ne_bytes(word)
-    };
-    rest && words_a.zip(words_b).all(|(x, y)| word(x) == word(y))
 }
 
 /// FxHash's step over eight bytes at a time (rustc's `FxHasher`): fast, and enough for a key

@@ -22,7 +22,7 @@ use std::task::Poll;
 
 use ipnet::IpNet;
 
-use super::{CheckOptions, Evaluation, evaluate_reading, read_at_own_release};
+use super::{CheckOptions, Evaluation, at_own_release, evaluate_reading};
 use crate::diagnostic::Diagnostic;
 use crate::manifest::{Input, Object, ReadCache};
 use crate::policy::{self, UserInfo};
@@ -180,6 +180,12 @@ impl Session {
         &self.text
     }
 
+    /// The text as edited so far, shared (a host that keeps it, as the playground's state
+    /// does, need not copy it; the next edit then makes a new one).
+    pub fn shared_text(&self) -> Arc<String> {
+        Arc::clone(&self.text)
+    }
+
     /// Replaces bytes `range` of the text with `replacement`.
     pub fn edit(&mut self, range: Range<usize>, replacement: &str) -> Result<(), EditError> {
         let len = self.text.len();
@@ -279,7 +285,10 @@ impl Session {
                 Some(&mut self.cache),
             ));
         }
-        let (scenario, profile, diags) = read_at_own_release(&[input], Some(&mut self.cache));
+        // The reading pauses too, but goes on to its end (its cache must hold a whole one).
+        let inputs = [input];
+        let read = crate::manifest::read_pausing(&inputs, Some(&mut self.cache), &mut pause).await;
+        let (scenario, profile, diags) = at_own_release(read);
         let unchanged = self.cache.unchanged_objects;
         let start = Start::of(&scenario.objects, &profile, &self.options);
         // A checkpoint holds while the scenario before it and the start are unchanged. They

@@ -27,7 +27,7 @@ const SLICE_MS: f64 = 20.0;
 #[derive(Debug)]
 pub(crate) struct Evaluated {
     /// The text evaluated.
-    pub(crate) text: Shared<str>,
+    pub(crate) text: Shared<String>,
     pub(crate) world: Rc<World>,
     /// The report; its rulesets only `with_rules`.
     pub(crate) report: Shared<Report>,
@@ -51,7 +51,7 @@ pub(crate) struct Submitted {
 struct Editing {
     session: Session,
     /// The text of the last evaluation, shared with the state that shows it.
-    text: Option<Shared<str>>,
+    text: Option<Shared<String>>,
 }
 
 impl Default for Editing {
@@ -125,10 +125,15 @@ async fn run() {
             break;
         }
         let with_rules = batch.last().is_some_and(|s| s.with_rules);
-        let applied = take_in(&mut editing, batch);
-        editing.session.options_mut().omit_rules = !with_rules;
         let busy = Rc::new(Cell::new(0.0));
         let slice = Rc::new(Cell::new(super::now_ms()));
+        let applied = take_in(&mut editing, batch);
+        editing.session.options_mut().omit_rules = !with_rules;
+        // Reading is one step, tens of milliseconds at cluster scale: it starts a task of its
+        // own when taking the changes in (copying a large text) already held the thread.
+        if super::now_ms() - slice.get() >= SLICE_MS / 4.0 {
+            yield_now(Rc::clone(&busy), Rc::clone(&slice)).await;
+        }
         let pause = {
             let (busy, slice) = (Rc::clone(&busy), Rc::clone(&slice));
             move || pause(Rc::clone(&busy), Rc::clone(&slice))
@@ -155,18 +160,23 @@ fn pause(
     busy: Rc<Cell<f64>>,
     slice: Rc<Cell<f64>>,
 ) -> std::pin::Pin<Box<dyn Future<Output = ControlFlow<()>>>> {
-    let now = super::now_ms();
-    if now - slice.get() < SLICE_MS {
+    if super::now_ms() - slice.get() < SLICE_MS {
         return Box::pin(std::future::ready(ControlFlow::Continue(())));
     }
-    busy.set(busy.get() + (now - slice.get()));
     Box::pin(async move {
-        let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
-        slice.set(super::now_ms());
+        yield_now(busy, slice).await;
         let replaced = QUEUE
             .with_borrow(|queue| queue.waiting.iter().any(|s| matches!(s.change, Change::Text(_))));
         if replaced { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
     })
+}
+
+/// Ends the step begun at `slice` (its time added to `busy`) and begins the next in a later
+/// task.
+async fn yield_now(busy: Rc<Cell<f64>>, slice: Rc<Cell<f64>>) {
+    busy.set(busy.get() + (super::now_ms() - slice.get()));
+    let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
+    slice.set(super::now_ms());
 }
 
 /// A promise resolved in a later task: `scheduler.yield()` where the browser has it (the
@@ -206,7 +216,7 @@ fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> bool {
             Change::Edits(edits) => {
                 if apply(&mut editing.session, &edits).is_err() {
                     applied = false;
-                    let last = editing.text.as_deref().unwrap_or_default();
+                    let last = editing.text.as_deref().map_or("", String::as_str);
                     editing.session.set_text(last);
                 }
             }
@@ -229,7 +239,7 @@ fn finish(
     eval_ms: f64,
     Done { with_rules, applied }: Done,
 ) -> Evaluated {
-    let text: Shared<str> = Shared::new(editing.session.text());
+    let text: Shared<String> = Shared::new(editing.session.shared_text());
     editing.text = Some(text.clone());
     let started = super::now_ms();
     if with_rules {
