@@ -5,7 +5,7 @@
 // Besides asserting, the run measures a cold load (bytes transferred and uncompressed), the time
 // to the first result, the re-evaluation time of a 50-Service scenario and how many results
 // twelve fast keystrokes into a 2,000-Service scenario painted, and saves light, dark,
-// phone-width, embed and typed-into-2,000-Services screenshots into SVCLAB_SHOTS.
+// phone-width, embed, typed-into-2,000-Services and 250-errors screenshots into SVCLAB_SHOTS.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -504,6 +504,29 @@ test("2,000 Services: typing in the middle lands every key, results coalesce, th
   assert.ok(painted >= 1 && painted < typed.length, `${painted} results for ${typed.length} keys`);
   metrics.typing2000 = { keys: typed.length, resultsPainted: painted, evalMs: Number(await page.getAttribute("#status", "data-eval-ms")) };
   await page.screenshot({ path: path.join(SHOTS, "playground-2000-typed.png") });
+  await page.close();
+});
+
+test("250 invalid Services: the diagnostics list draws 200 and shows the rest on demand", async () => {
+  const page = await newPage("many-errors");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  await page.click("#tab-diagnostics");
+  // Upper case is not a DNS-1035 label: one error per Service.
+  await pasteScenario(page, servicesScenario(250, 5, (i) => `Bad-${i}`));
+  assert.match(await page.innerText("#status"), /^250 Services · 250 errors/);
+  assert.match(await page.innerText("#errors-heading"), /Errors \(250\)/);
+  const errors = page.locator("button.diag.error");
+  assert.equal(await errors.count(), 200);
+  assert.match(await page.innerText("#errors-more"), /^Show 50 more \(200 of 250 shown\)$/);
+  await page.locator("#errors-more").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(SHOTS, "playground-250-errors.png") });
+  await page.click("#errors-more");
+  assert.equal(await errors.count(), 250);
+  assert.equal(await page.locator("#errors-more").count(), 0);
+  // The last one is the last Service's, and still goes to its line.
+  await errors.last().click();
+  assert.match(await errors.last().innerText(), /"Bad-249"/);
   await page.close();
 });
 

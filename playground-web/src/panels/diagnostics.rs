@@ -78,51 +78,97 @@ fn item(diagnostic: &Diagnostic, text: String, on_jump: &Callback<(u32, u32)>) -
 }
 
 /// The panel.
+/// Diagnostics drawn at first in each list (errors, warnings, infos), and added by each "show
+/// more": a broken cluster-sized dump has thousands, and every edit would redraw them all.
+const ITEMS_PAGE: usize = 200;
+
+/// The errors grouped by object, in the order their objects first come: one pass, however many
+/// objects there are.
+fn by_object(report: &Report) -> Vec<(Option<&ObjectRef>, Vec<&Diagnostic>)> {
+    let mut groups: Vec<(Option<&ObjectRef>, Vec<&Diagnostic>)> = Vec::new();
+    let mut index = std::collections::BTreeMap::new();
+    for d in report.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+        let at = *index.entry(d.object.as_ref()).or_insert_with(|| {
+            groups.push((d.object.as_ref(), Vec::new()));
+            groups.len() - 1
+        });
+        groups[at].1.push(d);
+    }
+    groups
+}
+
+/// A "show more" button under a list of which `shown` of `total` are drawn.
+fn more(id: &str, shown: &UseStateHandle<usize>, total: usize) -> Html {
+    if total <= **shown {
+        return Html::default();
+    }
+    let onclick = {
+        let shown = shown.clone();
+        Callback::from(move |_: MouseEvent| shown.set(*shown + ITEMS_PAGE))
+    };
+    html! {
+        <button class="diag-more" id={id.to_owned()} {onclick}>
+            {format!("Show {} more ({} of {total} shown)", ITEMS_PAGE.min(total - **shown), **shown)}
+        </button>
+    }
+}
+
 #[component]
 pub(crate) fn DiagnosticsPanel(props: &DiagnosticsProps) -> Html {
     let report = &props.report;
-    // Errors grouped by object, in the order their first error appears.
-    let mut groups: Vec<(Option<&ObjectRef>, Vec<&Diagnostic>)> = Vec::new();
-    for d in report.diagnostics.iter().filter(|d| d.severity == Severity::Error) {
-        match groups.iter_mut().find(|(o, _)| *o == d.object.as_ref()) {
-            Some((_, list)) => list.push(d),
-            None => groups.push((d.object.as_ref(), vec![d])),
-        }
-    }
+    let shown_errors = use_state(|| ITEMS_PAGE);
+    let shown_warnings = use_state(|| ITEMS_PAGE);
+    let shown_infos = use_state(|| ITEMS_PAGE);
+    let groups = by_object(report);
     let of = |severity: Severity| -> Vec<&Diagnostic> {
         report.diagnostics.iter().filter(|d| d.severity == severity).collect()
     };
     let (warnings, infos) = (of(Severity::Warning), of(Severity::Info));
     let n_errors: usize = groups.iter().map(|(_, l)| l.len()).sum();
+    // The first groups whose errors fit in what is shown (a group is cut within, too).
+    let mut budget = *shown_errors;
+    let drawn: Vec<(Option<&ObjectRef>, &[&Diagnostic], usize)> = groups
+        .iter()
+        .map_while(|(object, list)| {
+            (budget > 0).then(|| {
+                let take = list.len().min(budget);
+                budget -= take;
+                (*object, list.as_slice(), take)
+            })
+        })
+        .collect();
     html! {
         <div class="diagnostics">
             <h3 id="errors-heading">{format!("Errors ({n_errors})")}</h3>
             if groups.is_empty() {
                 <p class="ok" id="no-errors">{"No errors: kube-apiserver would accept every object."}</p>
             }
-            { for groups.iter().map(|(object, list)| html! {
+            { for drawn.iter().map(|(object, list, take)| html! {
                 <div class="diag-group">
                     <p class="headline">{headline(*object, list)}</p>
                     <ul class="diag-list" aria-labelledby="errors-heading">
-                        { for list.iter().map(|d| {
+                        { for list[..*take].iter().map(|d| {
                             let text = if list.len() == 1 { d.message.clone() } else { format!("* {}", d.message) };
                             item(d, text, &props.on_jump)
                         }) }
                     </ul>
                 </div>
             }) }
+            { more("errors-more", &shown_errors, n_errors) }
             <h3 id="warnings-heading">{format!("Warnings ({})", warnings.len())}</h3>
             if warnings.is_empty() {
                 <p class="ok">{"No warnings."}</p>
             }
             <ul class="diag-list" aria-labelledby="warnings-heading">
-                { for warnings.iter().map(|d| item(d, format!("Warning: {}", d.message), &props.on_jump)) }
+                { for warnings.iter().take(*shown_warnings).map(|d| item(d, format!("Warning: {}", d.message), &props.on_jump)) }
             </ul>
+            { more("warnings-more", &shown_warnings, warnings.len()) }
             if !infos.is_empty() {
                 <h3 id="infos-heading">{format!("Info ({})", infos.len())}</h3>
                 <ul class="diag-list" aria-labelledby="infos-heading">
-                    { for infos.iter().map(|d| item(d, d.message.clone(), &props.on_jump)) }
+                    { for infos.iter().take(*shown_infos).map(|d| item(d, d.message.clone(), &props.on_jump)) }
                 </ul>
+                { more("infos-more", &shown_infos, infos.len()) }
             }
         </div>
     }
