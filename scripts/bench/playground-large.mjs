@@ -7,7 +7,9 @@
 //   changed (the result is in the DOM and the browser had its chance to paint);
 // - keystroke-to-painted: SVCLAB_KEYSTROKES keystrokes in the middle of the document (the
 //   editor's search finds the middle Service's `app:` label and the cursor stays there), each
-//   timed from the key press to the frame after the result for that text was painted;
+//   timed from the key press (its keydown event's time stamp in the page) to the frame after
+//   the result for that text was painted; and, as this row timed it before, from just before
+//   the harness sends the key (its round trips to the browser included);
 // - the longest main-thread task while typing (PerformanceObserver 'longtask');
 // - the tab's memory, after typing: the resident memory (VmRSS in /proc) of the tab's renderer
 //   process (the one that grew from before the paste; Chromium's mapped binary included), the
@@ -144,7 +146,12 @@ try {
   await page.evaluate(() => {
     window.__longTasks = [];
   });
+  // The key's arrival in the page: its keydown event's time stamp (performance.now()'s clock).
+  await page.evaluate(() => {
+    window.addEventListener("keydown", (e) => { window.__keyAt = e.timeStamp; }, true);
+  });
   const typed = [];
+  const sent = [];
   for (let i = 0; i < keystrokes; i++) {
     const n = await evaluations();
     const key = String.fromCharCode(97 + (i % 26));
@@ -155,9 +162,12 @@ try {
       [n],
     );
     await page.keyboard.press(key);
-    typed.push(
-      await page.evaluate(async () => (await window.__typed.painted) - window.__typed.started),
-    );
+    const [fromKey, fromSend] = await page.evaluate(async () => {
+      const painted = await window.__typed.painted;
+      return [painted - window.__keyAt, painted - window.__typed.started];
+    });
+    typed.push(fromKey);
+    sent.push(fromSend);
   }
   // Let a result that was still on its way land before reading the long tasks.
   await page.waitForTimeout(300);
@@ -178,6 +188,7 @@ try {
     keystrokeMedianMs: round(sorted[Math.floor(sorted.length / 2)]),
     keystrokeMaxMs: round(sorted[sorted.length - 1]),
     keystrokesMs: typed.map(round),
+    keystrokeFromSendMedianMs: round([...sent].sort((a, b) => a - b)[Math.floor(sent.length / 2)]),
     evalMs: round(evalMs),
     longestTaskMs: round(Math.max(0, ...longTasks)),
     longTasks: longTasks.length,
