@@ -530,6 +530,26 @@ test("250 invalid Services: the diagnostics list draws 200 and shows the rest on
   await page.close();
 });
 
+test("1,200 Services: each ruleset draws 2,000 lines and the rest on demand", async () => {
+  const page = await newPage("many-rules");
+  await page.goto(URL_BASE);
+  await page.waitForSelector("#status");
+  await pasteScenario(page, servicesScenario(1200, 5));
+  await page.click("#tab-rules");
+  await page.waitForSelector("#ruleset-iptables .rule");
+  const lines = page.locator("#ruleset-iptables .rule");
+  assert.equal(await lines.count(), 2000);
+  const more = await page.innerText("#ruleset-iptables-more");
+  const total = Number(/^Show \d+ more lines \(2000 of (\d+) shown\)$/.exec(more)?.[1]);
+  assert.ok(total > 2000 && total <= 4000, more);
+  await page.click("#ruleset-iptables-more");
+  assert.equal(await lines.count(), total);
+  assert.equal(await page.locator("#ruleset-iptables-more").count(), 0);
+  // The last Service's rules are among the lines drawn now.
+  assert.match(await page.innerText("#ruleset-iptables"), /team-4\/svc-1199/);
+  await page.close();
+});
+
 test("past VS Code's large-file line (300,000 lines) the editor stops highlighting YAML, and starts again below it", async () => {
   const page = await newPage("large-file");
   await page.goto(URL_BASE);

@@ -69,7 +69,12 @@ fn scroll_to(id: &str) {
     }
 }
 
-fn render_line(line: &str, mode: &'static str, chains: &BTreeSet<String>) -> Html {
+fn render_line(
+    line: &str,
+    mode: &'static str,
+    chains: &BTreeSet<String>,
+    go_to: &Callback<String>,
+) -> Html {
     let definition = defines(line, chains);
     let mut parts: Vec<Html> = Vec::new();
     for (i, word) in line.split(' ').enumerate() {
@@ -79,10 +84,10 @@ fn render_line(line: &str, mode: &'static str, chains: &BTreeSet<String>) -> Htm
         let bare =
             word.trim_matches(|c: char| c == '"' || c == ',' || c == ';' || c == '{' || c == '}');
         if chains.contains(bare) && definition.as_deref() != Some(bare) {
-            let target = element_id(mode, bare);
+            let (go_to, chain) = (go_to.clone(), bare.to_owned());
             let onclick = Callback::from(move |e: MouseEvent| {
                 e.prevent_default();
-                scroll_to(&target);
+                go_to.emit(chain.clone());
             });
             parts.push(html! { <a href="" class="chain-link" {onclick}>{word.to_owned()}</a> });
         } else {
@@ -115,13 +120,49 @@ fn filtered<'a>(text: &'a str, filter: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn ruleset(title: &str, mode: &'static str, text: &str, filter: &str) -> Html {
+/// Lines of a ruleset drawn at first, and added by each "show more": a cluster's rulesets are
+/// hundreds of thousands of lines, and each would be a row of the page.
+const LINES_PAGE: usize = 2_000;
+
+/// How many lines to draw, in whole pages, for the definition of `chain` to be among them;
+/// `None` when it is among the `shown` ones already, or nowhere.
+fn lines_to_draw(lines: &[&str], chain: &str, shown: usize) -> Option<usize> {
+    let chains = BTreeSet::from([chain.to_owned()]);
+    let at = lines.iter().position(|line| defines(line, &chains).is_some())?;
+    (at >= shown).then(|| (at / LINES_PAGE + 1) * LINES_PAGE)
+}
+
+/// Props of [`Ruleset`].
+#[derive(Properties, Clone, PartialEq)]
+struct RulesetProps {
+    title: &'static str,
+    /// `iptables` or `nftables`: which of the report's rulesets.
+    mode: &'static str,
+    report: Shared<Report>,
+    filter: String,
+}
+
+/// One ruleset, [`LINES_PAGE`] lines at a time; a link to a chain defined further down draws
+/// the lines up to its definition, then goes there.
+#[component]
+fn Ruleset(props: &RulesetProps) -> Html {
+    let shown = use_state(|| LINES_PAGE);
+    // The chain definition to go to once it is drawn.
+    let target = use_state(|| None::<String>);
+    use_effect_with((*target).clone(), |target| {
+        if let Some(id) = target {
+            scroll_to(id);
+        }
+    });
+    let (title, mode) = (props.title, props.mode);
+    let Some(rules) = props.report.rules.as_ref() else { return Html::default() };
+    let text = if mode == "nftables" { &rules.nftables } else { &rules.iptables };
     if text.is_empty() && mode == "nftables" {
         // The report leaves the nftables ruleset out where kube-proxy would refuse the mode
         // (pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`).
         return html! {
-            <section class="ruleset" aria-label={title.to_owned()}>
-                <h3>{title.to_owned()}</h3>
+            <section class="ruleset" aria-label={title}>
+                <h3>{title}</h3>
                 <p class="note" id="ruleset-nftables-refused" role="status">
                     {"kube-proxy at this release refuses --proxy-mode nftables: the mode is new in 1.29 and needs kube-proxy's NFTablesProxyMode feature gate in 1.29 and 1.30."}
                 </p>
@@ -129,11 +170,39 @@ fn ruleset(title: &str, mode: &'static str, text: &str, filter: &str) -> Html {
         };
     }
     let chains = chain_definitions(text);
-    let lines = filtered(text, filter);
+    let lines = filtered(text, &props.filter);
+    let go_to = {
+        let (report, filter) = (props.report.clone(), props.filter.clone());
+        let (shown, target) = (shown.clone(), target.clone());
+        Callback::from(move |chain: String| {
+            let Some(rules) = report.rules.as_ref() else { return };
+            let text = if mode == "nftables" { &rules.nftables } else { &rules.iptables };
+            let id = element_id(mode, &chain);
+            match lines_to_draw(&filtered(text, &filter), &chain, *shown) {
+                Some(lines) => {
+                    shown.set(lines);
+                    target.set(Some(id));
+                }
+                None => scroll_to(&id),
+            }
+        })
+    };
+    let total = lines.len();
+    let on_more = {
+        let shown = shown.clone();
+        Callback::from(move |_: MouseEvent| shown.set(*shown + LINES_PAGE))
+    };
     html! {
-        <section class="ruleset" aria-label={title.to_owned()}>
-            <h3>{title.to_owned()}</h3>
-            <pre id={format!("ruleset-{mode}")}>{ for lines.iter().map(|l| render_line(l, mode, &chains)) }</pre>
+        <section class="ruleset" aria-label={title}>
+            <h3>{title}</h3>
+            <pre id={format!("ruleset-{mode}")}>
+                { for lines.iter().take(*shown).map(|l| render_line(l, mode, &chains, &go_to)) }
+            </pre>
+            if total > *shown {
+                <button class="rules-more" id={format!("ruleset-{mode}-more")} onclick={on_more}>
+                    {format!("Show {} more lines ({} of {total} shown)", LINES_PAGE.min(total - *shown), *shown)}
+                </button>
+            }
         </section>
     }
 }
@@ -202,8 +271,10 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
                 )}
             </p>
             <div class="side-by-side">
-                { ruleset("iptables (iptables-restore input)", "iptables", &rules.iptables, &props.filter) }
-                { ruleset("nftables (nft -f input)", "nftables", &rules.nftables, &props.filter) }
+                <Ruleset title="iptables (iptables-restore input)" mode="iptables"
+                    report={props.report.clone()} filter={props.filter.clone()} />
+                <Ruleset title="nftables (nft -f input)" mode="nftables"
+                    report={props.report.clone()} filter={props.filter.clone()} />
             </div>
         </div>
     }
@@ -228,5 +299,14 @@ mod tests {
             "table ip kube-proxy {\n\tchain services {\n\t}\n}\nadd chain ip kube-proxy service-X\n",
             &["service-X", "services"],
         );
+    }
+
+    #[test]
+    fn a_link_past_the_drawn_lines_draws_whole_pages_up_to_the_definition() {
+        let mut lines = vec!["-A KUBE-SERVICES -j KUBE-SVC-ABC"; 2 * LINES_PAGE];
+        lines.push(":KUBE-SVC-ABC - [0:0]");
+        assert_eq!(lines_to_draw(&lines, "KUBE-SVC-ABC", LINES_PAGE), Some(3 * LINES_PAGE));
+        assert_eq!(lines_to_draw(&lines, "KUBE-SVC-ABC", 3 * LINES_PAGE), None, "drawn already");
+        assert_eq!(lines_to_draw(&lines, "KUBE-SVC-XYZ", LINES_PAGE), None, "defined nowhere");
     }
 }
