@@ -332,16 +332,21 @@ impl Session {
                 pause!();
             }
         }
+        // The states kept are at least `spacing` objects apart: an evaluation from the start
+        // (a paste, a new text) keeps one every `spacing` objects, so that the first keystroke
+        // after it, wherever it is, resumes nearby instead of from the start (the copies cost a
+        // few times one copy of the whole state, against an evaluation of everything); the
+        // state before a changed document replaces those less than `spacing` before it, so
+        // that typing document after document does not pile them up.
+        let spacing = (total / RUNGS).max(PAUSE_EVERY);
         if unchanged > from {
+            while self.checkpoints.last().is_some_and(|last| unchanged - last.at < spacing) {
+                self.discarded.extend(self.checkpoints.pop());
+            }
             self.checkpoints.push(Checkpoint::of(&run, unchanged, start.clone(), begun));
             pause!();
         }
         self.applied = (total - from, total);
-        // An evaluation from the start (a paste, a new text) also keeps the state every
-        // `spacing` objects: the first keystroke after it, wherever it is, then resumes
-        // nearby instead of from the start. The copies cost a few times one copy of the
-        // whole state, against an evaluation of everything.
-        let spacing = (total / RUNGS).max(PAUSE_EVERY);
         let mut rung = (from == 0).then(|| unchanged + spacing);
         let mut at = unchanged;
         let mut left = objects.len();

@@ -214,6 +214,24 @@ fn the_pipeline_resumes_at_the_first_changed_document() {
     }
 }
 
+/// Typing document after document down a cluster keeps at most a state every eighth of it (and
+/// the one before the document being typed in), not one per document.
+#[test]
+fn typing_down_the_scenario_keeps_a_bounded_ladder_of_states() {
+    let text = generate(Shape { services: 40, slices: true });
+    let mut session = Session::new(NAME, text, CheckOptions::default());
+    check(&mut session);
+    for service in 0..40 {
+        let name = session.text().find(&format!("name: svc-{service}\n")).expect("the Service");
+        let at = name + session.text()[name..].find("app: ").expect("its label") + "app: ".len();
+        session.edit(at..at, "x").expect("an edit");
+        check(&mut session);
+        let ats: Vec<usize> = session.checkpoints.iter().map(|c| c.at).collect();
+        assert!(ats.len() <= super::RUNGS + 1, "after svc-{service}: states at {ats:?}");
+        assert!(ats.windows(2).all(|w| w[0] < w[1]), "ascending: {ats:?}");
+    }
+}
+
 /// UTF-16 offsets, as an editor counts them: "é" is one unit and two bytes, "𝄞" two units (a
 /// surrogate pair) and four bytes.
 #[test]
