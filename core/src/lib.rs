@@ -50,6 +50,7 @@ mod proxy;
 mod registry;
 mod report;
 mod source;
+mod steps;
 mod trace;
 mod upgrade;
 mod validation;

@@ -148,14 +148,7 @@ pub(crate) fn read(inputs: &[Input]) -> Scenario {
 /// unchanged, and keeping this reading's for the next (`crate::Session`).
 pub(crate) fn read_with(inputs: &[Input], cache: Option<&mut ReadCache>) -> Scenario {
     let mut go_on = || std::future::ready(());
-    let mut reading = std::pin::pin!(read_pausing(inputs, cache, &mut go_on));
-    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-    // Every pause is ready, so the first poll completes it.
-    loop {
-        if let std::task::Poll::Ready(scenario) = reading.as_mut().poll(&mut context) {
-            return scenario;
-        }
-    }
+    crate::steps::without_pauses(read_pausing(inputs, cache, &mut go_on)).unwrap_or_default()
 }
 
 /// [`read_with`] in steps: it awaits `pause()` after every [`PAUSE_EVERY`] documents (what

@@ -18,7 +18,6 @@ mod tests;
 
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
-use std::task::Poll;
 
 use ipnet::IpNet;
 
@@ -243,16 +242,12 @@ impl Session {
     /// changed since the last evaluation, and resuming the pipeline where the scenario first
     /// differs from an earlier evaluation's.
     pub fn evaluate(&mut self) -> (World, Report) {
-        let polled = {
-            let run = self.evaluate_pausing(|| std::future::ready(ControlFlow::Continue(())));
-            let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-            std::pin::pin!(run).poll(&mut context)
-        };
-        // Every pause goes on at once, so the first poll completes it; were it to end
-        // otherwise, a fresh evaluation of the same text is the same answer.
-        match polled {
-            Poll::Ready(Some(evaluated)) => evaluated,
-            Poll::Ready(None) | Poll::Pending => {
+        let go_on = || std::future::ready(ControlFlow::Continue(()));
+        match crate::steps::without_pauses(self.evaluate_pausing(go_on)) {
+            Some(Some(evaluated)) => evaluated,
+            // Not when every pause goes on at once; were it to happen, a fresh evaluation of
+            // the same text is the same answer.
+            Some(None) | None => {
                 let input = Input { name: self.name.clone(), text: Arc::clone(&self.text) };
                 super::evaluate(&[input], &self.options)
             }
@@ -260,9 +255,9 @@ impl Session {
     }
 
     /// [`Session::evaluate`] in steps, for a host that must not be blocked for a whole
-    /// evaluation (a browser's main thread): after reading, after every 64 objects applied,
-    /// after keeping a state, and before the report, it awaits `pause()`, where the host may
-    /// yield to its event loop.
+    /// evaluation (a browser's main thread): after every 256 documents read, after reading,
+    /// and after every 64 objects applied, it awaits `pause()`, where the host may yield to
+    /// its event loop.
     /// `Break` abandons the evaluation (the text changed meanwhile: the latest wins) and gives
     /// `None`; the session stays as good for the next evaluation as if it had not begun.
     pub async fn evaluate_pausing<F>(
@@ -319,49 +314,36 @@ impl Session {
             }
             None => 0,
         };
-        // `from` is at most `unchanged`: the objects up to the first changed document, the
-        // state there kept (so that the next keystroke in the same document starts there),
-        // then the rest.
-        let mut objects = objects.into_iter().skip(from);
-        let mut left = unchanged - from;
-        while left > 0 {
-            let step = left.min(PAUSE_EVERY);
-            run.apply_all(objects.by_ref().take(step));
-            left -= step;
-            if left > 0 {
-                pause!();
-            }
-        }
         // The states kept are at least `spacing` objects apart: an evaluation from the start
         // (a paste, a new text) keeps one every `spacing` objects, so that the first keystroke
         // after it, wherever it is, resumes nearby instead of from the start (the copies cost a
         // few times one copy of the whole state, against an evaluation of everything); the
-        // state before a changed document replaces those less than `spacing` before it, so
-        // that typing document after document does not pile them up.
+        // state before the first changed document (`unchanged`, at least `from`) is kept so
+        // that the next keystroke in the same document starts there, and replaces those less
+        // than `spacing` before it, so that typing document after document does not pile them
+        // up.
         let spacing = (total / RUNGS).max(PAUSE_EVERY);
-        if unchanged > from {
-            while self.checkpoints.last().is_some_and(|last| unchanged - last.at < spacing) {
-                self.discarded.extend(self.checkpoints.pop());
-            }
-            self.checkpoints.push(Checkpoint::of(&run, unchanged, start.clone(), begun));
-            pause!();
-        }
-        self.applied = (total - from, total);
         let mut rung = (from == 0).then(|| unchanged + spacing);
-        let mut at = unchanged;
-        let mut left = objects.len();
-        while left > 0 {
-            pause!();
-            let step = left.min(PAUSE_EVERY);
+        self.applied = (total - from, total);
+        let mut objects = objects.into_iter().skip(from);
+        let mut at = from;
+        while at < total {
+            // A step ends at the first changed document, if it comes first.
+            let end = if at < unchanged { unchanged } else { total };
+            let step = (end - at).min(PAUSE_EVERY);
             run.apply_all(objects.by_ref().take(step));
-            left -= step;
             at += step;
-            if let Some(next) = rung.filter(|&next| at >= next && left > 0) {
+            if at == unchanged && unchanged > from {
+                while self.checkpoints.last().is_some_and(|last| unchanged - last.at < spacing) {
+                    self.discarded.extend(self.checkpoints.pop());
+                }
+                self.checkpoints.push(Checkpoint::of(&run, at, start.clone(), begun));
+            } else if let Some(next) = rung.filter(|&next| at >= next && at < total) {
                 self.checkpoints.push(Checkpoint::of(&run, at, start.clone(), begun));
                 rung = Some(next + spacing);
             }
+            pause!();
         }
-        pause!();
         Some(run.finish())
     }
 
