@@ -88,8 +88,9 @@ pub(crate) enum ProfileChange {
 }
 
 /// What one evaluation gave (its report, the text it read), shared by the panels: equal only to
-/// itself, the same `Arc` (the text is the core session's own), because yew compares props on every render and a deep comparison of a
-/// cluster-sized report, which differs from the last one in one Service, walks half of it.
+/// itself, the same `Arc` (the text is the core session's own), because yew compares props on
+/// every render and a deep comparison of a cluster-sized report, which differs from the last
+/// one in one Service, walks half of it.
 #[derive(Debug)]
 pub(crate) struct Shared<T: ?Sized>(Arc<T>);
 

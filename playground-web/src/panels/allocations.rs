@@ -332,10 +332,6 @@ pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
     let reasons = failure_reasons(report);
     let maps = ip_maps(report, &reasons);
     let total = report.services.len();
-    let on_more = {
-        let shown = shown.clone();
-        Callback::from(move |_: MouseEvent| shown.set(*shown + ROWS_PAGE))
-    };
     html! {
         <div class="allocations">
             <div class="legend" aria-hidden="true">
@@ -377,9 +373,8 @@ pub(crate) fn AllocationsPanel(props: &AllocationsProps) -> Html {
                 }) }
                 if total > *shown {
                     <tr class="more"><td colspan="5">
-                        <button id="allocation-more" onclick={on_more}>
-                            {format!("Show {} more ({} of {total} Services shown)", ROWS_PAGE.min(total - *shown), *shown)}
-                        </button>
+                        { super::show_more("allocation-more", &shown, ROWS_PAGE,
+                            format!("Show {} more ({} of {total} Services shown)", ROWS_PAGE.min(total - *shown), *shown)) }
                     </td></tr>
                 }
                 </tbody>

@@ -97,20 +97,14 @@ fn by_object(report: &Report) -> Vec<(Option<&ObjectRef>, Vec<&Diagnostic>)> {
     groups
 }
 
-/// A "show more" button under a list of which `shown` of `total` are drawn.
+/// The "show more" button under a list of which `shown` of `total` are drawn, if any are not.
 fn more(id: &str, shown: &UseStateHandle<usize>, total: usize) -> Html {
     if total <= **shown {
         return Html::default();
     }
-    let onclick = {
-        let shown = shown.clone();
-        Callback::from(move |_: MouseEvent| shown.set(*shown + ITEMS_PAGE))
-    };
-    html! {
-        <button class="diag-more" id={id.to_owned()} {onclick}>
-            {format!("Show {} more ({} of {total} shown)", ITEMS_PAGE.min(total - **shown), **shown)}
-        </button>
-    }
+    let label =
+        format!("Show {} more ({} of {total} shown)", ITEMS_PAGE.min(total - **shown), **shown);
+    html! { <div class="diag-more">{ super::show_more(id, shown, ITEMS_PAGE, label) }</div> }
 }
 
 #[component]

@@ -132,6 +132,12 @@ fn lines_to_draw(lines: &[&str], chain: &str, shown: usize) -> Option<usize> {
     (at >= shown).then(|| (at / LINES_PAGE + 1) * LINES_PAGE)
 }
 
+/// The report's ruleset of `mode` (`iptables` or `nftables`), when it carries the rulesets.
+fn ruleset_text<'a>(report: &'a Report, mode: &str) -> Option<&'a str> {
+    let rules = report.rules.as_ref()?;
+    Some(if mode == "nftables" { &rules.nftables } else { &rules.iptables })
+}
+
 /// Props of [`Ruleset`].
 #[derive(Properties, Clone, PartialEq)]
 struct RulesetProps {
@@ -155,8 +161,7 @@ fn Ruleset(props: &RulesetProps) -> Html {
         }
     });
     let (title, mode) = (props.title, props.mode);
-    let Some(rules) = props.report.rules.as_ref() else { return Html::default() };
-    let text = if mode == "nftables" { &rules.nftables } else { &rules.iptables };
+    let Some(text) = ruleset_text(&props.report, mode) else { return Html::default() };
     if text.is_empty() && mode == "nftables" {
         // The report leaves the nftables ruleset out where kube-proxy would refuse the mode
         // (pkg/proxy/apis/config/validation/validation.go `validateProxyModeLinux`).
@@ -175,8 +180,7 @@ fn Ruleset(props: &RulesetProps) -> Html {
         let (report, filter) = (props.report.clone(), props.filter.clone());
         let (shown, target) = (shown.clone(), target.clone());
         Callback::from(move |chain: String| {
-            let Some(rules) = report.rules.as_ref() else { return };
-            let text = if mode == "nftables" { &rules.nftables } else { &rules.iptables };
+            let Some(text) = ruleset_text(&report, mode) else { return };
             let id = element_id(mode, &chain);
             match lines_to_draw(&filtered(text, &filter), &chain, *shown) {
                 Some(lines) => {
@@ -188,10 +192,6 @@ fn Ruleset(props: &RulesetProps) -> Html {
         })
     };
     let total = lines.len();
-    let on_more = {
-        let shown = shown.clone();
-        Callback::from(move |_: MouseEvent| shown.set(*shown + LINES_PAGE))
-    };
     html! {
         <section class="ruleset" aria-label={title}>
             <h3>{title}</h3>
@@ -199,9 +199,8 @@ fn Ruleset(props: &RulesetProps) -> Html {
                 { for lines.iter().take(*shown).map(|l| render_line(l, mode, &chains, &go_to)) }
             </pre>
             if total > *shown {
-                <button class="rules-more" id={format!("ruleset-{mode}-more")} onclick={on_more}>
-                    {format!("Show {} more lines ({} of {total} shown)", LINES_PAGE.min(total - *shown), *shown)}
-                </button>
+                { super::show_more(&format!("ruleset-{mode}-more"), &shown, LINES_PAGE,
+                    format!("Show {} more lines ({} of {total} shown)", LINES_PAGE.min(total - *shown), *shown)) }
             }
         </section>
     }

@@ -104,14 +104,11 @@ pub(crate) fn submit(submitted: Submitted) -> Option<Evaluated> {
 /// browser.
 pub(crate) fn evaluate_now(submitted: Submitted) -> Evaluated {
     let mut editing = EDITING.take();
-    let with_rules = submitted.with_rules;
-    let applied = take_in(&mut editing, vec![submitted]);
     let started = super::now_ms();
-    editing.session.options_mut().omit_rules = !with_rules;
+    let (with_rules, applied) = take_in(&mut editing, vec![submitted]);
     let (world, report) = editing.session.evaluate();
     let held = super::now_ms() - started;
-    let done = Done { with_rules, applied };
-    let evaluated = finish(&mut editing, world, report, held, done);
+    let evaluated = finish(&mut editing, world, report, held, with_rules, applied);
     EDITING.set(editing);
     evaluated
 }
@@ -124,11 +121,9 @@ async fn run() {
         if batch.is_empty() {
             break;
         }
-        let with_rules = batch.last().is_some_and(|s| s.with_rules);
         let busy = Rc::new(Cell::new(0.0));
         let slice = Rc::new(Cell::new(super::now_ms()));
-        let applied = take_in(&mut editing, batch);
-        editing.session.options_mut().omit_rules = !with_rules;
+        let (with_rules, applied) = take_in(&mut editing, batch);
         // Reading is one step, tens of milliseconds at cluster scale: it starts a task of its
         // own when taking the changes in (copying a large text) already held the thread.
         if super::now_ms() - slice.get() >= SLICE_MS / 4.0 {
@@ -143,8 +138,7 @@ async fn run() {
             continue;
         };
         let held = busy.get() + (super::now_ms() - slice.get());
-        let done = Done { with_rules, applied };
-        let evaluated = finish(&mut editing, world, report, held, done);
+        let evaluated = finish(&mut editing, world, report, held, with_rules, applied);
         let results = QUEUE.with_borrow(|queue| queue.results.clone());
         if let Some(results) = results {
             results.emit(evaluated);
@@ -202,10 +196,13 @@ fn next_task() -> js_sys::Promise {
     })
 }
 
-/// Applies the batch's changes to the session in order; `false` when an editor's edits did not
-/// fit the text, which then goes back to the text last evaluated (an editor bug: the state
-/// shows that text again rather than a guess at what was meant).
-fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> bool {
+/// Applies the batch's changes to the session in order, and its last one's `with_rules` to the
+/// session's options: that, and `false` when an editor's edits did not fit the text, which then
+/// goes back to the text last evaluated (an editor bug: the state shows that text again rather
+/// than a guess at what was meant).
+fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> (bool, bool) {
+    let with_rules = batch.last().is_some_and(|s| s.with_rules);
+    editing.session.options_mut().omit_rules = !with_rules;
     let mut applied = true;
     for submitted in batch {
         match submitted.change {
@@ -222,13 +219,7 @@ fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> bool {
             }
         }
     }
-    applied
-}
-
-/// What an evaluation's changes asked and how they went, as [`Evaluated`] has it.
-struct Done {
-    with_rules: bool,
-    applied: bool,
+    (with_rules, applied)
 }
 
 /// The result of an evaluation of the session's text that held the main thread `eval_ms`.
@@ -237,7 +228,8 @@ fn finish(
     world: World,
     mut report: Report,
     eval_ms: f64,
-    Done { with_rules, applied }: Done,
+    with_rules: bool,
+    applied: bool,
 ) -> Evaluated {
     let text: Shared<String> = Shared::new(editing.session.shared_text());
     editing.text = Some(text.clone());
