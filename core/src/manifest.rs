@@ -160,7 +160,7 @@ pub(crate) async fn read_pausing<F: Future>(
     pause: &mut impl FnMut() -> F,
 ) -> Scenario {
     if let Some(cache) = cache.as_deref_mut() {
-        cache.begin();
+        cache.begin(inputs);
     }
     let mut scenario = Scenario::default();
     // One object per document, mostly: room for them all up front spares the copies of a
@@ -266,8 +266,8 @@ async fn parse_input<F: Future>(
             return false;
         }
         let remembered = match cache.as_deref_mut().map(|c| (c, reread::Place::of(&piece))) {
-            Some((cache, Some(place))) => {
-                if cache.reuse(&piece, &place, input, scenario) {
+            Some((cache, Some(mut place))) => {
+                if cache.reuse(&piece, &mut place, input, scenario) {
                     continue;
                 }
                 Some((cache, place, reread::Mark::of(scenario)))

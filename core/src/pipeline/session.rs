@@ -196,6 +196,7 @@ impl Session {
                 return Err(EditError::NotCharBoundary { offset });
             }
         }
+        self.cache.edited(&range, len);
         match Arc::get_mut(&mut self.text) {
             Some(text) => text.replace_range(range, replacement),
             None => {
@@ -230,6 +231,7 @@ impl Session {
     /// Replaces the whole text (a paste over everything, or a host that sends no edits): the
     /// documents whose text is unchanged are still not read again.
     pub fn set_text(&mut self, text: impl Into<String>) {
+        self.cache.replaced();
         self.text = Arc::new(text.into());
     }
 

@@ -133,12 +133,25 @@ proptest! {
             1..10,
         ),
         abandoned in proptest::collection::vec(0usize..12, 10),
+        batched in proptest::collection::vec(0usize..4, 10),
     ) {
         let mut session = Session::new(NAME, scenarios()[scenario].clone(), CheckOptions::default());
         check(&mut session);
-        for (drawn, &at) in edits.iter().zip(&abandoned) {
+        for ((drawn, &at), &more) in edits.iter().zip(&abandoned).zip(&batched) {
             let (range, replacement) = edit(session.text(), drawn);
             session.edit(range, &replacement).expect("an edit within the text");
+            // Some edits come together (as an editor's do while an evaluation is busy), and
+            // some texts are replaced whole.
+            for extra in 1..more {
+                let (kind, a, b, junk) = drawn;
+                let drawn = ((kind + extra as u8) % 6, a * 7 + extra, b / 3 + extra, junk.clone());
+                let (range, replacement) = edit(session.text(), &drawn);
+                session.edit(range, &replacement).expect("an edit within the text");
+            }
+            if more == 3 {
+                let text = session.text().to_owned();
+                session.set_text(text);
+            }
             // Some evaluations are abandoned at a pause, and the next edit comes first.
             if at > 0 {
                 abandon(&mut session, at);
@@ -165,13 +178,23 @@ fn an_edit_reads_again_only_its_document() {
     session.edit(digit..digit + 1, "1").expect("an edit");
     check(&mut session);
     assert_eq!(session.documents_read(), (1, read - 1), "a value fixed");
+    // The others are placed by where the edit left them, their text not even compared.
+    assert_eq!(session.cache.by_text, 1);
     let line_end = middle + session.text()[middle..].find('\n').expect("a line end") + 1;
     session.edit(line_end..line_end, "  # a comment\n").expect("an edit");
     check(&mut session);
     assert_eq!(session.documents_read(), (1, read - 1), "a line added");
+    assert_eq!(session.cache.by_text, 1);
     session.edit(line_end..line_end, "---\n").expect("an edit");
     check(&mut session);
     assert_eq!(session.documents_read(), (2, read - 1), "a document split in two");
+    assert_eq!(session.cache.by_text, 2);
+    // A text replaced whole, even by itself, is looked for document by document.
+    let text = session.text().to_owned();
+    session.set_text(text);
+    check(&mut session);
+    assert_eq!(session.documents_read(), (0, read + 1), "the same text again");
+    assert_eq!(session.cache.by_text, read + 1);
 }
 
 /// The pipeline resumes where the scenario first differs from an earlier evaluation's: the
