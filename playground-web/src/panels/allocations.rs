@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::state::Shared;
-use svclab_core::{BandReport, Report, ServiceReport, Severity};
+use svclab_core::{AllocationReport, BandReport, PortReport, Report, ServiceReport, Severity};
 use yew::prelude::*;
 
 /// Props of [`AllocationsPanel`].
@@ -22,17 +22,50 @@ pub(crate) struct AllocationsProps {
 const MIN_STATIC_SHARE: f64 = 0.2;
 
 /// One address or port drawn on a map.
-struct Mark {
+struct Mark<'r> {
     /// Offset from the range's first value.
     offset: f64,
     /// `requested`, `dynamic` or `failed`.
     kind: &'static str,
-    /// Tooltip.
-    title: String,
+    /// The Service's namespace and name, and what its tooltip says of it.
+    service: (&'r str, &'r str),
+    title: Title<'r>,
+}
+
+/// What a mark's tooltip says, written only for the marks drawn (a cluster has tens of
+/// thousands of marks, and a map draws at most about a thousand).
+enum Title<'r> {
+    /// A rejected Service's requested address, and why it failed.
+    Failed {
+        ip: &'r str,
+        reasons: &'r [&'r str],
+    },
+    Allocated(&'r AllocationReport),
+    NodePort(&'r PortReport),
+}
+
+impl Mark<'_> {
+    fn title(&self) -> String {
+        let (namespace, name) = self.service;
+        match &self.title {
+            Title::Failed { ip, reasons } => {
+                format!("{namespace}/{name}: {ip} failed: {}", reasons.join("; "))
+            }
+            Title::Allocated(allocation) => {
+                let how = if allocation.requested { "requested" } else { "picked dynamically" };
+                let (ip, band) = (&allocation.ip, &allocation.band);
+                format!("{namespace}/{name}: {ip} ({how}, {band} band)")
+            }
+            Title::NodePort(port) => format!(
+                "{namespace}/{name}: nodePort {} ({} band)",
+                port.node_port, port.node_port_band
+            ),
+        }
+    }
 }
 
 /// A range drawn as a bar.
-struct RangeMap {
+struct RangeMap<'r> {
     title: String,
     /// Number of values along the axis (first..=last).
     span: f64,
@@ -43,10 +76,10 @@ struct RangeMap {
     /// Static band as (offset of first, offset after last).
     static_band: Option<(f64, f64)>,
     dynamic_band: Option<(f64, f64)>,
-    marks: Vec<Mark>,
+    marks: Vec<Mark<'r>>,
 }
 
-impl RangeMap {
+impl RangeMap<'_> {
     /// Map position in [0, 1] of an offset, with the static band widened when tiny.
     fn position(&self, offset: f64) -> f64 {
         let Some((_, static_end)) = self.static_band else { return offset / self.span };
@@ -119,22 +152,23 @@ fn band_offsets(
     Some((origin(&band.first)?, origin(&band.last)? + 1.0))
 }
 
-fn ip_maps(report: &Report, all_reasons: &Reasons<'_>) -> Vec<RangeMap> {
+fn ip_maps<'r>(report: &'r Report, all_reasons: &'r Reasons<'r>) -> Vec<RangeMap<'r>> {
     let mut maps = Vec::new();
     for range in &report.ranges {
         let Some((network, size, _)) = cidr_bounds(&range.cidr) else { continue };
         let offset = |ip: &str| ip_offset(ip, network, size);
         let mut marks = Vec::new();
         for service in &report.services {
-            let key = format!("{}/{}", service.namespace, service.name);
+            let key = (service.namespace.as_str(), service.name.as_str());
             if service.outcome == "rejected" {
-                let reasons = reasons_of(all_reasons, service).join("; ");
+                let reasons = reasons_of(all_reasons, service);
                 for ip in &service.cluster_ips {
                     if let Some(o) = offset(ip) {
                         marks.push(Mark {
                             offset: o,
                             kind: "failed",
-                            title: format!("{key}: {ip} failed: {reasons}"),
+                            service: key,
+                            title: Title::Failed { ip, reasons },
                         });
                     }
                 }
@@ -145,15 +179,12 @@ fn ip_maps(report: &Report, all_reasons: &Reasons<'_>) -> Vec<RangeMap> {
             }
             for allocation in &service.allocations {
                 let Some(o) = offset(&allocation.ip) else { continue };
-                let (kind, how) = if allocation.requested {
-                    ("requested", "requested")
-                } else {
-                    ("dynamic", "picked dynamically")
-                };
+                let kind = if allocation.requested { "requested" } else { "dynamic" };
                 marks.push(Mark {
                     offset: o,
                     kind,
-                    title: format!("{key}: {} ({how}, {} band)", allocation.ip, allocation.band),
+                    service: key,
+                    title: Title::Allocated(allocation),
                 });
             }
         }
@@ -182,7 +213,7 @@ fn ip_maps(report: &Report, all_reasons: &Reasons<'_>) -> Vec<RangeMap> {
     maps
 }
 
-fn port_map(report: &Report) -> Option<RangeMap> {
+fn port_map(report: &Report) -> Option<RangeMap<'_>> {
     let range = &report.node_port_range;
     let (first, last) = range.range.split_once('-')?;
     let (first, last): (u32, u32) = (first.parse().ok()?, last.parse().ok()?);
@@ -197,10 +228,8 @@ fn port_map(report: &Report) -> Option<RangeMap> {
             marks.push(Mark {
                 offset: o,
                 kind: "dynamic",
-                title: format!(
-                    "{}/{}: nodePort {} ({} band)",
-                    service.namespace, service.name, port.node_port, port.node_port_band
-                ),
+                service: (service.namespace.as_str(), service.name.as_str()),
+                title: Title::NodePort(port),
             });
         }
     }
@@ -242,32 +271,30 @@ fn percent(value: f64) -> String {
 const MAX_MARKS: usize = 500;
 
 /// The marks to draw: (position in [0, 1], kind, title).
-fn drawn_marks(map: &RangeMap) -> Vec<(f64, &'static str, String)> {
+fn drawn_marks(map: &RangeMap<'_>) -> Vec<(f64, &'static str, String)> {
     if map.marks.len() <= MAX_MARKS {
-        return map
-            .marks
-            .iter()
-            .map(|m| (map.position(m.offset), m.kind, m.title.clone()))
-            .collect();
+        return map.marks.iter().map(|m| (map.position(m.offset), m.kind, m.title())).collect();
     }
-    let mut buckets: BTreeMap<(u32, &'static str), (f64, &str, usize)> = BTreeMap::new();
+    let mut buckets: BTreeMap<(u32, &'static str), (f64, &Mark<'_>, usize)> = BTreeMap::new();
     for m in &map.marks {
         let position = map.position(m.offset);
         #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "in [0, 1000]")]
         let bucket = (position * 1000.0).round() as u32;
-        buckets.entry((bucket, m.kind)).or_insert((position, &m.title, 0)).2 += 1;
+        buckets.entry((bucket, m.kind)).or_insert((position, m, 0)).2 += 1;
     }
     buckets
         .into_iter()
         .map(|((_, kind), (position, title, n))| {
-            let title =
-                if n == 1 { title.to_owned() } else { format!("{title} and {} more here", n - 1) };
+            let title = match n {
+                1 => title.title(),
+                _ => format!("{} and {} more here", title.title(), n - 1),
+            };
             (position, kind, title)
         })
         .collect()
 }
 
-fn draw(map: &RangeMap, index: usize) -> Html {
+fn draw(map: &RangeMap<'_>, index: usize) -> Html {
     let band = |b: Option<(f64, f64)>, class: &'static str, label: &'static str| match b {
         Some((start, end)) => {
             let left = map.position(start);
@@ -390,6 +417,13 @@ mod tests {
 
     /// A /20 with `n` dynamic picks in its first addresses.
     fn check(n: usize, drawn: usize) {
+        let picks: Vec<AllocationReport> = (0..n)
+            .map(|i| AllocationReport {
+                ip: format!("pick {i}"),
+                band: "dynamic".to_owned(),
+                requested: false,
+            })
+            .collect();
         let map = RangeMap {
             title: String::new(),
             span: 4096.0,
@@ -399,8 +433,15 @@ mod tests {
             static_band: None,
             dynamic_band: None,
             #[expect(clippy::cast_precision_loss, reason = "small offsets")]
-            marks: (0..n)
-                .map(|i| Mark { offset: i as f64, kind: "dynamic", title: format!("pick {i}") })
+            marks: picks
+                .iter()
+                .enumerate()
+                .map(|(i, pick)| Mark {
+                    offset: i as f64,
+                    kind: "dynamic",
+                    service: ("ns", "svc"),
+                    title: Title::Allocated(pick),
+                })
                 .collect(),
         };
         let marks = drawn_marks(&map);
