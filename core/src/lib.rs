@@ -85,7 +85,7 @@ pub use profile::{
 pub use proxy::{ProxyMode, RenderError, RenderOptions, RuleStats, RulesetWriter};
 pub use report::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
-    ServiceReport, report_rules,
+    ServiceReport, report_rules, report_rules_pausing,
 };
 pub use source::{Pos, Source};
 pub use trace::{TraceOutcome, TraceReport, TraceRequest, TraceStep};

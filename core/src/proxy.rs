@@ -234,6 +234,23 @@ impl ServicePorts {
         }
     }
 
+    /// The payload of a mode, rendered a few service ports at a time.
+    pub(crate) fn rendering<'p>(
+        &'p self,
+        config: &'p ProxyConfig,
+        mode: ProxyMode,
+        standalone: bool,
+    ) -> Rendering<'p> {
+        match mode {
+            ProxyMode::Iptables => {
+                Rendering::Iptables(Box::new(iptables::Building::new(&self.0, config, standalone)))
+            }
+            ProxyMode::Nftables => {
+                Rendering::Nftables(Box::new(nftables::Building::new(&self.0, config)))
+            }
+        }
+    }
+
     /// The ruleset of a mode, to be written out part by part ([`ServicePorts::render`] without
     /// joining it into one string); the service-port model may go once it is built.
     pub(crate) fn ruleset(
@@ -249,6 +266,31 @@ impl ServicePorts {
             ProxyMode::Nftables => Body::Nftables(nftables::render(&self.0, config).text),
         };
         RulesetWriter { body, next: 0 }
+    }
+}
+
+/// A payload being rendered a few service ports at a time ([`ServicePorts::rendering`]), for a
+/// host that must not be blocked for all of it ([`crate::report_rules_pausing`]).
+pub(crate) enum Rendering<'p> {
+    Iptables(Box<iptables::Building<'p>>),
+    Nftables(Box<nftables::Building<'p>>),
+}
+
+impl Rendering<'_> {
+    /// Renders the next `count` service ports; `false` once every one is in.
+    pub(crate) fn add(&mut self, count: usize) -> bool {
+        match self {
+            Rendering::Iptables(building) => building.add(count),
+            Rendering::Nftables(building) => building.add(count),
+        }
+    }
+
+    /// The payload, with every service port added.
+    pub(crate) fn finish(self) -> Rendered {
+        match self {
+            Rendering::Iptables(building) => (*building).finish().into_rendered(),
+            Rendering::Nftables(building) => (*building).finish(),
+        }
     }
 }
 

@@ -187,4 +187,4 @@ impl Report {
 mod build;
 mod text;
 
-pub use build::report_rules;
+pub use build::{report_rules, report_rules_pausing};

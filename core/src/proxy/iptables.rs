@@ -356,10 +356,7 @@ pub(crate) fn builtin_jumps(with_kube_firewall: bool) -> Vec<(&'static str, &'st
 
 /// Renders the payload for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Rendered {
-    let payload = payload(ports, config, standalone);
-    let mut text = String::with_capacity(payload.len());
-    payload.write(&mut |piece| text.push_str(piece));
-    Rendered { text, stats: payload.stats }
+    payload(ports, config, standalone).into_rendered()
 }
 
 /// The payload's chains, ready to be written in canonical order: the filter table, then the
@@ -375,6 +372,13 @@ pub(crate) struct Payload {
 }
 
 impl Payload {
+    /// The payload as one text, with its figures.
+    pub(crate) fn into_rendered(self) -> Rendered {
+        let mut text = String::with_capacity(self.len());
+        self.write(&mut |piece| text.push_str(piece));
+        Rendered { text, stats: self.stats }
+    }
+
     /// The payload's length in bytes.
     pub(crate) fn len(&self) -> usize {
         let table = |chains: &[Chain]| -> usize {
@@ -476,46 +480,85 @@ fn declaration_len(name: &str) -> usize {
 /// Builds the payload for one family: the fixed rules, each service port's, then the chains in
 /// the canonical order (and, `standalone`, the jumps from the built-in chains).
 pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Payload {
-    let v4 = config.family == IpFamily::V4;
-    let localhost_nps = config.localhost_node_ports_effective();
-    let kube_firewall = v4 && localhost_nps && config.kube_firewall_rule;
-    let mut t = Tables {
-        f_services: Chain::new("KUBE-SERVICES"),
-        f_external: Chain::new("KUBE-EXTERNAL-SERVICES"),
-        f_forward: Chain::new("KUBE-FORWARD"),
-        f_nodeports: Chain::new("KUBE-NODEPORTS"),
-        f_proxy_firewall: config.lb_firewall_in_filter.then(|| Chain::new("KUBE-PROXY-FIREWALL")),
-        f_firewall: kube_firewall.then(|| Chain::new("KUBE-FIREWALL")),
-        n_services: Chain::new("KUBE-SERVICES"),
-        n_nodeports: Chain::new("KUBE-NODEPORTS"),
-        n_postrouting: Chain::new("KUBE-POSTROUTING"),
-        n_mark_masq: Chain::new("KUBE-MARK-MASQ"),
-        arena: Arena::default(),
-    };
-    // Sized from the per-service and per-endpoint chain count, so the vectors never regrow.
-    let endpoint_count: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 30);
-    t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
-    fixed_rules(&mut t, config);
-    let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    let large = total_endpoints > config.large_cluster_threshold;
-    let mut stats = RuleStats {
-        service_ports: ports.len() as u64,
-        endpoints: total_endpoints as u64,
-        ..RuleStats::default()
-    };
-    // 1.24 to 1.26 write no NodePort rule when no host address matches `nodePortAddresses`
-    // (proxy/release.rs `NodePortRulesNeedNodeAddress`).
-    let node_ports = !config.node_port_rules_need_address
-        || config
-            .node_port_cidrs(ProxyMode::Iptables)
-            .is_none_or(|cidrs| !config.node_port_ips(&cidrs, false).is_empty());
-    for sp in ports {
-        service_rules(sp, config, large, (localhost_nps, node_ports), &mut t, &mut stats);
+    let mut building = Building::new(ports, config, standalone);
+    building.add(ports.len());
+    building.finish()
+}
+
+/// A payload being built a few service ports at a time ([`crate::report_rules_pausing`]):
+/// [`payload`] in steps.
+pub(crate) struct Building<'p> {
+    ports: &'p [SvcPort],
+    config: &'p ProxyConfig,
+    standalone: bool,
+    t: Tables,
+    stats: RuleStats,
+    large: bool,
+    localhost_nps: bool,
+    node_ports: bool,
+    /// The service ports added so far.
+    added: usize,
+}
+
+impl<'p> Building<'p> {
+    /// The fixed rules, before any service port's.
+    pub(crate) fn new(ports: &'p [SvcPort], config: &'p ProxyConfig, standalone: bool) -> Self {
+        let v4 = config.family == IpFamily::V4;
+        let localhost_nps = config.localhost_node_ports_effective();
+        let kube_firewall = v4 && localhost_nps && config.kube_firewall_rule;
+        let mut t = Tables {
+            f_services: Chain::new("KUBE-SERVICES"),
+            f_external: Chain::new("KUBE-EXTERNAL-SERVICES"),
+            f_forward: Chain::new("KUBE-FORWARD"),
+            f_nodeports: Chain::new("KUBE-NODEPORTS"),
+            f_proxy_firewall: config
+                .lb_firewall_in_filter
+                .then(|| Chain::new("KUBE-PROXY-FIREWALL")),
+            f_firewall: kube_firewall.then(|| Chain::new("KUBE-FIREWALL")),
+            n_services: Chain::new("KUBE-SERVICES"),
+            n_nodeports: Chain::new("KUBE-NODEPORTS"),
+            n_postrouting: Chain::new("KUBE-POSTROUTING"),
+            n_mark_masq: Chain::new("KUBE-MARK-MASQ"),
+            arena: Arena::default(),
+        };
+        // Sized from the per-service and per-endpoint chain count, so the vectors never regrow.
+        let endpoint_count: usize = ports.iter().map(|p| p.endpoints.len()).sum();
+        t.arena.names.reserve((ports.len() * 4 + endpoint_count) * 30);
+        t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
+        fixed_rules(&mut t, config);
+        let large = endpoint_count > config.large_cluster_threshold;
+        let stats = RuleStats {
+            service_ports: ports.len() as u64,
+            endpoints: endpoint_count as u64,
+            ..RuleStats::default()
+        };
+        // 1.24 to 1.26 write no NodePort rule when no host address matches `nodePortAddresses`
+        // (proxy/release.rs `NodePortRulesNeedNodeAddress`).
+        let node_ports = !config.node_port_rules_need_address
+            || config
+                .node_port_cidrs(ProxyMode::Iptables)
+                .is_none_or(|cidrs| !config.node_port_ips(&cidrs, false).is_empty());
+        Building { ports, config, standalone, t, stats, large, localhost_nps, node_ports, added: 0 }
     }
-    forward_rules(&mut t.f_forward, config);
-    nodeports_last(&mut t.n_services, config, localhost_nps);
-    t.into_payload(stats, config, standalone)
+
+    /// Adds the rules of the next `count` service ports; `false` once every one is in.
+    pub(crate) fn add(&mut self, count: usize) -> bool {
+        let Building { ports, config, t, stats, large, .. } = self;
+        let flags = (self.localhost_nps, self.node_ports);
+        for sp in ports.iter().skip(self.added).take(count) {
+            service_rules(sp, config, *large, flags, t, stats);
+            self.added += 1;
+        }
+        self.added < ports.len()
+    }
+
+    /// The chains in the canonical order, with the rules of the service ports added.
+    pub(crate) fn finish(self) -> Payload {
+        let Building { config, standalone, mut t, stats, localhost_nps, .. } = self;
+        forward_rules(&mut t.f_forward, config);
+        nodeports_last(&mut t.n_services, config, localhost_nps);
+        t.into_payload(stats, config, standalone)
+    }
 }
 
 /// The rules that do not depend on any Service: the localnet block, KUBE-POSTROUTING and

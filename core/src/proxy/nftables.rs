@@ -201,36 +201,68 @@ pub(super) fn masquerade_statement(config: &ProxyConfig) -> String {
 
 /// Renders the table for one family.
 pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
-    let ipx = nft_ip(config.family);
-    let estimate: usize = ports.iter().map(|p| 1024 + p.endpoints.len() * 512).sum();
-    let mut tx = Tx {
-        text: String::with_capacity(4096 + estimate),
-        prefix: format!("{ipx} kube-proxy"),
-        rules: 0,
-        chains: 0,
-        elements: BTreeMap::new(),
-        every_add: !config.nftables_elements_once,
-        comment_max: config.nftables_truncate_comments.then_some(COMMENT_LENGTH_MAX),
-    };
-    let _ =
-        writeln!(tx.text, "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}");
-    let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
+    let mut building = Building::new(ports, config);
+    building.add(ports.len());
+    building.finish()
+}
 
-    Fixed::new(config, node_port_cidrs.as_deref()).write(&mut tx);
+/// A table being rendered a few service ports at a time ([`crate::report_rules_pausing`]):
+/// [`render`] in steps.
+pub(crate) struct Building<'p> {
+    ports: &'p [SvcPort],
+    config: &'p ProxyConfig,
+    tx: Tx,
+    stats: RuleStats,
+    /// The service ports added so far.
+    added: usize,
+}
 
-    let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-    let mut stats = RuleStats {
-        service_ports: ports.len() as u64,
-        endpoints: total_endpoints as u64,
-        ..RuleStats::default()
-    };
-    for sp in ports {
-        service(&mut tx, sp, config, &mut stats);
+impl<'p> Building<'p> {
+    /// The table and its fixed objects, before any service port's.
+    pub(crate) fn new(ports: &'p [SvcPort], config: &'p ProxyConfig) -> Self {
+        let ipx = nft_ip(config.family);
+        let estimate: usize = ports.iter().map(|p| 1024 + p.endpoints.len() * 512).sum();
+        let mut tx = Tx {
+            text: String::with_capacity(4096 + estimate),
+            prefix: format!("{ipx} kube-proxy"),
+            rules: 0,
+            chains: 0,
+            elements: BTreeMap::new(),
+            every_add: !config.nftables_elements_once,
+            comment_max: config.nftables_truncate_comments.then_some(COMMENT_LENGTH_MAX),
+        };
+        let _ = writeln!(
+            tx.text,
+            "add table {ipx} kube-proxy {{ comment \"rules for kube-proxy\" ; }}"
+        );
+        let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
+        Fixed::new(config, node_port_cidrs.as_deref()).write(&mut tx);
+        let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
+        let stats = RuleStats {
+            service_ports: ports.len() as u64,
+            endpoints: total_endpoints as u64,
+            ..RuleStats::default()
+        };
+        Building { ports, config, tx, stats, added: 0 }
     }
-    let (text, rules, chains) = tx.finish();
-    stats.rules.insert("rules".to_owned(), rules);
-    stats.chains.insert("chains".to_owned(), chains);
-    Rendered { text, stats }
+
+    /// Adds the objects of the next `count` service ports; `false` once every one is in.
+    pub(crate) fn add(&mut self, count: usize) -> bool {
+        for sp in self.ports.iter().skip(self.added).take(count) {
+            service(&mut self.tx, sp, self.config, &mut self.stats);
+            self.added += 1;
+        }
+        self.added < self.ports.len()
+    }
+
+    /// The transaction, with the objects of the service ports added.
+    pub(crate) fn finish(self) -> Rendered {
+        let Building { tx, mut stats, .. } = self;
+        let (text, rules, chains) = tx.finish();
+        stats.rules.insert("rules".to_owned(), rules);
+        stats.chains.insert("chains".to_owned(), chains);
+        Rendered { text, stats }
+    }
 }
 
 /// The chain names of one service port and the decisions the nftables proxier's

@@ -1,6 +1,8 @@
 //! Building the report from the cluster state: one Service document's outcome, the ranges
 //! after the stream, and the kube-proxy rulesets.
 
+use std::ops::ControlFlow;
+
 use super::{
     AllocationReport, BandReport, PortRangeReport, PortReport, RangeReport, Report, Rules,
     ServiceReport,
@@ -8,7 +10,7 @@ use super::{
 use crate::allocation::{Allocators, FamilyAllocator, ServiceAllocation};
 use crate::diagnostic::Diagnostic;
 use crate::model::{IntOrString, Service};
-use crate::proxy::{ProxyConfig, ProxyMode};
+use crate::proxy::{ProxyConfig, ProxyMode, Rendered, Rendering};
 use crate::source::Source;
 use crate::world::{World, service_ports};
 
@@ -177,18 +179,48 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
 /// NFTablesProxyMode on (pkg/proxy/apis/config/validation/validation.go
 /// `validateProxyModeLinux`; the release table's `NftablesModeGated` rows).
 pub fn report_rules(world: &World) -> Option<Rules> {
+    let go_on = || std::future::ready(ControlFlow::Continue(()));
+    // Every pause goes on at once, so the first poll ends it.
+    crate::steps::without_pauses(report_rules_pausing(world, go_on))
+        .and_then(ControlFlow::continue_value)
+        .flatten()
+}
+
+/// Service ports rendered between two pauses of [`report_rules_pausing`]: a few milliseconds of
+/// a cluster-sized scenario's in a browser. (Fewer in unit tests, so that their small
+/// scenarios pause too.)
+const PORTS_PER_STEP: usize = if cfg!(test) { 2 } else { 256 };
+
+/// [`report_rules`] in steps, for a host that must not be blocked for all of it (a browser's
+/// main thread, where both rulesets of a 10,000-Service cluster take most of a second): it
+/// awaits `pause()` once the service-port model is built, after every 256 service ports of
+/// each mode, and before each mode's ruleset is joined into its text. `Break` abandons it.
+pub async fn report_rules_pausing<F>(
+    world: &World,
+    mut pause: impl FnMut() -> F,
+) -> ControlFlow<(), Option<Rules>>
+where
+    F: Future<Output = ControlFlow<()>>,
+{
     if crate::world::render_entries(world) > crate::limits::MAX_RENDER_ENTRIES {
-        return None;
+        return ControlFlow::Continue(None);
     }
     // The service-port model does not depend on the mode (only the rendering does), so both
     // rulesets come from one model; each mode renders with its own proxier configuration
     // (masqueradeAll and masqueradeBit come from the mode's block).
-    let config = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables).ok()?;
+    let Ok(config) = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables) else {
+        return ControlFlow::Continue(None);
+    };
     let ports = service_ports(world, &config);
-    let ipt = ports.render(&config, ProxyMode::Iptables, false);
-    let nft = ProxyConfig::from_world(world, None, None, ProxyMode::Nftables)
-        .ok()
-        .map(|nft_config| ports.render(&nft_config, ProxyMode::Nftables, false));
+    pause().await?;
+    let ipt = in_steps(ports.rendering(&config, ProxyMode::Iptables, false), &mut pause).await?;
+    let nft = match ProxyConfig::from_world(world, None, None, ProxyMode::Nftables) {
+        Ok(nft_config) => {
+            let rendering = ports.rendering(&nft_config, ProxyMode::Nftables, false);
+            Some(in_steps(rendering, &mut pause).await?)
+        }
+        Err(_) => None,
+    };
     let mut figures = ipt.stats;
     let mut nftables = String::new();
     if let Some(nft) = nft {
@@ -200,5 +232,17 @@ pub fn report_rules(world: &World) -> Option<Rules> {
         }
         nftables = nft.text;
     }
-    Some(Rules { iptables: ipt.text, nftables, figures })
+    ControlFlow::Continue(Some(Rules { iptables: ipt.text, nftables, figures }))
+}
+
+/// One mode's ruleset, [`PORTS_PER_STEP`] service ports a step, then joined.
+async fn in_steps<F: Future<Output = ControlFlow<()>>>(
+    mut rendering: Rendering<'_>,
+    pause: &mut impl FnMut() -> F,
+) -> ControlFlow<(), Rendered> {
+    while rendering.add(PORTS_PER_STEP) {
+        pause().await?;
+    }
+    pause().await?;
+    ControlFlow::Continue(rendering.finish())
 }

@@ -535,3 +535,42 @@ fn labelled_objects_are_ignored() {
         );
     }
 }
+
+/// The report's rulesets rendered in steps (`report_rules_pausing`, the playground's) are the
+/// ones rendered at once, byte for byte; a pause that answers `Break` abandons them there.
+#[test]
+fn rulesets_in_steps_are_the_rulesets_at_once() {
+    let text =
+        svclab_scenario_gen::generate(svclab_scenario_gen::Shape { services: 12, slices: true });
+    let (world, _) = crate::evaluate(
+        &[crate::Input::new("cluster.yaml", text)],
+        &crate::CheckOptions::default(),
+    );
+    let at_once = crate::report_rules(&world).expect("rulesets");
+    assert!(!at_once.iptables.is_empty() && !at_once.nftables.is_empty());
+    // Runs the steps, answering `Break` at pause `stop` (from 1); how many pauses came.
+    let run = |stop: usize| {
+        let mut pauses = 0;
+        let steps = crate::report_rules_pausing(&world, || {
+            pauses += 1;
+            std::future::ready(if pauses == stop {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            })
+        });
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        let std::task::Poll::Ready(flow) = std::pin::pin!(steps).poll(&mut context) else {
+            panic!("its pauses are ready");
+        };
+        (flow, pauses)
+    };
+    let (flow, pauses) = run(0);
+    assert_eq!(flow, std::ops::ControlFlow::Continue(Some(at_once)));
+    // The model, then in each mode every two of the 24 service ports (12 Services of two ports)
+    // but the last two, and the join.
+    assert_eq!(pauses, 1 + 2 * (24 / 2 - 1 + 1));
+    for stop in 1..=pauses {
+        assert_eq!(run(stop), (std::ops::ControlFlow::Break(()), stop), "abandoned at {stop}");
+    }
+}
