@@ -71,7 +71,9 @@ struct Tx {
     chains: u64,
     /// Per set or map, each key written so far and its value (empty for a set): the
     /// `nftElementStorage` of pkg/proxy/nftables/proxier.go.
-    elements: BTreeMap<(&'static str, String), String>,
+    /// Kept by set, so that a lookup takes the key as it is (a cluster writes tens of
+    /// thousands of elements).
+    elements: BTreeMap<&'static str, BTreeMap<String, String>>,
     /// Every element is added as met (no `nftElementStorage`): 1.29 and 1.30.
     every_add: bool,
     /// Element comments are cut to this many bytes (`knftables.CommentLengthMax`, 1.37 on).
@@ -150,14 +152,17 @@ impl Tx {
             self.add_element(set, key, comment, value);
             return;
         }
-        let previous = self.elements.get(&(set, key.to_owned()));
-        if previous.is_some_and(|v| v == value) {
-            return;
+        let written = self.elements.entry(set).or_default();
+        match written.get_mut(key) {
+            Some(previous) if previous == value => return,
+            Some(previous) => {
+                value.clone_into(previous);
+                let _ = writeln!(self.text, "delete element {} {set} {{ {key} }}", self.prefix);
+            }
+            None => {
+                written.insert(key.to_owned(), value.to_owned());
+            }
         }
-        if previous.is_some() {
-            let _ = writeln!(self.text, "delete element {} {set} {{ {key} }}", self.prefix);
-        }
-        self.elements.insert((set, key.to_owned()), value.to_owned());
         self.add_element(set, key, comment, value);
     }
 
