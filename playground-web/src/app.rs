@@ -94,7 +94,7 @@ pub(crate) fn App() -> Html {
         // Evaluations after the first one end in a later task, and come back as an action.
         let dispatcher = state.dispatcher();
         use_effect_with((), move |_| {
-            on_evaluated(Callback::from(move |done| dispatcher.dispatch(Action::Evaluated(done))));
+            on_evaluated(Callback::from(move |done| dispatcher.dispatch(done)));
         });
     }
     let copied = use_state(|| None::<Copied>);

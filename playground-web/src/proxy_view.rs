@@ -19,15 +19,6 @@ pub(crate) fn rules_available(report: &Report) -> bool {
     report.rules.is_some()
 }
 
-/// The pipeline puts rules into the report only when the scenario talks about the dataplane
-/// (endpoints, nodes, kube-proxy configuration); the playground always shows them.
-pub(crate) fn complete_report(world: &World, report: &mut Report) {
-    if report.rules.is_some() {
-        return;
-    }
-    report.rules = svclab_core::report_rules(world);
-}
-
 /// The first live Service's ClusterIP and port: what the Trace form suggests.
 pub(crate) fn suggestion(report: &Report) -> (String, String) {
     report

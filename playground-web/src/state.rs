@@ -17,9 +17,14 @@ use crate::share::{SharedCompare, SharedState, SharedTrace};
 /// Name given to the editor text in diagnostics.
 pub(crate) const SCENARIO_NAME: &str = "scenario.yaml";
 
+/// Services and EndpointSlices up to which the rulesets are rendered with the result, in its
+/// task, rather than in steps after it: a few milliseconds of rendering, less than the frame
+/// the panel would otherwise show the last text's rulesets for.
+const RULES_AT_ONCE: usize = 1_000;
+
 mod evaluation;
 
-pub(crate) use evaluation::{Evaluated, on_evaluated};
+pub(crate) use evaluation::{Evaluated, RulesRendered, on_evaluated};
 
 /// The panels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +147,9 @@ pub(crate) struct State {
     /// rendered for the Rules panel, a download or an export, not on every edit (both modes of
     /// a 10,000-Service cluster are tens of megabytes).
     pub(crate) rules_computed: bool,
+    /// The last report that carries the rulesets, while the Rules panel is open: the panel
+    /// shows its rulesets (of an earlier text, said so) while the current ones are rendered.
+    pub(crate) rules_report: Option<Shared<Report>>,
     /// The cluster state behind the report (for rules and traces).
     pub(crate) world: Rc<World>,
     /// Milliseconds the last evaluation took (0 when no clock).
@@ -175,6 +183,8 @@ impl PartialEq for State {
         self.scenario == other.scenario
             && self.revision == other.revision
             && self.evaluations == other.evaluations
+            && self.report == other.report
+            && self.rules_computed == other.rules_computed
             && self.tab == other.tab
             && self.dark == other.dark
             && self.notice == other.notice
@@ -193,6 +203,8 @@ pub(crate) enum Action {
     Edited(Change),
     /// An evaluation of the text is done.
     Evaluated(Evaluated),
+    /// The rulesets of an evaluation's cluster state are rendered.
+    RulesRendered(RulesRendered),
     /// Open an example.
     LoadExample(String),
     /// A profile bar control changed.
@@ -229,15 +241,13 @@ impl State {
     ) -> State {
         let tab = Tab::from_id(&shared.tab).unwrap_or(Tab::Allocations);
         let Evaluated { text: scenario, world, report, eval_ms, .. } =
-            evaluation::evaluate_now(evaluation::Submitted {
-                change: Change::Text(shared.scenario),
-                with_rules: tab == Tab::Rules,
-            });
+            evaluation::evaluate_now(Change::Text(shared.scenario));
         let mut state = State {
             scenario,
             revision: 0,
             report,
-            rules_computed: tab == Tab::Rules,
+            rules_computed: false,
+            rules_report: None,
             world,
             eval_ms,
             evaluations: 1,
@@ -252,6 +262,7 @@ impl State {
             compare_outcome: None,
             jump: None,
         };
+        state.want_rules();
         if state.tab == Tab::Trace {
             state.run_trace();
         }
@@ -291,15 +302,40 @@ impl State {
             .unwrap_or_default()
     }
 
-    /// Puts the rulesets into the report, once.
-    fn compute_rules(&mut self) {
+    /// Has the rulesets rendered when the Rules panel is open and the report does not carry
+    /// them yet: at once outside the browser, in steps in it ([`Action::RulesRendered`]; the
+    /// panel says they are being rendered meanwhile).
+    fn want_rules(&mut self) {
+        if self.tab != Tab::Rules {
+            self.rules_report = None;
+            return;
+        }
         if self.rules_computed {
             return;
         }
+        // A small scenario's take a few milliseconds: at once, as part of the result.
+        let world = Rc::clone(&self.world);
+        if world.services.len() + world.endpoint_slices.len() <= RULES_AT_ONCE {
+            let rules = svclab_core::report_rules(&world);
+            return self.take_rules(RulesRendered { world, rules });
+        }
+        if let Some(rendered) = evaluation::render_rules(world) {
+            self.take_rules(rendered);
+        }
+    }
+
+    /// Puts rulesets into the report, if they are of the cluster state it shows.
+    fn take_rules(&mut self, rendered: RulesRendered) {
+        if self.rules_computed || !Rc::ptr_eq(&self.world, &rendered.world) {
+            return;
+        }
         let mut report = (*self.report).clone();
-        proxy_view::complete_report(&self.world, &mut report);
-        self.report = Shared::new(report);
+        report.rules = rendered.rules;
+        let replaced = std::mem::replace(&mut self.report, Shared::new(report));
+        // Its text and world are this one's: only the report is let go of.
+        retire((self.scenario.clone(), Rc::clone(&self.world), replaced));
         self.rules_computed = true;
+        self.rules_report = Some(self.report.clone());
     }
 
     /// The rulesets, rendered now if the report does not carry them yet (a download, an export).
@@ -320,16 +356,14 @@ impl State {
             self.scenario = Shared::new(text.clone());
             self.revision += 1;
         }
-        let with_rules = self.tab == Tab::Rules;
-        let submitted = evaluation::Submitted { change, with_rules };
-        if let Some(evaluated) = evaluation::submit(submitted) {
+        if let Some(evaluated) = evaluation::submit(change) {
             self.show(evaluated);
         }
     }
 
     /// Shows an evaluation's result.
     fn show(&mut self, evaluated: Evaluated) {
-        let Evaluated { text, world, report, with_rules, eval_ms, applied } = evaluated;
+        let Evaluated { text, world, report, eval_ms, applied } = evaluated;
         if !applied {
             // The editor then shows the state's text again (a new revision), and says why.
             self.notice = Some(
@@ -343,11 +377,8 @@ impl State {
             std::mem::replace(&mut self.world, world),
             std::mem::replace(&mut self.report, report),
         ));
-        self.rules_computed = with_rules;
-        if self.tab == Tab::Rules {
-            // The panel opened while the evaluation was under way.
-            self.compute_rules();
-        }
+        self.rules_computed = false;
+        self.want_rules();
         self.eval_ms = eval_ms;
         self.evaluations += 1;
         // A text written into the editor was shown when it was submitted (the editor may have
@@ -471,6 +502,7 @@ impl Reducible for State {
                 next.set_scenario(Change::Edits(edits), true);
             }
             Action::Evaluated(evaluated) => next.show(evaluated),
+            Action::RulesRendered(rendered) => next.take_rules(rendered),
             Action::LoadExample(id) => {
                 let Some(example) = crate::examples::EXAMPLES.iter().find(|e| e.id == id) else {
                     return self;
@@ -485,9 +517,7 @@ impl Reducible for State {
             }
             Action::SetTab(tab) => {
                 next.tab = tab;
-                if tab == Tab::Rules {
-                    next.compute_rules();
-                }
+                next.want_rules();
                 if tab == Tab::Compare && next.compare_outcome.is_none() {
                     next.run_compare();
                 }
@@ -607,8 +637,7 @@ mod tests {
     fn check(state: &State, change: ProfileChange, expected_line: &str) {
         let text = state.apply_profile(change);
         assert!(text.lines().any(|l| l == expected_line), "{expected_line:?} not in\n{text}");
-        let submitted = evaluation::Submitted { change: Change::Text(text), with_rules: false };
-        let report = evaluation::evaluate_now(submitted).report;
+        let report = evaluation::evaluate_now(Change::Text(text)).report;
         let profile_errors: Vec<_> = report
             .diagnostics
             .iter()
@@ -676,6 +705,21 @@ mod tests {
         // While the panel is open, every edit renders them.
         let typed = rules.reduce(Action::Edited(Change::Text(format!("{text}\n\n"))));
         assert!(typed.rules_computed && typed.report.rules.is_some());
+        assert!(typed.rules_report.as_ref() == Some(&typed.report));
+        // Rulesets rendered in steps (in the browser) are taken only for the state they are
+        // of: not once a newer result is shown.
+        let closed = typed.reduce(Action::SetTab(Tab::Diagnostics));
+        assert!(closed.rules_report.is_none());
+        let older = Rc::clone(&closed.world);
+        let newer = closed.reduce(Action::Edited(Change::Text(format!("{text}\n\n\n"))));
+        assert!(!newer.rules_computed);
+        let rules = Some(on_demand);
+        let stale = RulesRendered { world: older, rules: rules.clone() };
+        let newer = newer.reduce(Action::RulesRendered(stale));
+        assert!(!newer.rules_computed && newer.report.rules.is_none());
+        let own = RulesRendered { world: Rc::clone(&newer.world), rules: rules.clone() };
+        let newer = newer.reduce(Action::RulesRendered(own));
+        assert!(newer.rules_computed && newer.report.rules == rules);
     }
 
     #[test]

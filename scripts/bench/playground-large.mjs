@@ -16,8 +16,11 @@
 //   resident memory of every renderer of the browser (as this row measured it before: the
 //   profile's first page and spare renderers too, each counting Chromium's mapped binary
 //   again), and the page's JS heap (performance.memory);
-// - and the page's own figure for the last evaluation (`#status[data-eval-ms]`: the pipeline and
-//   the rulesets, wherever they ran).
+// - the page's own figure for the last evaluation (`#status[data-eval-ms]`: the pipeline; the
+//   rulesets are rendered apart, for the Rules panel);
+// - and, after those, the Rules panel open: from the tab's click to both rulesets drawn, from
+//   each of five keystrokes at the end of the document to the typed text's rulesets drawn,
+//   and the longest main-thread task over both.
 //
 // Prints one line: `PLAYGROUND_LARGE {"services":N,"pasteMs":..,"keystrokeMedianMs":..,...}`.
 
@@ -179,6 +182,46 @@ try {
   const growth = (pid) => (now.get(pid) ?? 0) - (beforePaste.get(pid) ?? 0);
   const tab = [...now.keys()].sort((a, b) => growth(b) - growth(a))[0];
   const tabRss = now.get(tab) ?? 0;
+  // The Rules panel open: the rulesets are rendered after each result, in steps. Timed from
+  // the tab's click to the rulesets drawn, then from each of a few keys to the typed text's
+  // rulesets drawn; the longest task over both.
+  await page.evaluate(() => {
+    window.__longTasks = [];
+    // Resolves with the time of the frame after the rulesets of a result past `n` are drawn.
+    window.__rulesAfter = (n) =>
+      new Promise((resolve) => {
+        const check = () => {
+          const evaluated = Number(document.querySelector("#status")?.getAttribute("data-evaluations")) > n;
+          const drawn = document.querySelector("#ruleset-iptables") !== null
+            && document.querySelector("#rules-updating, #rules-rendering") === null;
+          if (evaluated && drawn) {
+            observer.disconnect();
+            requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0));
+          }
+        };
+        const observer = new MutationObserver(check);
+        observer.observe(document.body, { attributes: true, subtree: true, childList: true });
+        check();
+      });
+  });
+  const rulesOpenMs = await page.evaluate(async () => {
+    const n = Number(document.querySelector("#status").getAttribute("data-evaluations"));
+    const drawn = window.__rulesAfter(n - 1);
+    const started = performance.now();
+    document.querySelector("#tab-rules").click();
+    return (await drawn) - started;
+  });
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+End");
+  const rulesTyped = [];
+  for (let i = 0; i < 5; i++) {
+    const n = await evaluations();
+    await page.evaluate(([n]) => { window.__typedRules = window.__rulesAfter(n); }, [n]);
+    await page.keyboard.press("#");
+    rulesTyped.push(await page.evaluate(async () => (await window.__typedRules) - window.__keyAt));
+  }
+  const rulesLongTasks = await page.evaluate(() => window.__longTasks);
+
   const sorted = [...typed].sort((a, b) => a - b);
   const round = (x) => Math.round(x * 10) / 10;
   const figures = {
@@ -195,6 +238,10 @@ try {
     rendererRssMib: round(rss / 1024),
     tabRssMib: round(tabRss / 1024),
     jsHeapMib: round(heap / 1048576),
+    rulesOpenMs: round(rulesOpenMs),
+    rulesKeystrokeMedianMs: round([...rulesTyped].sort((a, b) => a - b)[2]),
+    rulesKeystrokesMs: rulesTyped.map(round),
+    rulesLongestTaskMs: round(Math.max(0, ...rulesLongTasks)),
   };
   console.log(`PLAYGROUND_LARGE ${JSON.stringify(figures)}`);
 } finally {

@@ -530,7 +530,7 @@ test("250 invalid Services: the diagnostics list draws 200 and shows the rest on
   await page.close();
 });
 
-test("1,200 Services: each ruleset draws 2,000 lines and the rest on demand", async () => {
+test("1,200 Services: each ruleset draws 500 lines and the rest on demand, and follows typing", async () => {
   const page = await newPage("many-rules");
   await page.goto(URL_BASE);
   await page.waitForSelector("#status");
@@ -538,15 +538,37 @@ test("1,200 Services: each ruleset draws 2,000 lines and the rest on demand", as
   await page.click("#tab-rules");
   await page.waitForSelector("#ruleset-iptables .rule");
   const lines = page.locator("#ruleset-iptables .rule");
-  assert.equal(await lines.count(), 2000);
+  assert.equal(await lines.count(), 500);
   const more = await page.innerText("#ruleset-iptables-more");
-  const total = Number(/^Show \d+ more lines \(2000 of (\d+) shown\)$/.exec(more)?.[1]);
+  const total = Number(/^Show 500 more lines \(500 of (\d+) shown\)$/.exec(more)?.[1]);
   assert.ok(total > 2000 && total <= 4000, more);
-  await page.click("#ruleset-iptables-more");
-  assert.equal(await lines.count(), total);
+  for (let shown = 500; shown < total; shown += 500) {
+    await page.click("#ruleset-iptables-more");
+    assert.equal(await lines.count(), Math.min(shown + 500, total));
+  }
   assert.equal(await page.locator("#ruleset-iptables-more").count(), 0);
   // The last Service's rules are among the lines drawn now.
   assert.match(await page.innerText("#ruleset-iptables"), /team-4\/svc-1199/);
+
+  // Typing with the panel open: the result comes first, the rulesets after it (in steps, the
+  // panel showing the last ones meanwhile), and they are the typed text's.
+  await page.click(".cm-content");
+  await page.keyboard.press("Control+F");
+  await page.keyboard.type("name: svc-1199,");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.type("-renamed");
+  await page.selectOption("#rules-filter", "team-4/svc-1199-renamed", { timeout: 60000 });
+  await page.waitForFunction(
+    () => document.querySelector("#ruleset-iptables")?.innerText.includes("team-4/svc-1199-renamed:http"),
+    null,
+    { timeout: 60000 },
+  );
+  assert.equal(await page.locator("#rules-updating").count(), 0, "the rulesets are the text's");
+  assert.equal(await page.locator('#rules-filter option[value="team-4/svc-1199"]').count(), 0);
+  await page.screenshot({ path: path.join(SHOTS, "playground-1200-rules-typed.png") });
   await page.close();
 });
 

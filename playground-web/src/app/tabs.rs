@@ -64,7 +64,13 @@ fn rules(state: &UseReducerHandle<State>) -> Html {
         let state = state.clone();
         Callback::from(move |f: String| state.dispatch(Action::SetRulesFilter(f)))
     };
-    html! { <RulesPanel report={state.report.clone()} filter={state.rules_filter.clone()} {on_filter} /> }
+    let rendering = !state.rules_computed;
+    // While the text's rulesets are rendered, the last ones rendered, if any.
+    let report = match (&state.rules_report, rendering) {
+        (Some(earlier), true) => earlier.clone(),
+        _ => state.report.clone(),
+    };
+    html! { <RulesPanel {report} {rendering} filter={state.rules_filter.clone()} {on_filter} /> }
 }
 
 fn trace(state: &UseReducerHandle<State>) -> Html {

@@ -13,6 +13,9 @@ use yew::prelude::*;
 pub(crate) struct RulesProps {
     /// The report (its `rules`).
     pub(crate) report: Shared<Report>,
+    /// The rulesets of the text are being rendered (a cluster's take a while): the report's,
+    /// if it has any, are of an earlier text.
+    pub(crate) rendering: bool,
     /// `namespace/name` or empty.
     pub(crate) filter: String,
     /// Called with a new filter.
@@ -22,37 +25,28 @@ pub(crate) struct RulesProps {
 /// Chains defined in a ruleset: iptables `:NAME policy [0:0]` lines, nft `chain NAME {` blocks
 /// and `add chain <family> <table> NAME` commands.
 fn chain_definitions(text: &str) -> BTreeSet<String> {
-    let mut chains = BTreeSet::new();
-    for line in text.lines() {
-        let trimmed = line.trim_start();
-        let words: Vec<&str> = trimmed.split_whitespace().collect();
-        if let Some(rest) = trimmed.strip_prefix(':') {
-            if let Some(name) = rest.split_whitespace().next() {
-                chains.insert(name.to_owned());
-            }
-        } else if words.first() == Some(&"chain") && words.len() >= 2 {
-            chains.insert(words[1].to_owned());
-        } else if words.len() >= 5 && words[0] == "add" && words[1] == "chain" {
-            chains.insert(words[4].to_owned());
-        }
-    }
-    chains
+    text.lines().filter_map(defined).map(str::to_owned).collect()
 }
 
-/// Which chain a line defines, if it is a definition.
-fn defines(line: &str, chains: &BTreeSet<String>) -> Option<String> {
+/// The chain a line defines, if it is a definition (most lines are not: they are told apart by
+/// their first bytes, since a cluster's rulesets are hundreds of thousands of lines).
+fn defined(line: &str) -> Option<&str> {
     let trimmed = line.trim_start();
-    let words: Vec<&str> = trimmed.split_whitespace().collect();
-    let name = if let Some(rest) = trimmed.strip_prefix(':') {
-        rest.split_whitespace().next()
-    } else if words.first() == Some(&"chain") {
-        words.get(1).copied()
-    } else if words.len() >= 5 && words[0] == "add" && words[1] == "chain" {
-        words.get(4).copied()
-    } else {
-        None
-    }?;
-    chains.contains(name).then(|| name.to_owned())
+    if let Some(rest) = trimmed.strip_prefix(':') {
+        return rest.split_whitespace().next();
+    }
+    if trimmed.starts_with("chain ") {
+        return trimmed.split_whitespace().nth(1);
+    }
+    if trimmed.starts_with("add chain ") {
+        return trimmed.split_whitespace().nth(4);
+    }
+    None
+}
+
+/// Which chain a line defines, if it is a definition of one of `chains`.
+fn defines(line: &str, chains: &BTreeSet<String>) -> Option<String> {
+    defined(line).filter(|name| chains.contains(*name)).map(str::to_owned)
 }
 
 fn element_id(mode: &str, chain: &str) -> String {
@@ -103,32 +97,33 @@ fn render_line(
 }
 
 /// Lines about a Service (their comment names it) plus the lines that give them context.
-fn filtered<'a>(text: &'a str, filter: &str) -> Vec<&'a str> {
-    if filter.is_empty() {
-        return text.lines().collect();
-    }
-    text.lines()
-        .filter(|l| {
-            let t = l.trim_start();
-            l.contains(filter)
-                || t.starts_with('*')
-                || t == "COMMIT"
-                || t.starts_with("table ")
-                || t.starts_with("add table")
-                || t == "}"
-        })
-        .collect()
+fn filtered<'a>(text: &'a str, filter: &'a str) -> impl Iterator<Item = &'a str> {
+    text.lines().filter(move |l| {
+        let t = l.trim_start();
+        filter.is_empty()
+            || l.contains(filter)
+            || t.starts_with('*')
+            || t == "COMMIT"
+            || t.starts_with("table ")
+            || t.starts_with("add table")
+            || t == "}"
+    })
 }
 
 /// Lines of a ruleset drawn at first, and added by each "show more": a cluster's rulesets are
-/// hundreds of thousands of lines, and each would be a row of the page.
-const LINES_PAGE: usize = 2_000;
+/// hundreds of thousands of lines, each a row of the page with a node per word, and every
+/// result redraws them (2,000 of each ruleset were a 400 ms task in Chromium at 10,000
+/// Services); a window shows about fifty.
+const LINES_PAGE: usize = 500;
 
 /// How many lines to draw, in whole pages, for the definition of `chain` to be among them;
 /// `None` when it is among the `shown` ones already, or nowhere.
-fn lines_to_draw(lines: &[&str], chain: &str, shown: usize) -> Option<usize> {
-    let chains = BTreeSet::from([chain.to_owned()]);
-    let at = lines.iter().position(|line| defines(line, &chains).is_some())?;
+fn lines_to_draw<'a>(
+    mut lines: impl Iterator<Item = &'a str>,
+    chain: &str,
+    shown: usize,
+) -> Option<usize> {
+    let at = lines.position(|line| defined(line) == Some(chain))?;
     (at >= shown).then(|| (at / LINES_PAGE + 1) * LINES_PAGE)
 }
 
@@ -161,6 +156,13 @@ fn Ruleset(props: &RulesetProps) -> Html {
         }
     });
     let (title, mode) = (props.title, props.mode);
+    // What the text gives once per report and filter (both scan every line of it).
+    let scanned =
+        use_memo((props.report.clone(), props.filter.clone()), move |(report, filter)| {
+            let text = ruleset_text(report, mode).unwrap_or_default();
+            (chain_definitions(text), filtered(text, filter).count())
+        });
+    let (chains, total) = (&scanned.0, scanned.1);
     let Some(text) = ruleset_text(&props.report, mode) else { return Html::default() };
     if text.is_empty() && mode == "nftables" {
         // The report leaves the nftables ruleset out where kube-proxy would refuse the mode
@@ -174,15 +176,13 @@ fn Ruleset(props: &RulesetProps) -> Html {
             </section>
         };
     }
-    let chains = chain_definitions(text);
-    let lines = filtered(text, &props.filter);
     let go_to = {
         let (report, filter) = (props.report.clone(), props.filter.clone());
         let (shown, target) = (shown.clone(), target.clone());
         Callback::from(move |chain: String| {
             let Some(text) = ruleset_text(&report, mode) else { return };
             let id = element_id(mode, &chain);
-            match lines_to_draw(&filtered(text, &filter), &chain, *shown) {
+            match lines_to_draw(filtered(text, &filter), &chain, *shown) {
                 Some(lines) => {
                     shown.set(lines);
                     target.set(Some(id));
@@ -191,12 +191,11 @@ fn Ruleset(props: &RulesetProps) -> Html {
             }
         })
     };
-    let total = lines.len();
     html! {
         <section class="ruleset" aria-label={title}>
             <h3>{title}</h3>
             <pre id={format!("ruleset-{mode}")}>
-                { for lines.iter().take(*shown).map(|l| render_line(l, mode, &chains, &go_to)) }
+                { for filtered(text, &props.filter).take(*shown).map(|l| render_line(l, mode, chains, &go_to)) }
             </pre>
             if total > *shown {
                 { super::show_more(&format!("ruleset-{mode}-more"), &shown, LINES_PAGE,
@@ -209,6 +208,23 @@ fn Ruleset(props: &RulesetProps) -> Html {
 /// The panel.
 #[component]
 pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
+    let wrap = use_state(|| false);
+    // The filter's choices, once per report.
+    let services = use_memo(props.report.clone(), |report| {
+        let mut services: Vec<String> =
+            report.services.iter().map(|s| format!("{}/{}", s.namespace, s.name)).collect();
+        services.sort();
+        services.dedup();
+        services
+    });
+    if props.rendering && props.report.rules.is_none() {
+        return html! {
+            <div class="unavailable" id="rules-rendering" role="status">
+                <p><strong>{"Rendering the rulesets…"}</strong></p>
+                <p>{"Both kube-proxy rulesets of a cluster-sized scenario take a moment; the other panels are up to date."}</p>
+            </div>
+        };
+    }
     let Some(rules) = props.report.rules.as_ref() else {
         return html! {
             <div class="unavailable" id="rules-unavailable" role="status">
@@ -217,13 +233,8 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
             </div>
         };
     };
-    let mut services: Vec<String> =
-        props.report.services.iter().map(|s| format!("{}/{}", s.namespace, s.name)).collect();
-    services.sort();
-    services.dedup();
     let on_filter =
         props.on_filter.reform(|e: Event| e.target_unchecked_into::<HtmlSelectElement>().value());
-    let wrap = use_state(|| false);
     let on_wrap = {
         let wrap = wrap.clone();
         Callback::from(move |e: Event| {
@@ -249,6 +260,11 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
                 </label>
                 <label><input id="rules-wrap" type="checkbox" checked={*wrap} onchange={on_wrap} />{" wrap long lines"}</label>
             </div>
+            if props.rendering {
+                <p class="note" id="rules-updating" role="status">
+                    {"Rendering the rulesets of the last edit; these are of the text before it."}
+                </p>
+            }
             <p class="note figures" id="rules-figures">
                 {format!(
                     "{} service ports · {} endpoints · iptables rules: {} (chains: {}) · {} · sync_proxy_rules_no_local_endpoints_total: internal {}, external {}",
@@ -304,8 +320,9 @@ mod tests {
     fn a_link_past_the_drawn_lines_draws_whole_pages_up_to_the_definition() {
         let mut lines = vec!["-A KUBE-SERVICES -j KUBE-SVC-ABC"; 2 * LINES_PAGE];
         lines.push(":KUBE-SVC-ABC - [0:0]");
-        assert_eq!(lines_to_draw(&lines, "KUBE-SVC-ABC", LINES_PAGE), Some(3 * LINES_PAGE));
-        assert_eq!(lines_to_draw(&lines, "KUBE-SVC-ABC", 3 * LINES_PAGE), None, "drawn already");
-        assert_eq!(lines_to_draw(&lines, "KUBE-SVC-XYZ", LINES_PAGE), None, "defined nowhere");
+        let draw = |chain: &str, shown: usize| lines_to_draw(lines.iter().copied(), chain, shown);
+        assert_eq!(draw("KUBE-SVC-ABC", LINES_PAGE), Some(3 * LINES_PAGE));
+        assert_eq!(draw("KUBE-SVC-ABC", 3 * LINES_PAGE), None, "drawn already");
+        assert_eq!(draw("KUBE-SVC-XYZ", LINES_PAGE), None, "defined nowhere");
     }
 }

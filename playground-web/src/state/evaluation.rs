@@ -4,19 +4,20 @@
 //! painting go on while a cluster-sized scenario is evaluated; changes that arrive meanwhile
 //! wait, coalesce, and are evaluated together once it is done (a whole new text abandons it:
 //! its result would be replaced wholesale). The result reaches the state as
-//! [`super::Action::Evaluated`]. Outside the browser (unit tests) there is no event loop to
-//! yield to, and [`submit`] evaluates at once.
+//! [`super::Action::Evaluated`]. The rulesets, which the Rules panel alone shows, are rendered
+//! after it, in steps too ([`render_rules`]), and reach the state as
+//! [`super::Action::RulesRendered`]. Outside the browser (unit tests) there is no event loop to
+//! yield to, and [`submit`] and [`render_rules`] give their result at once.
 
 use std::cell::{Cell, RefCell};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-use svclab_core::{CheckOptions, EditError, Report, Session, World};
+use svclab_core::{CheckOptions, EditError, Report, Rules, Session, World};
 use wasm_bindgen::JsCast as _;
 use yew::Callback;
 
-use super::{Change, SCENARIO_NAME, Shared};
-use crate::proxy_view;
+use super::{Action, Change, SCENARIO_NAME, Shared};
 
 /// How long one step of an evaluation holds the main thread before it yields: about a frame,
 /// well under the 50 ms of a long task, with room for the step that ends the evaluation (the
@@ -29,9 +30,8 @@ pub(crate) struct Evaluated {
     /// The text evaluated.
     pub(crate) text: Shared<String>,
     pub(crate) world: Rc<World>,
-    /// The report; its rulesets only `with_rules`.
+    /// The report, without its rulesets.
     pub(crate) report: Shared<Report>,
-    pub(crate) with_rules: bool,
     /// Milliseconds the evaluation held the main thread, its steps added up (0 when no clock).
     pub(crate) eval_ms: f64,
     /// Whether the editor's changes fitted the text they were made to; when not, the text is
@@ -39,12 +39,13 @@ pub(crate) struct Evaluated {
     pub(crate) applied: bool,
 }
 
-/// A change of the text, with what it asks of the evaluation.
+/// The rulesets of an evaluation's cluster state.
 #[derive(Debug)]
-pub(crate) struct Submitted {
-    pub(crate) change: Change,
-    /// Render the rulesets too (the Rules panel is open).
-    pub(crate) with_rules: bool,
+pub(crate) struct RulesRendered {
+    /// The state they are of: the page shows them only while it still shows that state.
+    pub(crate) world: Rc<World>,
+    /// `None` where the report has none (past svclab's rendering limit, say).
+    pub(crate) rules: Option<Rules>,
 }
 
 /// The session and the text it last evaluated.
@@ -56,19 +57,21 @@ struct Editing {
 
 impl Default for Editing {
     fn default() -> Self {
-        Editing {
-            session: Session::new(SCENARIO_NAME, String::new(), CheckOptions::default()),
-            text: None,
-        }
+        // The rulesets are rendered apart, for the Rules panel only (`render_rules`).
+        let options = CheckOptions { omit_rules: true, ..CheckOptions::default() };
+        Editing { session: Session::new(SCENARIO_NAME, String::new(), options), text: None }
     }
 }
 
 /// Changes waiting for the evaluation under way, and where its results go.
 #[derive(Default)]
 struct Queue {
-    waiting: Vec<Submitted>,
+    waiting: Vec<Change>,
     running: bool,
-    results: Option<Callback<Evaluated>>,
+    results: Option<Callback<Action>>,
+    /// Results that came before there was a callback to send them to (the rulesets of the
+    /// first state, when its link opens the Rules panel, may).
+    undelivered: Vec<Action>,
 }
 
 thread_local! {
@@ -77,21 +80,37 @@ thread_local! {
     /// one). Taken out by the evaluation under way, and put back after it.
     static EDITING: RefCell<Editing> = RefCell::default();
     static QUEUE: RefCell<Queue> = RefCell::default();
+    /// Bumped by each [`render_rules`]: a rendering under way that finds it changed gives up.
+    static RULES_ASKED: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Sends every later result to `results` (the page's reducer).
-pub(crate) fn on_evaluated(results: Callback<Evaluated>) {
-    QUEUE.with_borrow_mut(|queue| queue.results = Some(results));
+/// Sends every later result, as an action, to `results` (the page's reducer).
+pub(crate) fn on_evaluated(results: Callback<Action>) {
+    let undelivered = QUEUE.with_borrow_mut(|queue| {
+        queue.results = Some(results.clone());
+        std::mem::take(&mut queue.undelivered)
+    });
+    for action in undelivered {
+        results.emit(action);
+    }
 }
 
-/// Evaluates `submitted`: at once outside the browser (the result), in steps in it (`None`;
-/// the result goes to [`on_evaluated`]'s callback).
-pub(crate) fn submit(submitted: Submitted) -> Option<Evaluated> {
+/// Sends a result to [`on_evaluated`]'s callback, or keeps it for the callback to come.
+fn deliver(action: Action) {
+    match QUEUE.with_borrow(|queue| queue.results.clone()) {
+        Some(results) => results.emit(action),
+        None => QUEUE.with_borrow_mut(|queue| queue.undelivered.push(action)),
+    }
+}
+
+/// Evaluates the text `change` makes: at once outside the browser (the result), in steps in it
+/// (`None`; the result goes to [`on_evaluated`]'s callback).
+pub(crate) fn submit(change: Change) -> Option<Evaluated> {
     if !cfg!(target_arch = "wasm32") {
-        return Some(evaluate_now(submitted));
+        return Some(evaluate_now(change));
     }
     let start = QUEUE.with_borrow_mut(|queue| {
-        queue.waiting.push(submitted);
+        queue.waiting.push(change);
         !std::mem::replace(&mut queue.running, true)
     });
     if start {
@@ -100,17 +119,51 @@ pub(crate) fn submit(submitted: Submitted) -> Option<Evaluated> {
     None
 }
 
-/// Evaluates `submitted` in one go: the first state's scenario, and every change outside the
-/// browser.
-pub(crate) fn evaluate_now(submitted: Submitted) -> Evaluated {
+/// Evaluates the text `change` makes in one go: the first state's scenario, and every change
+/// outside the browser.
+pub(crate) fn evaluate_now(change: Change) -> Evaluated {
     let mut editing = EDITING.take();
     let started = super::now_ms();
-    let (with_rules, applied) = take_in(&mut editing, vec![submitted]);
+    let applied = take_in(&mut editing, vec![change]);
     let (world, report) = editing.session.evaluate();
     let held = super::now_ms() - started;
-    let evaluated = finish(&mut editing, world, report, held, with_rules, applied);
+    let evaluated = finish(&mut editing, world, report, held, applied);
     EDITING.set(editing);
     evaluated
+}
+
+/// Renders the rulesets of `world`: at once outside the browser (the result), in steps in it
+/// (`None`; the result goes to [`on_evaluated`]'s callback as [`Action::RulesRendered`], unless
+/// the rulesets of another state were asked for, or the text changed, before they were done:
+/// then the next result asks again).
+pub(crate) fn render_rules(world: Rc<World>) -> Option<RulesRendered> {
+    if !cfg!(target_arch = "wasm32") {
+        let rules = svclab_core::report_rules(&world);
+        return Some(RulesRendered { world, rules });
+    }
+    let asked = RULES_ASKED.get() + 1;
+    RULES_ASKED.set(asked);
+    wasm_bindgen_futures::spawn_local(async move {
+        let (busy, slice) = (Rc::new(Cell::new(0.0)), Rc::new(Cell::new(super::now_ms())));
+        // Stale once other rulesets are asked for, or an evaluation is under way or waits (its
+        // result will ask for its own).
+        let stale: Rc<dyn Fn() -> bool> = Rc::new(move || {
+            RULES_ASKED.get() != asked
+                || QUEUE.with_borrow(|queue| queue.running || !queue.waiting.is_empty())
+        });
+        // A task of its own: it is asked for while a result is shown.
+        yield_now(Rc::clone(&busy), Rc::clone(&slice)).await;
+        if stale() {
+            return;
+        }
+        let pause = move || pause(Rc::clone(&busy), Rc::clone(&slice), Rc::clone(&stale));
+        let ControlFlow::Continue(rules) = svclab_core::report_rules_pausing(&world, pause).await
+        else {
+            return;
+        };
+        deliver(Action::RulesRendered(RulesRendered { world, rules }));
+    });
+    None
 }
 
 /// Evaluates what waits until nothing does, in steps; sends each result.
@@ -123,7 +176,7 @@ async fn run() {
         }
         let busy = Rc::new(Cell::new(0.0));
         let slice = Rc::new(Cell::new(super::now_ms()));
-        let (with_rules, applied) = take_in(&mut editing, batch);
+        let applied = take_in(&mut editing, batch);
         // Reading is one step, tens of milliseconds at cluster scale: it starts a task of its
         // own when taking the changes in (copying a large text) already held the thread.
         if super::now_ms() - slice.get() >= SLICE_MS / 4.0 {
@@ -131,37 +184,39 @@ async fn run() {
         }
         let pause = {
             let (busy, slice) = (Rc::clone(&busy), Rc::clone(&slice));
-            move || pause(Rc::clone(&busy), Rc::clone(&slice))
+            // Stale once a whole new text came: its result replaces this one wholesale.
+            let stale: Rc<dyn Fn() -> bool> = Rc::new(|| {
+                QUEUE.with_borrow(|queue| {
+                    queue.waiting.iter().any(|change| matches!(change, Change::Text(_)))
+                })
+            });
+            move || pause(Rc::clone(&busy), Rc::clone(&slice), Rc::clone(&stale))
         };
         let Some((world, report)) = editing.session.evaluate_pausing(pause).await else {
             // A whole new text came: it is next.
             continue;
         };
         let held = busy.get() + (super::now_ms() - slice.get());
-        let evaluated = finish(&mut editing, world, report, held, with_rules, applied);
-        let results = QUEUE.with_borrow(|queue| queue.results.clone());
-        if let Some(results) = results {
-            results.emit(evaluated);
-        }
+        let evaluated = finish(&mut editing, world, report, held, applied);
+        deliver(Action::Evaluated(evaluated));
     }
     EDITING.set(editing);
     QUEUE.with_borrow_mut(|queue| queue.running = false);
 }
 
-/// A pause of the evaluation: on at once within the step's [`SLICE_MS`]; past it, on after
-/// the browser's other tasks, unless a whole new text came meanwhile.
+/// A pause of stepped work: on at once within the step's [`SLICE_MS`]; past it, on after the
+/// browser's other tasks, unless the work became `stale` meanwhile.
 fn pause(
     busy: Rc<Cell<f64>>,
     slice: Rc<Cell<f64>>,
+    stale: Rc<dyn Fn() -> bool>,
 ) -> std::pin::Pin<Box<dyn Future<Output = ControlFlow<()>>>> {
     if super::now_ms() - slice.get() < SLICE_MS {
         return Box::pin(std::future::ready(ControlFlow::Continue(())));
     }
     Box::pin(async move {
         yield_now(busy, slice).await;
-        let replaced = QUEUE
-            .with_borrow(|queue| queue.waiting.iter().any(|s| matches!(s.change, Change::Text(_))));
-        if replaced { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        if stale() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
     })
 }
 
@@ -196,16 +251,13 @@ fn next_task() -> js_sys::Promise {
     })
 }
 
-/// Applies the batch's changes to the session in order, and its last one's `with_rules` to the
-/// session's options: that, and `false` when an editor's edits did not fit the text, which then
-/// goes back to the text last evaluated (an editor bug: the state shows that text again rather
-/// than a guess at what was meant).
-fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> (bool, bool) {
-    let with_rules = batch.last().is_some_and(|s| s.with_rules);
-    editing.session.options_mut().omit_rules = !with_rules;
+/// Applies the batch's changes to the session in order: `false` when an editor's edits did not
+/// fit the text, which then goes back to the text last evaluated (an editor bug: the state
+/// shows that text again rather than a guess at what was meant).
+fn take_in(editing: &mut Editing, batch: Vec<Change>) -> bool {
     let mut applied = true;
-    for submitted in batch {
-        match submitted.change {
+    for change in batch {
+        match change {
             Change::Text(text) => editing.session.set_text(text),
             // After edits that did not fit, the editor's next ones do not either: it is shown
             // the state's text again.
@@ -219,32 +271,20 @@ fn take_in(editing: &mut Editing, batch: Vec<Submitted>) -> (bool, bool) {
             }
         }
     }
-    (with_rules, applied)
+    applied
 }
 
 /// The result of an evaluation of the session's text that held the main thread `eval_ms`.
 fn finish(
     editing: &mut Editing,
     world: World,
-    mut report: Report,
+    report: Report,
     eval_ms: f64,
-    with_rules: bool,
     applied: bool,
 ) -> Evaluated {
     let text: Shared<String> = Shared::new(editing.session.shared_text());
     editing.text = Some(text.clone());
-    let started = super::now_ms();
-    if with_rules {
-        proxy_view::complete_report(&world, &mut report);
-    }
-    Evaluated {
-        text,
-        world: Rc::new(world),
-        report: Shared::new(report),
-        with_rules,
-        eval_ms: eval_ms + (super::now_ms() - started),
-        applied,
-    }
+    Evaluated { text, world: Rc::new(world), report: Shared::new(report), eval_ms, applied }
 }
 
 /// Applies the editor's edits (UTF-16 offsets of the session's text, ascending and apart), the
