@@ -285,11 +285,62 @@ impl Rendering<'_> {
         }
     }
 
-    /// The payload, with every service port added.
-    pub(crate) fn finish(self) -> Rendered {
+    /// The payload, with every service port added, to be joined into its text.
+    pub(crate) fn finish(self) -> Finished {
         match self {
-            Rendering::Iptables(building) => (*building).finish().into_rendered(),
-            Rendering::Nftables(building) => (*building).finish(),
+            Rendering::Iptables(building) => Finished::Iptables(Box::new((*building).finish())),
+            Rendering::Nftables(building) => Finished::Nftables((*building).finish()),
+        }
+    }
+}
+
+/// A rendered payload before it is one text: the iptables chains sorted into their canonical
+/// order, and the nftables transaction (written as it went).
+pub(crate) enum Finished {
+    Iptables(Box<iptables::Payload>),
+    Nftables(Rendered),
+}
+
+impl Finished {
+    /// The payload, to be joined into one text a few parts at a time.
+    pub(crate) fn joining(self) -> Joining {
+        let text = match &self {
+            Finished::Iptables(payload) => String::with_capacity(payload.len()),
+            Finished::Nftables(_) => String::new(),
+        };
+        Joining { finished: self, text, next: 0 }
+    }
+}
+
+/// A payload being joined into one text, a few of its parts at a time (an iptables payload's
+/// declarations and chains, [`iptables::Payload::write_part`]; an nftables transaction is one
+/// text already).
+pub(crate) struct Joining {
+    finished: Finished,
+    text: String,
+    next: usize,
+}
+
+impl Joining {
+    /// Joins the next `count` parts; `false` once every one is in.
+    pub(crate) fn join(&mut self, count: usize) -> bool {
+        let Joining { finished, text, next } = self;
+        let Finished::Iptables(payload) = finished else { return false };
+        for _ in 0..count {
+            if !payload.write_part(*next, &mut |piece| text.push_str(piece)) {
+                return false;
+            }
+            *next += 1;
+        }
+        true
+    }
+
+    /// The payload as one text, with its figures, once every part is joined.
+    pub(crate) fn into_rendered(mut self) -> Rendered {
+        while self.join(usize::MAX) {}
+        match self.finished {
+            Finished::Iptables(payload) => Rendered { text: self.text, stats: payload.stats },
+            Finished::Nftables(rendered) => rendered,
         }
     }
 }

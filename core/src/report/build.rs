@@ -186,15 +186,20 @@ pub fn report_rules(world: &World) -> Option<Rules> {
         .flatten()
 }
 
-/// Service ports rendered between two pauses of [`report_rules_pausing`]: a few milliseconds of
-/// a cluster-sized scenario's in a browser. (Fewer in unit tests, so that their small
+/// Service ports rendered between two pauses of [`report_rules_pausing`]: a few milliseconds
+/// of a cluster-sized scenario's in a browser. (Fewer in unit tests, so that their small
 /// scenarios pause too.)
-const PORTS_PER_STEP: usize = if cfg!(test) { 2 } else { 256 };
+const PORTS_PER_STEP: usize = if cfg!(test) { 2 } else { 64 };
+
+/// Parts of an iptables payload (a chain's declaration or its rules) joined into its text
+/// between two pauses: a 10,000-Service payload has about 80,000.
+const PARTS_PER_STEP: usize = if cfg!(test) { 64 } else { 8_192 };
 
 /// [`report_rules`] in steps, for a host that must not be blocked for all of it (a browser's
 /// main thread, where both rulesets of a 10,000-Service cluster take most of a second): it
-/// awaits `pause()` once the service-port model is built, after every 256 service ports of
-/// each mode, and before each mode's ruleset is joined into its text. `Break` abandons it.
+/// awaits `pause()` once the service-port model is built, after every 64 service ports of each
+/// mode, once a mode's payload is finished (the iptables chains sorted), and every 8,192 parts
+/// of an iptables payload joined into its text. `Break` abandons it.
 pub async fn report_rules_pausing<F>(
     world: &World,
     mut pause: impl FnMut() -> F,
@@ -235,7 +240,7 @@ where
     ControlFlow::Continue(Some(Rules { iptables: ipt.text, nftables, figures }))
 }
 
-/// One mode's ruleset, [`PORTS_PER_STEP`] service ports a step, then joined.
+/// One mode's ruleset, [`PORTS_PER_STEP`] service ports a step, then finished, then joined.
 async fn in_steps<F: Future<Output = ControlFlow<()>>>(
     mut rendering: Rendering<'_>,
     pause: &mut impl FnMut() -> F,
@@ -244,5 +249,10 @@ async fn in_steps<F: Future<Output = ControlFlow<()>>>(
         pause().await?;
     }
     pause().await?;
-    ControlFlow::Continue(rendering.finish())
+    let mut joining = rendering.finish().joining();
+    pause().await?;
+    while joining.join(PARTS_PER_STEP) {
+        pause().await?;
+    }
+    ControlFlow::Continue(joining.into_rendered())
 }
