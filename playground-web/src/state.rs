@@ -11,7 +11,7 @@ use yew::Reducible;
 
 use crate::compare::{self, Compared};
 use crate::profile_document::{self, CLUSTER_PROFILE, KUBE_PROXY_CONFIGURATION};
-use crate::proxy_view::{self, TraceOutcome};
+use crate::proxy_view::{self, RulesIndex, TraceOutcome};
 use crate::share::{SharedCompare, SharedState, SharedTrace};
 
 /// Name given to the editor text in diagnostics.
@@ -147,9 +147,10 @@ pub(crate) struct State {
     /// rendered for the Rules panel, a download or an export, not on every edit (both modes of
     /// a 10,000-Service cluster are tens of megabytes).
     pub(crate) rules_computed: bool,
-    /// The last report that carries the rulesets, while the Rules panel is open: the panel
-    /// shows its rulesets (of an earlier text, said so) while the current ones are rendered.
-    pub(crate) rules_report: Option<Shared<Report>>,
+    /// The last report that carries the rulesets, and what the panel reads off them, while the
+    /// Rules panel is open: the panel shows these rulesets (of an earlier text, said so) while
+    /// the current ones are rendered.
+    pub(crate) rules_report: Option<(Shared<Report>, Shared<RulesIndex>)>,
     /// The cluster state behind the report (for rules and traces).
     pub(crate) world: Rc<World>,
     /// Milliseconds the last evaluation took (0 when no clock).
@@ -306,18 +307,13 @@ impl State {
     /// them yet: at once outside the browser, in steps in it ([`Action::RulesRendered`]; the
     /// panel says they are being rendered meanwhile).
     fn want_rules(&mut self) {
-        if self.tab != Tab::Rules {
-            self.rules_report = None;
-            return;
-        }
-        if self.rules_computed {
+        if self.tab != Tab::Rules || self.rules_computed {
             return;
         }
         // A small scenario's take a few milliseconds: at once, as part of the result.
         let world = Rc::clone(&self.world);
         if world.services.len() + world.endpoint_slices.len() <= RULES_AT_ONCE {
-            let rules = svclab_core::report_rules(&world);
-            return self.take_rules(RulesRendered { world, rules });
+            return self.take_rules(RulesRendered::now(world));
         }
         if let Some(rendered) = evaluation::render_rules(world) {
             self.take_rules(rendered);
@@ -335,7 +331,7 @@ impl State {
         // Its text and world are this one's: only the report is let go of.
         retire((self.scenario.clone(), Rc::clone(&self.world), replaced));
         self.rules_computed = true;
-        self.rules_report = Some(self.report.clone());
+        self.rules_report = Some((self.report.clone(), rendered.index));
     }
 
     /// The rulesets, rendered now if the report does not carry them yet (a download, an export).
@@ -378,6 +374,10 @@ impl State {
             std::mem::replace(&mut self.report, report),
         ));
         self.rules_computed = false;
+        if self.tab != Tab::Rules {
+            // No panel shows the last rulesets while these are rendered.
+            self.rules_report = None;
+        }
         self.want_rules();
         self.eval_ms = eval_ms;
         self.evaluations += 1;
@@ -705,19 +705,18 @@ mod tests {
         // While the panel is open, every edit renders them.
         let typed = rules.reduce(Action::Edited(Change::Text(format!("{text}\n\n"))));
         assert!(typed.rules_computed && typed.report.rules.is_some());
-        assert!(typed.rules_report.as_ref() == Some(&typed.report));
+        assert!(typed.rules_report.as_ref().is_some_and(|(report, _)| *report == typed.report));
         // Rulesets rendered in steps (in the browser) are taken only for the state they are
         // of: not once a newer result is shown.
         let closed = typed.reduce(Action::SetTab(Tab::Diagnostics));
-        assert!(closed.rules_report.is_none());
         let older = Rc::clone(&closed.world);
         let newer = closed.reduce(Action::Edited(Change::Text(format!("{text}\n\n\n"))));
-        assert!(!newer.rules_computed);
+        assert!(!newer.rules_computed && newer.rules_report.is_none());
         let rules = Some(on_demand);
-        let stale = RulesRendered { world: older, rules: rules.clone() };
+        let stale = RulesRendered::now(older);
         let newer = newer.reduce(Action::RulesRendered(stale));
         assert!(!newer.rules_computed && newer.report.rules.is_none());
-        let own = RulesRendered { world: Rc::clone(&newer.world), rules: rules.clone() };
+        let own = RulesRendered::now(Rc::clone(&newer.world));
         let newer = newer.reduce(Action::RulesRendered(own));
         assert!(newer.rules_computed && newer.report.rules == rules);
     }

@@ -8,6 +8,7 @@ use crate::panels::compare::ComparePanel;
 use crate::panels::diagnostics::DiagnosticsPanel;
 use crate::panels::rules::RulesPanel;
 use crate::panels::trace::TracePanel;
+use crate::proxy_view::RulesIndex;
 use crate::state::{Action, State, Tab};
 
 /// One button per tab, the open one selected.
@@ -65,12 +66,12 @@ fn rules(state: &UseReducerHandle<State>) -> Html {
         Callback::from(move |f: String| state.dispatch(Action::SetRulesFilter(f)))
     };
     let rendering = !state.rules_computed;
-    // While the text's rulesets are rendered, the last ones rendered, if any.
-    let report = match (&state.rules_report, rendering) {
-        (Some(earlier), true) => earlier.clone(),
-        _ => state.report.clone(),
+    // The text's rulesets, or while they are rendered the last ones rendered, if any.
+    let (report, index) = match &state.rules_report {
+        Some((report, index)) => (report.clone(), index.clone()),
+        None => (state.report.clone(), crate::state::Shared::new(RulesIndex::default())),
     };
-    html! { <RulesPanel {report} {rendering} filter={state.rules_filter.clone()} {on_filter} /> }
+    html! { <RulesPanel {report} {index} {rendering} filter={state.rules_filter.clone()} {on_filter} /> }
 }
 
 fn trace(state: &UseReducerHandle<State>) -> Html {

@@ -2,7 +2,9 @@
 //! side by side, filtered by Service; every chain name links to the chain's definition.
 
 use std::collections::BTreeSet;
+use std::hash::{Hash as _, Hasher as _};
 
+use crate::proxy_view::{RulesIndex, defined};
 use crate::state::Shared;
 use svclab_core::Report;
 use web_sys::HtmlSelectElement;
@@ -13,6 +15,8 @@ use yew::prelude::*;
 pub(crate) struct RulesProps {
     /// The report (its `rules`).
     pub(crate) report: Shared<Report>,
+    /// What the panel reads off its rulesets.
+    pub(crate) index: Shared<RulesIndex>,
     /// The rulesets of the text are being rendered (a cluster's take a while): the report's,
     /// if it has any, are of an earlier text.
     pub(crate) rendering: bool,
@@ -20,28 +24,6 @@ pub(crate) struct RulesProps {
     pub(crate) filter: String,
     /// Called with a new filter.
     pub(crate) on_filter: Callback<String>,
-}
-
-/// Chains defined in a ruleset: iptables `:NAME policy [0:0]` lines, nft `chain NAME {` blocks
-/// and `add chain <family> <table> NAME` commands.
-fn chain_definitions(text: &str) -> BTreeSet<String> {
-    text.lines().filter_map(defined).map(str::to_owned).collect()
-}
-
-/// The chain a line defines, if it is a definition (most lines are not: they are told apart by
-/// their first bytes, since a cluster's rulesets are hundreds of thousands of lines).
-fn defined(line: &str) -> Option<&str> {
-    let trimmed = line.trim_start();
-    if let Some(rest) = trimmed.strip_prefix(':') {
-        return rest.split_whitespace().next();
-    }
-    if trimmed.starts_with("chain ") {
-        return trimmed.split_whitespace().nth(1);
-    }
-    if trimmed.starts_with("add chain ") {
-        return trimmed.split_whitespace().nth(4);
-    }
-    None
 }
 
 /// Which chain a line defines, if it is a definition of one of `chains`.
@@ -140,6 +122,7 @@ struct RulesetProps {
     /// `iptables` or `nftables`: which of the report's rulesets.
     mode: &'static str,
     report: Shared<Report>,
+    index: Shared<RulesIndex>,
     filter: String,
 }
 
@@ -156,13 +139,16 @@ fn Ruleset(props: &RulesetProps) -> Html {
         }
     });
     let (title, mode) = (props.title, props.mode);
-    // What the text gives once per report and filter (both scan every line of it).
-    let scanned =
+    // The lines a filter leaves, counted once per report and filter (all of them are in the
+    // index).
+    let counted =
         use_memo((props.report.clone(), props.filter.clone()), move |(report, filter)| {
             let text = ruleset_text(report, mode).unwrap_or_default();
-            (chain_definitions(text), filtered(text, filter).count())
+            if filter.is_empty() { 0 } else { filtered(text, filter).count() }
         });
-    let (chains, total) = (&scanned.0, scanned.1);
+    let index = props.index.of_mode(mode);
+    let chains = &index.chains;
+    let total = if props.filter.is_empty() { index.lines } else { *counted };
     let Some(text) = ruleset_text(&props.report, mode) else { return Html::default() };
     if text.is_empty() && mode == "nftables" {
         // The report leaves the nftables ruleset out where kube-proxy would refuse the mode
@@ -210,12 +196,30 @@ fn Ruleset(props: &RulesetProps) -> Html {
 pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
     let wrap = use_state(|| false);
     // The filter's choices, once per report.
-    let services = use_memo(props.report.clone(), |report| {
+    // The filter's choices, made again only when the Services' names or the choice change (a
+    // cluster's are ten thousand options, and typing rarely renames a Service).
+    let names = {
+        let mut hasher = std::hash::DefaultHasher::new();
+        for s in &props.report.services {
+            (s.namespace.as_str(), s.name.as_str()).hash(&mut hasher);
+        }
+        hasher.finish()
+    };
+    let report = props.report.clone();
+    let options = use_memo((names, props.filter.clone()), move |(_, filter)| {
         let mut services: Vec<String> =
             report.services.iter().map(|s| format!("{}/{}", s.namespace, s.name)).collect();
         services.sort();
         services.dedup();
-        services
+        html! {
+            <>
+                <option value="" selected={filter.is_empty()}>{"all Services"}</option>
+                { for services.into_iter().map(|s| {
+                    let selected = s == *filter;
+                    html! { <option value={s.clone()} {selected}>{s}</option> }
+                }) }
+            </>
+        }
     });
     if props.rendering && props.report.rules.is_none() {
         return html! {
@@ -254,8 +258,7 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
             <div class="rules-bar">
                 <label>{"Service "}
                     <select id="rules-filter" onchange={on_filter}>
-                        <option value="" selected={props.filter.is_empty()}>{"all Services"}</option>
-                        { for services.iter().map(|s| html! { <option value={s.clone()} selected={*s == props.filter}>{s.clone()}</option> }) }
+                        { (*options).clone() }
                     </select>
                 </label>
                 <label><input id="rules-wrap" type="checkbox" checked={*wrap} onchange={on_wrap} />{" wrap long lines"}</label>
@@ -287,9 +290,11 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
             </p>
             <div class="side-by-side">
                 <Ruleset title="iptables (iptables-restore input)" mode="iptables"
-                    report={props.report.clone()} filter={props.filter.clone()} />
+                    report={props.report.clone()} index={props.index.clone()}
+                    filter={props.filter.clone()} />
                 <Ruleset title="nftables (nft -f input)" mode="nftables"
-                    report={props.report.clone()} filter={props.filter.clone()} />
+                    report={props.report.clone()} index={props.index.clone()}
+                    filter={props.filter.clone()} />
             </div>
         </div>
     }
@@ -300,8 +305,10 @@ mod tests {
     use super::*;
 
     fn check(text: &str, expected: &[&str]) {
-        let chains = chain_definitions(text);
-        assert_eq!(chains.iter().map(String::as_str).collect::<Vec<_>>(), expected);
+        let mut index = crate::proxy_view::RulesetIndex::default();
+        assert!(!index.read(text.lines(), usize::MAX));
+        assert_eq!(index.chains.iter().map(String::as_str).collect::<Vec<_>>(), expected);
+        assert_eq!(index.lines, text.lines().count());
     }
 
     #[test]

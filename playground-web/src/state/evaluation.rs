@@ -18,6 +18,7 @@ use wasm_bindgen::JsCast as _;
 use yew::Callback;
 
 use super::{Action, Change, SCENARIO_NAME, Shared};
+use crate::proxy_view::RulesIndex;
 
 /// How long one step of an evaluation holds the main thread before it yields: about a frame,
 /// well under the 50 ms of a long task, with room for the step that ends the evaluation (the
@@ -46,7 +47,21 @@ pub(crate) struct RulesRendered {
     pub(crate) world: Rc<World>,
     /// `None` where the report has none (past svclab's rendering limit, say).
     pub(crate) rules: Option<Rules>,
+    /// What the Rules panel reads off them.
+    pub(crate) index: Shared<RulesIndex>,
 }
+
+impl RulesRendered {
+    /// The rulesets of `world`, rendered at once.
+    pub(crate) fn now(world: Rc<World>) -> RulesRendered {
+        let rules = svclab_core::report_rules(&world);
+        let index = Shared::new(rules.as_ref().map(RulesIndex::of).unwrap_or_default());
+        RulesRendered { world, rules, index }
+    }
+}
+
+/// Ruleset lines indexed between two pauses of [`render_rules`].
+const LINES_PER_STEP: usize = 20_000;
 
 /// The session and the text it last evaluated.
 struct Editing {
@@ -138,8 +153,7 @@ pub(crate) fn evaluate_now(change: Change) -> Evaluated {
 /// then the next result asks again).
 pub(crate) fn render_rules(world: Rc<World>) -> Option<RulesRendered> {
     if !cfg!(target_arch = "wasm32") {
-        let rules = svclab_core::report_rules(&world);
-        return Some(RulesRendered { world, rules });
+        return Some(RulesRendered::now(world));
     }
     let asked = RULES_ASKED.get() + 1;
     RULES_ASKED.set(asked);
@@ -156,12 +170,25 @@ pub(crate) fn render_rules(world: Rc<World>) -> Option<RulesRendered> {
         if stale() {
             return;
         }
-        let pause = move || pause(Rc::clone(&busy), Rc::clone(&slice), Rc::clone(&stale));
-        let ControlFlow::Continue(rules) = svclab_core::report_rules_pausing(&world, pause).await
-        else {
-            return;
+        let mut pause = move || pause(Rc::clone(&busy), Rc::clone(&slice), Rc::clone(&stale));
+        let rendered = async {
+            let rules = svclab_core::report_rules_pausing(&world, &mut pause).await?;
+            let mut index = RulesIndex::default();
+            if let Some(rules) = &rules {
+                for (into, text) in
+                    [(&mut index.iptables, &rules.iptables), (&mut index.nftables, &rules.nftables)]
+                {
+                    let mut lines = text.lines();
+                    while into.read(lines.by_ref(), LINES_PER_STEP) {
+                        pause().await?;
+                    }
+                }
+            }
+            ControlFlow::Continue((rules, index))
         };
-        deliver(Action::RulesRendered(RulesRendered { world, rules }));
+        let ControlFlow::Continue((rules, index)) = rendered.await else { return };
+        let index = Shared::new(index);
+        deliver(Action::RulesRendered(RulesRendered { world, rules, index }));
     });
     None
 }
