@@ -318,12 +318,20 @@ fn playground(root: &Path, scratch: &Path) -> anyhow::Result<()> {
         verdict(longest <= 50.0),
         verdict(tab * 1_048_576.0 < 600e6),
     ));
-    let (open, typed, rules_longest) =
-        (number("rulesOpenMs"), number("rulesKeystrokeMedianMs"), number("rulesLongestTaskMs"));
-    // No target in the issue: the rulesets follow the result, in steps, so the long-task one
-    // is the one they are held to.
+    let (open, open_longest, typed, rules_longest) = (
+        number("rulesOpenMs"),
+        number("rulesOpenLongestTaskMs"),
+        number("rulesKeystrokeMedianMs"),
+        number("rulesLongestTaskMs"),
+    );
+    // No target in the issue for the panel: the rulesets follow the result, in steps, so the
+    // one they are held to is the long-task target while typing.
     say(&format!(
-        "- Playground, the same with the Rules panel open (both rulesets, in steps after each          result): opened to drawn {open:.0} ms; a keystroke at the end of the document to the          typed text's rulesets drawn, median of 5 {typed:.0} ms; longest main-thread task          {rules_longest:.0} ms (<= 50 ms: {})",
+        "- Playground, the same with the Rules panel open (both rulesets, in steps after each \
+         result): opened to drawn {open:.0} ms (longest main-thread task meanwhile \
+         {open_longest:.0} ms); a keystroke at the end of the document to the typed text's \
+         rulesets drawn, median of 5 {typed:.0} ms; longest main-thread task while typing \
+         {rules_longest:.0} ms (<= 50 ms: {})",
         verdict(rules_longest <= 50.0),
     ));
     Ok(())

@@ -7,7 +7,7 @@ use std::hash::{Hash as _, Hasher as _};
 use crate::proxy_view::{RulesIndex, defined};
 use crate::state::Shared;
 use svclab_core::Report;
-use web_sys::HtmlSelectElement;
+use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 /// Props of [`RulesPanel`].
@@ -196,8 +196,10 @@ fn Ruleset(props: &RulesetProps) -> Html {
 pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
     let wrap = use_state(|| false);
     // The filter's choices, once per report.
-    // The filter's choices, made again only when the Services' names or the choice change (a
-    // cluster's are ten thousand options, and typing rarely renames a Service).
+    // The filter's suggestions, made once the field is first focused, and again only when the
+    // Services' names change (a cluster has ten thousand, and typing rarely renames one). A
+    // search field with a datalist rather than a select: a select's ten thousand options were
+    // two 200 ms tasks of style and layout when the panel opened.
     let names = {
         let mut hasher = std::hash::DefaultHasher::new();
         for s in &props.report.services {
@@ -205,21 +207,17 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
         }
         hasher.finish()
     };
+    let suggest = use_state(|| false);
     let report = props.report.clone();
-    let options = use_memo((names, props.filter.clone()), move |(_, filter)| {
+    let suggestions = use_memo((names, *suggest), move |&(_, suggest)| {
+        if !suggest {
+            return Html::default();
+        }
         let mut services: Vec<String> =
             report.services.iter().map(|s| format!("{}/{}", s.namespace, s.name)).collect();
         services.sort();
         services.dedup();
-        html! {
-            <>
-                <option value="" selected={filter.is_empty()}>{"all Services"}</option>
-                { for services.into_iter().map(|s| {
-                    let selected = s == *filter;
-                    html! { <option value={s.clone()} {selected}>{s}</option> }
-                }) }
-            </>
-        }
+        html! { { for services.into_iter().map(|s| html! { <option value={s} /> }) } }
     });
     if props.rendering && props.report.rules.is_none() {
         return html! {
@@ -237,12 +235,14 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
             </div>
         };
     };
+    // On a committed value (Enter, leaving the field, a suggestion picked), not on every key:
+    // a filter reads the whole text.
     let on_filter =
-        props.on_filter.reform(|e: Event| e.target_unchecked_into::<HtmlSelectElement>().value());
+        props.on_filter.reform(|e: Event| e.target_unchecked_into::<HtmlInputElement>().value());
     let on_wrap = {
         let wrap = wrap.clone();
         Callback::from(move |e: Event| {
-            wrap.set(e.target_unchecked_into::<web_sys::HtmlInputElement>().checked())
+            wrap.set(e.target_unchecked_into::<HtmlInputElement>().checked())
         })
     };
     let figures = &rules.figures;
@@ -257,9 +257,10 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
         <div class={classes!("rules", wrap.then_some("wrap"))}>
             <div class="rules-bar">
                 <label>{"Service "}
-                    <select id="rules-filter" onchange={on_filter}>
-                        { (*options).clone() }
-                    </select>
+                    <input id="rules-filter" type="search" list="rules-services"
+                        placeholder="all Services (namespace/name)" value={props.filter.clone()}
+                        onchange={on_filter} onfocus={move |_| suggest.set(true)} />
+                    <datalist id="rules-services">{ (*suggestions).clone() }</datalist>
                 </label>
                 <label><input id="rules-wrap" type="checkbox" checked={*wrap} onchange={on_wrap} />{" wrap long lines"}</label>
             </div>
