@@ -10,7 +10,7 @@ use super::{
 use crate::allocation::{Allocators, FamilyAllocator, ServiceAllocation};
 use crate::diagnostic::Diagnostic;
 use crate::model::{IntOrString, Service};
-use crate::proxy::{ProxyConfig, ProxyMode, Rendered, Rendering};
+use crate::proxy::{ProxyConfig, ProxyMode, Rendered, Rendering, ServicePorts};
 use crate::source::Source;
 use crate::world::{World, service_ports};
 
@@ -179,11 +179,45 @@ fn range_reports(world: &World) -> (Vec<RangeReport>, PortRangeReport) {
 /// NFTablesProxyMode on (pkg/proxy/apis/config/validation/validation.go
 /// `validateProxyModeLinux`; the release table's `NftablesModeGated` rows).
 pub fn report_rules(world: &World) -> Option<Rules> {
-    let go_on = || std::future::ready(ControlFlow::Continue(()));
-    // Every pause goes on at once, so the first poll ends it.
-    crate::steps::without_pauses(report_rules_pausing(world, go_on))
-        .and_then(ControlFlow::continue_value)
-        .flatten()
+    // The steps of `report_rules_pausing` without their pauses, written out: the guests that
+    // render rules whole (a policy engine's, a gateway's) then carry no step machinery, and
+    // they are kept under a size budget (`xtask/src/plugins.rs` `MAX_SIZE`).
+    let (config, ports) = service_port_model(world)?;
+    let ipt = ports.render(&config, ProxyMode::Iptables, false);
+    let nft = ProxyConfig::from_world(world, None, None, ProxyMode::Nftables)
+        .ok()
+        .map(|nft_config| ports.render(&nft_config, ProxyMode::Nftables, false));
+    Some(rules_of(ipt, nft))
+}
+
+/// The proxier configuration and service-port model both rulesets are rendered from; `None`
+/// past svclab's rendering limit, or where the configuration does not hold. The model does not
+/// depend on the mode (only the rendering does), so both rulesets come from one model; each
+/// mode renders with its own proxier configuration (masqueradeAll and masqueradeBit come from
+/// the mode's block).
+fn service_port_model(world: &World) -> Option<(ProxyConfig, ServicePorts)> {
+    if crate::world::render_entries(world) > crate::limits::MAX_RENDER_ENTRIES {
+        return None;
+    }
+    let config = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables).ok()?;
+    let ports = service_ports(world, &config);
+    Some((config, ports))
+}
+
+/// The report's rulesets: the iptables figures, with the nftables rule and chain counts.
+fn rules_of(ipt: Rendered, nft: Option<Rendered>) -> Rules {
+    let mut figures = ipt.stats;
+    let mut nftables = String::new();
+    if let Some(nft) = nft {
+        for (k, v) in nft.stats.rules {
+            figures.rules.insert(format!("nftables-{k}"), v);
+        }
+        for (k, v) in nft.stats.chains {
+            figures.chains.insert(format!("nftables-{k}"), v);
+        }
+        nftables = nft.text;
+    }
+    Rules { iptables: ipt.text, nftables, figures }
 }
 
 /// Service ports rendered between two pauses of [`report_rules_pausing`]: a few milliseconds
@@ -207,16 +241,9 @@ pub async fn report_rules_pausing<F>(
 where
     F: Future<Output = ControlFlow<()>>,
 {
-    if crate::world::render_entries(world) > crate::limits::MAX_RENDER_ENTRIES {
-        return ControlFlow::Continue(None);
-    }
-    // The service-port model does not depend on the mode (only the rendering does), so both
-    // rulesets come from one model; each mode renders with its own proxier configuration
-    // (masqueradeAll and masqueradeBit come from the mode's block).
-    let Ok(config) = ProxyConfig::from_world(world, None, None, ProxyMode::Iptables) else {
+    let Some((config, ports)) = service_port_model(world) else {
         return ControlFlow::Continue(None);
     };
-    let ports = service_ports(world, &config);
     pause().await?;
     let ipt = in_steps(ports.rendering(&config, ProxyMode::Iptables, false), &mut pause).await?;
     let nft = match ProxyConfig::from_world(world, None, None, ProxyMode::Nftables) {
@@ -226,18 +253,7 @@ where
         }
         Err(_) => None,
     };
-    let mut figures = ipt.stats;
-    let mut nftables = String::new();
-    if let Some(nft) = nft {
-        for (k, v) in nft.stats.rules {
-            figures.rules.insert(format!("nftables-{k}"), v);
-        }
-        for (k, v) in nft.stats.chains {
-            figures.chains.insert(format!("nftables-{k}"), v);
-        }
-        nftables = nft.text;
-    }
-    ControlFlow::Continue(Some(Rules { iptables: ipt.text, nftables, figures }))
+    ControlFlow::Continue(Some(rules_of(ipt, nft)))
 }
 
 /// One mode's ruleset, [`PORTS_PER_STEP`] service ports a step, then finished, then joined.
