@@ -166,6 +166,17 @@ pub struct RuleStats {
     pub chains: BTreeMap<String, u64>,
 }
 
+impl RuleStats {
+    /// The figures before any rule: how many service ports and endpoints there are.
+    fn of_ports(ports: &[model::SvcPort]) -> RuleStats {
+        RuleStats {
+            service_ports: ports.len() as u64,
+            endpoints: ports.iter().map(|p| p.endpoints.len() as u64).sum(),
+            ..RuleStats::default()
+        }
+    }
+}
+
 /// A rendered ruleset with its figures.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rendered {
@@ -228,10 +239,14 @@ impl ServicePorts {
         mode: ProxyMode,
         standalone: bool,
     ) -> Rendered {
-        match mode {
-            ProxyMode::Iptables => iptables::render(&self.0, config, standalone),
-            ProxyMode::Nftables => nftables::render(&self.0, config),
-        }
+        self.rendered(config, mode, standalone).into_rendered()
+    }
+
+    /// The payload of a mode with every service port in, before it is one text.
+    fn rendered(&self, config: &ProxyConfig, mode: ProxyMode, standalone: bool) -> Finished {
+        let mut rendering = self.rendering(config, mode, standalone);
+        rendering.add(self.0.len());
+        rendering.finish()
     }
 
     /// The payload of a mode, rendered a few service ports at a time.
@@ -241,14 +256,15 @@ impl ServicePorts {
         mode: ProxyMode,
         standalone: bool,
     ) -> Rendering<'p> {
-        match mode {
+        let building = match mode {
             ProxyMode::Iptables => {
-                Rendering::Iptables(Box::new(iptables::Building::new(&self.0, config, standalone)))
+                Building::Iptables(Box::new(iptables::Building::new(&self.0, config, standalone)))
             }
             ProxyMode::Nftables => {
-                Rendering::Nftables(Box::new(nftables::Building::new(&self.0, config)))
+                Building::Nftables(Box::new(nftables::Building::new(&self.0, config)))
             }
-        }
+        };
+        Rendering { ports: &self.0, added: 0, building }
     }
 
     /// The ruleset of a mode, to be written out part by part ([`ServicePorts::render`] without
@@ -259,19 +275,26 @@ impl ServicePorts {
         mode: ProxyMode,
         standalone: bool,
     ) -> RulesetWriter {
-        let body = match mode {
-            ProxyMode::Iptables => {
-                Body::Iptables(Box::new(iptables::payload(&self.0, config, standalone)))
-            }
-            ProxyMode::Nftables => Body::Nftables(nftables::render(&self.0, config).text),
+        let body = match self.rendered(config, mode, standalone) {
+            Finished::Iptables(payload) => Body::Iptables(payload),
+            Finished::Nftables(rendered) => Body::Nftables(rendered.text),
         };
         RulesetWriter { body, next: 0 }
     }
 }
 
 /// A payload being rendered a few service ports at a time ([`ServicePorts::rendering`]), for a
-/// host that must not be blocked for all of it ([`crate::report_rules_pausing`]).
-pub(crate) enum Rendering<'p> {
+/// host that must not be blocked for all of it ([`crate::report_rules_pausing`]); rendered all
+/// at once, it is [`ServicePorts::render`].
+pub(crate) struct Rendering<'p> {
+    ports: &'p [model::SvcPort],
+    /// The service ports added so far.
+    added: usize,
+    building: Building<'p>,
+}
+
+/// A mode's payload being built.
+enum Building<'p> {
     Iptables(Box<iptables::Building<'p>>),
     Nftables(Box<nftables::Building<'p>>),
 }
@@ -279,17 +302,21 @@ pub(crate) enum Rendering<'p> {
 impl Rendering<'_> {
     /// Renders the next `count` service ports; `false` once every one is in.
     pub(crate) fn add(&mut self, count: usize) -> bool {
-        match self {
-            Rendering::Iptables(building) => building.add(count),
-            Rendering::Nftables(building) => building.add(count),
+        for sp in self.ports.iter().skip(self.added).take(count) {
+            match &mut self.building {
+                Building::Iptables(building) => building.add(sp),
+                Building::Nftables(building) => building.add(sp),
+            }
+            self.added += 1;
         }
+        self.added < self.ports.len()
     }
 
     /// The payload, with every service port added, to be joined into its text.
     pub(crate) fn finish(self) -> Finished {
-        match self {
-            Rendering::Iptables(building) => Finished::Iptables(Box::new((*building).finish())),
-            Rendering::Nftables(building) => Finished::Nftables((*building).finish()),
+        match self.building {
+            Building::Iptables(building) => Finished::Iptables(Box::new((*building).finish())),
+            Building::Nftables(building) => Finished::Nftables((*building).finish()),
         }
     }
 }
@@ -302,6 +329,14 @@ pub(crate) enum Finished {
 }
 
 impl Finished {
+    /// The payload as one text, with its figures.
+    fn into_rendered(self) -> Rendered {
+        match self {
+            Finished::Iptables(payload) => (*payload).into_rendered(),
+            Finished::Nftables(rendered) => rendered,
+        }
+    }
+
     /// The payload, to be joined into one text a few parts at a time.
     pub(crate) fn joining(self) -> Joining {
         let text = match &self {

@@ -354,11 +354,6 @@ pub(crate) fn builtin_jumps(with_kube_firewall: bool) -> Vec<(&'static str, &'st
     list.into_iter().rev().map(|(t, c, a)| (t, c, a.to_owned())).collect()
 }
 
-/// Renders the payload for one family.
-pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Rendered {
-    payload(ports, config, standalone).into_rendered()
-}
-
 /// The payload's chains, ready to be written in canonical order: the filter table, then the
 /// nat table's fixed head, its per-service chains (in the arena) and the built-in chains.
 pub(crate) struct Payload {
@@ -477,18 +472,10 @@ fn declaration_len(name: &str) -> usize {
     1 + name.len() + if is_builtin(name) { " ACCEPT [0:0]\n".len() } else { " - [0:0]\n".len() }
 }
 
-/// Builds the payload for one family: the fixed rules, each service port's, then the chains in
-/// the canonical order (and, `standalone`, the jumps from the built-in chains).
-pub(crate) fn payload(ports: &[SvcPort], config: &ProxyConfig, standalone: bool) -> Payload {
-    let mut building = Building::new(ports, config, standalone);
-    building.add(ports.len());
-    building.finish()
-}
-
-/// A payload being built a few service ports at a time ([`crate::report_rules_pausing`]):
-/// [`payload`] in steps.
+/// The payload for one family being built: the fixed rules, each service port's
+/// ([`crate::proxy::Rendering`] hands them over), then the chains in the canonical order (and,
+/// `standalone`, the jumps from the built-in chains).
 pub(crate) struct Building<'p> {
-    ports: &'p [SvcPort],
     config: &'p ProxyConfig,
     standalone: bool,
     t: Tables,
@@ -496,13 +483,11 @@ pub(crate) struct Building<'p> {
     large: bool,
     localhost_nps: bool,
     node_ports: bool,
-    /// The service ports added so far.
-    added: usize,
 }
 
 impl<'p> Building<'p> {
-    /// The fixed rules, before any service port's.
-    pub(crate) fn new(ports: &'p [SvcPort], config: &'p ProxyConfig, standalone: bool) -> Self {
+    /// The fixed rules, before any service port's; `ports` are the ones to come.
+    pub(crate) fn new(ports: &[SvcPort], config: &'p ProxyConfig, standalone: bool) -> Self {
         let v4 = config.family == IpFamily::V4;
         let localhost_nps = config.localhost_node_ports_effective();
         let kube_firewall = v4 && localhost_nps && config.kube_firewall_rule;
@@ -527,29 +512,20 @@ impl<'p> Building<'p> {
         t.arena.chains.reserve(ports.len() * 4 + endpoint_count);
         fixed_rules(&mut t, config);
         let large = endpoint_count > config.large_cluster_threshold;
-        let stats = RuleStats {
-            service_ports: ports.len() as u64,
-            endpoints: endpoint_count as u64,
-            ..RuleStats::default()
-        };
+        let stats = RuleStats::of_ports(ports);
         // 1.24 to 1.26 write no NodePort rule when no host address matches `nodePortAddresses`
         // (proxy/release.rs `NodePortRulesNeedNodeAddress`).
         let node_ports = !config.node_port_rules_need_address
             || config
                 .node_port_cidrs(ProxyMode::Iptables)
                 .is_none_or(|cidrs| !config.node_port_ips(&cidrs, false).is_empty());
-        Building { ports, config, standalone, t, stats, large, localhost_nps, node_ports, added: 0 }
+        Building { config, standalone, t, stats, large, localhost_nps, node_ports }
     }
 
-    /// Adds the rules of the next `count` service ports; `false` once every one is in.
-    pub(crate) fn add(&mut self, count: usize) -> bool {
-        let Building { ports, config, t, stats, large, .. } = self;
+    /// Adds the rules of the next service port.
+    pub(crate) fn add(&mut self, sp: &SvcPort) {
         let flags = (self.localhost_nps, self.node_ports);
-        for sp in ports.iter().skip(self.added).take(count) {
-            service_rules(sp, config, *large, flags, t, stats);
-            self.added += 1;
-        }
-        self.added < ports.len()
+        service_rules(sp, self.config, self.large, flags, &mut self.t, &mut self.stats);
     }
 
     /// The chains in the canonical order, with the rules of the service ports added.

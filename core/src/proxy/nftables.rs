@@ -204,27 +204,18 @@ pub(super) fn masquerade_statement(config: &ProxyConfig) -> String {
     }
 }
 
-/// Renders the table for one family.
-pub(crate) fn render(ports: &[SvcPort], config: &ProxyConfig) -> Rendered {
-    let mut building = Building::new(ports, config);
-    building.add(ports.len());
-    building.finish()
-}
-
-/// A table being rendered a few service ports at a time ([`crate::report_rules_pausing`]):
-/// [`render`] in steps.
+/// The table for one family being rendered: the table and its fixed objects, then each service
+/// port's ([`crate::proxy::Rendering`] hands them over).
 pub(crate) struct Building<'p> {
-    ports: &'p [SvcPort],
     config: &'p ProxyConfig,
     tx: Tx,
     stats: RuleStats,
-    /// The service ports added so far.
-    added: usize,
 }
 
 impl<'p> Building<'p> {
-    /// The table and its fixed objects, before any service port's.
-    pub(crate) fn new(ports: &'p [SvcPort], config: &'p ProxyConfig) -> Self {
+    /// The table and its fixed objects, before any service port's; `ports` are the ones to
+    /// come.
+    pub(crate) fn new(ports: &[SvcPort], config: &'p ProxyConfig) -> Self {
         let ipx = nft_ip(config.family);
         let estimate: usize = ports.iter().map(|p| 1024 + p.endpoints.len() * 512).sum();
         let mut tx = Tx {
@@ -242,22 +233,12 @@ impl<'p> Building<'p> {
         );
         let node_port_cidrs = config.node_port_cidrs(ProxyMode::Nftables);
         Fixed::new(config, node_port_cidrs.as_deref()).write(&mut tx);
-        let total_endpoints: usize = ports.iter().map(|p| p.endpoints.len()).sum();
-        let stats = RuleStats {
-            service_ports: ports.len() as u64,
-            endpoints: total_endpoints as u64,
-            ..RuleStats::default()
-        };
-        Building { ports, config, tx, stats, added: 0 }
+        Building { config, tx, stats: RuleStats::of_ports(ports) }
     }
 
-    /// Adds the objects of the next `count` service ports; `false` once every one is in.
-    pub(crate) fn add(&mut self, count: usize) -> bool {
-        for sp in self.ports.iter().skip(self.added).take(count) {
-            service(&mut self.tx, sp, self.config, &mut self.stats);
-            self.added += 1;
-        }
-        self.added < self.ports.len()
+    /// Adds the objects of the next service port.
+    pub(crate) fn add(&mut self, sp: &SvcPort) {
+        service(&mut self.tx, sp, self.config, &mut self.stats);
     }
 
     /// The transaction, with the objects of the service ports added.
