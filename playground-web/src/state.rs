@@ -143,13 +143,10 @@ pub(crate) struct State {
     pub(crate) revision: u64,
     /// The pipeline's report for `scenario`; its rulesets only once [`State::rules_computed`].
     pub(crate) report: Shared<Report>,
-    /// Whether `report` carries the rulesets (or `None` because there are none): they are
-    /// rendered for the Rules panel, a download or an export, not on every edit (both modes of
-    /// a 10,000-Service cluster are tens of megabytes).
-    pub(crate) rules_computed: bool,
-    /// The last report that carries the rulesets, and what the panel reads off them, while the
-    /// Rules panel is open: the panel shows these rulesets (of an earlier text, said so) while
-    /// the current ones are rendered.
+    /// The last report that carries the rulesets, and what the panel reads off them: `report`
+    /// itself once they are rendered ([`State::rules_computed`]); while the Rules panel is
+    /// open, an earlier one until then (the panel shows its rulesets, of an earlier text, and
+    /// says so).
     pub(crate) rules_report: Option<(Shared<Report>, Shared<RulesIndex>)>,
     /// The cluster state behind the report (for rules and traces).
     pub(crate) world: Rc<World>,
@@ -185,7 +182,7 @@ impl PartialEq for State {
             && self.revision == other.revision
             && self.evaluations == other.evaluations
             && self.report == other.report
-            && self.rules_computed == other.rules_computed
+            && self.rules_report == other.rules_report
             && self.tab == other.tab
             && self.dark == other.dark
             && self.notice == other.notice
@@ -247,7 +244,6 @@ impl State {
             scenario,
             revision: 0,
             report,
-            rules_computed: false,
             rules_report: None,
             world,
             eval_ms,
@@ -303,11 +299,18 @@ impl State {
             .unwrap_or_default()
     }
 
+    /// Whether `report` carries the rulesets (or `None` because there are none): they are
+    /// rendered for the Rules panel, a download or an export, not on every edit (both modes of
+    /// a 10,000-Service cluster are tens of megabytes).
+    pub(crate) fn rules_computed(&self) -> bool {
+        self.rules_report.as_ref().is_some_and(|(report, _)| *report == self.report)
+    }
+
     /// Has the rulesets rendered when the Rules panel is open and the report does not carry
     /// them yet: at once outside the browser, in steps in it ([`Action::RulesRendered`]; the
     /// panel says they are being rendered meanwhile).
     fn want_rules(&mut self) {
-        if self.tab != Tab::Rules || self.rules_computed {
+        if self.tab != Tab::Rules || self.rules_computed() {
             return;
         }
         // A small scenario's take a few milliseconds: at once, as part of the result.
@@ -322,7 +325,7 @@ impl State {
 
     /// Puts rulesets into the report, if they are of the cluster state it shows.
     fn take_rules(&mut self, rendered: RulesRendered) {
-        if self.rules_computed || !Rc::ptr_eq(&self.world, &rendered.world) {
+        if self.rules_computed() || !Rc::ptr_eq(&self.world, &rendered.world) {
             return;
         }
         let mut report = (*self.report).clone();
@@ -330,13 +333,12 @@ impl State {
         let replaced = std::mem::replace(&mut self.report, Shared::new(report));
         // Its text and world are this one's: only the report is let go of.
         retire((self.scenario.clone(), Rc::clone(&self.world), replaced));
-        self.rules_computed = true;
         self.rules_report = Some((self.report.clone(), rendered.index));
     }
 
     /// The rulesets, rendered now if the report does not carry them yet (a download, an export).
     pub(crate) fn rules(&self) -> Option<std::borrow::Cow<'_, svclab_core::Rules>> {
-        if self.rules_computed {
+        if self.rules_computed() {
             return self.report.rules.as_ref().map(std::borrow::Cow::Borrowed);
         }
         svclab_core::report_rules(&self.world).map(std::borrow::Cow::Owned)
@@ -373,7 +375,6 @@ impl State {
             std::mem::replace(&mut self.world, world),
             std::mem::replace(&mut self.report, report),
         ));
-        self.rules_computed = false;
         if self.tab != Tab::Rules {
             // No panel shows the last rulesets while these are rendered.
             self.rules_report = None;
@@ -694,31 +695,31 @@ mod tests {
             false,
             None,
         ));
-        assert!(!state.rules_computed && state.report.rules.is_none());
+        assert!(!state.rules_computed() && state.report.rules.is_none());
         // A download or an export renders them on the spot, the same as the panel's.
         let on_demand = state.rules().map(|r| r.into_owned()).expect("rules");
         let edited = state.reduce(Action::Edited(Change::Text(format!("{text}\n"))));
-        assert!(!edited.rules_computed && edited.report.rules.is_none());
+        assert!(!edited.rules_computed() && edited.report.rules.is_none());
         let rules = edited.reduce(Action::SetTab(Tab::Rules));
-        assert!(rules.rules_computed);
+        assert!(rules.rules_computed());
         assert_eq!(rules.report.rules.as_ref(), Some(&on_demand));
         // While the panel is open, every edit renders them.
         let typed = rules.reduce(Action::Edited(Change::Text(format!("{text}\n\n"))));
-        assert!(typed.rules_computed && typed.report.rules.is_some());
+        assert!(typed.rules_computed() && typed.report.rules.is_some());
         assert!(typed.rules_report.as_ref().is_some_and(|(report, _)| *report == typed.report));
         // Rulesets rendered in steps (in the browser) are taken only for the state they are
         // of: not once a newer result is shown.
         let closed = typed.reduce(Action::SetTab(Tab::Diagnostics));
         let older = Rc::clone(&closed.world);
         let newer = closed.reduce(Action::Edited(Change::Text(format!("{text}\n\n\n"))));
-        assert!(!newer.rules_computed && newer.rules_report.is_none());
+        assert!(!newer.rules_computed() && newer.rules_report.is_none());
         let rules = Some(on_demand);
         let stale = RulesRendered::now(older);
         let newer = newer.reduce(Action::RulesRendered(stale));
-        assert!(!newer.rules_computed && newer.report.rules.is_none());
+        assert!(!newer.rules_computed() && newer.report.rules.is_none());
         let own = RulesRendered::now(Rc::clone(&newer.world));
         let newer = newer.reduce(Action::RulesRendered(own));
-        assert!(newer.rules_computed && newer.report.rules == rules);
+        assert!(newer.rules_computed() && newer.report.rules == rules);
     }
 
     #[test]

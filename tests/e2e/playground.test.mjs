@@ -87,6 +87,18 @@ async function typeScenario(page, text) {
   await waitForEvaluation(page, n);
 }
 
+/// Puts the editor's cursor before the last character of `text` (the editor's search selects
+/// it, Escape closes the search with the selection kept, ArrowRight goes to its end).
+async function cursorBeforeLastOf(page, text) {
+  await page.keyboard.press("Control+F");
+  // Typed: the search field reads its query on key events.
+  await page.keyboard.type(text);
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Escape");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowLeft");
+}
+
 /// 1-based line number of the line holding `selector` in the editor.
 async function editorLineOf(page, selector) {
   return page.evaluate((sel) => {
@@ -467,13 +479,7 @@ test("2,000 Services: typing in the middle lands every key, results coalesce, th
   // twelve keys as fast as the keyboard sends them. The name they leave is invalid (upper
   // case), so the last text's result is one diagnostic that names it; the names typed on the
   // way (`middle-`, `middle-renamed-A`, ...) would each have had their own.
-  await page.keyboard.press("Control+F");
-  // Typed: the search field reads its query on key events.
-  await page.keyboard.type("name: middle,");
-  await page.keyboard.press("Enter");
-  await page.keyboard.press("Escape");
-  await page.keyboard.press("ArrowRight");
-  await page.keyboard.press("ArrowLeft");
+  await cursorBeforeLastOf(page, "name: middle,");
   const n = await evaluations(page);
   const typed = "-renamed-ABC";
   await page.keyboard.type(typed);
@@ -554,12 +560,7 @@ test("1,200 Services: each ruleset draws 500 lines and the rest on demand, and f
   // Typing with the panel open: the result comes first, the rulesets after it (in steps, the
   // panel showing the last ones meanwhile), and they are the typed text's.
   await page.click(".cm-content");
-  await page.keyboard.press("Control+F");
-  await page.keyboard.type("name: svc-1199,");
-  await page.keyboard.press("Enter");
-  await page.keyboard.press("Escape");
-  await page.keyboard.press("ArrowRight");
-  await page.keyboard.press("ArrowLeft");
+  await cursorBeforeLastOf(page, "name: svc-1199,");
   await page.keyboard.type("-renamed");
   // The filter suggests the new name once the typed text's rulesets are in (its suggestions
   // are made once it is focused).

@@ -45,7 +45,7 @@ pub(super) fn full(
         Callback::from(move |_: MouseEvent| state.dispatch(Action::ToggleTheme))
     };
     // Rendered on demand: until then a download renders them (and says so if there are none).
-    let rules_available = !state.rules_computed || rules_available(&state.report);
+    let rules_available = !state.rules_computed() || rules_available(&state.report);
     html! {
         <header class="top">
             <h1 class="brand">{"svclab "}<small>{"playground"}</small></h1>

@@ -65,7 +65,7 @@ fn rules(state: &UseReducerHandle<State>) -> Html {
         let state = state.clone();
         Callback::from(move |f: String| state.dispatch(Action::SetRulesFilter(f)))
     };
-    let rendering = !state.rules_computed;
+    let rendering = !state.rules_computed();
     // The text's rulesets, or while they are rendered the last ones rendered, if any.
     let (report, index) = match &state.rules_report {
         Some((report, index)) => (report.clone(), index.clone()),

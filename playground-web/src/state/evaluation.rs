@@ -158,19 +158,18 @@ pub(crate) fn render_rules(world: Rc<World>) -> Option<RulesRendered> {
     let asked = RULES_ASKED.get() + 1;
     RULES_ASKED.set(asked);
     wasm_bindgen_futures::spawn_local(async move {
-        let (busy, slice) = (Rc::new(Cell::new(0.0)), Rc::new(Cell::new(super::now_ms())));
         // Stale once other rulesets are asked for, or an evaluation is under way or waits (its
         // result will ask for its own).
-        let stale: Rc<dyn Fn() -> bool> = Rc::new(move || {
+        let steps = Steps::new(move || {
             RULES_ASKED.get() != asked
                 || QUEUE.with_borrow(|queue| queue.running || !queue.waiting.is_empty())
         });
         // A task of its own: it is asked for while a result is shown.
-        yield_now(Rc::clone(&busy), Rc::clone(&slice)).await;
-        if stale() {
+        steps.yield_now().await;
+        if (steps.stale)() {
             return;
         }
-        let mut pause = move || pause(Rc::clone(&busy), Rc::clone(&slice), Rc::clone(&stale));
+        let mut pause = || steps.pause();
         let rendered = async {
             let rules = svclab_core::report_rules_pausing(&world, &mut pause).await?;
             let mut index = RulesIndex::default();
@@ -201,58 +200,78 @@ async fn run() {
         if batch.is_empty() {
             break;
         }
-        let busy = Rc::new(Cell::new(0.0));
-        let slice = Rc::new(Cell::new(super::now_ms()));
+        // Stale once a whole new text came: its result replaces this one wholesale.
+        let steps = Steps::new(|| {
+            QUEUE.with_borrow(|queue| {
+                queue.waiting.iter().any(|change| matches!(change, Change::Text(_)))
+            })
+        });
         let applied = take_in(&mut editing, batch);
         // Reading is one step, tens of milliseconds at cluster scale: it starts a task of its
         // own when taking the changes in (copying a large text) already held the thread.
-        if super::now_ms() - slice.get() >= SLICE_MS / 4.0 {
-            yield_now(Rc::clone(&busy), Rc::clone(&slice)).await;
+        if steps.in_step() >= SLICE_MS / 4.0 {
+            steps.yield_now().await;
         }
-        let pause = {
-            let (busy, slice) = (Rc::clone(&busy), Rc::clone(&slice));
-            // Stale once a whole new text came: its result replaces this one wholesale.
-            let stale: Rc<dyn Fn() -> bool> = Rc::new(|| {
-                QUEUE.with_borrow(|queue| {
-                    queue.waiting.iter().any(|change| matches!(change, Change::Text(_)))
-                })
-            });
-            move || pause(Rc::clone(&busy), Rc::clone(&slice), Rc::clone(&stale))
-        };
-        let Some((world, report)) = editing.session.evaluate_pausing(pause).await else {
+        let Some((world, report)) = editing.session.evaluate_pausing(|| steps.pause()).await else {
             // A whole new text came: it is next.
             continue;
         };
-        let held = busy.get() + (super::now_ms() - slice.get());
-        let evaluated = finish(&mut editing, world, report, held, applied);
+        let evaluated = finish(&mut editing, world, report, steps.held(), applied);
         deliver(Action::Evaluated(evaluated));
     }
     EDITING.set(editing);
     QUEUE.with_borrow_mut(|queue| queue.running = false);
 }
 
-/// A pause of stepped work: on at once within the step's [`SLICE_MS`]; past it, on after the
-/// browser's other tasks, unless the work became `stale` meanwhile.
-fn pause(
-    busy: Rc<Cell<f64>>,
-    slice: Rc<Cell<f64>>,
-    stale: Rc<dyn Fn() -> bool>,
-) -> std::pin::Pin<Box<dyn Future<Output = ControlFlow<()>>>> {
-    if super::now_ms() - slice.get() < SLICE_MS {
-        return Box::pin(std::future::ready(ControlFlow::Continue(())));
-    }
-    Box::pin(async move {
-        yield_now(busy, slice).await;
-        if stale() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-    })
+/// One piece of work done in steps on the main thread (an evaluation, the rulesets): when its
+/// step began, how long its steps held the thread, and when it is no longer wanted.
+struct Steps {
+    /// Milliseconds the steps before this one held the thread.
+    busy: Cell<f64>,
+    /// When this step began.
+    slice: Cell<f64>,
+    stale: Box<dyn Fn() -> bool>,
 }
 
-/// Ends the step begun at `slice` (its time added to `busy`) and begins the next in a later
-/// task.
-async fn yield_now(busy: Rc<Cell<f64>>, slice: Rc<Cell<f64>>) {
-    busy.set(busy.get() + (super::now_ms() - slice.get()));
-    let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
-    slice.set(super::now_ms());
+impl Steps {
+    /// Work that begins its first step now, and becomes stale when `stale` says.
+    fn new(stale: impl Fn() -> bool + 'static) -> Rc<Steps> {
+        Rc::new(Steps {
+            busy: Cell::new(0.0),
+            slice: Cell::new(super::now_ms()),
+            stale: Box::new(stale),
+        })
+    }
+
+    /// Milliseconds the step under way has held the thread.
+    fn in_step(&self) -> f64 {
+        super::now_ms() - self.slice.get()
+    }
+
+    /// Milliseconds all the steps held the thread, this one's so far included.
+    fn held(&self) -> f64 {
+        self.busy.get() + self.in_step()
+    }
+
+    /// A pause: on at once within the step's [`SLICE_MS`]; past it, on after the browser's
+    /// other tasks, unless the work became stale meanwhile.
+    fn pause(self: &Rc<Self>) -> std::pin::Pin<Box<dyn Future<Output = ControlFlow<()>>>> {
+        if self.in_step() < SLICE_MS {
+            return Box::pin(std::future::ready(ControlFlow::Continue(())));
+        }
+        let steps = Rc::clone(self);
+        Box::pin(async move {
+            steps.yield_now().await;
+            if (steps.stale)() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+    }
+
+    /// Ends the step under way and begins the next in a later task.
+    async fn yield_now(&self) {
+        self.busy.set(self.held());
+        let _ = wasm_bindgen_futures::JsFuture::from(next_task()).await;
+        self.slice.set(super::now_ms());
+    }
 }
 
 /// A promise resolved in a later task: `scheduler.yield()` where the browser has it (the
