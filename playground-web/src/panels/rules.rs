@@ -94,8 +94,7 @@ fn filtered<'a>(text: &'a str, filter: &'a str) -> impl Iterator<Item = &'a str>
 
 /// Lines of a ruleset drawn at first, and added by each "show more": a cluster's rulesets are
 /// hundreds of thousands of lines, each a row of the page with a node per word, and every
-/// result redraws them (2,000 of each ruleset were a 400 ms task in Chromium at 10,000
-/// Services); a window shows about fifty.
+/// result redraws them; a window shows about fifty.
 const LINES_PAGE: usize = 500;
 
 /// How many lines to draw, in whole pages, for the definition of `chain` to be among them;
@@ -198,8 +197,8 @@ pub(crate) fn RulesPanel(props: &RulesProps) -> Html {
     // The filter's choices, once per report.
     // The filter's suggestions, made once the field is first focused, and again only when the
     // Services' names change (a cluster has ten thousand, and typing rarely renames one). A
-    // search field with a datalist rather than a select: a select's ten thousand options were
-    // two 200 ms tasks of style and layout when the panel opened.
+    // search field with a datalist rather than a select: a select's ten thousand options made
+    // two tasks of over 250 ms when the panel opened (65-80 ms with a hundred).
     let names = {
         let mut hasher = std::hash::DefaultHasher::new();
         for s in &props.report.services {
